@@ -1,0 +1,48 @@
+// `tatra`: the command-line face of the engine. Each command group lives in commands/<name>.ts
+// and registers itself here; the commands are thin: they parse options, call the engine, jobs or
+// model library, and print.
+import { Command, CommanderError } from 'commander';
+import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { registerTasks } from './commands/tasks';
+import { registerClassify } from './commands/classify';
+import { registerEval } from './commands/eval';
+import { registerJobs } from './commands/jobs';
+import { registerModels } from './commands/models';
+import { registerCompare } from './commands/compare';
+import { registerServe } from './commands/serve';
+
+const program = new Command('tatra')
+  .description('TATRA Studio: training-free classification with synthetic examples, paraphrases and voting')
+  .version('0.1.0')
+  .option('--debug', 'print stack traces for unexpected errors')
+  .showHelpAfterError()
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+registerTasks(program);
+registerClassify(program);
+registerEval(program);
+registerJobs(program);
+registerModels(program);
+registerCompare(program);
+registerServe(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    // Help and version exit 0; usage errors were already printed by commander.
+    process.exit(e.exitCode === 0 ? 0 : 2);
+  }
+  if (e instanceof UserError) {
+    process.stderr.write(`tatra: ${e.message}\n`);
+    process.exit(2);
+  }
+  if (isAbortError(e)) {
+    process.stderr.write('tatra: cancelled\n');
+    process.exit(130);
+  }
+  process.stderr.write(`tatra: unexpected error: ${errorMessage(e)}\n`);
+  if (program.opts<{ debug?: boolean }>().debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  process.exit(1);
+}

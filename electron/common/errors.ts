@@ -1,0 +1,21 @@
+// Errors a user can act on (bad file, bad number, unknown task). Every face shows `message` as
+// one clear line with no stack: the CLI exits 2, the API answers with code "user_error".
+// Anything else is a bug and is reported as such.
+export class UserError extends Error {
+  constructor(
+    message: string,
+    /** Machine-readable reason, e.g. "gguf_invalid", "task_unknown", "csv_malformed". */
+    readonly code: string = 'user_error',
+  ) {
+    super(message);
+    this.name = 'UserError';
+  }
+}
+
+export function isAbortError(e: unknown): boolean {
+  return e instanceof Error && (e.name === 'AbortError' || e.message === 'cancelled');
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,133 @@
+// Shapes the TATRA engine produces and consumes: settings, results and the events it streams.
+// Zod schemas, because these cross process boundaries (IPC, WebSocket, SQLite, --json output);
+// the engine's TypeScript types are inferred from them so the two can never drift apart.
+// common/: no Node, no DOM.
+import { z } from 'zod';
+
+export const ExampleScope = z.enum(['run', 'input']);
+export type ExampleScope = z.infer<typeof ExampleScope>;
+
+export const TatraSettings = z.object({
+  /** Paraphrases per run (0 allowed: the original only). */
+  n: z.number().int().min(0).max(64),
+  /** Synthetic few-shot examples per run. */
+  k: z.number().int().min(0).max(256),
+  /** Independent runs. */
+  r: z.number().int().min(1).max(100),
+  /** Base seed; run j uses seed + 10000·j. */
+  seed: z.number().int().min(0).max(2 ** 31 - 1),
+  /** `run`: examples made once per run and shared by every input (the paper); `input`: per input. */
+  scope: ExampleScope,
+});
+export type TatraSettings = z.infer<typeof TatraSettings>;
+
+/** The paper's recommended cost/quality trade-off (SPEC §1.5), with a few runs. */
+export const DEFAULT_SETTINGS: TatraSettings = { n: 5, k: 8, r: 3, seed: 1, scope: 'run' };
+
+export const Example = z.object({
+  text: z.string(),
+  /** For classification and multiple choice, one of the task's labels; for math, the answer. */
+  label: z.string(),
+});
+export type Example = z.infer<typeof Example>;
+
+export const ExampleFilterCounts = z.object({
+  wrongLabel: z.number().int(),
+  duplicate: z.number().int(),
+  malformed: z.number().int(),
+  empty: z.number().int(),
+  /** Valid examples dropped because the pool held more than k. */
+  overK: z.number().int(),
+});
+export type ExampleFilterCounts = z.infer<typeof ExampleFilterCounts>;
+
+export const ParaphraseFallback = z.object({
+  /** `padded`: fewer than n parsed, the last one repeated; `original`: none parsed, copies of the input. */
+  kind: z.enum(['padded', 'original']),
+  parsed: z.number().int(),
+  wanted: z.number().int(),
+});
+export type ParaphraseFallback = z.infer<typeof ParaphraseFallback>;
+
+export const Prediction = z.object({
+  /** 0 is the original input, 1..n the paraphrases. */
+  variant: z.number().int().min(0),
+  /** Voting label: a task label, or the normalised math answer; null is no vote. */
+  label: z.string().nullable(),
+  /** What the evaluator wrote, before mapping. */
+  raw: z.string(),
+});
+export type Prediction = z.infer<typeof Prediction>;
+
+export const StageStats = z.object({
+  calls: z.number().int(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  ms: z.number(),
+});
+export type StageStats = z.infer<typeof StageStats>;
+
+export const StageName = z.enum(['examples', 'paraphrases', 'evaluation']);
+export type StageName = z.infer<typeof StageName>;
+
+export const RunResult = z.object({
+  run: z.number().int(),
+  seed: z.number().int(),
+  examples: z.array(Example),
+  paraphrases: z.array(z.string()),
+  predictions: z.array(Prediction),
+  filtered: ExampleFilterCounts,
+  fallback: ParaphraseFallback.nullable(),
+  /** True when this run's examples came from a cache (shared run-scope examples or a re-run). */
+  examplesCached: z.boolean(),
+  paraphrasesCached: z.boolean(),
+});
+export type RunResult = z.infer<typeof RunResult>;
+
+export const TatraResult = z.object({
+  taskId: z.string(),
+  input: z.string(),
+  settings: TatraSettings,
+  /** Winning label; null only when no prediction was a valid vote. */
+  label: z.string().nullable(),
+  /** Winner's share of valid votes, 0..1. */
+  confidence: z.number(),
+  /** Valid votes per label, every task label present (0 when none). */
+  votes: z.record(z.string(), z.number().int()),
+  /** Which tie-break rule decided, when there was a tie. */
+  tieBreak: z.enum(['none', 'first-original', 'originals-majority', 'default-label', 'label-order']),
+  runs: z.array(RunResult),
+  filteredExamples: z.number().int(),
+  fallbacks: z.number().int(),
+  stages: z.record(StageName, StageStats),
+  totalMs: z.number(),
+});
+export type TatraResult = z.infer<typeof TatraResult>;
+
+/** What the engine streams while it works, in order, so a UI can fill in live. */
+export const TatraEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('run-start'), run: z.number().int(), seed: z.number().int() }),
+  z.object({
+    type: z.literal('examples'),
+    run: z.number().int(),
+    /** The label these examples were requested for (null for math tasks). */
+    label: z.string().nullable(),
+    examples: z.array(Example),
+    cached: z.boolean(),
+  }),
+  z.object({
+    type: z.literal('paraphrases'),
+    run: z.number().int(),
+    paraphrases: z.array(z.string()),
+    fallback: ParaphraseFallback.nullable(),
+    cached: z.boolean(),
+  }),
+  z.object({ type: z.literal('prediction'), run: z.number().int(), prediction: Prediction }),
+  z.object({ type: z.literal('done'), result: TatraResult }),
+]);
+export type TatraEvent = z.infer<typeof TatraEvent>;
+
+/** Run j's seed (reference code). */
+export function runSeed(seed: number, run: number): number {
+  return seed + 10000 * run;
+}

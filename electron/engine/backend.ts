@@ -1,0 +1,72 @@
+// The only thing the TATRA engine knows about a language model. node-llama-cpp implements it
+// (electron/llama/), tests script it, and an OpenAI-compatible server could implement it too.
+// Kept deliberately small: a backend generates text for chat prompts, optionally constrained by
+// a GBNF grammar, and counts tokens. Everything TATRA-specific lives in the engine.
+
+/** A prompt as chat turns; the backend renders it with the model's chat template. */
+export interface ChatPrompt {
+  system: string;
+  user: string;
+}
+
+export interface GenerateRequest {
+  prompt: ChatPrompt;
+  /**
+   * Length of the part of `prompt.user` that many requests share (the evaluator's instruction and
+   * examples). A hint: a backend may evaluate that prefix once and reuse it. Results must not
+   * depend on it.
+   */
+  sharedUserPrefixLength?: number;
+  /** GBNF grammar the output must match; omitted, output is free. */
+  grammar?: string;
+  maxTokens: number;
+  /** 0 (default) is greedy. */
+  temperature?: number;
+  topP?: number;
+  /** Sampling seed; the same seed and prompt give the same text. */
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+export interface GenerateResult {
+  text: string;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+}
+
+export interface TatraBackend {
+  /** Stable identity of the model behind it (used in cache keys): e.g. path + header hash. */
+  readonly id: string;
+  /** Context size per sequence, in tokens. */
+  readonly contextSize: number;
+  /**
+   * Generate for each request. Independent requests may be decoded on parallel sequences; the
+   * results come back in request order. Rejects with an AbortError when a request's signal aborts.
+   */
+  generate(requests: readonly GenerateRequest[]): Promise<GenerateResult[]>;
+  /** Tokens the rendered prompt (chat template included) would take. */
+  countPromptTokens(prompt: ChatPrompt): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+/** Raised for a prompt that does not fit the context; the engine reports it as a user error. */
+export class ContextOverflowError extends Error {
+  constructor(
+    readonly promptTokens: number,
+    readonly contextSize: number,
+  ) {
+    super(`the prompt needs ${promptTokens} tokens but the context holds ${contextSize}; shorten the input or lower k`);
+    this.name = 'ContextOverflowError';
+  }
+}
+
+export function abortError(): Error {
+  const e = new Error('cancelled');
+  e.name = 'AbortError';
+  return e;
+}
+
+export function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw abortError();
+}

@@ -1,0 +1,33 @@
+// Where TATRA Studio keeps its state. One data folder holds the job database, user tasks and
+// settings; the CLI, `tatra serve` and the desktop app share it unless told otherwise.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Data folder: explicit option, else $TATRA_DATA_DIR, else ~/.tatra-studio. Electron passes app.getPath('userData'). */
+export function resolveDataDir(explicit?: string): string {
+  if (explicit) return resolve(explicit);
+  if (process.env.TATRA_DATA_DIR) return resolve(process.env.TATRA_DATA_DIR);
+  return join(homedir(), '.tatra-studio');
+}
+
+/** The project (or packaged app) root: the folder holding tasks/ and models/. */
+export function appRoot(): string {
+  if (process.env.TATRA_APP_ROOT) return resolve(process.env.TATRA_APP_ROOT);
+  // Bundled files live in dist/ or dist/electron/; sources in electron/. Walk up to package.json's folder.
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  for (const up of ['..', '../..', '.']) {
+    const candidate = resolve(here, up);
+    if (candidate.endsWith('dist') || candidate.endsWith('electron')) continue;
+    return candidate;
+  }
+  return resolve(here, '..');
+}
+
+export function builtInTasksDir(): string {
+  return join(appRoot(), 'tasks');
+}
+
+export function defaultModelsDir(): string {
+  return join(appRoot(), 'models');
+}
