@@ -37,7 +37,12 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: {
       ...reactHooks.configs.recommended.rules,
-      'no-restricted-imports': ['error', { patterns: [{ group: [...nodeOnlyPatterns, '**/electron/engine/**', '**/electron/llama/**', '**/electron/jobs/**', '**/electron/models/**', '**/electron/api/**', '**/electron/server/**', '**/electron/cli/**'], message: 'The renderer may import electron/common only; everything else goes through the API client.' }] }],
+      // Bare module names go in `paths` (exact match): as gitignore-style `patterns`, "electron"
+      // would also match the electron/ folder of every '../../electron/common/...' import.
+      'no-restricted-imports': ['error', {
+        paths: [...nodeOnly, 'fs', 'path', 'os', 'child_process'].map((name) => ({ name, message: 'The renderer may import electron/common only; everything else goes through the API client.' })),
+        patterns: [{ group: [...nodeOnly.map((m) => `${m}/*`), 'node:*', '**/electron/engine/**', '**/electron/llama/**', '**/electron/jobs/**', '**/electron/models/**', '**/electron/api/**', '**/electron/server/**', '**/electron/cli/**', '**/electron/*.ts', '**/electron/main', '**/electron/preload', '**/electron/paths'], message: 'The renderer may import electron/common only; everything else goes through the API client.' }],
+      }],
     },
   },
 );

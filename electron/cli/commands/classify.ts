@@ -1,4 +1,163 @@
-// PLACEHOLDER: replaced by the module that owns this command.
-import type { Command } from 'commander';
+// `tatra classify`: one input through TATRA on local GGUF models, with a vote breakdown (or one
+// JSON object with everything). Thin: options are checked, the engine does the work.
+import { type Command, Option } from 'commander';
+import { UserError } from '../../common/errors';
+import { type TatraEvent, type TatraResult, type TatraSettings, DEFAULT_SETTINGS } from '../../common/tatra';
+import { labelNames, type TaskDefinition } from '../../common/task';
+import { type TatraBackend, MemoryGenerationCache, classify, resolveTask } from '../../engine';
+import { ModelPool, disposeLlamaRuntime } from '../../llama';
+import { intOption, readStdinIfPiped } from '../options';
+import { userTasksDir } from './tasks';
 
-export function registerClassify(_program: Command): void {}
+interface ClassifyCliOptions {
+  task: string;
+  model?: string;
+  generator?: string;
+  evaluator?: string;
+  n: number;
+  k: number;
+  r: number;
+  seed: number;
+  scope: 'run' | 'input';
+  threads?: number;
+  contextSize?: number;
+  json?: boolean;
+  dataDir?: string;
+}
+
+function bar(share: number, width = 24): string {
+  const full = Math.round(share * width);
+  return '█'.repeat(full) + '░'.repeat(width - full);
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+function humanReport(task: TaskDefinition, result: TatraResult): string {
+  const out: string[] = [];
+  const total = Object.values(result.votes).reduce((a, b) => a + b, 0);
+  const winner = result.label ?? '(no valid vote)';
+  out.push(`${winner}  ${(result.confidence * 100).toFixed(0)}% of ${total} vote${total === 1 ? '' : 's'}${result.tieBreak !== 'none' ? `  (tie broken by ${result.tieBreak})` : ''}`);
+  out.push('');
+  const keys = task.kind === 'math' ? Object.keys(result.votes).sort((a, b) => (result.votes[b] ?? 0) - (result.votes[a] ?? 0)) : Object.keys(result.votes);
+  const width = Math.max(...keys.map((k) => k.length), 5);
+  for (const key of keys) {
+    const count = result.votes[key] ?? 0;
+    out.push(`  ${key.padEnd(width)}  ${bar(total > 0 ? count / total : 0)}  ${String(count).padStart(3)}`);
+  }
+  out.push('');
+  for (const [stage, s] of Object.entries(result.stages)) {
+    out.push(`  ${stage.padEnd(12)} ${String(s.calls).padStart(4)} calls  ${String(s.promptTokens).padStart(7)} prompt + ${String(s.completionTokens).padStart(6)} generated tokens  ${seconds(s.ms).padStart(8)}`);
+  }
+  out.push(`  ${'total'.padEnd(12)} ${seconds(result.totalMs)}`);
+  const notes: string[] = [];
+  if (result.filteredExamples > 0) notes.push(`${result.filteredExamples} generated example${result.filteredExamples === 1 ? '' : 's'} dropped by validation`);
+  if (result.fallbacks > 0) notes.push(`paraphrases fell back (padded or copies of the input) in ${result.fallbacks} run${result.fallbacks === 1 ? '' : 's'}`);
+  const noVote = result.runs.reduce((s, r) => s + r.predictions.filter((p) => p.label === null).length, 0);
+  if (noVote > 0) notes.push(`${noVote} prediction${noVote === 1 ? '' : 's'} gave no valid answer`);
+  if (notes.length > 0) out.push('', ...notes.map((n) => `  note: ${n}`));
+  return out.join('\n');
+}
+
+/** Live progress on a terminal's stderr: one line, rewritten. */
+function progressReporter(settings: TatraSettings, labels: number): ((e: TatraEvent) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  const predictionsWanted = settings.r * (settings.n + 1);
+  let examples = 0;
+  let paraphrases = 0;
+  let predictions = 0;
+  const examplesWanted = settings.r * Math.max(1, labels);
+  const show = (text: string) => process.stderr.write(`\r\x1b[2K${text}`);
+  return (e) => {
+    if (e.type === 'run-start' && e.run === 0) show(`generating examples for ${settings.r} run${settings.r === 1 ? '' : 's'}...`);
+    else if (e.type === 'examples') show(`examples ${++examples}/${examplesWanted}`);
+    else if (e.type === 'paraphrases') show(`paraphrases ${++paraphrases}/${settings.r}`);
+    else if (e.type === 'prediction') show(`predictions ${++predictions}/${predictionsWanted}`);
+    else if (e.type === 'done') process.stderr.write('\r\x1b[2K');
+  };
+}
+
+async function readText(words: string[]): Promise<string> {
+  const fromArgs = words.join(' ');
+  if (fromArgs.trim() !== '') return fromArgs;
+  const piped = await readStdinIfPiped();
+  if (piped !== undefined && piped.trim() !== '') return piped.trim();
+  throw new UserError('no text to classify: give it as an argument or on stdin', 'input_empty');
+}
+
+export function registerClassify(program: Command): void {
+  program
+    .command('classify')
+    .description('classify one text with TATRA (synthetic examples, paraphrases, majority vote)')
+    .argument('[text...]', 'the text to classify (or pipe it on stdin)')
+    .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file')
+    .option('--model <gguf>', 'model used as both generator and evaluator')
+    .option('--generator <gguf>', 'model that writes examples and paraphrases (default --model)')
+    .option('--evaluator <gguf>', 'model that classifies (default --model)')
+    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
+    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
+    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
+    .option('--seed <S>', 'base seed (run j uses seed + 10000·j)', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
+    .addOption(new Option('--scope <scope>', 'example scope: run (shared per run) or input').choices(['run', 'input']).default('run'))
+    .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
+    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
+    .option('--data-dir <dir>', 'data folder holding your tasks')
+    .option('--json', 'print one JSON object with everything')
+    .action(async (words: string[], raw: Record<string, unknown>) => {
+      const opts: ClassifyCliOptions = {
+        ...(raw as unknown as ClassifyCliOptions),
+        n: raw.paraphrases as number,
+        k: raw.examples as number,
+        r: raw.runs as number,
+      };
+      const task = await resolveTask(opts.task, { userDir: userTasksDir(opts.dataDir) });
+      const generatorPath = opts.generator ?? opts.model;
+      const evaluatorPath = opts.evaluator ?? opts.model;
+      if (!generatorPath || !evaluatorPath) {
+        throw new UserError('no model: give --model <gguf>, or both --generator <gguf> and --evaluator <gguf>', 'model_missing');
+      }
+      const input = await readText(words);
+      const settings: TatraSettings = { n: opts.n, k: opts.k, r: opts.r, seed: opts.seed, scope: opts.scope };
+
+      const pool = new ModelPool({
+        defaults: {
+          ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+          ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
+        },
+      });
+      const controller = new AbortController();
+      const onSigint = () => controller.abort();
+      process.once('SIGINT', onSigint);
+      const leases: { release(): Promise<void> }[] = [];
+      try {
+        const acquire = async (path: string): Promise<TatraBackend> => {
+          const lease = await pool.acquire(path, { signal: controller.signal });
+          leases.push(lease);
+          return lease.backend;
+        };
+        const generator = await acquire(generatorPath);
+        const evaluator = await acquire(evaluatorPath);
+        const result = await classify({
+          task,
+          input,
+          settings,
+          generator,
+          evaluator,
+          cache: new MemoryGenerationCache(),
+          signal: controller.signal,
+          ...(opts.json ? {} : { onEvent: progressReporter(settings, labelNames(task).length) }),
+        });
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ task: task.id, generator: generatorPath, evaluator: evaluatorPath, ...result })}\n`);
+        } else {
+          process.stdout.write(`${humanReport(task, result)}\n`);
+        }
+      } finally {
+        process.off('SIGINT', onSigint);
+        for (const lease of leases) await lease.release();
+        await pool.dispose();
+        await disposeLlamaRuntime();
+      }
+    });
+}

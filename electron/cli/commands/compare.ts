@@ -1,4 +1,177 @@
-// PLACEHOLDER: replaced by the module that owns this command.
-import type { Command } from 'commander';
+// `tatra compare`: the paper's cross-model study on your data. Every (generator, evaluator) pair
+// runs as an evaluation job (kept in the job history); evaluators sharing a generator see the same
+// cached examples and paraphrases. Prints the pair table and the generator × evaluator matrix.
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { UserError } from '../../common/errors';
+import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
+import { DEFAULT_SETTINGS, type TatraSettings } from '../../common/tatra';
+import { ComparisonStore, runComparison } from '../../models';
+import { intOption } from '../options';
+import { openJobSession, parseLabelMap } from './eval';
 
-export function registerCompare(_program: Command): void {}
+interface CompareCliOptions {
+  task: string;
+  data: string;
+  generators: string;
+  evaluators: string;
+  paraphrases: number;
+  examples: number;
+  runs: number;
+  seed: number;
+  scope: 'run' | 'input';
+  limit?: number;
+  textCol?: string;
+  labelCol?: string;
+  labelMap?: string;
+  threads?: number;
+  contextSize?: number;
+  concurrency: number;
+  dataDir?: string;
+  json?: boolean;
+}
+
+function pct(v: number | null): string {
+  return v === null ? '—' : `${(v * 100).toFixed(1)}`;
+}
+
+function seconds(ms: number): string {
+  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function table(rows: string[][], right: (c: number) => boolean): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => '  ' + r.map((cell, c) => (right(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+}
+
+/** Short, unique names for the models (file names; the path's folder when two share a name). */
+function names(paths: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const p of paths) {
+    const base = modelLabel(p);
+    const clash = paths.some((q) => q !== p && modelLabel(q) === base);
+    m.set(p, clash ? p : base);
+  }
+  return m;
+}
+
+export function formatComparison(rec: ComparisonRecord): string {
+  const all = [...new Set([...rec.spec.generators, ...rec.spec.evaluators])];
+  const n = names(all);
+  const out: string[] = [];
+  const s = rec.spec.settings;
+  out.push(`comparison ${rec.id}  [${rec.status}]  task ${rec.spec.task}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}${rec.spec.limit ? `  limit ${rec.spec.limit}` : ''}`);
+  if (rec.error) out.push(`  error: ${rec.error}`);
+  out.push('');
+  out.push(
+    table(
+      [
+        ['generator', 'evaluator', 'accuracy %', 'macro-F1', 'rows', 'time', 'tokens', 'job'],
+        ...rec.pairs.map((p) => [
+          n.get(p.generator)!,
+          n.get(p.evaluator)!,
+          pct(p.accuracy),
+          p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
+          `${p.rowsDone}/${p.rows}`,
+          seconds(p.ms),
+          p.tokens.toLocaleString('en-US'),
+          p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : `${p.status}${p.error ? `: ${p.error}` : ''}`,
+        ]),
+      ],
+      (c) => c >= 2 && c <= 6,
+    ),
+  );
+  out.push('');
+  out.push('  accuracy % (rows: generator, columns: evaluator)');
+  const m = comparisonMatrix(rec);
+  out.push(
+    table(
+      [['', ...rec.spec.evaluators.map((e) => n.get(e)!)], ...rec.spec.generators.map((g, i) => [n.get(g)!, ...m[i]!.map(pct)])],
+      (c) => c > 0,
+    ),
+  );
+  return out.join('\n');
+}
+
+function splitList(v: string, flag: string): string[] {
+  const items = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (items.length === 0) throw new UserError(`${flag} needs at least one GGUF file`, 'bad_option');
+  return items.map((p) => resolve(p));
+}
+
+export function registerCompare(program: Command): void {
+  program
+    .command('compare')
+    .description('compare generator × evaluator pairs on one task and data set (each pair is an evaluation job)')
+    .requiredOption('--task <id|file>', 'task id or task JSON file')
+    .requiredOption('--data <file>', 'CSV, TSV or JSONL file with gold labels')
+    .requiredOption('--generators <a.gguf,b.gguf>', 'comma-separated generator models')
+    .requiredOption('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models')
+    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
+    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
+    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
+    .option('--seed <S>', 'base seed', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
+    .addOption(new Option('--scope <scope>', 'example scope').choices(['run', 'input']).default('run'))
+    .option('--limit <N>', 'only the first N rows', intOption('--limit', 1, 100_000_000))
+    .option('--text-col <column>', 'column holding the input (default: guessed)')
+    .option('--label-col <column>', 'column holding the gold label (default: guessed)')
+    .option('--label-map <a=b,...>', 'gold value → task label (default: suggested)')
+    .option('--concurrency <C>', 'rows classified at once', intOption('--concurrency', 1, 64), 4)
+    .option('--threads <T>', 'CPU threads for inference', intOption('--threads', 1, 256))
+    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
+    .option('--data-dir <dir>', 'data folder holding the job database')
+    .option('--json', 'print the comparison record as JSON')
+    .action(async (opts: CompareCliOptions) => {
+      const settings: TatraSettings = { n: opts.paraphrases, k: opts.examples, r: opts.runs, seed: opts.seed, scope: opts.scope };
+      const generators = splitList(opts.generators, '--generators');
+      const evaluators = splitList(opts.evaluators, '--evaluators');
+      const session = openJobSession({ ...opts, sequences: opts.concurrency });
+      const cstore = new ComparisonStore(session.store.db);
+      const ac = new AbortController();
+      const onSigint = () => ac.abort();
+      process.once('SIGINT', onSigint);
+      const lastStatus = new Map<string, string>();
+      try {
+        const rec = await runComparison(
+          {
+            task: opts.task,
+            dataset: resolve(opts.data),
+            generators,
+            evaluators,
+            settings,
+            ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+            ...(opts.textCol ? { textColumn: opts.textCol } : {}),
+            ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
+            ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
+          },
+          {
+            jobs: session.manager,
+            pool: session.pool,
+            store: cstore,
+            signal: ac.signal,
+            concurrency: opts.concurrency,
+            onProgress: (r) => {
+              if (opts.json) return;
+              r.pairs.forEach((p, i) => {
+                const key = `${i}`;
+                const line = p.status === 'running' ? 'running' : p.status;
+                if (lastStatus.get(key) === line) return;
+                lastStatus.set(key, line);
+                if (p.status === 'pending') return;
+                const tail = p.status === 'done' ? `  accuracy ${pct(p.accuracy)}%  ${seconds(p.ms)}` : p.error ? `  ${p.error}` : '';
+                process.stderr.write(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${line}${tail}\n`);
+              });
+            },
+          },
+        );
+        if (opts.json) process.stdout.write(`${JSON.stringify(rec)}\n`);
+        else process.stdout.write(`${formatComparison(rec)}\n`);
+        if (rec.status === 'error') process.exitCode = 1;
+        if (rec.status === 'cancelled') process.exitCode = 130;
+      } finally {
+        process.off('SIGINT', onSigint);
+        cstore.close();
+        await session.close();
+      }
+    });
+}

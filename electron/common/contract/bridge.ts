@@ -37,6 +37,12 @@ export interface TatraBridge {
    * Returns the function that unsubscribes this listener.
    */
   subscribe(listener: BridgeListener): () => void;
+  /**
+   * The path on disk of a File the user dropped or picked (Electron's webUtils.getPathForFile),
+   * so a large data set can be read in place by the main process instead of copied over IPC;
+   * null for a File that does not come from disk or for anything that is not a File.
+   */
+  pathForFile(file: File): string | null;
   /** `process.platform` of the main process ("linux", "darwin", "win32"). */
   readonly platform: string;
 }

@@ -1,5 +1,60 @@
 // The one API contract: every method and every streamed event of TATRA Studio.
 // Domain files (tasks, classify, jobs, models, settings) each export `<domain>Methods` and
-// `<domain>Events`; this file only combines them.
+// `<domain>Events`; this file only combines them and derives the types every face uses.
 // OWNER: the app helper (H4); models.ts is owned by the models helper (H5).
+import { type z } from 'zod';
+import { classifyEvents, classifyMethods } from './classify';
+import { jobsEvents, jobsMethods } from './jobs';
+import { modelsEvents, modelsMethods } from './models';
+import { settingsEvents, settingsMethods } from './settings';
+import { tasksEvents, tasksMethods } from './tasks';
+
 export * from './define';
+export * from './tasks';
+export * from './classify';
+export * from './jobs';
+export * from './settings';
+
+export const apiMethods = {
+  ...tasksMethods,
+  ...classifyMethods,
+  ...jobsMethods,
+  ...settingsMethods,
+  ...modelsMethods,
+};
+
+export const apiEvents = {
+  ...tasksEvents,
+  ...classifyEvents,
+  ...jobsEvents,
+  ...settingsEvents,
+  ...modelsEvents,
+};
+
+export type ApiMethods = typeof apiMethods;
+export type ApiEvents = typeof apiEvents;
+export type MethodName = keyof ApiMethods & string;
+export type EventName = keyof ApiEvents & string;
+/** What a caller may pass (before defaults). */
+export type MethodInput<M extends MethodName> = z.input<ApiMethods[M]['input']>;
+/** What a caller gets back (after parsing). */
+export type MethodOutput<M extends MethodName> = z.output<ApiMethods[M]['output']>;
+export type EventPayload<E extends EventName> = z.output<ApiEvents[E]>;
+
+export function isMethodName(name: string): name is MethodName {
+  return Object.prototype.hasOwnProperty.call(apiMethods, name);
+}
+
+export function isEventName(name: string): name is EventName {
+  return Object.prototype.hasOwnProperty.call(apiEvents, name);
+}
+
+/** One line naming the first problems of a failed zod parse, for the user. */
+export function describeZodError(error: z.ZodError, prefix = ''): string {
+  const parts = error.issues.slice(0, 3).map((i) => {
+    const where = i.path.length > 0 ? `${i.path.join('.')}: ` : '';
+    return `${where}${i.message}`;
+  });
+  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
+  return `${prefix}${parts.join('; ')}${more}`;
+}

@@ -1,0 +1,192 @@
+// Evaluation jobs over the JOBS module's JobManager: preview and upload data, start / pause /
+// resume / cancel, history, rows, metrics, export. Maps the manager's shapes onto the contract's.
+import { randomUUID } from 'node:crypto';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DataPreview, JobMetrics as ApiJobMetrics, JobProgress as ApiJobProgress, JobSummary, jobsMethods } from '../../common/contract/jobs';
+import { UserError } from '../../common/errors';
+import { previewDataset, scanDataset, suggestLabelMapping } from '../../jobs';
+import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
+import type { HandlerGroup, HostDeps } from '../deps';
+import { findTask } from './tasks';
+
+export function jobSummary(job: JobInfo): JobSummary {
+  return {
+    id: job.id,
+    name: job.name,
+    taskId: job.task.id,
+    status: job.interrupted ? 'interrupted' : job.status,
+    dataPath: job.dataset.path,
+    generator: job.generator.path,
+    evaluator: job.evaluator.path,
+    settings: job.settings,
+    createdAt: Date.parse(job.created),
+    updatedAt: Date.parse(job.updated),
+    done: job.rowsDone,
+    total: job.rowsTotal,
+    accuracy: job.rowsWithGold > 0 ? job.rowsCorrect / job.rowsWithGold : null,
+    error: job.error,
+  };
+}
+
+export function progressPayload(p: JobProgress): ApiJobProgress {
+  return {
+    jobId: p.jobId,
+    done: p.rowsDone,
+    total: p.rowsTotal,
+    failed: p.rowsFailed,
+    rowsPerMinute: Number.isFinite(p.rowsPerMinute) ? p.rowsPerMinute : null,
+    etaSeconds: p.etaSeconds,
+    runningAccuracy: p.runningAccuracy,
+  };
+}
+
+export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
+  return {
+    jobId,
+    scored: m.evaluated,
+    accuracy: m.math ? m.math.strictAccuracy : m.accuracy,
+    macroF1: m.macroF1,
+    perRunAccuracy: m.perRunAccuracy,
+    accuracyAfterRuns: m.accuracyAfterRuns,
+    perLabel: m.perLabel.map((l) => ({ label: l.label, precision: l.precision, recall: l.recall, f1: l.f1, support: l.support })),
+    confusion: {
+      labels: m.labels,
+      // The manager's matrix has one more column than labels: rows with no valid vote.
+      predicted: m.confusion[0] && m.confusion[0].length > m.labels.length ? [...m.labels, '(none)'] : m.labels,
+      matrix: m.confusion,
+    },
+    confidenceHistogram: m.confidenceHistogram,
+    lenientAccuracy: m.math ? m.math.lenientGoldInOutputAccuracy : null,
+    baselineAccuracy: m.baseline ? m.baseline.accuracy : null,
+  };
+}
+
+function rowPayload(r: JobRow) {
+  return {
+    index: r.index,
+    input: r.input,
+    gold: r.gold,
+    prediction: r.prediction,
+    correct: r.correct,
+    confidence: r.confidence ?? 0,
+    votes: r.votes ?? {},
+    ms: r.ms ?? 0,
+  };
+}
+
+/** Streams the manager's events as the contract's `job.progress` / `job.status`. */
+export function forwardJobEvents(manager: JobManager, emit: HostDeps['emit']): () => void {
+  return manager.onAny((e) => {
+    if (e.type === 'progress') emit('job.progress', progressPayload(e.progress));
+    else if (e.type === 'status') emit('job.status', { jobId: e.jobId, status: e.interrupted ? 'interrupted' : e.status, error: e.error });
+  });
+}
+
+export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMethods> {
+  const lastProgress = new Map<string, ApiJobProgress>();
+  let listening = false;
+  const manager = async (): Promise<JobManager> => {
+    const m = await deps.jobs();
+    if (!listening) {
+      listening = true;
+      m.on('progress', (e) => lastProgress.set(e.progress.jobId, progressPayload(e.progress)));
+    }
+    return m;
+  };
+
+  return {
+    handlers: {
+      'jobs.preview': async ({ path, taskId, inputColumn, goldColumn, sampleRows }): Promise<DataPreview> => {
+        const p = await previewDataset(path, { maxRows: sampleRows ?? 20 });
+        const input = inputColumn && p.columns.includes(inputColumn) ? inputColumn : (p.suggestedTextColumn ?? p.columns[0] ?? null);
+        const gold = goldColumn === null ? null : goldColumn && p.columns.includes(goldColumn) ? goldColumn : (p.suggestedLabelColumn ?? null);
+        if (!input) throw new UserError(`${path} has no columns`, 'dataset_empty');
+        // The whole file is scanned (streamed) for exact counts and every gold value.
+        const scan = await scanDataset(path, { textColumn: input, labelColumn: gold });
+        const task = taskId ? (await findTask(deps.dataDir, taskId).catch(() => null))?.task : undefined;
+        const suggestion = task && task.kind !== 'math' ? suggestLabelMapping(scan.goldValueCounts, task) : null;
+        const goldValues = Object.entries(scan.goldValueCounts)
+          .sort((a, b) => b[1] - a[1])
+          .map(([value, count]) => ({ value, count, suggested: suggestion?.map[value] ?? null }));
+        return {
+          path,
+          format: p.format,
+          columns: p.columns,
+          sample: p.rows,
+          rowCount: scan.rows,
+          emptyInputs: scan.skippedEmpty,
+          inputColumn: input,
+          goldColumn: gold,
+          goldValues,
+        };
+      },
+      'jobs.upload': async ({ name, content }) => {
+        const dir = join(deps.dataDir, 'uploads');
+        await mkdir(dir, { recursive: true });
+        const safe = name.replace(/\\/g, '/').split('/').pop()!.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '') || 'upload';
+        const path = join(dir, `${randomUUID().slice(0, 8)}-${safe.slice(-120)}`);
+        await writeFile(path, content, { flag: 'wx' });
+        return { path, bytes: Buffer.byteLength(content) };
+      },
+      'jobs.start': async (input) => {
+        const task = (await findTask(deps.dataDir, input.taskId)).task;
+        const m = await manager();
+        const labelMap = Object.keys(input.labelMap).length > 0 ? input.labelMap : undefined;
+        const created = await m.create({
+          task,
+          settings: input.settings,
+          generatorPath: input.generator,
+          evaluatorPath: input.evaluator,
+          dataset: { path: input.dataPath, mapping: { textColumn: input.inputColumn, labelColumn: input.goldColumn, ...(labelMap ? { labelMap } : {}) } },
+          ...(input.limit !== undefined ? { limit: input.limit } : {}),
+          baseline: input.baseline,
+          ...(input.name ? { name: input.name } : {}),
+        });
+        return jobSummary(await m.start(created.id));
+      },
+      'jobs.pause': async ({ jobId }) => jobSummary(await (await manager()).pause(jobId)),
+      'jobs.resume': async ({ jobId }) => jobSummary(await (await manager()).resume(jobId)),
+      'jobs.cancel': async ({ jobId }) => jobSummary(await (await manager()).cancel(jobId)),
+      'jobs.list': async () => (await manager()).list().map(jobSummary),
+      'jobs.get': async ({ jobId }) => {
+        const job = (await manager()).get(jobId);
+        return { ...jobSummary(job), progress: lastProgress.get(job.id) ?? null };
+      },
+      'jobs.rows': async ({ jobId, offset, limit, filter, sort }) => {
+        const page = (await manager()).rows(jobId, { offset, limit, onlyWrong: filter === 'wrong', sort });
+        return { total: page.total, rows: page.rows.map(rowPayload) };
+      },
+      'jobs.row': async ({ jobId, index }) => {
+        const m = await manager();
+        const row = m.row(jobId, index);
+        if (!row) throw new UserError(`job ${jobId} has no row ${index}`, 'row_unknown');
+        const examples = new Map(m.runExamples(jobId).map((r) => [r.run, r.examples]));
+        return {
+          ...rowPayload(row),
+          runs: (row.runs ?? []).map((r) => ({ run: r.run, seed: r.seed, examples: examples.get(r.run) ?? [], paraphrases: r.paraphrases, predictions: r.predictions })),
+          baseline: row.baseline ? row.baseline.label : null,
+        };
+      },
+      'jobs.metrics': async ({ jobId }) => {
+        const m = await manager();
+        const id = m.get(jobId).id;
+        return metricsPayload(id, m.metrics(id));
+      },
+      'jobs.export': async ({ jobId, format }) => {
+        const m = await manager();
+        const job = m.get(jobId);
+        const dir = join(deps.dataDir, 'exports');
+        await mkdir(dir, { recursive: true });
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        const filename = `${job.task.id}-${job.id.slice(0, 8)}-${stamp}.${format}`;
+        const path = await m.export(job.id, format, join(dir, filename));
+        return { path, filename, bytes: (await stat(path)).size };
+      },
+      'jobs.delete': async ({ jobId }) => {
+        await (await manager()).delete(jobId);
+        return { deleted: true };
+      },
+    },
+  };
+}

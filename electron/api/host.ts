@@ -1,0 +1,230 @@
+// The one implementation of the API contract (common/contract/) over the engine, the jobs and the
+// model library. Electron's main process (IPC) and `tatra serve` (HTTP + WebSocket) are thin
+// transports over this host, so no face duplicates any logic. Every input is parsed with the
+// contract before a handler sees it; outputs are parsed too, so defaults apply and a handler
+// that drifts from the contract fails loudly in development instead of confusing the UI.
+import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { type z } from 'zod';
+import {
+  type ApiErrorPayload,
+  type EventName,
+  apiEvents,
+  apiMethods,
+  describeZodError,
+  isEventName,
+  isMethodName,
+} from '../common/contract';
+import { ContextOverflowError } from '../engine/backend';
+import { UserError, errorMessage, isAbortError } from '../common/errors';
+import type { BackendProvider, JobManager } from '../jobs';
+import type { HostJobs } from './resources';
+import type { HandlerGroup, HostDeps } from './deps';
+import { createSettingsStore, createSettingsHandlers } from './handlers/settings';
+import { createTasksHandlers } from './handlers/tasks';
+import { createClassifyHandlers } from './handlers/classify';
+import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
+import { createModelsHandlers } from './handlers/models';
+import { createHostPool, createHostJobs } from './resources';
+
+export interface ApiHostOptions {
+  /** The data folder; created when missing. */
+  dataDir: string;
+  /** Threads for node-llama-cpp (default: cores − 1, at least 1, so the UI keeps a core). */
+  threads?: number;
+  /** Extra model folders for the library (beside the default models/ and those in settings). */
+  modelsDirs?: string[];
+  /** Which face serves this host (reported by `app.info`). Default "browser". */
+  mode?: HostDeps['mode'];
+  /**
+   * Fail a call whose handler returns something the contract rejects (default: on unless
+   * NODE_ENV is "production"; in production the unparsed value is passed on and logged).
+   */
+  strictOutputs?: boolean;
+  /** Tests: serve models from this provider instead of node-llama-cpp's pool. */
+  backendProvider?: BackendProvider;
+  /** Where unexpected errors are logged (default: stderr). */
+  log?: (line: string) => void;
+}
+
+export type InvokeResult = { ok: true; value: unknown } | { ok: false; error: ApiErrorPayload };
+export type HostListener = (event: string, payload: unknown) => void;
+
+export interface ApiHost {
+  readonly dataDir: string;
+  /** Calls one contract method. Never rejects: every failure is an `{ok:false, error}` answer. */
+  invoke(method: string, input: unknown): Promise<InvokeResult>;
+  /** Receives every streamed event; returns the function that unsubscribes. */
+  subscribe(listener: HostListener): () => void;
+  /** Cancels running work, unloads models, closes the database. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+type AnyHandler = (input: unknown) => Promise<unknown>;
+
+/** Error codes the UI may rely on besides the UserError codes the modules raise. */
+export const HOST_ERROR_CODES = {
+  unknownMethod: 'unknown_method',
+  invalidInput: 'invalid_input',
+  notAvailable: 'not_available',
+  cancelled: 'cancelled',
+  disposed: 'disposed',
+  internal: 'internal',
+} as const;
+
+export function toApiError(e: unknown): ApiErrorPayload & { internal: boolean } {
+  if (e instanceof UserError) return { code: e.code, message: e.message, internal: false };
+  if (e instanceof ContextOverflowError) return { code: 'context_overflow', message: e.message, internal: false };
+  if (isAbortError(e)) return { code: HOST_ERROR_CODES.cancelled, message: 'cancelled', internal: false };
+  if (e instanceof Error && e.name === 'ZodError' && 'issues' in e) {
+    return { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(e as unknown as z.ZodError), internal: false };
+  }
+  return { code: HOST_ERROR_CODES.internal, message: `unexpected error: ${errorMessage(e)}`, internal: true };
+}
+
+function defaultThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const strict = opts.strictOutputs ?? process.env.NODE_ENV !== 'production';
+  const listeners = new Set<HostListener>();
+  const lifetime = new AbortController();
+  let disposed = false;
+
+  const emit = (event: string, payload: unknown): void => {
+    if (disposed) return;
+    let value = payload;
+    if (isEventName(event)) {
+      const parsed = (apiEvents[event] as z.ZodType).safeParse(payload);
+      if (parsed.success) value = parsed.data;
+      else if (strict) {
+        log(`tatra: dropped event ${event} that breaks the contract: ${describeZodError(parsed.error)}`);
+        return;
+      }
+    } else if (strict) {
+      log(`tatra: dropped unknown event ${event}`);
+      return;
+    }
+    for (const l of [...listeners]) {
+      try {
+        l(event, value);
+      } catch (e) {
+        log(`tatra: event listener failed: ${errorMessage(e)}`);
+      }
+    }
+  };
+
+  const settingsStore = createSettingsStore(dataDir);
+  const pool = createHostPool({ threads: opts.threads ?? defaultThreads(), provider: opts.backendProvider });
+  let jobs: Promise<HostJobs> | null = null;
+
+  const deps: HostDeps = {
+    dataDir,
+    threads: opts.threads ?? defaultThreads(),
+    modelsDirs: opts.modelsDirs ?? [],
+    mode: opts.mode ?? 'browser',
+    emit: emit as HostDeps['emit'],
+    settings: () => settingsStore.read(),
+    pool: () => pool.get(),
+    jobs: async (): Promise<JobManager> => {
+      jobs ??= pool
+        .get()
+        .then((provider) => createHostJobs({ dataDir, provider }))
+        .then((j) => {
+          // Forwarded from creation on, so jobs started by any handler group (compare too) stream.
+          forwardJobEvents(j.manager, deps.emit);
+          return j;
+        })
+        .catch((e: unknown) => {
+          jobs = null;
+          throw e;
+        });
+      return (await jobs).manager;
+    },
+    signal: lifetime.signal,
+  };
+
+  // Groups are disposed in reverse order: runs and jobs stop before models unload.
+  const groups: HandlerGroup<never>[] = [];
+  const table = new Map<string, AnyHandler>();
+  const add = (group: { handlers: object; dispose?(): Promise<void> }): void => {
+    groups.push(group as HandlerGroup<never>);
+    for (const [name, fn] of Object.entries(group.handlers)) table.set(name, fn as AnyHandler);
+  };
+  add(createSettingsHandlers(deps, settingsStore));
+  add(createTasksHandlers(deps));
+  add(createModelsHandlers(deps));
+  add(createJobsHandlers(deps));
+  add(createClassifyHandlers(deps));
+
+  const invoke = async (method: string, input: unknown): Promise<InvokeResult> => {
+    if (disposed) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };
+    if (typeof method !== 'string' || !isMethodName(method)) {
+      return { ok: false, error: { code: HOST_ERROR_CODES.unknownMethod, message: `unknown method "${String(method)}"` } };
+    }
+    const def = apiMethods[method];
+    const parsedInput = (def.input as z.ZodType).safeParse(input ?? {});
+    if (!parsedInput.success) {
+      return { ok: false, error: { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(parsedInput.error, `${method}: `) } };
+    }
+    const handler = table.get(method);
+    if (!handler) return { ok: false, error: { code: HOST_ERROR_CODES.notAvailable, message: `${method} is not available in this build` } };
+    let raw: unknown;
+    try {
+      raw = await handler(parsedInput.data);
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.internal) log(`tatra: ${method} failed: ${e instanceof Error && e.stack ? e.stack : errorMessage(e)}`);
+      return { ok: false, error: { code: err.code, message: err.message } };
+    }
+    const parsedOutput = (def.output as z.ZodType).safeParse(raw);
+    if (parsedOutput.success) return { ok: true, value: parsedOutput.data };
+    const why = describeZodError(parsedOutput.error, `${method} answered outside the contract: `);
+    log(`tatra: ${why}`);
+    if (strict) return { ok: false, error: { code: HOST_ERROR_CODES.internal, message: why } };
+    return { ok: true, value: raw };
+  };
+
+  return {
+    dataDir,
+    invoke,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      lifetime.abort();
+      for (const g of [...groups].reverse()) {
+        try {
+          await g.dispose?.();
+        } catch (e) {
+          log(`tatra: dispose failed: ${errorMessage(e)}`);
+        }
+      }
+      if (jobs) {
+        try {
+          // Running jobs are paused (resumable), then the database is closed cleanly.
+          const { manager, store } = await jobs;
+          await manager.dispose();
+          store.close();
+        } catch (e) {
+          log(`tatra: closing the job store failed: ${errorMessage(e)}`);
+        }
+      }
+      await pool.dispose();
+      listeners.clear();
+    },
+  };
+}
+
+/** Event names the host may emit (for transports that filter). */
+export function isHostEvent(name: string): name is EventName {
+  return isEventName(name);
+}

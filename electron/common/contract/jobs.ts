@@ -1,0 +1,204 @@
+// Offline evaluation jobs: preview a data file, start a job, watch it, pause/resume/cancel it,
+// browse its rows and metrics, export it. Jobs live in the SQLite store in the data folder, so the
+// history survives restarts and an interrupted job can be resumed.
+import { z } from 'zod';
+import { Example, Prediction, TatraSettings } from '../tatra';
+import { method } from './define';
+
+export const DataFormat = z.enum(['csv', 'tsv', 'jsonl']);
+export type DataFormat = z.infer<typeof DataFormat>;
+
+/** `interrupted`: stored as running, but the process that ran it died; resume it. */
+export const JobStatus = z.enum(['queued', 'running', 'paused', 'cancelled', 'done', 'failed', 'interrupted']);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+const JobId = z.string().min(1);
+const Path = z.string().trim().min(1, 'give a file path');
+
+export const GoldValue = z.object({
+  value: z.string(),
+  count: z.number().int(),
+  /** Suggested task label (case-insensitive name match or numeric index), null when none. */
+  suggested: z.string().nullable(),
+});
+export type GoldValue = z.infer<typeof GoldValue>;
+
+export const PreviewInput = z.object({
+  path: Path,
+  /** With a task, gold values get suggested labels. */
+  taskId: z.string().optional(),
+  inputColumn: z.string().optional(),
+  goldColumn: z.string().nullable().optional(),
+  /** Sample rows to return (default 20). */
+  sampleRows: z.number().int().min(1).max(200).optional(),
+});
+export type PreviewInput = z.infer<typeof PreviewInput>;
+
+export const DataPreview = z.object({
+  path: z.string(),
+  format: DataFormat,
+  columns: z.array(z.string()),
+  sample: z.array(z.record(z.string(), z.string())),
+  /** Rows in the file (null when the preview stopped early on a huge file). */
+  rowCount: z.number().int().nullable(),
+  /** Rows whose input is empty (skipped by a job). */
+  emptyInputs: z.number().int(),
+  /** The columns used (given or guessed). */
+  inputColumn: z.string().nullable(),
+  goldColumn: z.string().nullable(),
+  goldValues: z.array(GoldValue),
+});
+export type DataPreview = z.infer<typeof DataPreview>;
+
+export const JobStartInput = z.object({
+  taskId: z.string().trim().min(1),
+  dataPath: Path,
+  inputColumn: z.string().min(1, 'choose the input column'),
+  goldColumn: z.string().nullable().default(null),
+  /** Gold value → task label; values not listed are matched case-insensitively, else unmapped. */
+  labelMap: z.record(z.string(), z.string()).default({}),
+  generator: z.string().trim().min(1, 'choose a generator model'),
+  evaluator: z.string().trim().min(1, 'choose an evaluator model'),
+  settings: TatraSettings,
+  /** Only the first N rows. */
+  limit: z.number().int().min(1).optional(),
+  /** Also run the zero-shot baseline (one greedy evaluator call per row). */
+  baseline: z.boolean().default(false),
+  name: z.string().max(200).optional(),
+});
+export type JobStartInput = z.infer<typeof JobStartInput>;
+
+export const JobProgress = z.object({
+  jobId: JobId,
+  done: z.number().int(),
+  total: z.number().int(),
+  failed: z.number().int().default(0),
+  rowsPerMinute: z.number().nullable(),
+  etaSeconds: z.number().nullable(),
+  /** Accuracy over the finished rows that have a gold label; null before the first. */
+  runningAccuracy: z.number().nullable(),
+});
+export type JobProgress = z.infer<typeof JobProgress>;
+
+export const JobSummary = z.object({
+  id: JobId,
+  name: z.string(),
+  taskId: z.string(),
+  status: JobStatus,
+  dataPath: z.string(),
+  generator: z.string(),
+  evaluator: z.string(),
+  settings: TatraSettings,
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  done: z.number().int(),
+  total: z.number().int(),
+  accuracy: z.number().nullable(),
+  error: z.string().nullable().default(null),
+});
+export type JobSummary = z.infer<typeof JobSummary>;
+
+export const JobRow = z.object({
+  index: z.number().int(),
+  input: z.string(),
+  gold: z.string().nullable(),
+  prediction: z.string().nullable(),
+  correct: z.boolean().nullable(),
+  confidence: z.number(),
+  votes: z.record(z.string(), z.number()),
+  ms: z.number().default(0),
+});
+export type JobRow = z.infer<typeof JobRow>;
+
+export const JobRowRun = z.object({
+  run: z.number().int(),
+  seed: z.number().int(),
+  examples: z.array(Example),
+  paraphrases: z.array(z.string()),
+  predictions: z.array(Prediction),
+});
+export type JobRowRun = z.infer<typeof JobRowRun>;
+
+export const JobRowDetail = JobRow.extend({
+  runs: z.array(JobRowRun),
+  baseline: z.string().nullable().default(null),
+});
+export type JobRowDetail = z.infer<typeof JobRowDetail>;
+
+export const RowsInput = z.object({
+  jobId: JobId,
+  offset: z.number().int().min(0).default(0),
+  limit: z.number().int().min(1).max(5000).default(200),
+  /** `wrong`: finished rows whose prediction differs from gold. */
+  filter: z.enum(['all', 'wrong']).default('all'),
+  sort: z.enum(['index', 'confidence-asc', 'confidence-desc']).default('index'),
+});
+export type RowsInput = z.infer<typeof RowsInput>;
+
+export const LabelMetrics = z.object({
+  label: z.string(),
+  precision: z.number(),
+  recall: z.number(),
+  f1: z.number(),
+  support: z.number().int(),
+});
+export type LabelMetrics = z.infer<typeof LabelMetrics>;
+
+export const JobMetrics = z.object({
+  jobId: JobId,
+  /** Rows scored (finished, with a gold label). */
+  scored: z.number().int(),
+  accuracy: z.number().nullable(),
+  macroF1: z.number().nullable(),
+  /** Accuracy of each run's own vote (null before any scored row). */
+  perRunAccuracy: z.array(z.number().nullable()),
+  /** Accuracy of the vote over runs 1..j, j = 1..r. */
+  accuracyAfterRuns: z.array(z.number().nullable()),
+  perLabel: z.array(LabelMetrics),
+  confusion: z.object({
+    /** Gold labels on rows, predicted labels on columns; the last column may be "(none)". */
+    labels: z.array(z.string()),
+    predicted: z.array(z.string()),
+    matrix: z.array(z.array(z.number().int())),
+  }),
+  /** Distribution of the winner's vote share: bucket lower bounds (0, 0.1, …) and counts. */
+  confidenceHistogram: z.array(z.object({ from: z.number(), to: z.number(), count: z.number().int() })),
+  /** Math tasks: the paper's "gold string appears in the output" score, beside the strict one. */
+  lenientAccuracy: z.number().nullable().default(null),
+  baselineAccuracy: z.number().nullable().default(null),
+});
+export type JobMetrics = z.infer<typeof JobMetrics>;
+
+export const ExportFormat = z.enum(['csv', 'json']);
+
+export const jobsMethods = {
+  /** Reads the head of a data file: format, columns, sample rows, gold values with suggested labels. */
+  'jobs.preview': method(PreviewInput, DataPreview),
+  /** Stores a small data file sent by the UI in the data folder's uploads and returns its path. */
+  'jobs.upload': method(
+    z.object({ name: z.string().trim().min(1).max(200), content: z.string().max(32 * 1024 * 1024) }),
+    z.object({ path: z.string(), bytes: z.number().int() }),
+  ),
+  'jobs.start': method(JobStartInput, JobSummary),
+  'jobs.pause': method(z.object({ jobId: JobId }), JobSummary),
+  /** Continues a paused or interrupted job from its first unfinished row. */
+  'jobs.resume': method(z.object({ jobId: JobId }), JobSummary),
+  'jobs.cancel': method(z.object({ jobId: JobId }), JobSummary),
+  /** History, newest first. */
+  'jobs.list': method(z.object({}).default({}), z.array(JobSummary)),
+  'jobs.get': method(z.object({ jobId: JobId }), JobSummary.extend({ progress: JobProgress.nullable() })),
+  'jobs.rows': method(RowsInput, z.object({ total: z.number().int(), rows: z.array(JobRow) })),
+  'jobs.row': method(z.object({ jobId: JobId, index: z.number().int().min(0) }), JobRowDetail),
+  'jobs.metrics': method(z.object({ jobId: JobId }), JobMetrics),
+  /** Writes the export into the data folder's exports and returns where (browser mode serves it). */
+  'jobs.export': method(
+    z.object({ jobId: JobId, format: ExportFormat }),
+    z.object({ path: z.string(), filename: z.string(), bytes: z.number().int() }),
+  ),
+  'jobs.delete': method(z.object({ jobId: JobId }), z.object({ deleted: z.boolean() })),
+};
+
+export const jobsEvents = {
+  'job.progress': JobProgress,
+  'job.status': z.object({ jobId: JobId, status: JobStatus, error: z.string().nullable().default(null) }),
+};

@@ -1,0 +1,261 @@
+// The models part of the API contract: the model library, hardware and fit, downloads, and
+// generator × evaluator pairing comparisons. The zod schemas here are also the TypeScript types
+// electron/models/ works with, so the library, the CLI and the UI can never disagree on a shape.
+// common/: no Node, no DOM.
+import { z } from 'zod';
+import { method } from './define';
+import { TatraSettings } from '../tatra';
+
+// ---------------------------------------------------------------- library
+
+/** Where a library entry came from. */
+export const ModelSource = z.enum(['models-dir', 'folder', 'file']);
+export type ModelSource = z.infer<typeof ModelSource>;
+
+/** One valid GGUF, described from its header only (nothing loaded). */
+export const ModelEntry = z.object({
+  /** Absolute path; the identity of the model everywhere else. */
+  path: z.string(),
+  fileName: z.string(),
+  /** general.name when the file has one, else the file name without `.gguf`. */
+  name: z.string(),
+  architecture: z.string(),
+  /** Total parameters counted from the tensor shapes; null when the header does not allow it. */
+  parameters: z.number().nullable(),
+  /** e.g. "Q4_K_M", "F16"; null when unknown. */
+  quantization: z.string().nullable(),
+  sizeBytes: z.number(),
+  /** Context length the model was trained with; null when the header does not say. */
+  contextLength: z.number().nullable(),
+  hasChatTemplate: z.boolean(),
+  layers: z.number().nullable(),
+  source: ModelSource,
+});
+export type ModelEntry = z.infer<typeof ModelEntry>;
+
+/** A file that looks like a model but is not usable, with the reason in one line. */
+export const InvalidModel = z.object({
+  path: z.string(),
+  /** e.g. "not a GGUF file", "truncated: 1.2 MB of 4.4 MB", "unreadable: EACCES". */
+  reason: z.string(),
+  /** Machine-readable: not_gguf, truncated, unreadable, missing, invalid. */
+  code: z.string(),
+});
+export type InvalidModel = z.infer<typeof InvalidModel>;
+
+export const LibraryListing = z.object({
+  models: z.array(ModelEntry),
+  invalid: z.array(InvalidModel),
+  /** The default models/ folder (always scanned). */
+  defaultDir: z.string(),
+  /** Folders and files the user added, referenced in place. */
+  folders: z.array(z.string()),
+  files: z.array(z.string()),
+});
+export type LibraryListing = z.infer<typeof LibraryListing>;
+
+// ---------------------------------------------------------------- hardware and fit
+
+export const MemoryState = z.object({ total: z.number(), free: z.number() });
+export type MemoryState = z.infer<typeof MemoryState>;
+
+export const HardwareInfo = z.object({
+  /** node-llama-cpp's `llama.gpu`: "cuda", "vulkan", "metal" or "cpu" (no GPU). */
+  gpu: z.string(),
+  gpuDevices: z.array(z.string()),
+  /** null without a GPU. */
+  vram: MemoryState.nullable(),
+  ram: MemoryState,
+  cpuCores: z.number().int(),
+  /** Threads TATRA gives llama.cpp. */
+  threads: z.number().int(),
+});
+export type HardwareInfo = z.infer<typeof HardwareInfo>;
+
+export const FitOptions = z.object({
+  /** Tokens per sequence. */
+  contextSize: z.number().int().min(64).max(1_048_576).default(4096),
+  /** Parallel sequences in one context. */
+  sequences: z.number().int().min(1).max(64).default(1),
+});
+export type FitOptions = z.input<typeof FitOptions>;
+
+export const FitEstimate = z.object({
+  path: z.string(),
+  contextSize: z.number().int(),
+  sequences: z.number().int(),
+  /** Weights alone, bytes. */
+  modelBytes: z.number(),
+  /** KV cache and compute buffers for the context, bytes. */
+  contextBytes: z.number(),
+  /** modelBytes + contextBytes: what loading needs in all, across RAM and VRAM. */
+  totalBytes: z.number(),
+  /** Of the plan below: bytes in RAM and bytes in VRAM. */
+  ramBytes: z.number(),
+  vramBytes: z.number(),
+  totalLayers: z.number().int(),
+  /** Layers the plan offloads to the GPU (0 on CPU). */
+  gpuLayers: z.number().int(),
+  /** gpu: everything on the GPU; partial: some layers on the CPU; cpu: no GPU offload. */
+  plan: z.enum(['gpu', 'partial', 'cpu']),
+  fits: z.boolean(),
+  /** What was available when estimated. */
+  ramFree: z.number(),
+  vramFree: z.number(),
+  /** One line for the user when it will not fit (or only just); null otherwise. */
+  warning: z.string().nullable(),
+});
+export type FitEstimate = z.infer<typeof FitEstimate>;
+
+// ---------------------------------------------------------------- catalog and downloads
+
+export const CatalogEntry = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
+  name: z.string(),
+  family: z.string(),
+  /** e.g. "7B". */
+  parameters: z.string(),
+  quantization: z.string(),
+  fileName: z.string().regex(/\.gguf$/),
+  /** Approximate published size in bytes: shown before a download; the server's length is what is verified. */
+  sizeBytes: z.number().int().positive(),
+  /** `hf:user/repo/file.gguf`. */
+  uri: z.string().startsWith('hf:'),
+  contextLength: z.number().int(),
+  /** Used in the paper's experiments. */
+  paper: z.boolean(),
+  note: z.string().default(''),
+});
+export type CatalogEntry = z.infer<typeof CatalogEntry>;
+
+export const DownloadStatus = z.enum(['queued', 'downloading', 'verifying', 'done', 'error', 'cancelled']);
+export type DownloadStatus = z.infer<typeof DownloadStatus>;
+
+export const DownloadState = z.object({
+  id: z.string(),
+  /** What the user asked for: a catalog id, an `hf:` URI or an https URL. */
+  source: z.string(),
+  /** The https URL actually fetched. */
+  url: z.string(),
+  /** Final path of the model once finished. */
+  dest: z.string(),
+  fileName: z.string(),
+  status: DownloadStatus,
+  bytes: z.number(),
+  /** null until the server says. */
+  total: z.number().nullable(),
+  /** Bytes per second, smoothed. */
+  rate: z.number(),
+  etaSeconds: z.number().nullable(),
+  /** Bytes that were already on disk when this attempt started (resume). */
+  resumedFrom: z.number(),
+  error: z.string().nullable(),
+  startedAt: z.number(),
+  finishedAt: z.number().nullable(),
+});
+export type DownloadState = z.infer<typeof DownloadState>;
+
+// ---------------------------------------------------------------- comparisons
+
+export const ComparisonSpec = z.object({
+  /** Task id or path of a task file. */
+  task: z.string().min(1),
+  /** Path of the CSV/TSV/JSONL data set. */
+  dataset: z.string().min(1),
+  generators: z.array(z.string().min(1)).min(1).max(8),
+  evaluators: z.array(z.string().min(1)).min(1).max(8),
+  settings: TatraSettings,
+  limit: z.number().int().min(1).optional(),
+  textColumn: z.string().optional(),
+  labelColumn: z.string().optional(),
+  /** gold value → task label. */
+  labelMap: z.record(z.string(), z.string()).optional(),
+  contextSize: z.number().int().min(256).optional(),
+});
+export type ComparisonSpec = z.infer<typeof ComparisonSpec>;
+export type ComparisonSpecInput = z.input<typeof ComparisonSpec>;
+
+export const PairStatus = z.enum(['pending', 'running', 'done', 'error', 'cancelled']);
+export type PairStatus = z.infer<typeof PairStatus>;
+
+export const ComparisonPair = z.object({
+  generator: z.string(),
+  evaluator: z.string(),
+  jobId: z.string().nullable(),
+  status: PairStatus,
+  rows: z.number().int(),
+  rowsDone: z.number().int(),
+  accuracy: z.number().nullable(),
+  macroF1: z.number().nullable(),
+  ms: z.number(),
+  /** Prompt + completion tokens the pair's job used (cached generator work counts 0). */
+  tokens: z.number(),
+  error: z.string().nullable(),
+});
+export type ComparisonPair = z.infer<typeof ComparisonPair>;
+
+export const ComparisonStatus = z.enum(['running', 'done', 'error', 'cancelled']);
+export type ComparisonStatus = z.infer<typeof ComparisonStatus>;
+
+export const ComparisonRecord = z.object({
+  id: z.string(),
+  createdAt: z.number(),
+  finishedAt: z.number().nullable(),
+  status: ComparisonStatus,
+  spec: ComparisonSpec,
+  /** In run order: generator-major, so each generator's work is done once and then reused. */
+  pairs: z.array(ComparisonPair),
+  error: z.string().nullable(),
+});
+export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
+
+export const ComparisonSummary = ComparisonRecord.pick({ id: true, createdAt: true, finishedAt: true, status: true, error: true }).extend({
+  task: z.string(),
+  dataset: z.string(),
+  generators: z.array(z.string()),
+  evaluators: z.array(z.string()),
+});
+export type ComparisonSummary = z.infer<typeof ComparisonSummary>;
+
+/** Accuracy matrix, generators as rows and evaluators as columns (null: not finished). */
+export function comparisonMatrix(record: Pick<ComparisonRecord, 'spec' | 'pairs'>, metric: 'accuracy' | 'macroF1' = 'accuracy'): (number | null)[][] {
+  return record.spec.generators.map((g) =>
+    record.spec.evaluators.map((e) => record.pairs.find((p) => p.generator === g && p.evaluator === e)?.[metric] ?? null),
+  );
+}
+
+/** Short display name of a model path (file name without .gguf), for tables and charts. */
+export function modelLabel(path: string): string {
+  const base = path.split(/[\\/]/).pop() ?? path;
+  return base.replace(/\.gguf$/i, '');
+}
+
+// ---------------------------------------------------------------- methods and events
+
+const pathInput = z.object({ path: z.string().min(1) });
+
+export const modelsMethods = {
+  'models.list': method(z.object({}), LibraryListing),
+  'models.addFolder': method(pathInput, LibraryListing),
+  'models.addFile': method(pathInput, LibraryListing),
+  /** Forget a folder or file the user added (the file itself is never deleted). */
+  'models.remove': method(pathInput, LibraryListing),
+  'models.info': method(pathInput.extend({ fit: FitOptions.optional() }), z.object({ model: ModelEntry, fit: FitEstimate })),
+  'models.hardware': method(z.object({}), HardwareInfo),
+  'models.fit': method(pathInput.extend({ contextSize: z.number().int().min(64).optional(), sequences: z.number().int().min(1).optional() }), FitEstimate),
+  'models.catalog': method(z.object({}), z.array(CatalogEntry)),
+  /** Starts a download and answers at once; progress arrives as `download.progress`. */
+  'models.download': method(z.object({ source: z.string().min(1), dir: z.string().optional() }), DownloadState),
+  'models.cancelDownload': method(z.object({ id: z.string() }), DownloadState),
+  'models.downloads': method(z.object({}), z.array(DownloadState)),
+  /** Starts a comparison and answers at once; progress arrives as `compare.progress`. */
+  'compare.start': method(ComparisonSpec, ComparisonRecord),
+  'compare.cancel': method(z.object({ id: z.string() }), z.object({ ok: z.boolean() })),
+  'compare.list': method(z.object({}), z.array(ComparisonSummary)),
+  'compare.get': method(z.object({ id: z.string() }), ComparisonRecord),
+};
+
+export const modelsEvents = {
+  'download.progress': DownloadState,
+  'compare.progress': ComparisonRecord,
+};

@@ -1,0 +1,56 @@
+// Generator outputs are cached by everything that determines them, so a re-run with another
+// evaluator (or a pairing comparison) reuses them byte for byte and the generator's work is done
+// once. The engine caches raw texts and re-parses them: parsing is deterministic and cheap.
+import { type TaskDefinition } from '../common/task';
+import { contentHash, stableStringify } from './hash';
+
+export interface GenerationCache {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+}
+
+/** A cache that lives as long as the process: shared run-scope examples, tests. */
+export class MemoryGenerationCache implements GenerationCache {
+  private readonly map = new Map<string, string>();
+  async get(key: string): Promise<string | undefined> {
+    return this.map.get(key);
+  }
+  async set(key: string, value: string): Promise<void> {
+    this.map.set(key, value);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  keys(): string[] {
+    return [...this.map.keys()];
+  }
+}
+
+export interface GenerationCacheKeyParts {
+  /** `TatraBackend.id` of the generator. */
+  generator: string;
+  /** `taskContentHash(task)`: any edit to the task's prompts invalidates its entries. */
+  taskHash: string;
+  stage: 'examples' | 'paraphrases';
+  /** The label an example call was for (null for math and for paraphrases). */
+  label: string | null;
+  /** Examples asked for in the call, or paraphrases wanted. */
+  count: number;
+  /** The sampling seed of the call. */
+  seed: number;
+  /** The input: always for paraphrases, for examples only with scope `input`. */
+  input?: string;
+}
+
+/** Version of the prompt templates and grammars; bump it when they change, so old entries are not reused. */
+export const PROMPT_VERSION = 1;
+
+export function generationCacheKey(parts: GenerationCacheKeyParts): string {
+  const input = parts.input === undefined ? '-' : contentHash(parts.input);
+  return ['tatra', `v${PROMPT_VERSION}`, parts.stage, contentHash(parts.generator), parts.taskHash, parts.label ?? '-', parts.count, parts.seed, input].join(':');
+}
+
+/** Hash of everything in a task that reaches a prompt or a grammar. */
+export function taskContentHash(task: TaskDefinition): string {
+  return contentHash(stableStringify(task));
+}

@@ -1,0 +1,308 @@
+// One input through the whole method (SPEC §1): r runs of examples, paraphrases and evaluation,
+// then the vote. Independent requests go to the backend together (all runs' example calls, then
+// all runs' paraphrase calls, then every evaluation), so a backend with parallel sequences decodes
+// them side by side; events still come out run by run within each stage.
+import { UserError } from '../common/errors';
+import {
+  type ParaphraseFallback,
+  type Prediction,
+  type RunResult,
+  type StageName,
+  type StageStats,
+  type TatraEvent,
+  type TatraResult,
+  TatraSettings,
+  runSeed,
+} from '../common/tatra';
+import { type TaskDefinition, labelNames } from '../common/task';
+import { ContextOverflowError, type GenerateRequest, type GenerateResult, type TatraBackend, throwIfAborted } from './backend';
+import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
+import { type RunExamples, emitExampleEvents, generateExamplesForRuns } from './examples';
+import { evaluationGrammar, paraphraseGrammar, paraphraseLineLimit } from './grammar';
+import { extractFinalAnswer, normaliseMathAnswer } from './math';
+import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
+import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
+import { tallyVotes } from './vote';
+import { formatZodError } from './tasks';
+
+/** Sampling for paraphrases (reference code). */
+export const PARAPHRASE_SAMPLING = { temperature: 0.9, topP: 0.95, maxTokens: 256 } as const;
+
+export interface ClassifyOptions {
+  task: TaskDefinition;
+  input: string;
+  settings: TatraSettings;
+  generator: TatraBackend;
+  evaluator: TatraBackend;
+  cache?: GenerationCache;
+  /** Examples for run j from elsewhere (a dataset job shares run-scope examples across rows). */
+  examplesForRun?: (run: number) => Promise<RunExamples>;
+  signal?: AbortSignal;
+  onEvent?: (e: TatraEvent) => void;
+}
+
+function emptyStats(): StageStats {
+  return { calls: 0, promptTokens: 0, completionTokens: 0, ms: 0 };
+}
+
+/** The voting label of one evaluator output: a task label (or the abstain label), or for math the normalised final answer. */
+export function predictionLabel(task: TaskDefinition, raw: string): string | null {
+  if (task.kind === 'math') {
+    const answer = extractFinalAnswer(raw);
+    return answer === null ? null : normaliseMathAnswer(answer);
+  }
+  const allowed = [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
+  return mapLabel(raw, allowed);
+}
+
+function checkSettings(settings: TatraSettings): TatraSettings {
+  const parsed = TatraSettings.safeParse(settings);
+  if (!parsed.success) throw new UserError(`bad settings: ${formatZodError(parsed.error)}`, 'bad_settings');
+  return parsed.data;
+}
+
+/** Sends a batch, turning a prompt that cannot fit into the user error it is. */
+async function generate(backend: TatraBackend, requests: GenerateRequest[]): Promise<{ results: GenerateResult[]; ms: number }> {
+  const started = performance.now();
+  try {
+    const results = await backend.generate(requests);
+    if (results.length !== requests.length) throw new Error(`the backend returned ${results.length} results for ${requests.length} requests`);
+    return { results, ms: performance.now() - started };
+  } catch (e) {
+    if (e instanceof ContextOverflowError) throw new UserError(e.message, 'input_too_long');
+    throw e;
+  }
+}
+
+/**
+ * Rejects, before anything is generated, an input that cannot fit: the evaluator's prompt with no
+ * examples plus its answer, or the paraphrase prompt plus its 256 tokens.
+ */
+async function checkInputFits(task: TaskDefinition, input: string, settings: TatraSettings, generator: TatraBackend, evaluator: TatraBackend): Promise<void> {
+  const bare = evaluationPrompt(task, [], input).prompt;
+  const evalTokens = await evaluator.countPromptTokens(bare);
+  if (evalTokens + task.evaluatorMaxTokens > evaluator.contextSize) {
+    throw new UserError(
+      `the input is too long: the evaluator's prompt needs ${evalTokens} tokens plus ${task.evaluatorMaxTokens} for the answer, but its context holds ${evaluator.contextSize}`,
+      'input_too_long',
+    );
+  }
+  if (settings.n > 0) {
+    const paraTokens = await generator.countPromptTokens(paraphrasePrompt(task, input, settings.n));
+    if (paraTokens + PARAPHRASE_SAMPLING.maxTokens > generator.contextSize) {
+      throw new UserError(
+        `the input is too long: the paraphrase prompt needs ${paraTokens} tokens plus ${PARAPHRASE_SAMPLING.maxTokens} to answer, but the generator's context holds ${generator.contextSize}`,
+        'input_too_long',
+      );
+    }
+  }
+}
+
+export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
+  const { task, generator, evaluator, cache, signal } = opts;
+  const emit = (e: TatraEvent) => opts.onEvent?.(e);
+  const settings = checkSettings(opts.settings);
+  const input = opts.input.trim();
+  if (input === '') throw new UserError('the input is empty', 'input_empty');
+  const started = performance.now();
+  throwIfAborted(signal);
+  await checkInputFits(task, input, settings, generator, evaluator);
+  throwIfAborted(signal);
+
+  const runs = Array.from({ length: settings.r }, (_, j) => j);
+  const stages: Record<StageName, StageStats> = { examples: emptyStats(), paraphrases: emptyStats(), evaluation: emptyStats() };
+  for (const run of runs) emit({ type: 'run-start', run, seed: runSeed(settings.seed, run) });
+
+  // Stage 1: examples.
+  let runExamples: RunExamples[];
+  const exStarted = performance.now();
+  if (opts.examplesForRun) {
+    runExamples = [];
+    for (const run of runs) {
+      runExamples.push(await opts.examplesForRun(run));
+      throwIfAborted(signal);
+    }
+  } else {
+    runExamples = await generateExamplesForRuns({
+      task,
+      settings,
+      generator,
+      runs,
+      ...(cache ? { cache } : {}),
+      ...(signal ? { signal } : {}),
+      ...(settings.scope === 'input' ? { input } : {}),
+    });
+  }
+  for (const ex of runExamples) {
+    stages.examples.calls += ex.stats.calls;
+    stages.examples.promptTokens += ex.stats.promptTokens;
+    stages.examples.completionTokens += ex.stats.completionTokens;
+    emitExampleEvents(task, ex, opts.onEvent);
+  }
+  stages.examples.ms = performance.now() - exStarted;
+  throwIfAborted(signal);
+
+  // Stage 2: paraphrases, one call per run, all runs in one batch.
+  const taskHash = taskContentHash(task);
+  const paraphrased: { paraphrases: string[]; fallback: ParaphraseFallback | null; cached: boolean }[] = [];
+  if (settings.n > 0) {
+    const lineLimit = paraphraseLineLimit(input);
+    const planned = runs.map((run) => {
+      const seed = runSeed(settings.seed, run);
+      return {
+        key: generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: settings.n, seed, input }),
+        request: {
+          prompt: paraphrasePrompt(task, input, settings.n),
+          grammar: paraphraseGrammar(settings.n, lineLimit),
+          maxTokens: PARAPHRASE_SAMPLING.maxTokens,
+          temperature: PARAPHRASE_SAMPLING.temperature,
+          topP: PARAPHRASE_SAMPLING.topP,
+          seed,
+          ...(signal ? { signal } : {}),
+        } satisfies GenerateRequest,
+      };
+    });
+    const texts: { text: string; truncated: boolean; cached: boolean }[] = [];
+    const missing: number[] = [];
+    for (const [i, p] of planned.entries()) {
+      const hit = cache ? await cache.get(p.key) : undefined;
+      texts[i] = { text: hit ?? '', truncated: false, cached: hit !== undefined };
+      if (hit === undefined) missing.push(i);
+    }
+    if (missing.length > 0) {
+      const { results, ms } = await generate(generator, missing.map((i) => planned[i]!.request));
+      throwIfAborted(signal);
+      stages.paraphrases.ms = ms;
+      for (const [j, i] of missing.entries()) {
+        const r = results[j] as GenerateResult;
+        // A completion that used its whole budget was cut off; its last line is incomplete.
+        texts[i] = { text: r.text, truncated: r.completionTokens >= PARAPHRASE_SAMPLING.maxTokens, cached: false };
+        stages.paraphrases.calls++;
+        stages.paraphrases.promptTokens += r.promptTokens;
+        stages.paraphrases.completionTokens += r.completionTokens;
+        if (cache) await cache.set(planned[i]!.key, truncationMarked(r.text, texts[i]!.truncated));
+      }
+    }
+    for (const [i, t] of texts.entries()) {
+      const { text, truncated } = t.cached ? readTruncationMark(t.text) : t;
+      const { paraphrases, fallback } = padParaphrases(cleanParaphrases(text, { truncated }), settings.n, input);
+      paraphrased.push({ paraphrases, fallback, cached: t.cached });
+      emit({ type: 'paraphrases', run: i, paraphrases, fallback, cached: t.cached });
+    }
+  } else {
+    for (const run of runs) {
+      paraphrased.push({ paraphrases: [], fallback: null, cached: false });
+      emit({ type: 'paraphrases', run, paraphrases: [], fallback: null, cached: false });
+    }
+  }
+  throwIfAborted(signal);
+
+  // Stage 3: evaluation of original + n paraphrases per run, every run in one batch. Identical
+  // prompts (a fallback's copies of the original) are greedy and so evaluated once.
+  const grammar = evaluationGrammar(task);
+  const requests: GenerateRequest[] = [];
+  const requestIndex = new Map<string, number>();
+  const slots: { run: number; variant: number; request: number }[] = [];
+  for (const run of runs) {
+    const examples = runExamples[run]!.examples;
+    const candidates = [input, ...paraphrased[run]!.paraphrases];
+    candidates.forEach((candidate, variant) => {
+      const { prompt, sharedUserPrefixLength } = evaluationPrompt(task, examples, candidate);
+      const dedupeKey = `${prompt.system}\u0000${prompt.user}`;
+      let index = requestIndex.get(dedupeKey);
+      if (index === undefined) {
+        index = requests.length;
+        requestIndex.set(dedupeKey, index);
+        requests.push({ prompt, sharedUserPrefixLength, grammar, maxTokens: task.evaluatorMaxTokens, temperature: 0, ...(signal ? { signal } : {}) });
+      }
+      slots.push({ run, variant, request: index });
+    });
+  }
+  const { results, ms: evalMs } = await generate(evaluator, requests);
+  throwIfAborted(signal);
+  stages.evaluation = {
+    calls: results.length,
+    promptTokens: results.reduce((s, r) => s + r.promptTokens, 0),
+    completionTokens: results.reduce((s, r) => s + r.completionTokens, 0),
+    ms: evalMs,
+  };
+  const predictions: Prediction[][] = runs.map(() => []);
+  for (const slot of slots) {
+    const raw = results[slot.request]!.text;
+    const prediction: Prediction = { variant: slot.variant, label: predictionLabel(task, raw), raw };
+    predictions[slot.run]!.push(prediction);
+    emit({ type: 'prediction', run: slot.run, prediction });
+  }
+
+  const outcome = tallyVotes(
+    runs.flatMap((run) => predictions[run]!.map((p) => ({ run, variant: p.variant, label: p.label }))),
+    {
+      labels: task.kind === 'math' ? [] : labelNames(task),
+      ...(task.defaultLabel !== undefined ? { defaultLabel: task.defaultLabel } : {}),
+      ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}),
+    },
+  );
+  const runResults: RunResult[] = runs.map((run) => ({
+    run,
+    seed: runSeed(settings.seed, run),
+    examples: runExamples[run]!.examples,
+    paraphrases: paraphrased[run]!.paraphrases,
+    predictions: predictions[run]!,
+    filtered: runExamples[run]!.filtered,
+    fallback: paraphrased[run]!.fallback,
+    examplesCached: runExamples[run]!.cached,
+    paraphrasesCached: paraphrased[run]!.cached,
+  }));
+  const result: TatraResult = {
+    taskId: task.id,
+    input,
+    settings,
+    label: outcome.label,
+    confidence: outcome.confidence,
+    votes: outcome.votes,
+    tieBreak: outcome.tieBreak,
+    runs: runResults,
+    filteredExamples: totalFiltered(runResults.reduce((acc, r) => addFilterCounts(acc, r.filtered), emptyFilterCounts())),
+    fallbacks: runResults.filter((r) => r.fallback !== null).length,
+    stages,
+    totalMs: performance.now() - started,
+  };
+  emit({ type: 'done', result });
+  return result;
+}
+
+// A cached paraphrase text must re-parse exactly as it did when fresh, including whether it was
+// cut off; the flag rides along as a one-character prefix.
+function truncationMarked(text: string, truncated: boolean): string {
+  return `${truncated ? 'T' : 'F'}${text}`;
+}
+
+function readTruncationMark(stored: string): { text: string; truncated: boolean } {
+  return { text: stored.slice(1), truncated: stored.startsWith('T') };
+}
+
+export interface ZeroShotResult {
+  label: string | null;
+  raw: string;
+  promptTokens: number;
+  completionTokens: number;
+  ms: number;
+}
+
+/** The baseline: one greedy evaluator call with the instruction alone, no examples, no paraphrases. */
+export async function zeroShot(opts: { task: TaskDefinition; input: string; evaluator: TatraBackend; signal?: AbortSignal }): Promise<ZeroShotResult> {
+  const { task, evaluator, signal } = opts;
+  const input = opts.input.trim();
+  if (input === '') throw new UserError('the input is empty', 'input_empty');
+  throwIfAborted(signal);
+  const prompt = { system: evaluationSystem(task), user: evaluationSuffix(task, input) };
+  const tokens = await evaluator.countPromptTokens(prompt);
+  if (tokens + task.evaluatorMaxTokens > evaluator.contextSize) {
+    throw new UserError(`the input is too long: the prompt needs ${tokens} tokens plus ${task.evaluatorMaxTokens} for the answer, but the context holds ${evaluator.contextSize}`, 'input_too_long');
+  }
+  const { results } = await generate(evaluator, [
+    { prompt, grammar: evaluationGrammar(task), maxTokens: task.evaluatorMaxTokens, temperature: 0, ...(signal ? { signal } : {}) },
+  ]);
+  const r = results[0] as GenerateResult;
+  return { label: predictionLabel(task, r.text), raw: r.text, promptTokens: r.promptTokens, completionTokens: r.completionTokens, ms: r.ms };
+}

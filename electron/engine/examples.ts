@@ -1,0 +1,157 @@
+// Stage 1 of a run (SPEC §1.1): one generator call per label (one for math), all labels' calls
+// in one backend.generate so they decode in parallel, then validation, pooling and the seeded cut.
+import { type Example, type ExampleFilterCounts, type StageStats, type TatraEvent, type TatraSettings, runSeed } from '../common/tatra';
+import { type TaskDefinition } from '../common/task';
+import { type GenerateRequest, type TatraBackend, throwIfAborted } from './backend';
+import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
+import { exampleGrammar, exampleMaxTokens } from './grammar';
+import { validateExamples } from './parse';
+import { type LabelCall, exampleCalls } from './plan';
+import { examplePrompt } from './prompts';
+
+/** Sampling for example generation (reference code). */
+export const EXAMPLE_SAMPLING = { temperature: 0.6, topP: 0.9 } as const;
+
+export interface RunExamples {
+  run: number;
+  /** The run's seed (seed + 10000·run); label i's call used seed + i. */
+  seed: number;
+  /** The pooled, shuffled examples the evaluator sees, at most k. */
+  examples: Example[];
+  filtered: ExampleFilterCounts;
+  /** True when every label call came from the cache (nothing was generated). */
+  cached: boolean;
+  stats: StageStats;
+  /** Per label call, in label order: the final examples carrying that label (null label: math). */
+  byLabel?: { label: string | null; examples: Example[]; cached: boolean }[];
+}
+
+export interface GenerateRunExamplesOptions {
+  task: TaskDefinition;
+  settings: TatraSettings;
+  run: number;
+  generator: TatraBackend;
+  cache?: GenerationCache;
+  signal?: AbortSignal;
+  onEvent?: (e: TatraEvent) => void;
+  /** With scope `input`: the input the examples are for (it only enters the cache key). */
+  input?: string;
+}
+
+interface PlannedCall {
+  run: number;
+  call: LabelCall;
+  seed: number;
+  key: string;
+  request: GenerateRequest;
+}
+
+function planRun(task: TaskDefinition, settings: TatraSettings, run: number, generatorId: string, taskHash: string, input: string | undefined, signal?: AbortSignal): PlannedCall[] {
+  const seed = runSeed(settings.seed, run);
+  return exampleCalls(task, settings.k).map((call) => {
+    const callSeed = seed + call.labelIndex;
+    return {
+      run,
+      call,
+      seed: callSeed,
+      key: generationCacheKey({ generator: generatorId, taskHash, stage: 'examples', label: call.label, count: call.count, seed: callSeed, ...(input !== undefined ? { input } : {}) }),
+      request: {
+        prompt: examplePrompt(task, call.label, call.plan),
+        grammar: exampleGrammar(task, call.label, call.plan),
+        maxTokens: exampleMaxTokens(task, call.label, call.plan),
+        ...EXAMPLE_SAMPLING,
+        seed: callSeed,
+        ...(signal ? { signal } : {}),
+      },
+    };
+  });
+}
+
+/**
+ * Examples for several runs at once: cache hits are read, every miss of every run goes into ONE
+ * generate call. Used by `generateRunExamples` (one run) and by `classify` (all runs).
+ */
+export async function generateExamplesForRuns(opts: Omit<GenerateRunExamplesOptions, 'run' | 'onEvent'> & { runs: readonly number[] }): Promise<RunExamples[]> {
+  const { task, settings, generator, cache, signal } = opts;
+  throwIfAborted(signal);
+  const taskHash = taskContentHash(task);
+  const planned = opts.runs.map((run) => planRun(task, settings, run, generator.id, taskHash, opts.input, signal));
+  const flat = planned.flat();
+  const raws = new Map<PlannedCall, { text: string; cached: boolean; promptTokens: number; completionTokens: number; ms: number }>();
+  const misses: PlannedCall[] = [];
+  for (const p of flat) {
+    const hit = cache ? await cache.get(p.key) : undefined;
+    if (hit !== undefined) raws.set(p, { text: hit, cached: true, promptTokens: 0, completionTokens: 0, ms: 0 });
+    else misses.push(p);
+  }
+  if (misses.length > 0) {
+    await capToContext(generator, misses.map((m) => m.request));
+    throwIfAborted(signal);
+    const results = await generator.generate(misses.map((m) => m.request));
+    throwIfAborted(signal);
+    for (let i = 0; i < misses.length; i++) {
+      const p = misses[i] as PlannedCall;
+      const r = results[i];
+      if (!r) throw new Error(`the generator returned ${results.length} results for ${misses.length} requests`);
+      raws.set(p, { text: r.text, cached: false, promptTokens: r.promptTokens, completionTokens: r.completionTokens, ms: r.ms });
+      if (cache) await cache.set(p.key, r.text);
+    }
+  }
+  return planned.map((calls, i) => {
+    const run = opts.runs[i] as number;
+    const seed = runSeed(settings.seed, run);
+    const outs = calls.map((p) => ({ p, raw: raws.get(p) as { text: string; cached: boolean; promptTokens: number; completionTokens: number; ms: number } }));
+    const validated = validateExamples(task, outs.map(({ p, raw }) => ({ label: p.call.label, raw: raw.text })), settings.k, seed);
+    const generated = outs.filter((o) => !o.raw.cached);
+    return {
+      run,
+      seed,
+      examples: validated.examples,
+      filtered: validated.filtered,
+      cached: generated.length === 0,
+      stats: {
+        calls: generated.length,
+        promptTokens: generated.reduce((s, o) => s + o.raw.promptTokens, 0),
+        completionTokens: generated.reduce((s, o) => s + o.raw.completionTokens, 0),
+        ms: generated.reduce((s, o) => Math.max(s, o.raw.ms), 0),
+      },
+      byLabel: outs.map(({ p, raw }) => ({
+        label: p.call.label,
+        examples: p.call.label === null ? validated.examples : validated.examples.filter((e) => e.label === p.call.label),
+        cached: raw.cached,
+      })),
+    };
+  });
+}
+
+/**
+ * Lowers each request's token limit so prompt plus completion fit the generator's context. The
+ * grammar still bounds the text; a model that would need more simply gets fewer examples parsed.
+ */
+async function capToContext(backend: TatraBackend, requests: GenerateRequest[]): Promise<void> {
+  for (const r of requests) {
+    const promptTokens = await backend.countPromptTokens(r.prompt);
+    const room = backend.contextSize - promptTokens - 1;
+    if (room < r.maxTokens) r.maxTokens = Math.max(1, room);
+  }
+}
+
+/** The examples of one run: one call per label, decoded in parallel; cached when a cache is given. */
+export async function generateRunExamples(opts: GenerateRunExamplesOptions): Promise<RunExamples> {
+  const [result] = await generateExamplesForRuns({ ...opts, runs: [opts.run] });
+  if (!result) throw new Error('no examples result');
+  emitExampleEvents(opts.task, result, opts.onEvent);
+  return result;
+}
+
+/** The per-label groups of a run's examples (derived from `examples` when `byLabel` was not kept, e.g. read back from a store). */
+export function exampleGroups(task: TaskDefinition, result: RunExamples): { label: string | null; examples: Example[]; cached: boolean }[] {
+  if (result.byLabel) return result.byLabel;
+  if (task.kind === 'math') return [{ label: null, examples: result.examples, cached: result.cached }];
+  return task.labels.map((l) => ({ label: l.name, examples: result.examples.filter((e) => e.label === l.name), cached: result.cached }));
+}
+
+export function emitExampleEvents(task: TaskDefinition, result: RunExamples, onEvent?: (e: TatraEvent) => void): void {
+  if (!onEvent) return;
+  for (const group of exampleGroups(task, result)) onEvent({ type: 'examples', run: result.run, label: group.label, examples: group.examples, cached: group.cached });
+}

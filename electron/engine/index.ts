@@ -1,0 +1,58 @@
+// The TATRA engine (SPEC §1): a plain library every face imports (CLI, jobs, API, Electron main).
+// It knows only its backend interface (./backend); tasks are data (common/task.ts).
+
+export type { ChatPrompt, GenerateRequest, GenerateResult, TatraBackend } from './backend';
+export { ContextOverflowError, abortError, throwIfAborted } from './backend';
+
+// Tasks as data.
+export { loadBuiltInTasks, loadUserTasks, resolveTask, saveUserTask, formatZodError, parseTaskJson, defaultTasksDir } from './tasks';
+
+// The method.
+export { classify, zeroShot, predictionLabel, PARAPHRASE_SAMPLING, type ClassifyOptions, type ZeroShotResult } from './classify';
+export {
+  generateRunExamples,
+  generateExamplesForRuns,
+  emitExampleEvents,
+  exampleGroups,
+  EXAMPLE_SAMPLING,
+  type RunExamples,
+  type GenerateRunExamplesOptions,
+} from './examples';
+
+// Generator-output cache.
+export { type GenerationCache, type GenerationCacheKeyParts, MemoryGenerationCache, generationCacheKey, taskContentHash, PROMPT_VERSION } from './cache';
+
+// Pieces, exported for tests, the jobs module and the UI's previews.
+export { perLabelCounts, diversityPlan, exampleCalls, SENTENCE_COUNT_CYCLE, type PlanItem, type LabelCall } from './plan';
+export { examplePrompt, paraphrasePrompt, evaluationPrompt, evaluationPrefix, evaluationSuffix, evaluationSystem, formatExample } from './prompts';
+export {
+  exampleGrammar,
+  exampleMaxTokens,
+  exampleTextLimit,
+  paraphraseGrammar,
+  paraphraseLineLimit,
+  evaluationGrammar,
+  mathReasoningLimit,
+  gbnfLiteral,
+} from './grammar';
+export {
+  parseExampleBlocks,
+  validateExamples,
+  cleanParaphrases,
+  padParaphrases,
+  mapLabel,
+  quoteSafe,
+  stripQuotes,
+  hasAllOptions,
+  answerNameOf,
+  emptyFilterCounts,
+  addFilterCounts,
+  totalFiltered,
+  type LabelOutput,
+  type ValidatedExamples,
+  type ParsedBlock,
+} from './parse';
+export { extractFinalAnswer, normaliseMathAnswer, mathAnswersEqual, lenientMathCorrect, strictMathCorrect, numericValue } from './math';
+export { tallyVotes, type Vote, type VoteOptions, type VoteOutcome, type TieBreak } from './vote';
+export { seededRandom, seededShuffle } from './rng';
+export { contentHash, stableStringify } from './hash';

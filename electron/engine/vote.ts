@@ -1,0 +1,89 @@
+// Majority vote over all (n+1)·r predictions with SPEC §1.4's tie-break, made precise.
+import { type TatraResult } from '../common/tatra';
+
+export type TieBreak = TatraResult['tieBreak'];
+
+export interface Vote {
+  run: number;
+  /** 0 is the original input. */
+  variant: number;
+  /** Task label or normalised math answer; null is no vote. */
+  label: string | null;
+}
+
+export interface VoteOptions {
+  /** Ordered task labels; empty for math (answers are ordered by first appearance). */
+  labels: readonly string[];
+  defaultLabel?: string;
+  /** Counted and shown, never the winner (SUBJ's "unsure"). */
+  abstainLabel?: string;
+}
+
+export interface VoteOutcome {
+  label: string | null;
+  /** Winner's share of all valid votes (abstentions included in the total). */
+  confidence: number;
+  /** Every task label (and the abstain label) present, 0 when it got none; math: every answer seen. */
+  votes: Record<string, number>;
+  tieBreak: TieBreak;
+  /** Labels that shared the top count (one entry when there was no tie). */
+  tied: string[];
+}
+
+/**
+ * Unweighted majority. Ties, in order: the label the original input got in the first run, if it
+ * is among the tied; else the tied label the originals got most often across runs (when that is
+ * itself a tie, the following rules choose among just those); else the task's default label if it
+ * is tied; else the first tied label in label order. The abstain label never wins.
+ */
+export function tallyVotes(predictions: readonly Vote[], opts: VoteOptions): VoteOutcome {
+  const votes: Record<string, number> = {};
+  const order: string[] = [];
+  for (const l of opts.labels) {
+    votes[l] = 0;
+    order.push(l);
+  }
+  if (opts.abstainLabel !== undefined) votes[opts.abstainLabel] = 0;
+  let total = 0;
+  for (const p of predictions) {
+    if (p.label === null) continue;
+    if (opts.labels.length > 0 && !(p.label in votes)) continue;
+    if (!(p.label in votes)) {
+      votes[p.label] = 0;
+      order.push(p.label);
+    }
+    votes[p.label] = (votes[p.label] ?? 0) + 1;
+    total++;
+  }
+  if (total === 0) return { label: null, confidence: 0, votes, tieBreak: 'none', tied: [] };
+
+  const candidates = order.filter((l) => l !== opts.abstainLabel);
+  const top = Math.max(...candidates.map((l) => votes[l] ?? 0));
+  let tied = candidates.filter((l) => (votes[l] ?? 0) === top);
+  const done = (label: string, tieBreak: TieBreak, allTied: string[]): VoteOutcome => ({
+    label,
+    confidence: (votes[label] ?? 0) / total,
+    votes,
+    tieBreak,
+    tied: allTied,
+  });
+  const allTied = tied;
+  if (tied.length === 1) return done(tied[0] as string, 'none', allTied);
+
+  const originals = predictions.filter((p) => p.variant === 0 && p.label !== null);
+  const firstRun = Math.min(...predictions.map((p) => p.run));
+  const firstOriginal = originals.find((p) => p.run === firstRun)?.label ?? null;
+  if (firstOriginal !== null && tied.includes(firstOriginal)) return done(firstOriginal, 'first-original', allTied);
+
+  const originalCounts = new Map<string, number>();
+  for (const p of originals) if (tied.includes(p.label as string)) originalCounts.set(p.label as string, (originalCounts.get(p.label as string) ?? 0) + 1);
+  const bestOriginal = Math.max(0, ...originalCounts.values());
+  if (bestOriginal > 0) {
+    const leaders = tied.filter((l) => originalCounts.get(l) === bestOriginal);
+    if (leaders.length === 1) return done(leaders[0] as string, 'originals-majority', allTied);
+    tied = leaders;
+  }
+
+  if (opts.defaultLabel !== undefined && tied.includes(opts.defaultLabel)) return done(opts.defaultLabel, 'default-label', allTied);
+  return done(tied[0] as string, 'label-order', allTied);
+}

@@ -1,0 +1,516 @@
+// Streaming import of labelled data sets: CSV/TSV (csv-parse) and JSONL (the paper's
+// messages/solution format and flat objects). Files are never read whole: a 50 MB file streams
+// through in chunks, so memory stays bounded whatever its size.
+//
+// Decisions, documented here because the UI and the CLI both surface them:
+// - Invalid UTF-8 is a UserError naming the line (we never guess an encoding and lose text).
+// - A leading BOM is dropped; CRLF, LF and quoted fields spanning lines are accepted.
+// - Ragged CSV rows are an error naming the line unless `allowRagged` (then counted).
+// - Duplicate header names become `name`, `name_2`, …; an empty header name becomes `column_N`.
+// - Rows whose input is empty are skipped and counted; they take no row index.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { CsvError, parse as csvParse } from 'csv-parse';
+import { UserError } from '../common/errors';
+import { labelNames, type TaskDefinition } from '../common/task';
+import type {
+  ColumnMapping,
+  DatasetFormat,
+  DatasetOptions,
+  DatasetPreview,
+  DatasetReader,
+  DatasetRow,
+  DatasetScan,
+  DatasetStats,
+  LabelMappingSuggestion,
+} from './types';
+
+const PREVIEW_ROWS = 20;
+const DELIMITERS = [',', '\t', ';', '|'] as const;
+
+// ---------------------------------------------------------------- bytes → text, with line numbers
+
+/** Index of the first byte that is not valid UTF-8 in buf[from..], or -1; `incomplete` marks a sequence cut by the buffer end. */
+function scanUtf8(buf: Uint8Array, from: number): { bad: number; incompleteAt: number } {
+  let i = from;
+  const n = buf.length;
+  while (i < n) {
+    const b = buf[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      min = 0x10000;
+    } else return { bad: i, incompleteAt: -1 };
+    if (i + need >= n) {
+      // Not enough bytes left: check what is there, then let the caller carry it over.
+      for (let j = i + 1; j < n; j++) if ((buf[j]! & 0xc0) !== 0x80) return { bad: i, incompleteAt: -1 };
+      return { bad: -1, incompleteAt: i };
+    }
+    let cp = b & (need === 1 ? 0x1f : need === 2 ? 0x0f : 0x07);
+    for (let j = 1; j <= need; j++) {
+      const c = buf[i + j]!;
+      if ((c & 0xc0) !== 0x80) return { bad: i, incompleteAt: -1 };
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { bad: i, incompleteAt: -1 };
+    i += need + 1;
+  }
+  return { bad: -1, incompleteAt: -1 };
+}
+
+function countNewlines(buf: Uint8Array, end: number): number {
+  let c = 0;
+  for (let i = 0; i < end; i++) if (buf[i] === 0x0a) c++;
+  return c;
+}
+
+interface TextSource {
+  chunks: AsyncGenerator<string>;
+  /** Bytes consumed so far (for preview size estimates). */
+  bytesRead(): number;
+}
+
+/**
+ * Decodes a file as strict UTF-8 in chunks, dropping a leading BOM. An invalid byte is a
+ * UserError naming its line, counted from the bytes before it.
+ */
+function textSource(path: string, signal?: AbortSignal): TextSource {
+  let bytes = 0;
+  const name = basename(path);
+  async function* gen(): AsyncGenerator<string> {
+    const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
+    const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+    let carry: Buffer | null = null;
+    let lines = 0;
+    try {
+      for await (const raw of stream as AsyncIterable<Buffer>) {
+        if (signal?.aborted) throw abortErr();
+        bytes += raw.length;
+        const buf: Buffer = carry ? Buffer.concat([carry, raw]) : raw;
+        carry = null;
+        const { bad, incompleteAt } = scanUtf8(buf, 0);
+        if (bad >= 0) {
+          throw new UserError(`${name}: line ${lines + countNewlines(buf, bad) + 1} is not valid UTF-8 (save the file as UTF-8)`, 'dataset_encoding');
+        }
+        const end = incompleteAt >= 0 ? incompleteAt : buf.length;
+        if (incompleteAt >= 0) carry = Buffer.from(buf.subarray(incompleteAt));
+        lines += countNewlines(buf, end);
+        const text = decoder.decode(buf.subarray(0, end), { stream: true });
+        if (text.length > 0) yield text;
+      }
+      if (carry && carry.length > 0) {
+        throw new UserError(`${name}: line ${lines + 1} is not valid UTF-8 (the file ends inside a character)`, 'dataset_encoding');
+      }
+    } finally {
+      stream.destroy();
+    }
+  }
+  return { chunks: gen(), bytesRead: () => bytes };
+}
+
+function abortErr(): Error {
+  const e = new Error('cancelled');
+  e.name = 'AbortError';
+  return e;
+}
+
+// ---------------------------------------------------------------- format detection
+
+async function firstText(path: string, maxBytes = 64 * 1024): Promise<string> {
+  const stream = createReadStream(path, { start: 0, end: maxBytes - 1 });
+  const parts: Buffer[] = [];
+  for await (const c of stream as AsyncIterable<Buffer>) parts.push(c);
+  // Non-fatal here: detection only; the real read reports bad bytes with their line.
+  return new TextDecoder('utf-8').decode(Buffer.concat(parts)).replace(/^\uFEFF/, '');
+}
+
+function detectDelimiter(headerLine: string): string {
+  let best = ',';
+  let bestCount = 0;
+  for (const d of DELIMITERS) {
+    let inQuotes = false;
+    let count = 0;
+    for (const ch of headerLine) {
+      if (ch === '"') inQuotes = !inQuotes;
+      else if (ch === d && !inQuotes) count++;
+    }
+    if (count > bestCount) {
+      best = d;
+      bestCount = count;
+    }
+  }
+  return best;
+}
+
+/** Decides the format (and CSV delimiter) from the extension, then from the first bytes. */
+export async function detectFormat(path: string, opts: Pick<DatasetOptions, 'format' | 'delimiter'> = {}): Promise<{ format: DatasetFormat; delimiter?: string }> {
+  await assertReadableFile(path);
+  const head = await firstText(path);
+  if (head.trim().length === 0) throw new UserError(`${basename(path)} is empty`, 'dataset_empty');
+  const ext = extname(path).toLowerCase();
+  let format = opts.format;
+  if (!format) {
+    if (ext === '.jsonl' || ext === '.ndjson' || ext === '.json') format = 'jsonl';
+    else if (ext === '.tsv' || ext === '.tab') format = 'tsv';
+    else if (ext === '.csv') format = 'csv';
+    else format = head.trimStart().startsWith('{') ? 'jsonl' : 'csv';
+  }
+  if (format === 'jsonl') return { format };
+  if (format === 'tsv') return { format, delimiter: opts.delimiter ?? '\t' };
+  const firstLine = head.split(/\r?\n/, 1)[0] ?? '';
+  const delimiter = opts.delimiter ?? detectDelimiter(firstLine);
+  return { format: delimiter === '\t' ? 'tsv' : 'csv', delimiter };
+}
+
+async function assertReadableFile(path: string): Promise<number> {
+  let s;
+  try {
+    s = await stat(path);
+  } catch {
+    throw new UserError(`data file not found: ${path}`, 'dataset_missing');
+  }
+  if (s.isDirectory()) throw new UserError(`${path} is a folder, not a data file`, 'dataset_missing');
+  if (s.size === 0) throw new UserError(`${basename(path)} is empty`, 'dataset_empty');
+  return s.size;
+}
+
+// ---------------------------------------------------------------- records
+
+interface RawRecord {
+  line: number;
+  values: Record<string, string>;
+}
+
+interface RecordStream {
+  format: DatasetFormat;
+  delimiter?: string;
+  /** CSV: known after the header is read (before the first record). JSONL: grows as keys appear. */
+  columns: string[];
+  records: AsyncGenerator<RawRecord>;
+  bytesRead(): number;
+  ragged(): number;
+}
+
+export function disambiguateHeaders(names: string[]): string[] {
+  const used = new Set<string>();
+  return names.map((raw, i) => {
+    const base = raw.trim() === '' ? `column_${i + 1}` : raw.trim();
+    let name = base;
+    for (let n = 2; used.has(name); n++) name = `${base}_${n}`;
+    used.add(name);
+    return name;
+  });
+}
+
+function stringify(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+/** Paper format: {"messages":[…{"role":"user","content":…}…],"solution":…} → input, solution. */
+function flattenJsonObject(obj: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (Array.isArray(obj.messages)) {
+    const user = (obj.messages as unknown[]).find(
+      (m): m is { content: unknown } => typeof m === 'object' && m !== null && (m as { role?: unknown }).role === 'user',
+    );
+    out.input = user ? stringify(user.content) : '';
+    for (const [k, v] of Object.entries(obj)) if (k !== 'messages') out[k] = stringify(v);
+    return out;
+  }
+  for (const [k, v] of Object.entries(obj)) out[k] = stringify(v);
+  return out;
+}
+
+async function openRecords(path: string, opts: DatasetOptions): Promise<RecordStream> {
+  const { format, delimiter } = await detectFormat(path, opts);
+  const src = textSource(path, opts.signal);
+  const name = basename(path);
+  let ragged = 0;
+  const columns: string[] = [];
+
+  if (format === 'jsonl') {
+    async function* jsonl(): AsyncGenerator<RawRecord> {
+      let pending = '';
+      let line = 0;
+      const known = new Set<string>();
+      const handle = (text: string): RawRecord | null => {
+        line++;
+        const t = text.replace(/\r$/, '');
+        if (t.trim() === '') return null;
+        let obj: unknown;
+        try {
+          obj = JSON.parse(t);
+        } catch (e) {
+          throw new UserError(`${name}: line ${line} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, 'dataset_malformed');
+        }
+        if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+          throw new UserError(`${name}: line ${line} is not a JSON object`, 'dataset_malformed');
+        }
+        const values = flattenJsonObject(obj as Record<string, unknown>);
+        for (const k of Object.keys(values)) {
+          if (!known.has(k)) {
+            known.add(k);
+            columns.push(k);
+          }
+        }
+        return { line, values };
+      };
+      for await (const chunk of src.chunks) {
+        pending += chunk;
+        let nl: number;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+          const rec = handle(pending.slice(0, nl));
+          pending = pending.slice(nl + 1);
+          if (rec) yield rec;
+        }
+      }
+      if (pending.length > 0) {
+        const rec = handle(pending);
+        if (rec) yield rec;
+      }
+    }
+    return { format, columns, records: jsonl(), bytesRead: src.bytesRead, ragged: () => 0 };
+  }
+
+  const parser = csvParse({
+    delimiter: delimiter ?? ',',
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true,
+    raw: true,
+    bom: true,
+    // TSV exports rarely quote; a quote inside a TSV field is text (it's "fine").
+    relax_quotes: delimiter === '\t',
+  });
+  const feeding = pipeline(Readable.from(src.chunks), parser).catch((e: unknown) => {
+    // The parser is destroyed with the same error and the iterator below rethrows it.
+    void e;
+  });
+  async function* csv(): AsyncGenerator<RawRecord> {
+    let line = 1;
+    let header: string[] | null = null;
+    try {
+      for await (const item of parser as AsyncIterable<{ record: string[]; raw: string }>) {
+        const start = line;
+        const inner = item.raw.replace(/[\r\n]$/, '');
+        line += 1 + (inner.match(/\n/g)?.length ?? 0);
+        const rec = item.record;
+        if (rec.length === 1 && rec[0]!.trim() === '') continue; // blank line
+        if (!header) {
+          header = disambiguateHeaders(rec);
+          columns.push(...header);
+          continue;
+        }
+        if (rec.length !== header.length) {
+          if (!opts.allowRagged) {
+            throw new UserError(
+              `${name}: line ${start} has ${rec.length} fields but the header has ${header.length} (quote fields that contain "${delimiter === '\t' ? '\\t' : delimiter}", or allow ragged rows)`,
+              'dataset_ragged',
+            );
+          }
+          ragged++;
+        }
+        const values: Record<string, string> = {};
+        header.forEach((h, i) => (values[h] = rec[i] ?? ''));
+        yield { line: start, values };
+      }
+    } catch (e) {
+      if (e instanceof UserError || (e instanceof Error && e.name === 'AbortError')) throw e;
+      if (e instanceof CsvError) {
+        // An unclosed quote is reported where the file ends; the record began where we stand.
+        const at = e.code === 'CSV_QUOTE_NOT_CLOSED' ? line : ((e as CsvError & { lines?: number }).lines ?? line);
+        throw new UserError(`${name}: line ${at} cannot be read: ${e.message.replace(/ at line \d+.*$/, '').toLowerCase()}`, 'dataset_malformed');
+      }
+      throw e;
+    } finally {
+      parser.destroy();
+      await feeding;
+    }
+    if (!header) throw new UserError(`${name} has no header line`, 'dataset_empty');
+  }
+  return { format, delimiter, columns, records: csv(), bytesRead: src.bytesRead, ragged: () => ragged };
+}
+
+// ---------------------------------------------------------------- public API
+
+/** Reads the first rows of a data file for the mapping UI. */
+export async function previewDataset(path: string, opts: DatasetOptions & { maxRows?: number } = {}): Promise<DatasetPreview> {
+  const sizeBytes = await assertReadableFile(path);
+  const maxRows = opts.maxRows ?? PREVIEW_ROWS;
+  const src = await openRecords(path, { ...opts, allowRagged: true });
+  const rows: Record<string, string>[] = [];
+  let exhausted = true;
+  for await (const rec of src.records) {
+    if (rows.length >= maxRows) {
+      exhausted = false;
+      break;
+    }
+    rows.push(rec.values);
+  }
+  if (src.columns.length === 0) throw new UserError(`${basename(path)} has no columns`, 'dataset_empty');
+  const read = src.bytesRead();
+  const totalRowsEstimate = exhausted ? rows.length : read > 0 ? Math.round((rows.length * sizeBytes) / read) : undefined;
+  const preview: DatasetPreview = {
+    path,
+    format: src.format,
+    columns: [...src.columns],
+    rows,
+    sizeBytes,
+    ...(src.delimiter !== undefined ? { delimiter: src.delimiter } : {}),
+    ...(totalRowsEstimate !== undefined ? { totalRowsEstimate } : {}),
+  };
+  const lower = preview.columns.map((c) => c.toLowerCase());
+  const pick = (cands: string[]) => {
+    for (const c of cands) {
+      const i = lower.indexOf(c);
+      if (i >= 0) return preview.columns[i];
+    }
+    return undefined;
+  };
+  const text = pick(['input', 'text', 'sentence', 'question', 'problem', 'headline', 'content', 'review']) ?? preview.columns[0];
+  const label = pick(['solution', 'label', 'gold', 'answer', 'target', 'class', 'category', 'sentiment']);
+  if (text) preview.suggestedTextColumn = text;
+  if (label && label !== text) preview.suggestedLabelColumn = label;
+  return preview;
+}
+
+function newStats(): DatasetStats {
+  return { rows: 0, skippedEmpty: 0, unmappedGold: {}, missingGold: 0, ragged: 0 };
+}
+
+/**
+ * Streams the rows of a data file through a column (and optional label) mapping. Unknown
+ * columns, unreadable lines and bad bytes are UserErrors naming the file and line.
+ */
+export function readDataset(path: string, mapping: ColumnMapping, opts: DatasetOptions = {}): DatasetReader {
+  const stats = newStats();
+  let format: DatasetFormat = 'csv';
+  async function* rows(): AsyncGenerator<DatasetRow> {
+    const src = await openRecords(path, opts);
+    format = src.format;
+    const name = basename(path);
+    let index = 0;
+    let checked = false;
+    const labelCol = mapping.labelColumn ?? null;
+    for await (const rec of src.records) {
+      if (!checked) {
+        checked = true;
+        // CSV columns are fixed by the header; JSONL keys may vary, so check the first row.
+        const cols = src.format === 'jsonl' ? Object.keys(rec.values) : src.columns;
+        for (const col of [mapping.textColumn, labelCol]) {
+          if (col !== null && !cols.includes(col)) {
+            throw new UserError(`${name}: no column "${col}" (columns: ${cols.join(', ')})`, 'dataset_column');
+          }
+        }
+      }
+      const input = rec.values[mapping.textColumn] ?? '';
+      if (input.trim() === '') {
+        stats.skippedEmpty++;
+        continue;
+      }
+      let gold: string | null = null;
+      let goldRaw: string | null = null;
+      if (labelCol !== null) {
+        const v = (rec.values[labelCol] ?? '').trim();
+        if (v === '') stats.missingGold++;
+        else {
+          goldRaw = v;
+          if (mapping.labelMap) {
+            const mapped = mapping.labelMap[v];
+            if (mapped === undefined) stats.unmappedGold[v] = (stats.unmappedGold[v] ?? 0) + 1;
+            else gold = mapped;
+          } else gold = v;
+        }
+      }
+      stats.rows++;
+      yield { index: index++, line: rec.line, input, gold, goldRaw };
+    }
+    stats.ragged = src.ragged();
+  }
+  const it = rows();
+  return {
+    get format() {
+      return format;
+    },
+    stats,
+    [Symbol.asyncIterator]: () => it,
+  };
+}
+
+/** Streams the whole file once: row count, empty inputs, gold value counts and fingerprint. */
+export async function scanDataset(path: string, mapping: { textColumn: string; labelColumn?: string | null }, opts: DatasetOptions = {}): Promise<DatasetScan> {
+  const reader = readDataset(path, { textColumn: mapping.textColumn, labelColumn: mapping.labelColumn ?? null }, opts);
+  const goldValueCounts: Record<string, number> = {};
+  for await (const row of reader) {
+    if (row.goldRaw !== null) goldValueCounts[row.goldRaw] = (goldValueCounts[row.goldRaw] ?? 0) + 1;
+  }
+  const det = await detectFormat(path, opts);
+  const preview = await previewDataset(path, { ...opts, maxRows: 1 });
+  return {
+    format: det.format,
+    ...(det.delimiter !== undefined ? { delimiter: det.delimiter } : {}),
+    columns: preview.columns,
+    rows: reader.stats.rows,
+    skippedEmpty: reader.stats.skippedEmpty,
+    goldValueCounts,
+    fingerprint: await datasetFingerprint(path),
+  };
+}
+
+/** sha256 of the file's bytes, streamed; identifies the data a job was created from. */
+export async function datasetFingerprint(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hash.update(chunk);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/**
+ * Suggests gold value → label: exact, then case-insensitive (trimmed) match against the task's
+ * labels, then numeric index (`0`, `1`, … → labels in task order) when every numeric value is a
+ * valid index. Math tasks map nothing: their gold is the answer itself.
+ */
+export function suggestLabelMapping(goldValueCounts: Record<string, number>, task: TaskDefinition): LabelMappingSuggestion {
+  const map: Record<string, string> = {};
+  const how: LabelMappingSuggestion['how'] = {};
+  const unmapped: Array<{ value: string; count: number }> = [];
+  if (task.kind === 'math') return { map, how, unmapped };
+  const labels = labelNames(task);
+  if (task.abstainLabel) labels.push(task.abstainLabel);
+  const lower = new Map(labels.map((l) => [l.toLowerCase(), l]));
+  const values = Object.keys(goldValueCounts);
+  const numeric = values.filter((v) => /^\d+$/.test(v.trim()));
+  const voting = labelNames(task);
+  const indexOk = numeric.length > 0 && numeric.every((v) => Number(v.trim()) < voting.length);
+  for (const v of values) {
+    const t = v.trim();
+    if (labels.includes(t)) {
+      map[v] = t;
+      how[v] = 'exact';
+    } else if (lower.has(t.toLowerCase())) {
+      map[v] = lower.get(t.toLowerCase())!;
+      how[v] = 'case-insensitive';
+    } else if (indexOk && /^\d+$/.test(t)) {
+      map[v] = voting[Number(t)]!;
+      how[v] = 'index';
+    } else unmapped.push({ value: v, count: goldValueCounts[v] ?? 0 });
+  }
+  unmapped.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+  return { map, how, unmapped };
+}

@@ -1,0 +1,170 @@
+// Exports of a job: CSV with one row per input (what a spreadsheet wants) and JSON with
+// everything (examples and paraphrases included). Both are written row by row, so a 100,000-row
+// job never builds its export in memory, and via a temporary file renamed at the end, so a
+// half-written export never looks finished. The readers exist so tests (and users' scripts)
+// can round-trip an export.
+import { createWriteStream } from 'node:fs';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { parse as parseCsvSync } from 'csv-parse/sync';
+import type { JobStore } from './store';
+import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
+
+export interface JsonExport {
+  format: 'tatra-job-export';
+  version: 1;
+  job: JobInfo;
+  metrics: JobMetrics;
+  /** Scope `run`: the examples every row of run j shared. Empty for scope `input`. */
+  runExamples: StoredRunExamples[];
+  rows: JobRow[];
+}
+
+/** One CSV export row as read back: `votes` per label from the `votes:<label>` columns. */
+export interface CsvExportRow {
+  index: number;
+  line: number;
+  input: string;
+  gold: string | null;
+  goldRaw: string | null;
+  prediction: string | null;
+  correct: boolean | null;
+  confidence: number | null;
+  votes: Record<string, number>;
+  baselinePrediction: string | null;
+  baselineCorrect: boolean | null;
+  status: string;
+  error: string | null;
+}
+
+/** One CSV field: quoted when it holds a comma, quote, CR/LF or edge spaces (RFC 4180). */
+export function csvField(v: string): string {
+  return /[",\r\n]|^\s|\s$/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+export function toCsv(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
+  return values.map((v) => csvField(v === null || v === undefined ? '' : String(v))).join(',') + '\r\n';
+}
+
+function boolCell(v: boolean | null): string {
+  return v === null ? '' : v ? 'true' : 'false';
+}
+
+async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>): Promise<void> {
+  const tmp = `${outPath}.partial`;
+  const out = createWriteStream(tmp, { encoding: 'utf8' });
+  const write = async (s: string) => {
+    if (!out.write(s)) await once(out, 'drain');
+  };
+  try {
+    await body(write);
+    out.end();
+    await once(out, 'finish');
+    await rename(tmp, outPath);
+  } catch (e) {
+    out.destroy();
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Vote columns: the task's labels; for math (free-form answers) one JSON column. */
+function voteLabels(job: JobInfo): string[] | null {
+  return job.task.kind === 'math' ? null : job.task.labels.map((l) => l.name);
+}
+
+export async function exportCsv(store: JobStore, job: JobInfo, outPath: string): Promise<void> {
+  const labels = voteLabels(job);
+  await writeAtomically(outPath, async (write) => {
+    await write(
+      toCsv([
+        'index',
+        'line',
+        'input',
+        'gold',
+        'gold_raw',
+        'prediction',
+        'correct',
+        'confidence',
+        ...(labels ? labels.map((l) => `votes:${l}`) : ['votes']),
+        'baseline_prediction',
+        'baseline_correct',
+        'status',
+        'error',
+      ]),
+    );
+    for (const row of store.iterateRows(job.id)) {
+      await write(
+        toCsv([
+          row.index,
+          row.line,
+          row.input,
+          row.gold,
+          row.goldRaw,
+          row.prediction,
+          boolCell(row.correct),
+          row.confidence,
+          ...(labels ? labels.map((l) => (row.votes ? (row.votes[l] ?? 0) : '')) : [row.votes ? JSON.stringify(row.votes) : '']),
+          row.baseline?.label ?? null,
+          boolCell(row.baseline?.correct ?? null),
+          row.status,
+          row.error,
+        ]),
+      );
+    }
+  });
+}
+
+export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetrics, outPath: string): Promise<void> {
+  await writeAtomically(outPath, async (write) => {
+    const head = { format: 'tatra-job-export', version: 1, job, metrics, runExamples: store.runExamples(job.id) };
+    const headText = JSON.stringify(head, null, 1);
+    await write(`${headText.slice(0, -2)},\n "rows": [`);
+    let first = true;
+    for (const row of store.iterateRows(job.id)) {
+      await write(`${first ? '\n' : ',\n'}${JSON.stringify(row)}`);
+      first = false;
+    }
+    await write('\n ]\n}\n');
+  });
+}
+
+/** Writes a job's export; the manager's `export()` calls this. */
+export async function exportJob(store: JobStore, job: JobInfo, metrics: JobMetrics, format: 'csv' | 'json', outPath: string): Promise<void> {
+  if (format === 'csv') await exportCsv(store, job, outPath);
+  else await exportJson(store, job, metrics, outPath);
+}
+
+export async function readJsonExport(path: string): Promise<JsonExport> {
+  const data = JSON.parse(await readFile(path, 'utf8')) as JsonExport;
+  if (data.format !== 'tatra-job-export') throw new Error(`${path} is not a TATRA job export`);
+  return data;
+}
+
+export async function readCsvExport(path: string): Promise<CsvExportRow[]> {
+  const records = parseCsvSync(await readFile(path, 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+  const nul = (s: string | undefined) => (s === undefined || s === '' ? null : s);
+  const boolOf = (s: string | undefined) => (s === 'true' ? true : s === 'false' ? false : null);
+  return records.map((r) => {
+    const votes: Record<string, number> = {};
+    for (const [k, v] of Object.entries(r)) {
+      if (k.startsWith('votes:') && v !== '') votes[k.slice('votes:'.length)] = Number(v);
+    }
+    if (r.votes) Object.assign(votes, JSON.parse(r.votes) as Record<string, number>);
+    return {
+      index: Number(r.index),
+      line: Number(r.line),
+      input: r.input ?? '',
+      gold: nul(r.gold),
+      goldRaw: nul(r.gold_raw),
+      prediction: nul(r.prediction),
+      correct: boolOf(r.correct),
+      confidence: nul(r.confidence) === null ? null : Number(r.confidence),
+      votes,
+      baselinePrediction: nul(r.baseline_prediction),
+      baselineCorrect: boolOf(r.baseline_correct),
+      status: r.status ?? '',
+      error: nul(r.error),
+    };
+  });
+}

@@ -1,0 +1,22 @@
+// Offline evaluation of a task on a CSV/TSV/JSONL file, with results that survive a crash.
+// Main-process code shared by the CLI (`tatra eval`, `tatra jobs`), the API host (Evaluate view)
+// and the pairing comparison. Nothing here imports Electron.
+//
+//   dataset.ts  streaming import: previewDataset, readDataset, scanDataset, suggestLabelMapping
+//   store.ts    SQLite (WAL) job store + the generator-output cache (engine's GenerationCache)
+//   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
+//   metrics.ts  pure metric functions over stored rows
+//   export.ts   CSV/JSON export and readers for round trips
+export * from './types';
+export {
+  previewDataset,
+  readDataset,
+  scanDataset,
+  suggestLabelMapping,
+  datasetFingerprint,
+  detectFormat,
+} from './dataset';
+export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION } from './store';
+export { JobManager, plainModelRef, type JobManagerOptions } from './manager';
+export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
+export { exportJob, readCsvExport, readJsonExport, toCsv, csvField, type JsonExport, type CsvExportRow } from './export';

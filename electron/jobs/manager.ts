@@ -1,0 +1,532 @@
+// JobManager: creates evaluation jobs (importing the data set into the store), runs them with a
+// few rows in flight at once so the evaluator decodes them on parallel sequences, and pauses,
+// cancels and resumes them. Everything a job needs to continue lives in the store (rows, run
+// examples, finished results, generator cache), so a resumed job — also after SIGKILL — ends
+// with exactly the rows an uninterrupted one would have.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { stat } from 'node:fs/promises';
+import { UserError, errorMessage, isAbortError } from '../common/errors';
+import type { TaskDefinition } from '../common/task';
+import { TatraSettings, type TatraResult } from '../common/tatra';
+import { classify, generateRunExamples, lenientMathCorrect, resolveTask as engineResolveTask, zeroShot, type GenerationCache, type RunExamples } from '../engine';
+import { inspectGguf } from '../llama/gguf';
+import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
+import { exportJob } from './export';
+import { computeMetrics, isCorrect } from './metrics';
+import { SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
+import type {
+  BackendLease,
+  BackendProvider,
+  BaselineResult,
+  ColumnMapping,
+  DatasetRow,
+  ExportFormat,
+  JobEvent,
+  JobEventOf,
+  JobEventType,
+  JobInfo,
+  JobMetrics,
+  JobProgress,
+  JobRow,
+  JobSpec,
+  JobStatus,
+  ModelRef,
+  RowPage,
+  RowQuery,
+  RowRun,
+  StoredRunExamples,
+} from './types';
+
+export interface JobManagerOptions {
+  store: JobStore;
+  /** Loads models; the LLAMA engineer's ModelPool in the app and the CLI. */
+  backends: BackendProvider;
+  /** Resolves a task id or task file path; default: the engine's `resolveTask`. */
+  resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;
+  /** Describes a model file for the job record; default: `inspectGguf` (validates the GGUF). */
+  inspectModel?: (path: string) => Promise<ModelRef>;
+  /** Generator-output cache; default: the store's SQLite table. */
+  cache?: GenerationCache;
+  /** Rows in flight at once when a spec does not say (default 4). */
+  defaultConcurrency?: number;
+}
+
+const IMPORT_BATCH = 1000;
+const HEARTBEAT_MS = 5000;
+const OWNER = `${hostname()}:${process.pid}`;
+
+interface Runner {
+  ac: AbortController;
+  stop: 'paused' | 'cancelled' | null;
+  done: Promise<void>;
+}
+
+async function defaultInspect(path: string): Promise<ModelRef> {
+  const info = await inspectGguf(path);
+  return { path, sizeBytes: info.fileSize, headerHash: info.headerHash };
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class JobManager {
+  private readonly store: JobStore;
+  private readonly backends: BackendProvider;
+  private readonly resolveTaskFn: (idOrPath: string) => Promise<TaskDefinition>;
+  private readonly inspectModel: (path: string) => Promise<ModelRef>;
+  readonly cache: GenerationCache;
+  private readonly defaultConcurrency: number;
+  private readonly runners = new Map<string, Runner>();
+  private readonly emitter = new EventEmitter();
+
+  constructor(opts: JobManagerOptions) {
+    this.store = opts.store;
+    this.backends = opts.backends;
+    this.resolveTaskFn = opts.resolveTask ?? ((id) => engineResolveTask(id));
+    this.inspectModel = opts.inspectModel ?? defaultInspect;
+    this.cache = opts.cache ?? new SqliteGenerationCache(opts.store);
+    this.defaultConcurrency = opts.defaultConcurrency ?? 4;
+    this.emitter.setMaxListeners(0);
+  }
+
+  // ---------------------------------------------------------------- events
+
+  /** Subscribes to one kind of event; returns the unsubscribe function. */
+  on<T extends JobEventType>(type: T, listener: (event: JobEventOf<T>) => void): () => void {
+    this.emitter.on(type, listener);
+    return () => this.off(type, listener);
+  }
+
+  off<T extends JobEventType>(type: T, listener: (event: JobEventOf<T>) => void): void {
+    this.emitter.off(type, listener);
+  }
+
+  /** Every event, in order (the API host forwards these). */
+  onAny(listener: (event: JobEvent) => void): () => void {
+    const types: JobEventType[] = ['progress', 'row', 'status'];
+    for (const t of types) this.emitter.on(t, listener);
+    return () => {
+      for (const t of types) this.emitter.off(t, listener);
+    };
+  }
+
+  private emit(event: JobEvent): void {
+    this.emitter.emit(event.type, event);
+  }
+
+  private emitStatus(id: string): void {
+    const job = this.get(id);
+    this.emit({ type: 'status', jobId: id, status: job.status, interrupted: job.interrupted, error: job.error });
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  /** A job by id (or unique id prefix); UserError when there is none. */
+  get(id: string): JobInfo {
+    const full = this.store.findJobId(id);
+    const job = full ? this.store.getJob(full) : null;
+    if (!job) throw new UserError(`no job "${id}"`, 'job_unknown');
+    return this.withLiveness(job);
+  }
+
+  /** Every job, newest first (the history). */
+  list(): JobInfo[] {
+    return this.store.listJobs().map((j) => this.withLiveness(j));
+  }
+
+  isRunningHere(id: string): boolean {
+    return this.runners.has(id);
+  }
+
+  private withLiveness(job: JobInfo): JobInfo {
+    if (job.status !== 'running' || this.runners.has(job.id)) return job;
+    return { ...job, interrupted: !this.ownerAlive(job.id) };
+  }
+
+  /** Whether another live process on this machine runs the job (owner pid still alive). */
+  private ownerAlive(id: string): boolean {
+    const owner = (this.store.db.prepare(`SELECT owner FROM jobs WHERE id = ?`).get(id) as { owner: string | null } | undefined)?.owner;
+    if (!owner) return false;
+    const [host, pidText] = owner.split(':');
+    const pid = Number(pidText);
+    if (owner === OWNER) return false; // this process, but no runner: it ended abnormally
+    if (host !== hostname()) {
+      // Another machine on a shared folder: trust a recent heartbeat.
+      const updated = this.store.getJob(id)?.updated;
+      return updated !== undefined && Date.now() - Date.parse(updated) < 3 * HEARTBEAT_MS;
+    }
+    return Number.isInteger(pid) && pidAlive(pid);
+  }
+
+  rows(id: string, q: RowQuery = {}): RowPage {
+    return this.store.rows(this.get(id).id, q);
+  }
+
+  row(id: string, index: number): JobRow | null {
+    return this.store.row(this.get(id).id, index);
+  }
+
+  runExamples(id: string): StoredRunExamples[] {
+    return this.store.runExamples(this.get(id).id);
+  }
+
+  metrics(id: string): JobMetrics {
+    const job = this.get(id);
+    return computeMetrics({ task: job.task, r: job.settings.r, rowsTotal: job.rowsTotal, rows: this.store.iterateRows(job.id) });
+  }
+
+  /** Writes the export (CSV: one row per input; JSON: everything) and returns its path. */
+  async export(id: string, format: ExportFormat, outPath: string): Promise<string> {
+    if (format !== 'csv' && format !== 'json') throw new UserError(`unknown export format "${String(format)}" (csv or json)`, 'bad_option');
+    const job = this.get(id);
+    await exportJob(this.store, job, this.metrics(job.id), format, outPath);
+    return outPath;
+  }
+
+  /** Removes a job and everything stored for it (not the generator cache). */
+  async delete(id: string): Promise<void> {
+    const job = this.get(id);
+    if (this.runners.has(job.id)) await this.cancel(job.id);
+    this.store.deleteJob(job.id);
+  }
+
+  // ---------------------------------------------------------------- create
+
+  /**
+   * Validates the spec, records the models and imports the data set into the store (streamed, in
+   * batched transactions; the job no longer needs the file afterwards). Status `queued`.
+   */
+  async create(spec: JobSpec): Promise<JobInfo> {
+    const parsed = TatraSettings.safeParse(spec.settings);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new UserError(`invalid settings: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'unknown problem'}`, 'bad_option');
+    }
+    const settings = parsed.data;
+    const task = typeof spec.task === 'string' ? await this.resolveTaskFn(spec.task) : spec.task;
+    if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
+    const concurrency = spec.concurrency ?? this.defaultConcurrency;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new UserError(`concurrency must be between 1 and 64, got ${concurrency}`, 'bad_option');
+    const [generator, evaluator] = await Promise.all([this.inspectModel(spec.generatorPath), this.inspectModel(spec.evaluatorPath)]);
+
+    const dsOpts = {
+      ...(spec.dataset.format ? { format: spec.dataset.format } : {}),
+      ...(spec.dataset.delimiter ? { delimiter: spec.dataset.delimiter } : {}),
+      ...(spec.dataset.allowRagged ? { allowRagged: true } : {}),
+      ...(spec.signal ? { signal: spec.signal } : {}),
+    };
+    const { format } = await detectFormat(spec.dataset.path, dsOpts);
+    const mapping: ColumnMapping = { ...spec.dataset.mapping };
+    const labelCol = mapping.labelColumn ?? null;
+    if (task.kind !== 'math' && labelCol !== null) {
+      const valid = new Set(task.labels.map((l) => l.name));
+      if (task.abstainLabel) valid.add(task.abstainLabel);
+      if (mapping.labelMap) {
+        for (const [from, to] of Object.entries(mapping.labelMap)) {
+          if (!valid.has(to)) throw new UserError(`label map "${from}=${to}": "${to}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
+        }
+      } else {
+        // No map given: suggest one (exact, case-insensitive, numeric index) from the gold values.
+        const scan = await scanDataset(spec.dataset.path, { textColumn: mapping.textColumn, labelColumn: labelCol }, dsOpts);
+        mapping.labelMap = suggestLabelMapping(scan.goldValueCounts, task).map;
+      }
+    }
+    const fingerprint = await datasetFingerprint(spec.dataset.path);
+    const reader = readDataset(spec.dataset.path, mapping, dsOpts);
+    const id = this.store.createJob({
+      name: spec.name ?? `${task.id} on ${spec.dataset.path.split(/[\\/]/).pop() ?? spec.dataset.path}`,
+      task,
+      settings,
+      generator,
+      evaluator,
+      dataset: { path: spec.dataset.path, fingerprint, format, mapping, stats: reader.stats },
+      limit: spec.limit ?? null,
+      baseline: spec.baseline ?? false,
+      concurrency,
+    });
+    try {
+      let batch: DatasetRow[] = [];
+      let count = 0;
+      for await (const row of reader) {
+        batch.push(row);
+        count++;
+        if (batch.length >= IMPORT_BATCH) {
+          this.store.insertRows(id, batch);
+          batch = [];
+        }
+        if (spec.limit !== undefined && count >= spec.limit) break;
+      }
+      if (batch.length > 0) this.store.insertRows(id, batch);
+      if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${mapping.textColumn}"`, 'dataset_empty');
+      this.store.updateDatasetStats(id, reader.stats);
+    } catch (e) {
+      this.store.deleteJob(id);
+      throw e;
+    }
+    const job = this.get(id);
+    this.emitStatus(id);
+    return job;
+  }
+
+  // ---------------------------------------------------------------- control
+
+  /**
+   * Starts (or resumes) a job in this process and returns once it is running; the rows are worked
+   * through in the background (`wait(id)` resolves when that ends). Continues from the first
+   * unfinished row with the stored examples and the same seeds.
+   */
+  async start(id: string): Promise<JobInfo> {
+    const job = this.get(id);
+    if (this.runners.has(job.id)) return job;
+    if (job.status === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
+    if (job.status === 'running' && !job.interrupted) {
+      throw new UserError(`job ${job.id} is running in another process`, 'job_state');
+    }
+    this.store.db.prepare(`UPDATE jobs SET owner = ? WHERE id = ?`).run(OWNER, job.id);
+    this.store.setStatus(job.id, 'running');
+    const ac = new AbortController();
+    const runner: Runner = { ac, stop: null, done: Promise.resolve() };
+    runner.done = this.run(job.id, runner).finally(() => this.runners.delete(job.id));
+    this.runners.set(job.id, runner);
+    this.emitStatus(job.id);
+    return this.get(job.id);
+  }
+
+  /** Same as start: resuming is starting from the first unfinished row. */
+  resume(id: string): Promise<JobInfo> {
+    return this.start(id);
+  }
+
+  /** Resolves when the job's runner in this process ends (at once when none runs). */
+  async wait(id: string): Promise<JobInfo> {
+    const job = this.get(id);
+    await this.runners.get(job.id)?.done;
+    return this.get(job.id);
+  }
+
+  /** Stops the job, aborting rows in flight; finished rows stay. Resumable. */
+  pause(id: string): Promise<JobInfo> {
+    return this.stop(id, 'paused');
+  }
+
+  /** Stops the job for good (it can still be resumed explicitly); finished rows stay. */
+  cancel(id: string): Promise<JobInfo> {
+    return this.stop(id, 'cancelled');
+  }
+
+  private async stop(id: string, to: 'paused' | 'cancelled'): Promise<JobInfo> {
+    const job = this.get(id);
+    const runner = this.runners.get(job.id);
+    if (runner) {
+      runner.stop = to;
+      runner.ac.abort();
+      await runner.done;
+    } else if (job.status === 'done') {
+      throw new UserError(`job ${job.id} is already done`, 'job_state');
+    } else if (job.status === 'running' && !job.interrupted) {
+      throw new UserError(`job ${job.id} is running in another process`, 'job_state');
+    } else {
+      this.store.setStatus(job.id, to, job.error);
+      this.emitStatus(job.id);
+    }
+    return this.get(job.id);
+  }
+
+  /** Pauses every job running in this process (so they stay resumable) and waits for them. */
+  async dispose(): Promise<void> {
+    await Promise.all([...this.runners.keys()].map((id) => this.pause(id).catch(() => undefined)));
+  }
+
+  // ---------------------------------------------------------------- the runner
+
+  private async run(id: string, runner: Runner): Promise<void> {
+    const signal = runner.ac.signal;
+    const job = this.store.getJob(id)!;
+    const { task, settings } = job;
+    const started = Date.now();
+    let lastBeat = started;
+    const beat = () => {
+      const now = Date.now();
+      this.store.addElapsed(id, now - lastBeat);
+      lastBeat = now;
+    };
+    const heartbeat = setInterval(beat, HEARTBEAT_MS);
+    heartbeat.unref();
+    const leases: BackendLease[] = [];
+    let failure: unknown = null;
+    try {
+      const gen = await this.backends.acquire(job.generator.path);
+      leases.push(gen);
+      const ev = await this.backends.acquire(job.evaluator.path);
+      leases.push(ev);
+
+      let examplesForRun: ((run: number) => Promise<RunExamples>) | undefined;
+      if (settings.scope === 'run') {
+        const stored = new Map(this.store.runExamples(id).map((e) => [e.run, e]));
+        const missing = Array.from({ length: settings.r }, (_, j) => j).filter((j) => !stored.has(j));
+        // All missing runs at once, so their label calls decode on parallel sequences.
+        const made = await Promise.all(
+          missing.map((run) => generateRunExamples({ task, settings, run, generator: gen.backend, cache: this.cache, signal })),
+        );
+        for (const m of made) {
+          const rec: StoredRunExamples = { run: m.run, seed: m.seed, examples: m.examples, filtered: m.filtered, stats: m.stats };
+          this.store.saveRunExamples(id, rec);
+          stored.set(m.run, rec);
+        }
+        examplesForRun = (run: number) => {
+          const e = stored.get(run);
+          if (!e) return Promise.reject(new Error(`no stored examples for run ${run}`));
+          return Promise.resolve({ run: e.run, seed: e.seed, examples: e.examples, filtered: e.filtered, cached: true, stats: e.stats });
+        };
+      }
+
+      const queue = this.store.unfinishedRowIndexes(id);
+      const counts = this.get(id);
+      const tally = { done: counts.rowsDone, failed: 0, correct: counts.rowsCorrect, withGold: counts.rowsWithGold, session: 0 };
+      const total = counts.rowsTotal;
+      const sessionStart = Date.now();
+      const progress = (): JobProgress => {
+        const minutes = (Date.now() - sessionStart) / 60000;
+        const rate = minutes > 0 && tally.session > 0 ? tally.session / minutes : 0;
+        const remaining = total - tally.done;
+        return {
+          jobId: id,
+          rowsDone: tally.done,
+          rowsTotal: total,
+          rowsFailed: tally.failed,
+          rowsPerMinute: rate,
+          etaSeconds: rate > 0 ? (remaining / rate) * 60 : remaining === 0 ? 0 : null,
+          runningAccuracy: tally.withGold > 0 ? tally.correct / tally.withGold : null,
+        };
+      };
+      this.emit({ type: 'progress', progress: progress() });
+
+      let next = 0;
+      const worker = async () => {
+        while (!signal.aborted && next < queue.length) {
+          const index = queue[next++]!;
+          const row = this.store.row(id, index)!;
+          const t0 = Date.now();
+          try {
+            const [result, base] = await Promise.all([
+              classify({
+                task,
+                input: row.input,
+                settings,
+                generator: gen.backend,
+                evaluator: ev.backend,
+                cache: this.cache,
+                signal,
+                ...(examplesForRun ? { examplesForRun } : {}),
+              }),
+              job.baseline ? zeroShot({ task, input: row.input, evaluator: ev.backend, signal }) : Promise.resolve(null),
+            ]);
+            const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
+            this.store.saveRowResult(id, index, rec);
+            tally.done++;
+            tally.session++;
+            if (row.gold !== null) {
+              tally.withGold++;
+              if (rec.correct) tally.correct++;
+            }
+          } catch (e) {
+            if (isAbortError(e) && signal.aborted) return;
+            if (!(e instanceof UserError)) throw e;
+            // A problem with this row alone (e.g. an input too long for the context): record it
+            // and go on; a resume retries failed rows.
+            this.store.saveRowFailure(id, index, e.message);
+            tally.failed++;
+          }
+          this.emit({ type: 'row', jobId: id, row: this.store.row(id, index)! });
+          this.emit({ type: 'progress', progress: progress() });
+        }
+      };
+      const workers = Array.from({ length: Math.min(job.concurrency, Math.max(1, queue.length)) }, () =>
+        worker().catch((e: unknown) => {
+          // The first real failure stops the other rows too.
+          if (failure === null) failure = e;
+          runner.ac.abort();
+        }),
+      );
+      await Promise.all(workers);
+    } catch (e) {
+      if (!(isAbortError(e) && signal.aborted) && failure === null) failure = e;
+    } finally {
+      clearInterval(heartbeat);
+      beat();
+      for (const l of leases.reverse()) await l.release().catch(() => undefined);
+      let status: JobStatus;
+      let error: string | null = null;
+      if (failure !== null) {
+        status = 'failed';
+        error = errorMessage(failure);
+      } else if (runner.stop) status = runner.stop;
+      else if (this.store.unfinishedRowIndexes(id).length === 0 || this.failedOnly(id)) status = 'done';
+      else status = 'paused';
+      this.store.setStatus(id, status, error);
+      this.store.db.prepare(`UPDATE jobs SET owner = NULL WHERE id = ?`).run(id);
+      this.emitStatus(id);
+    }
+  }
+
+  /** True when every unfinished row is a failed one (nothing pending): the job is as done as it gets. */
+  private failedOnly(id: string): boolean {
+    const r = this.store.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(id) as { n: number };
+    return r.n === 0;
+  }
+
+  private rowRecord(
+    task: TaskDefinition,
+    scope: TatraSettings['scope'],
+    gold: string | null,
+    result: TatraResult,
+    base: { label: string | null; raw: string } | null,
+    ms: number,
+  ): RowResultRecord {
+    const runs: RowRun[] = result.runs.map((r) => ({
+      run: r.run,
+      seed: r.seed,
+      paraphrases: r.paraphrases,
+      predictions: r.predictions,
+      fallback: r.fallback,
+      // Scope `input`: each row has its own examples; scope `run`: they live once per job.
+      ...(scope === 'input' ? { examples: r.examples } : {}),
+    }));
+    let lenient: boolean | null = null;
+    if (task.kind === 'math' && gold !== null) {
+      // The reference code's score on the winning answer: the gold string appears in the raw
+      // output of a variant that voted for the winner.
+      const raws = result.runs.flatMap((r) => r.predictions).filter((p) => p.label !== null && p.label === result.label);
+      lenient = raws.some((p) => lenientMathCorrect(gold, p.raw));
+    }
+    const baseline: BaselineResult | null = base ? { label: base.label, raw: base.raw, correct: gold === null ? null : isCorrect(task, gold, base.label) } : null;
+    return {
+      prediction: result.label,
+      correct: gold === null ? null : isCorrect(task, gold, result.label),
+      lenientCorrect: lenient,
+      confidence: result.confidence,
+      votes: result.votes,
+      tieBreak: result.tieBreak,
+      runs,
+      baseline,
+      stages: result.stages,
+      ms,
+    };
+  }
+}
+
+/** Size of a file for a ModelRef when no GGUF inspection is wanted (scripted backends in tests). */
+export async function plainModelRef(path: string): Promise<ModelRef> {
+  try {
+    return { path, sizeBytes: (await stat(path)).size, headerHash: '' };
+  } catch {
+    return { path, sizeBytes: 0, headerHash: '' };
+  }
+}

@@ -1,0 +1,488 @@
+// The job store: one SQLite file (`<dataDir>/tatra.db`) holding every evaluation job, the rows it
+// was created from, the examples of each run, each finished row's full result, and the
+// generator-output cache.
+//
+// Durability: WAL with synchronous=NORMAL. Every finished row is its own transaction; at COMMIT
+// SQLite has written the WAL frames with write(2), so they sit in the OS page cache and survive a
+// SIGKILL of this process (what the resume test does). Only an OS crash or power loss can drop
+// the last few commits under NORMAL; FULL would fsync every row and cost far more than a row of
+// inference is worth protecting against that. Set TATRA_DB_SYNC=FULL to choose otherwise.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import type { TaskDefinition } from '../common/task';
+import type { StageName, StageStats, TatraSettings } from '../common/tatra';
+import type {
+  BaselineResult,
+  ColumnMapping,
+  DatasetFormat,
+  DatasetRow,
+  DatasetStats,
+  JobInfo,
+  JobRow,
+  JobStatus,
+  ModelRef,
+  RowQuery,
+  RowPage,
+  RowRun,
+  StoredRunExamples,
+} from './types';
+
+export const JOB_DB_FILE = 'tatra.db';
+/** Bump with a new entry in MIGRATIONS. */
+export const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: string[] = [
+  // v1
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    status TEXT NOT NULL,
+    task_json TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    generator_json TEXT NOT NULL,
+    evaluator_json TEXT NOT NULL,
+    dataset_json TEXT NOT NULL,
+    row_limit INTEGER,
+    baseline INTEGER NOT NULL,
+    concurrency INTEGER NOT NULL,
+    error TEXT,
+    elapsed_ms REAL NOT NULL DEFAULT 0,
+    rows_total INTEGER NOT NULL DEFAULT 0,
+    owner TEXT
+  );
+  CREATE TABLE job_rows (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    input TEXT NOT NULL,
+    gold TEXT,
+    gold_raw TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    prediction TEXT,
+    correct INTEGER,
+    lenient_correct INTEGER,
+    confidence REAL,
+    votes_json TEXT,
+    tie_break TEXT,
+    runs_json TEXT,
+    baseline_json TEXT,
+    stages_json TEXT,
+    ms REAL,
+    error TEXT,
+    finished TEXT,
+    PRIMARY KEY (job_id, idx)
+  ) WITHOUT ROWID;
+  CREATE INDEX job_rows_status ON job_rows(job_id, status);
+  CREATE TABLE job_run_examples (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    run INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    examples_json TEXT NOT NULL,
+    filtered_json TEXT NOT NULL,
+    stats_json TEXT NOT NULL,
+    PRIMARY KEY (job_id, run)
+  ) WITHOUT ROWID;
+  CREATE TABLE generation_cache (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+export interface NewJobRecord {
+  name: string;
+  task: TaskDefinition;
+  settings: TatraSettings;
+  generator: ModelRef;
+  evaluator: ModelRef;
+  dataset: { path: string; fingerprint: string; format: DatasetFormat; mapping: ColumnMapping; stats: DatasetStats };
+  limit: number | null;
+  baseline: boolean;
+  concurrency: number;
+}
+
+/** What the runner writes for a finished row. */
+export interface RowResultRecord {
+  prediction: string | null;
+  correct: boolean | null;
+  lenientCorrect: boolean | null;
+  confidence: number;
+  votes: Record<string, number>;
+  tieBreak: string;
+  runs: RowRun[];
+  baseline: BaselineResult | null;
+  stages: Record<StageName, StageStats>;
+  ms: number;
+}
+
+interface JobDbRow {
+  id: string;
+  name: string;
+  created: string;
+  updated: string;
+  status: JobStatus;
+  task_json: string;
+  settings_json: string;
+  generator_json: string;
+  evaluator_json: string;
+  dataset_json: string;
+  row_limit: number | null;
+  baseline: number;
+  concurrency: number;
+  error: string | null;
+  elapsed_ms: number;
+  rows_total: number;
+}
+
+interface RowDbRow {
+  idx: number;
+  line: number;
+  input: string;
+  gold: string | null;
+  gold_raw: string | null;
+  status: JobRow['status'];
+  prediction: string | null;
+  correct: number | null;
+  lenient_correct: number | null;
+  confidence: number | null;
+  votes_json: string | null;
+  tie_break: string | null;
+  runs_json: string | null;
+  baseline_json: string | null;
+  stages_json: string | null;
+  ms: number | null;
+  error: string | null;
+}
+
+function parseJson<T>(s: string | null): T | null {
+  return s === null ? null : (JSON.parse(s) as T);
+}
+
+function bool(v: number | null): boolean | null {
+  return v === null ? null : v !== 0;
+}
+
+function newJobId(): string {
+  // Sortable by creation time, short enough to type in `tatra jobs show <id>`.
+  return `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+export class JobStore {
+  readonly db: Database.Database;
+  readonly path: string;
+
+  constructor(dbPath: string) {
+    this.path = dbPath;
+    this.db = new Database(dbPath);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${process.env.TATRA_DB_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
+    this.db.pragma('foreign_keys = ON');
+    // The CLI and the app may share the file; wait for a writer instead of failing at once.
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  /** Schema version of the open file (PRAGMA user_version). */
+  get schemaVersion(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  private migrate(): void {
+    const current = this.schemaVersion;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`${this.path} was written by a newer TATRA Studio (schema ${current}, this one knows ${SCHEMA_VERSION})`);
+    }
+    for (let v = current; v < SCHEMA_VERSION; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---------------------------------------------------------------- jobs
+
+  createJob(rec: NewJobRecord): string {
+    const id = newJobId();
+    const now = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO jobs (id, name, created, updated, status, task_json, settings_json, generator_json, evaluator_json,
+          dataset_json, row_limit, baseline, concurrency, error, elapsed_ms, rows_total)
+         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0)`,
+      )
+      .run(
+        id,
+        rec.name,
+        now,
+        now,
+        JSON.stringify(rec.task),
+        JSON.stringify(rec.settings),
+        JSON.stringify(rec.generator),
+        JSON.stringify(rec.evaluator),
+        JSON.stringify(rec.dataset),
+        rec.limit,
+        rec.baseline ? 1 : 0,
+        rec.concurrency,
+      );
+    return id;
+  }
+
+  /** Appends imported rows in one transaction (the importer calls this per batch). */
+  insertRows(jobId: string, rows: readonly DatasetRow[]): void {
+    const ins = this.db.prepare(`INSERT INTO job_rows (job_id, idx, line, input, gold, gold_raw) VALUES (?, ?, ?, ?, ?, ?)`);
+    this.db.transaction(() => {
+      for (const r of rows) ins.run(jobId, r.index, r.line, r.input, r.gold, r.goldRaw);
+      this.db.prepare(`UPDATE jobs SET rows_total = rows_total + ? WHERE id = ?`).run(rows.length, jobId);
+    })();
+  }
+
+  updateDatasetStats(jobId: string, stats: DatasetStats): void {
+    const row = this.db.prepare(`SELECT dataset_json FROM jobs WHERE id = ?`).get(jobId) as { dataset_json: string } | undefined;
+    if (!row) return;
+    const ds = JSON.parse(row.dataset_json) as NewJobRecord['dataset'];
+    ds.stats = stats;
+    this.db.prepare(`UPDATE jobs SET dataset_json = ? WHERE id = ?`).run(JSON.stringify(ds), jobId);
+  }
+
+  deleteJob(jobId: string): void {
+    this.db.prepare(`DELETE FROM jobs WHERE id = ?`).run(jobId);
+  }
+
+  setStatus(jobId: string, status: JobStatus, error: string | null = null): void {
+    this.db.prepare(`UPDATE jobs SET status = ?, error = ?, updated = ? WHERE id = ?`).run(status, error, new Date().toISOString(), jobId);
+  }
+
+  addElapsed(jobId: string, ms: number): void {
+    this.db.prepare(`UPDATE jobs SET elapsed_ms = elapsed_ms + ?, updated = ? WHERE id = ?`).run(ms, new Date().toISOString(), jobId);
+  }
+
+  getJob(jobId: string): JobInfo | null {
+    const row = this.db.prepare(`SELECT * FROM jobs WHERE id = ?`).get(jobId) as JobDbRow | undefined;
+    return row ? this.toInfo(row) : null;
+  }
+
+  /** Accepts a unique prefix of an id too (typing `tatra jobs show mabc` is enough). */
+  findJobId(idOrPrefix: string): string | null {
+    const exact = this.db.prepare(`SELECT id FROM jobs WHERE id = ?`).get(idOrPrefix) as { id: string } | undefined;
+    if (exact) return exact.id;
+    const like = this.db.prepare(`SELECT id FROM jobs WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(`${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`) as { id: string }[];
+    return like.length === 1 ? like[0]!.id : null;
+  }
+
+  listJobs(): JobInfo[] {
+    const rows = this.db.prepare(`SELECT * FROM jobs ORDER BY created DESC, id DESC`).all() as JobDbRow[];
+    return rows.map((r) => this.toInfo(r));
+  }
+
+  private counts(jobId: string): { done: number; failed: number; correct: number; withGold: number } {
+    return this.db
+      .prepare(
+        `SELECT
+           COALESCE(SUM(status = 'done'), 0) AS done,
+           COALESCE(SUM(status = 'failed'), 0) AS failed,
+           COALESCE(SUM(status = 'done' AND correct = 1), 0) AS correct,
+           COALESCE(SUM(status = 'done' AND gold IS NOT NULL), 0) AS withGold
+         FROM job_rows WHERE job_id = ?`,
+      )
+      .get(jobId) as { done: number; failed: number; correct: number; withGold: number };
+  }
+
+  private toInfo(r: JobDbRow): JobInfo {
+    const c = this.counts(r.id);
+    return {
+      id: r.id,
+      name: r.name,
+      created: r.created,
+      updated: r.updated,
+      status: r.status,
+      interrupted: false,
+      task: JSON.parse(r.task_json) as TaskDefinition,
+      settings: JSON.parse(r.settings_json) as TatraSettings,
+      generator: JSON.parse(r.generator_json) as ModelRef,
+      evaluator: JSON.parse(r.evaluator_json) as ModelRef,
+      dataset: JSON.parse(r.dataset_json) as JobInfo['dataset'],
+      limit: r.row_limit,
+      baseline: r.baseline !== 0,
+      concurrency: r.concurrency,
+      error: r.error,
+      rowsTotal: r.rows_total,
+      rowsDone: c.done,
+      rowsFailed: c.failed,
+      rowsCorrect: c.correct,
+      rowsWithGold: c.withGold,
+      elapsedMs: r.elapsed_ms,
+    };
+  }
+
+  // ---------------------------------------------------------------- run examples
+
+  saveRunExamples(jobId: string, ex: StoredRunExamples): void {
+    this.db
+      .prepare(
+        `INSERT OR REPLACE INTO job_run_examples (job_id, run, seed, examples_json, filtered_json, stats_json) VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(jobId, ex.run, ex.seed, JSON.stringify(ex.examples), JSON.stringify(ex.filtered), JSON.stringify(ex.stats));
+  }
+
+  runExamples(jobId: string): StoredRunExamples[] {
+    const rows = this.db.prepare(`SELECT * FROM job_run_examples WHERE job_id = ? ORDER BY run`).all(jobId) as Array<{
+      run: number;
+      seed: number;
+      examples_json: string;
+      filtered_json: string;
+      stats_json: string;
+    }>;
+    return rows.map((r) => ({
+      run: r.run,
+      seed: r.seed,
+      examples: JSON.parse(r.examples_json) as StoredRunExamples['examples'],
+      filtered: JSON.parse(r.filtered_json) as StoredRunExamples['filtered'],
+      stats: JSON.parse(r.stats_json) as StoredRunExamples['stats'],
+    }));
+  }
+
+  // ---------------------------------------------------------------- rows
+
+  /** Indexes of rows not yet done (pending or failed), in order: what a (re)start works through. */
+  unfinishedRowIndexes(jobId: string): number[] {
+    return (this.db.prepare(`SELECT idx FROM job_rows WHERE job_id = ? AND status != 'done' ORDER BY idx`).all(jobId) as { idx: number }[]).map(
+      (r) => r.idx,
+    );
+  }
+
+  row(jobId: string, index: number): JobRow | null {
+    const r = this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as RowDbRow | undefined;
+    return r ? toRow(r) : null;
+  }
+
+  /** Commits one finished row at once (its own transaction), so a crash loses only rows in flight. */
+  saveRowResult(jobId: string, index: number, res: RowResultRecord): void {
+    this.db
+      .prepare(
+        `UPDATE job_rows SET status = 'done', prediction = ?, correct = ?, lenient_correct = ?, confidence = ?, votes_json = ?, tie_break = ?,
+           runs_json = ?, baseline_json = ?, stages_json = ?, ms = ?, error = NULL, finished = ?
+         WHERE job_id = ? AND idx = ?`,
+      )
+      .run(
+        res.prediction,
+        res.correct === null ? null : res.correct ? 1 : 0,
+        res.lenientCorrect === null ? null : res.lenientCorrect ? 1 : 0,
+        res.confidence,
+        JSON.stringify(res.votes),
+        res.tieBreak,
+        JSON.stringify(res.runs),
+        res.baseline ? JSON.stringify(res.baseline) : null,
+        JSON.stringify(res.stages),
+        res.ms,
+        new Date().toISOString(),
+        jobId,
+        index,
+      );
+  }
+
+  saveRowFailure(jobId: string, index: number, error: string): void {
+    this.db.prepare(`UPDATE job_rows SET status = 'failed', error = ?, finished = ? WHERE job_id = ? AND idx = ?`).run(error, new Date().toISOString(), jobId, index);
+  }
+
+  rows(jobId: string, q: RowQuery = {}): RowPage {
+    const where = [`job_id = ?`];
+    if (q.onlyWrong) where.push(`status = 'done' AND correct = 0`);
+    const order =
+      q.sort === 'confidence-asc'
+        ? `CASE WHEN confidence IS NULL THEN 1 ELSE 0 END, confidence ASC, idx`
+        : q.sort === 'confidence-desc'
+          ? `CASE WHEN confidence IS NULL THEN 1 ELSE 0 END, confidence DESC, idx`
+          : `idx`;
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE ${where.join(' AND ')}`).get(jobId) as { n: number }).n;
+    const limit = Math.max(0, Math.min(q.limit ?? 100, 10_000));
+    const offset = Math.max(0, q.offset ?? 0);
+    const rows = this.db
+      .prepare(`SELECT * FROM job_rows WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .all(jobId, limit, offset) as RowDbRow[];
+    return { total, rows: rows.map(toRow) };
+  }
+
+  /** Every row of a job in index order, streamed (exports and metrics of large jobs). */
+  *iterateRows(jobId: string): Generator<JobRow> {
+    for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield toRow(r);
+  }
+
+  // ---------------------------------------------------------------- generation cache
+
+  cacheGet(key: string): string | undefined {
+    const r = this.db.prepare(`SELECT value FROM generation_cache WHERE key = ?`).get(key) as { value: string } | undefined;
+    return r?.value;
+  }
+
+  cacheSet(key: string, value: string): void {
+    this.db.prepare(`INSERT OR REPLACE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`).run(key, value, new Date().toISOString());
+  }
+
+  cacheSize(): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM generation_cache`).get() as { n: number }).n;
+  }
+}
+
+function toRow(r: RowDbRow): JobRow {
+  return {
+    index: r.idx,
+    line: r.line,
+    input: r.input,
+    gold: r.gold,
+    goldRaw: r.gold_raw,
+    status: r.status,
+    prediction: r.prediction,
+    correct: bool(r.correct),
+    lenientCorrect: bool(r.lenient_correct),
+    confidence: r.confidence,
+    votes: parseJson<Record<string, number>>(r.votes_json),
+    tieBreak: r.tie_break,
+    runs: parseJson<RowRun[]>(r.runs_json),
+    baseline: parseJson<BaselineResult>(r.baseline_json),
+    stages: parseJson<Record<StageName, StageStats>>(r.stages_json),
+    ms: r.ms,
+    error: r.error,
+  };
+}
+
+/** Opens (creating if needed) `<dataDir>/tatra.db`. */
+export function openJobStore(dataDir: string): JobStore {
+  mkdirSync(dataDir, { recursive: true });
+  return new JobStore(join(dataDir, JOB_DB_FILE));
+}
+
+/**
+ * The engine's GenerationCache (get/set by `generationCacheKey`) on the job database: generator
+ * outputs survive restarts, so a re-run with another evaluator does not regenerate them.
+ */
+export class SqliteGenerationCache {
+  hits = 0;
+  misses = 0;
+  writes = 0;
+
+  constructor(private readonly store: JobStore) {}
+
+  get(key: string): Promise<string | undefined> {
+    const v = this.store.cacheGet(key);
+    if (v === undefined) this.misses++;
+    else this.hits++;
+    return Promise.resolve(v);
+  }
+
+  set(key: string, value: string): Promise<void> {
+    this.writes++;
+    this.store.cacheSet(key, value);
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,330 @@
+// Public shapes of the evaluation-jobs module: what the UI (through the API), the CLI and the
+// pairing comparison see. Plain TypeScript types: the API contract in common/ declares its own
+// zod schemas for what crosses the wire; these are the main-process side.
+import type { TaskDefinition } from '../common/task';
+import type {
+  Example,
+  ExampleFilterCounts,
+  ParaphraseFallback,
+  Prediction,
+  StageName,
+  StageStats,
+  TatraSettings,
+} from '../common/tatra';
+import type { TatraBackend } from '../engine/backend';
+
+// ---------------------------------------------------------------- import
+
+export type DatasetFormat = 'csv' | 'tsv' | 'jsonl';
+
+export interface DatasetOptions {
+  /** Forced format; by default decided from the extension, then from the content. */
+  format?: DatasetFormat;
+  /** Forced CSV delimiter; by default detected from the header line (`,` `;` `\t` `|`). */
+  delimiter?: string;
+  /**
+   * Ragged rows (a row whose field count differs from the header's). Default `false`: the first
+   * one is a UserError naming its line, because an unquoted delimiter inside the text would
+   * otherwise silently shift the gold column. `true`: short rows are padded with empty fields,
+   * long rows lose their extra fields, and both are counted in `stats.ragged`.
+   */
+  allowRagged?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface DatasetPreview {
+  path: string;
+  format: DatasetFormat;
+  /** CSV/TSV only. */
+  delimiter?: string;
+  /** Column names; duplicate header names are disambiguated as `name`, `name_2`, `name_3`. */
+  columns: string[];
+  /** The first rows (about 20), every value a string (JSON values are stringified). */
+  rows: Record<string, string>[];
+  /** Extrapolated from the bytes the preview read; exact when the whole file was read. */
+  totalRowsEstimate?: number;
+  sizeBytes: number;
+  /** Best guesses for the mapping UI: paper JSONL gives `input`/`solution`. */
+  suggestedTextColumn?: string;
+  suggestedLabelColumn?: string;
+}
+
+export interface ColumnMapping {
+  /** Column holding the input text (`input` for the paper's messages/solution JSONL). */
+  textColumn: string;
+  /** Column holding the gold answer; omitted or null: no gold (no accuracy). */
+  labelColumn?: string | null;
+  /**
+   * Gold value (trimmed, exact) → task label. Omitted: gold values are used as they are (math
+   * tasks, or files whose gold values are already the labels).
+   */
+  labelMap?: Record<string, string>;
+}
+
+export interface DatasetRow {
+  /** 0-based index among the rows that are kept (empty inputs are skipped and not indexed). */
+  index: number;
+  /** 1-based line in the file where the row starts (header is line 1 for CSV/TSV). */
+  line: number;
+  input: string;
+  /** Mapped gold label (or answer), null when there is no gold column or the value is unmapped. */
+  gold: string | null;
+  /** The gold value as it was in the file (trimmed), null when there is no gold column. */
+  goldRaw: string | null;
+}
+
+export interface DatasetStats {
+  /** Rows yielded. */
+  rows: number;
+  /** Rows skipped because their input was empty or only whitespace. */
+  skippedEmpty: number;
+  /** Gold values the label map does not cover, with their counts (those rows have gold null). */
+  unmappedGold: Record<string, number>;
+  /** Rows with no gold value at all, when a label column is mapped. */
+  missingGold: number;
+  /** Ragged rows tolerated (only with `allowRagged`). */
+  ragged: number;
+}
+
+/** A streaming reader: iterate it once; `stats` is complete when the iteration ends. */
+export interface DatasetReader extends AsyncIterable<DatasetRow> {
+  readonly format: DatasetFormat;
+  readonly stats: DatasetStats;
+}
+
+export interface DatasetScan {
+  format: DatasetFormat;
+  delimiter?: string;
+  columns: string[];
+  rows: number;
+  skippedEmpty: number;
+  /** Raw gold values (trimmed) → count; empty when no label column was given. */
+  goldValueCounts: Record<string, number>;
+  fingerprint: string;
+}
+
+export interface LabelMappingSuggestion {
+  /** Gold value → task label. */
+  map: Record<string, string>;
+  /** Values no rule could map, most frequent first. */
+  unmapped: Array<{ value: string; count: number }>;
+  /** How each mapped value was matched. */
+  how: Record<string, 'exact' | 'case-insensitive' | 'index'>;
+}
+
+// ---------------------------------------------------------------- jobs
+
+export type JobStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'failed' | 'done';
+
+export interface ModelRef {
+  path: string;
+  sizeBytes: number;
+  /** From the LLAMA engineer's inspectGguf; '' when unknown (e.g. a scripted backend). */
+  headerHash: string;
+}
+
+export interface JobSpec {
+  /** Task id or task file path (resolved through `resolveTask`), or the task itself. */
+  task: string | TaskDefinition;
+  settings: TatraSettings;
+  generatorPath: string;
+  evaluatorPath: string;
+  dataset: { path: string; mapping: ColumnMapping } & Pick<DatasetOptions, 'format' | 'delimiter' | 'allowRagged'>;
+  /** Evaluate only the first `limit` rows (after skipping empty inputs). */
+  limit?: number;
+  /** Also run the zero-shot baseline (one greedy evaluator call per row). */
+  baseline?: boolean;
+  /** Rows classified at once; default 4 (the LLAMA backend's default sequence count). */
+  concurrency?: number;
+  /** A free-text name for the history list. */
+  name?: string;
+  signal?: AbortSignal;
+}
+
+export interface JobInfo {
+  id: string;
+  name: string;
+  /** ISO timestamps. */
+  created: string;
+  updated: string;
+  status: JobStatus;
+  /** Stored as running but no runner in this process holds it: its process died. Resume it. */
+  interrupted: boolean;
+  task: TaskDefinition;
+  settings: TatraSettings;
+  generator: ModelRef;
+  evaluator: ModelRef;
+  dataset: {
+    path: string;
+    fingerprint: string;
+    format: DatasetFormat;
+    mapping: ColumnMapping;
+    stats: DatasetStats;
+  };
+  limit: number | null;
+  baseline: boolean;
+  concurrency: number;
+  error: string | null;
+  rowsTotal: number;
+  rowsDone: number;
+  rowsFailed: number;
+  /** Rows done whose prediction equals gold (gold present). */
+  rowsCorrect: number;
+  /** Rows done that have a gold value. */
+  rowsWithGold: number;
+  /** Time spent running, summed over sessions (pauses and downtime excluded). */
+  elapsedMs: number;
+}
+
+export type RowStatus = 'pending' | 'done' | 'failed';
+
+export interface RowRun {
+  run: number;
+  seed: number;
+  paraphrases: string[];
+  predictions: Prediction[];
+  fallback: ParaphraseFallback | null;
+  /** Scope `input` only: this row's own examples for the run (scope `run`: see StoredRunExamples). */
+  examples?: Example[];
+}
+
+export interface BaselineResult {
+  label: string | null;
+  raw: string;
+  correct: boolean | null;
+}
+
+export interface JobRow {
+  index: number;
+  line: number;
+  input: string;
+  gold: string | null;
+  goldRaw: string | null;
+  status: RowStatus;
+  prediction: string | null;
+  /** null when there is no gold. */
+  correct: boolean | null;
+  /** Math only: the reference code's "gold string appears in an output" score. */
+  lenientCorrect: boolean | null;
+  confidence: number | null;
+  votes: Record<string, number> | null;
+  tieBreak: string | null;
+  runs: RowRun[] | null;
+  baseline: BaselineResult | null;
+  stages: Record<StageName, StageStats> | null;
+  ms: number | null;
+  error: string | null;
+}
+
+export interface RowQuery {
+  offset?: number;
+  limit?: number;
+  /** Only done rows whose prediction differs from gold. */
+  onlyWrong?: boolean;
+  /** Default `index`. */
+  sort?: 'index' | 'confidence-asc' | 'confidence-desc';
+}
+
+export interface RowPage {
+  total: number;
+  rows: JobRow[];
+}
+
+/** Examples stored for one run of a job (scope `run`): shared by every row of that run. */
+export interface StoredRunExamples {
+  run: number;
+  seed: number;
+  examples: Example[];
+  filtered: ExampleFilterCounts;
+  stats: StageStats;
+}
+
+export interface JobProgress {
+  jobId: string;
+  rowsDone: number;
+  rowsTotal: number;
+  rowsFailed: number;
+  /** Over this session's rows (not counting rows done before a resume). */
+  rowsPerMinute: number;
+  /** null until a rate is known. */
+  etaSeconds: number | null;
+  /** Accuracy over done rows with gold; null when none has gold. */
+  runningAccuracy: number | null;
+}
+
+export type JobEvent =
+  | { type: 'progress'; progress: JobProgress }
+  | { type: 'row'; jobId: string; row: JobRow }
+  | { type: 'status'; jobId: string; status: JobStatus; interrupted: boolean; error: string | null };
+
+export type JobEventType = JobEvent['type'];
+export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;
+
+// ---------------------------------------------------------------- metrics
+
+export interface LabelMetrics {
+  label: string;
+  /** Rows whose gold is this label. */
+  support: number;
+  /** Rows predicted as this label. */
+  predicted: number;
+  truePositives: number;
+  /** 0 when nothing was predicted as this label (sklearn's zero_division=0). */
+  precision: number;
+  /** 0 when the label never occurs in gold. */
+  recall: number;
+  f1: number;
+}
+
+export interface JobMetrics {
+  kind: TaskDefinition['kind'];
+  /** Rows done that have gold (the denominator of every accuracy). */
+  evaluated: number;
+  rowsDone: number;
+  rowsTotal: number;
+  correct: number;
+  /** null when no row with gold is done. */
+  accuracy: number | null;
+  /** Accuracy of run j's votes alone (original + paraphrases of run j), j = 0..r-1. */
+  perRunAccuracy: Array<number | null>;
+  /** Accuracy after re-voting with the first j+1 runs, j = 0..r-1 (the last equals `accuracy`). */
+  accuracyAfterRuns: Array<number | null>;
+  /** Classification and multiple choice only (empty for math). */
+  labels: string[];
+  perLabel: LabelMetrics[];
+  /** Mean F1 over the task's labels (labels that never occur count with F1 0). */
+  macroF1: number | null;
+  /**
+   * confusion[i][j]: rows with gold labels[i] predicted labels[j]; a last extra column counts
+   * rows with no prediction (no valid vote).
+   */
+  confusion: number[][];
+  /** Histogram of the winner's vote share over done rows: 10 bins [0,0.1), …, [0.9,1.0]. */
+  confidenceHistogram: Array<{ from: number; to: number; count: number }>;
+  math: null | {
+    /** Extracted, normalised final answer equals the normalised gold. */
+    strictAccuracy: number | null;
+    /** The reference code's score: the gold string appears somewhere in an evaluator output. */
+    lenientGoldInOutputAccuracy: number | null;
+  };
+  baseline: null | {
+    evaluated: number;
+    correct: number;
+    accuracy: number | null;
+    macroF1: number | null;
+  };
+}
+
+// ---------------------------------------------------------------- runner seams
+
+export interface BackendLease {
+  backend: TatraBackend;
+  release(): Promise<void>;
+}
+
+/** What the LLAMA engineer's ModelPool provides (tests may pass a scripted one). */
+export interface BackendProvider {
+  acquire(modelPath: string): Promise<BackendLease>;
+}
+
+export type ExportFormat = 'csv' | 'json';

@@ -1,0 +1,7 @@
+// Real local inference through node-llama-cpp: the process's Llama, GGUF validation, the
+// TatraBackend implementation and the shared model pool. Main-process code only (node-llama-cpp
+// crashes in a renderer).
+export { getLlamaRuntime, disposeLlamaRuntime, defaultThreads } from './runtime';
+export { inspectGguf, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
+export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats } from './backend';
+export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';

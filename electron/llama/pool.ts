@@ -1,0 +1,148 @@
+// Loads each model file once and shares it: generator and evaluator on the same file, and every
+// job using it, get the same backend (one copy of the weights, one sequence pool). A model nobody
+// holds is disposed, at once or after a keep-alive, so only the models jobs need stay loaded.
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { abortError, type TatraBackend } from '../engine/backend';
+import { loadLlamaBackend, type LoadLlamaBackendOptions } from './backend';
+
+/** A hold on a loaded model. Call release() exactly once when done (later calls do nothing). */
+export interface BackendLease {
+  backend: TatraBackend;
+  release(): Promise<void>;
+}
+
+/** Load settings; they apply when the model is first loaded. A later acquire of the same file shares what is loaded. */
+export type AcquireOptions = Omit<LoadLlamaBackendOptions, 'modelPath'>;
+
+export interface ModelPoolOptions {
+  /** Milliseconds an unused model stays loaded, in case it is wanted again. Default 0: disposed at once. */
+  keepAliveMs?: number;
+  /** Defaults for every load (contextSize, sequences, threads, gpuLayers). */
+  defaults?: Omit<AcquireOptions, 'signal'>;
+  /** How to load a backend; default loadLlamaBackend. Tests may pass a scripted one. */
+  load?: (opts: LoadLlamaBackendOptions) => Promise<TatraBackend>;
+}
+
+interface Entry {
+  key: string;
+  path: string;
+  refs: number;
+  backend: Promise<TatraBackend>;
+  timer?: NodeJS.Timeout;
+}
+
+export class ModelPool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly keepAliveMs: number;
+  private readonly load: (opts: LoadLlamaBackendOptions) => Promise<TatraBackend>;
+  private disposed = false;
+
+  constructor(private readonly opts: ModelPoolOptions = {}) {
+    this.keepAliveMs = opts.keepAliveMs ?? 0;
+    this.load = opts.load ?? loadLlamaBackend;
+  }
+
+  /**
+   * A lease on the model at `modelPath`, loading it if it is not loaded yet. Paths naming the same
+   * file (relative, absolute, through a symlink) share one backend. Bad files reject with the
+   * UserError of inspectGguf; `signal` aborts this caller's wait (the load goes on for others).
+   */
+  async acquire(modelPath: string, opts: AcquireOptions = {}): Promise<BackendLease> {
+    if (this.disposed) throw new Error('the model pool has been disposed');
+    if (opts.signal?.aborted) throw abortError();
+    const key = await realpath(modelPath).catch(() => resolve(modelPath));
+    let entry = this.entries.get(key);
+    if (!entry) {
+      const { signal: _signal, ...loadOpts } = opts;
+      const created: Entry = {
+        key,
+        path: modelPath,
+        refs: 0,
+        backend: this.load({ ...this.opts.defaults, ...loadOpts, modelPath }),
+      };
+      entry = created;
+      this.entries.set(key, created);
+      // A failed load leaves no entry behind, so the next acquire tries again.
+      created.backend.catch(() => {
+        if (this.entries.get(key) === created) this.entries.delete(key);
+      });
+    }
+    if (entry.timer) {
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+    }
+    entry.refs++;
+    const held = entry;
+    let backend: TatraBackend;
+    try {
+      backend = await raceAbort(held.backend, opts.signal);
+    } catch (e) {
+      await this.unref(held);
+      throw e;
+    }
+    let released = false;
+    return {
+      backend,
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.unref(held);
+      },
+    };
+  }
+
+  /** Models loaded or loading, with how many leases hold each. */
+  loaded(): Array<{ path: string; refs: number }> {
+    return [...this.entries.values()].map((e) => ({ path: e.path, refs: e.refs }));
+  }
+
+  /** Disposes every model, held or not; leases released afterwards do nothing. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.allSettled(entries.map((e) => this.disposeEntry(e)));
+  }
+
+  private async unref(entry: Entry): Promise<void> {
+    entry.refs = Math.max(0, entry.refs - 1);
+    if (entry.refs > 0 || this.entries.get(entry.key) !== entry) return;
+    if (this.keepAliveMs > 0) {
+      entry.timer = setTimeout(() => {
+        if (entry.refs === 0 && this.entries.get(entry.key) === entry) {
+          this.entries.delete(entry.key);
+          void this.disposeEntry(entry);
+        }
+      }, this.keepAliveMs);
+      entry.timer.unref();
+      return;
+    }
+    this.entries.delete(entry.key);
+    await this.disposeEntry(entry);
+  }
+
+  private async disposeEntry(entry: Entry): Promise<void> {
+    if (entry.timer) clearTimeout(entry.timer);
+    const backend = await entry.backend.catch(() => undefined);
+    await backend?.dispose();
+  }
+}
+
+function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolvePromise, reject) => {
+    const onAbort = () => reject(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolvePromise(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,50 @@
+// One node-llama-cpp `Llama` per process: it owns the native backend, the thread budget and the
+// GPU; loading it twice wastes memory and splits the thread budget (NODE-LLAMA-CPP.md).
+import { availableParallelism } from 'node:os';
+import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
+
+/**
+ * Threads for inference: $TATRA_THREADS, else all cores but one (left for the UI), at least 1.
+ * Explicit because node-llama-cpp's CPU default (4 on 2 cores) busy-waits and runs ~10x slower.
+ */
+export function defaultThreads(): number {
+  const env = Number.parseInt(process.env.TATRA_THREADS ?? '', 10);
+  if (Number.isFinite(env) && env > 0) return env;
+  return Math.max(1, availableParallelism() - 1);
+}
+
+// llama.cpp warns about this on every load of a real Qwen2 vocabulary; it is harmless and would
+// drown the warnings that matter.
+const knownNoise = [/control-looking token/];
+
+let runtime: Promise<Llama> | undefined;
+
+/**
+ * The process's Llama: gpu "auto" (CUDA, then Vulkan, then CPU; $TATRA_GPU=off forces CPU),
+ * prebuilt binaries only (never compiles), warnings and errors logged to stderr, `maxThreads`
+ * = all cores (contexts created by LlamaBackend use defaultThreads() unless given `threads`).
+ */
+export function getLlamaRuntime(): Promise<Llama> {
+  runtime ??= getLlama({
+    gpu: process.env.TATRA_GPU === 'off' ? false : 'auto',
+    build: 'never',
+    logLevel: LlamaLogLevel.warn,
+    // The cap shared by all contexts; each context still asks for defaultThreads() unless told otherwise.
+    maxThreads: Math.max(defaultThreads(), availableParallelism()),
+    logger(level, message) {
+      if (level !== LlamaLogLevel.error && level !== LlamaLogLevel.fatal && knownNoise.some((r) => r.test(message))) return;
+      process.stderr.write(`[llama] ${message.trimEnd()}\n`);
+    },
+  }).catch((e: unknown) => {
+    runtime = undefined;
+    throw e;
+  });
+  return runtime;
+}
+
+/** Disposes the process's Llama (and with it every model and context). The next call loads a fresh one. */
+export async function disposeLlamaRuntime(): Promise<void> {
+  const current = runtime;
+  runtime = undefined;
+  if (current) await (await current).dispose();
+}

@@ -1,0 +1,490 @@
+// Verified, resumable downloads written on Node's http/https with HTTP Range, so we control
+// timeouts, resume and verification (node-llama-cpp's downloader can retry for ~12 minutes
+// offline, and its `signal` does not reach the first request).
+//
+// On disk, while it runs: `<dir>/<file>.gguf.partial` (the bytes so far: never ends in .gguf, so
+// nothing mistakes it for a model) and `<file>.gguf.partial.json` (url, expected size, etag).
+// A later attempt resumes with Range when the sidecar matches; the result is renamed into place
+// only after its size and GGUF header check out.
+import { EventEmitter } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join, resolve as resolvePath } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomUUID } from 'node:crypto';
+import type { DownloadState } from '../common/contract/models';
+import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { abortError } from '../engine/backend';
+import { defaultModelsDir } from '../paths';
+import { resolveModelUri, type ResolvedSource } from './resolve';
+import { invalidReason, validateModelFile } from './gguf';
+
+export interface DownloadOptions {
+  /** Folder the model goes into (default: the app's models/ folder). */
+  dir?: string;
+  signal?: AbortSignal;
+  /** Until the server's response headers arrive, in ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** Longest silence once data flows, in ms (default 30000). */
+  idleTimeoutMs?: number;
+  /** Resumed attempts after the connection drops mid-transfer (default 3). */
+  retries?: number;
+  /** Shortest interval between progress reports, in ms (default 250). */
+  progressIntervalMs?: number;
+  catalogPath?: string;
+  hfEndpoint?: string;
+  onProgress?: (state: DownloadState) => void;
+  /** @internal the id the manager assigned. */
+  id?: string;
+}
+
+export interface DownloadManagerOptions {
+  /** Default destination folder. */
+  dir: string;
+  catalogPath?: string;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  retries?: number;
+  hfEndpoint?: string;
+}
+
+export interface DownloadEvents {
+  progress: [DownloadState];
+  done: [DownloadState];
+  error: [DownloadState];
+}
+
+interface Sidecar {
+  url: string;
+  source: string;
+  /** Total length the server declared. */
+  total: number | null;
+  etag: string | null;
+}
+
+const PARTIAL = '.partial';
+
+/** Paths a download uses for a final file. */
+export function partialPaths(dest: string): { partial: string; sidecar: string } {
+  return { partial: dest + PARTIAL, sidecar: `${dest}${PARTIAL}.json` };
+}
+
+async function fileSize(path: string): Promise<number | null> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return null;
+  }
+}
+
+async function readSidecar(path: string): Promise<Sidecar | null> {
+  try {
+    const s = JSON.parse(await readFile(path, 'utf8')) as Partial<Sidecar>;
+    if (typeof s.url !== 'string') return null;
+    return { url: s.url, source: String(s.source ?? ''), total: typeof s.total === 'number' ? s.total : null, etag: typeof s.etag === 'string' ? s.etag : null };
+  } catch {
+    return null;
+  }
+}
+
+function fmtBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${n} B`;
+}
+
+/** A failure that a resumed attempt may fix (connection dropped, stalled). */
+class TransferInterrupted extends Error {}
+
+interface OpenedResponse {
+  res: IncomingMessage;
+  req: ClientRequest;
+  finalUrl: string;
+}
+
+/**
+ * GET with our own connect timeout (covers DNS, TCP and the wait for headers) and redirects.
+ * Unreachable hosts fail here within `connectTimeoutMs` with a one-line UserError.
+ */
+function openResponse(url: string, headers: Record<string, string>, connectTimeoutMs: number, signal: AbortSignal | undefined, redirectsLeft = 8): Promise<OpenedResponse> {
+  return new Promise<OpenedResponse>((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return reject(new UserError(`invalid download URL ${url}`, 'bad_uri'));
+    }
+    const requestFn = u.protocol === 'https:' ? httpsRequest : u.protocol === 'http:' ? httpRequest : null;
+    if (!requestFn) return reject(new UserError(`unsupported URL scheme in ${url}`, 'bad_uri'));
+    let settled = false;
+    const req = requestFn(u, { method: 'GET', headers: { 'user-agent': 'tatra-studio', ...headers } });
+    const fail = (e: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      req.destroy();
+      reject(e);
+    };
+    const onAbort = () => fail(abortError());
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => {
+      fail(new UserError(`could not reach ${u.host} within ${Math.round(connectTimeoutMs / 1000)} s (offline or unreachable)`, 'download_unreachable'));
+    }, connectTimeoutMs);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (settled) return;
+      const code = e.code ?? '';
+      if (code === 'ECONNREFUSED') fail(new UserError(`connection refused by ${u.host} (is the server running?)`, 'download_unreachable'));
+      else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') fail(new UserError(`cannot resolve host ${u.hostname} (offline?)`, 'download_unreachable'));
+      else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') fail(new UserError(`${u.host} is unreachable (offline?)`, 'download_unreachable'));
+      else fail(new UserError(`could not connect to ${u.host}: ${code || e.message}`, 'download_unreachable'));
+    });
+    req.on('response', (res) => {
+      if (settled) {
+        res.destroy();
+        return;
+      }
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && res.headers.location) {
+        res.resume();
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        req.destroy();
+        if (redirectsLeft <= 0) return reject(new UserError(`too many redirects downloading ${url}`, 'download_failed'));
+        const next = new URL(res.headers.location, u).toString();
+        openResponse(next, headers, connectTimeoutMs, signal, redirectsLeft - 1).then(resolve, reject);
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve({ res, req, finalUrl: u.toString() });
+    });
+    req.end();
+  });
+}
+
+/** Parses `Content-Range: bytes a-b/total`. */
+function parseContentRange(v: string | undefined): { start: number; end: number; total: number | null } | null {
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(v?.trim() ?? '');
+  if (!m) return null;
+  return { start: Number(m[1]), end: Number(m[2]), total: m[3] === '*' ? null : Number(m[3]) };
+}
+
+/**
+ * Download one model to `<dir>/<file>.gguf` through `<file>.gguf.partial` (+ `.partial.json`),
+ * resuming a partial file with Range, verifying size and GGUF header, then renaming atomically.
+ * Resolves with the final state (status "done"); rejects with UserError for bad sources,
+ * unreachable hosts, size mismatches or corrupt files, and AbortError when cancelled (the
+ * partial file stays, so the same download resumes later).
+ */
+export async function downloadModel(source: string, options: DownloadOptions = {}): Promise<DownloadState> {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const retries = options.retries ?? 3;
+  const interval = options.progressIntervalMs ?? 250;
+  const signal = options.signal;
+  const resolved: ResolvedSource = await resolveModelUri(source, { signal, timeoutMs: connectTimeoutMs, catalogPath: options.catalogPath, hfEndpoint: options.hfEndpoint });
+  const dir = resolvePath(options.dir ?? defaultModelsDir());
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    throw new UserError(`cannot create the download folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`, 'download_failed');
+  }
+  const dest = join(dir, resolved.fileName);
+  const { partial, sidecar } = partialPaths(dest);
+  const state: DownloadState = {
+    id: options.id ?? randomUUID(),
+    source,
+    url: resolved.url,
+    dest,
+    fileName: resolved.fileName,
+    status: 'downloading',
+    bytes: 0,
+    total: resolved.expectedSize ?? null,
+    rate: 0,
+    etaSeconds: null,
+    resumedFrom: 0,
+    error: null,
+    startedAt: Date.now(),
+    finishedAt: null,
+  };
+  let lastEmit = 0;
+  const emit = (force = false) => {
+    const now = Date.now();
+    if (!force && now - lastEmit < interval) return;
+    lastEmit = now;
+    options.onProgress?.({ ...state });
+  };
+
+  const existing = await fileSize(dest);
+  if (existing !== null) {
+    // Already there: check it rather than download it again or overwrite it.
+    await validateModelFile(dest);
+    Object.assign(state, { status: 'done', bytes: existing, total: existing, finishedAt: Date.now() });
+    emit(true);
+    return { ...state };
+  }
+
+  // Rate over a sliding window of a few seconds, so ETA follows the current speed.
+  const samples: { t: number; b: number }[] = [];
+  const noteBytes = () => {
+    const now = Date.now();
+    samples.push({ t: now, b: state.bytes });
+    while (samples.length > 2 && now - (samples[0] as { t: number }).t > 3000) samples.shift();
+    const first = samples[0] as { t: number; b: number };
+    const dt = (now - first.t) / 1000;
+    if (dt > 0.2) state.rate = (state.bytes - first.b) / dt;
+    state.etaSeconds = state.total !== null && state.rate > 0 ? Math.max(0, (state.total - state.bytes) / state.rate) : null;
+    emit();
+  };
+
+  let attempt = 0;
+  let firstAttempt = true;
+  for (;;) {
+    if (signal?.aborted) throw abortError();
+    const side = await readSidecar(sidecar);
+    let have = (await fileSize(partial)) ?? 0;
+    if (have > 0 && (!side || side.url !== resolved.url)) {
+      // A partial file we cannot vouch for (other URL, no sidecar): start over.
+      await rm(partial, { force: true });
+      have = 0;
+    }
+    if (side?.total != null && have === side.total && have > 0) break; // complete from an earlier run
+    if (side?.total != null && have > side.total) {
+      await rm(partial, { force: true });
+      have = 0;
+    }
+    const headers: Record<string, string> = {};
+    if (have > 0) {
+      headers.range = `bytes=${have}-`;
+      // If the file changed on the server, If-Range makes it send the whole new file (200).
+      if (side?.etag && !side.etag.startsWith('W/')) headers['if-range'] = side.etag;
+    }
+    const { res } = await openResponse(resolved.url, headers, connectTimeoutMs, signal);
+    const status = res.statusCode ?? 0;
+    let total: number | null;
+    let append: boolean;
+    if (status === 206) {
+      const cr = parseContentRange(res.headers['content-range']);
+      if (!cr || cr.start !== have) {
+        // The server sent some other range: do not splice it in; restart from zero.
+        res.destroy();
+        await rm(partial, { force: true });
+        await rm(sidecar, { force: true });
+        if (++attempt > retries + 1) throw new UserError(`the server at ${new URL(resolved.url).host} answered a resume with the wrong byte range`, 'download_failed');
+        continue;
+      }
+      total = cr.total;
+      append = true;
+    } else if (status === 200) {
+      // A fresh copy: either we asked for it, or the server ignored Range (or the file changed).
+      const len = Number(res.headers['content-length']);
+      total = Number.isFinite(len) && res.headers['content-length'] !== undefined ? len : null;
+      append = false;
+      have = 0;
+    } else if (status === 416 && have > 0) {
+      res.resume();
+      const cr = parseContentRange(res.headers['content-range']);
+      if (cr?.total === have) {
+        await writeFile(sidecar, JSON.stringify({ ...(side ?? { url: resolved.url, source, etag: null }), total: have }));
+        break;
+      }
+      await rm(partial, { force: true });
+      if (++attempt > retries + 1) throw new UserError(`the server at ${new URL(resolved.url).host} refused to resume the download`, 'download_failed');
+      continue;
+    } else {
+      res.resume();
+      const what = status === 404 ? 'not found' : status === 401 || status === 403 ? 'access denied (gated or private model?)' : `HTTP ${status}`;
+      throw new UserError(`download of ${resolved.fileName} failed: ${what} (${resolved.url})`, status === 404 ? 'download_not_found' : 'download_failed');
+    }
+    const etagHeader = res.headers.etag;
+    const etag = typeof etagHeader === 'string' ? etagHeader : null;
+    const meta: Sidecar = { url: resolved.url, source, total, etag };
+    await writeFile(sidecar, JSON.stringify(meta));
+    if (firstAttempt) state.resumedFrom = have;
+    firstAttempt = false;
+    state.bytes = have;
+    state.total = total ?? state.total;
+    state.status = 'downloading';
+    samples.length = 0;
+    emit(true);
+
+    const before = have;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => res.destroy(new TransferInterrupted(`no data for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
+    };
+    const onAbort = () => res.destroy(abortError());
+    signal?.addEventListener('abort', onAbort, { once: true });
+    armIdle();
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        state.bytes += chunk.length;
+        armIdle();
+        noteBytes();
+        cb(null, chunk);
+      },
+    });
+    let failure: unknown = null;
+    try {
+      await pipeline(res, counter, createWriteStream(partial, { flags: append ? 'a' : 'w' }));
+    } catch (e) {
+      failure = e;
+    } finally {
+      clearTimeout(idle);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    // What is on disk is the truth for the next attempt, whatever the stream counters said.
+    const onDisk = (await fileSize(partial)) ?? 0;
+    state.bytes = onDisk;
+    if (failure !== null) {
+      if (signal?.aborted || isAbortError(failure)) throw abortError();
+      if (++attempt <= retries) {
+        await new Promise((r) => setTimeout(r, onDisk > before ? 100 : 300 * attempt));
+        continue;
+      }
+      const of = total !== null ? ` of ${fmtBytes(total)}` : '';
+      throw new UserError(`download of ${resolved.fileName} interrupted after ${fmtBytes(onDisk)}${of} (${errorMessage(failure)}); run it again to resume`, 'download_interrupted');
+    }
+    if (total !== null && onDisk < total) {
+      // The body ended early without an error: resume for the rest.
+      if (++attempt <= retries) continue;
+      throw new UserError(`download of ${resolved.fileName} is truncated: ${fmtBytes(onDisk)} of ${fmtBytes(total)}; run it again to resume`, 'download_truncated');
+    }
+    if (total !== null && onDisk > total) {
+      await rm(partial, { force: true });
+      await rm(sidecar, { force: true });
+      throw new UserError(`download of ${resolved.fileName} is larger than the server declared (${onDisk} > ${total} bytes); discarded`, 'download_corrupt');
+    }
+    if (total === null) {
+      await writeFile(sidecar, JSON.stringify({ ...meta, total: onDisk }));
+    }
+    break;
+  }
+
+  state.status = 'verifying';
+  state.bytes = (await fileSize(partial)) ?? 0;
+  state.total = state.total ?? state.bytes;
+  emit(true);
+  try {
+    await validateModelFile(partial);
+  } catch (e) {
+    // A complete transfer that is not a usable GGUF: resuming cannot fix it, so discard it.
+    await rm(partial, { force: true });
+    await rm(sidecar, { force: true });
+    throw new UserError(`downloaded ${resolved.fileName} is not a usable model (${invalidReason(e, partial)}); discarded`, 'download_corrupt');
+  }
+  await rename(partial, dest);
+  await rm(sidecar, { force: true });
+  Object.assign(state, { status: 'done', etaSeconds: 0, finishedAt: Date.now() });
+  emit(true);
+  return { ...state };
+}
+
+interface Running {
+  state: DownloadState;
+  dir: string;
+  controller: AbortController;
+  promise: Promise<DownloadState>;
+}
+
+/** Runs downloads in the background and reports them as events (UI and API). */
+export class DownloadManager extends EventEmitter<DownloadEvents> {
+  private readonly downloads = new Map<string, Running>();
+
+  constructor(readonly options: DownloadManagerOptions) {
+    super();
+  }
+
+  /** Start a download; answers at once with its first state ("queued" until resolved). */
+  start(source: string, dir?: string): DownloadState {
+    const id = randomUUID();
+    const targetDir = resolvePath(dir ?? this.options.dir);
+    for (const d of this.downloads.values()) {
+      if (d.state.source === source && d.dir === targetDir && (d.state.status === 'queued' || d.state.status === 'downloading' || d.state.status === 'verifying')) {
+        throw new UserError(`"${source}" is already downloading`, 'download_busy');
+      }
+    }
+    const controller = new AbortController();
+    const state: DownloadState = {
+      id,
+      source,
+      url: '',
+      dest: join(targetDir, ''),
+      fileName: '',
+      status: 'queued',
+      bytes: 0,
+      total: null,
+      rate: 0,
+      etaSeconds: null,
+      resumedFrom: 0,
+      error: null,
+      startedAt: Date.now(),
+      finishedAt: null,
+    };
+    const entry: Running = { state, dir: targetDir, controller, promise: Promise.resolve(state) };
+    entry.promise = downloadModel(source, {
+      id,
+      dir: targetDir,
+      signal: controller.signal,
+      connectTimeoutMs: this.options.connectTimeoutMs,
+      idleTimeoutMs: this.options.idleTimeoutMs,
+      retries: this.options.retries,
+      catalogPath: this.options.catalogPath,
+      hfEndpoint: this.options.hfEndpoint,
+      onProgress: (s) => {
+        entry.state = s;
+        this.emit('progress', { ...s });
+      },
+    }).then(
+      (s) => {
+        entry.state = s;
+        this.emit('done', { ...s });
+        return { ...s };
+      },
+      (e: unknown) => {
+        const cancelled = controller.signal.aborted || isAbortError(e);
+        entry.state = { ...entry.state, status: cancelled ? 'cancelled' : 'error', error: cancelled ? 'cancelled' : errorMessage(e), rate: 0, etaSeconds: null, finishedAt: Date.now() };
+        this.emit('progress', { ...entry.state });
+        // EventEmitter throws on an 'error' nobody listens to; the state above already says it.
+        if (this.listenerCount('error') > 0) this.emit('error', { ...entry.state });
+        return { ...entry.state };
+      },
+    );
+    this.downloads.set(id, entry);
+    return { ...state };
+  }
+
+  /** Wait for a download to finish (resolves with its last state, whatever the outcome). */
+  wait(id: string): Promise<DownloadState> {
+    const d = this.downloads.get(id);
+    if (!d) return Promise.reject(new UserError(`no download with id ${id}`, 'download_unknown'));
+    return d.promise;
+  }
+
+  /** Cancel a download; its partial file stays so starting it again resumes. */
+  cancel(id: string): DownloadState {
+    const d = this.downloads.get(id);
+    if (!d) throw new UserError(`no download with id ${id}`, 'download_unknown');
+    d.controller.abort();
+    return { ...d.state };
+  }
+
+  list(): DownloadState[] {
+    return [...this.downloads.values()].map((d) => ({ ...d.state }));
+  }
+
+  /** Cancel everything still running and wait for it to stop. */
+  async dispose(): Promise<void> {
+    for (const d of this.downloads.values()) d.controller.abort();
+    await Promise.all([...this.downloads.values()].map((d) => d.promise));
+  }
+}

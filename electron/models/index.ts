@@ -1,0 +1,27 @@
+// The model library, hardware fit, verified downloads and generator × evaluator pairing
+// comparisons. Plain Node (no Electron): the API host, `tatra serve` and the CLI all import this.
+// Shapes are the zod schemas of common/contract/models.ts.
+export type {
+  ModelEntry,
+  InvalidModel,
+  LibraryListing,
+  HardwareInfo,
+  FitEstimate,
+  FitOptions,
+  CatalogEntry,
+  DownloadState,
+  ComparisonSpec,
+  ComparisonSpecInput,
+  ComparisonPair,
+  ComparisonRecord,
+  ComparisonSummary,
+} from '../common/contract/models';
+export { comparisonMatrix, modelLabel } from '../common/contract/models';
+
+export { scanLibrary, ModelLibrary, type ScanResult, type ModelLibraryOptions } from './library';
+export { inspectModelFile, validateModelFile, type ModelHeader } from './gguf';
+export { hardwareInfo, estimateFit, type EstimateFitOptions } from './hardware';
+export { loadCatalog, findCatalogEntry, catalogPath } from './catalog';
+export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';
+export { DownloadManager, downloadModel, partialPaths, type DownloadOptions, type DownloadManagerOptions, type DownloadEvents } from './download';
+export { runComparison, executeComparison, newComparisonRecord, orderPairs, jobTokens, ComparisonStore, type RunComparisonOptions } from './compare';

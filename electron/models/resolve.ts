@@ -1,0 +1,111 @@
+// Turning what a user typed (catalog id, hf: URI, https URL) into one https URL and a file name.
+// Resolved here rather than by node-llama-cpp, whose resolver can retry for ~12 minutes offline.
+import { UserError, isAbortError } from '../common/errors';
+import { findCatalogEntry } from './catalog';
+
+export interface ResolvedSource {
+  url: string;
+  fileName: string;
+  /** Approximate size (catalog): progress before the server answers. */
+  expectedSize?: number;
+}
+
+export interface ResolveOptions {
+  signal?: AbortSignal;
+  /** For the Hugging Face API lookup of `hf:user/repo:QUANT` (default 5000 ms). */
+  timeoutMs?: number;
+  catalogPath?: string;
+  /** Base of the Hugging Face site (tests point it at a local server); default $TATRA_HF_ENDPOINT or https://huggingface.co. */
+  hfEndpoint?: string;
+}
+
+function hfEndpoint(explicit?: string): string {
+  return (explicit ?? process.env.TATRA_HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
+}
+
+const repoPart = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+function encodePath(p: string): string {
+  return p.split('/').map(encodeURIComponent).join('/');
+}
+
+/** `hf:user/repo/path/file.gguf` → https://huggingface.co/user/repo/resolve/main/path/file.gguf (no network). */
+export function resolveHfUri(uri: string, endpoint?: string): ResolvedSource {
+  const rest = uri.replace(/^hf:/, '').replace(/^\/+/, '');
+  const parts = rest.split('/');
+  const [user, repo, ...file] = parts;
+  if (!user || !repo || file.length === 0 || !repoPart.test(user) || !repoPart.test(repo.split(':')[0] ?? '')) {
+    throw new UserError(`"${uri}" is not an hf: model URI; use hf:user/repo/file.gguf or hf:user/repo:QUANT`, 'bad_uri');
+  }
+  const filePath = file.join('/');
+  if (!/\.gguf$/i.test(filePath) || file.some((f) => f === '' || f === '..' || f === '.')) {
+    throw new UserError(`"${uri}" does not name a .gguf file`, 'bad_uri');
+  }
+  return {
+    url: `${hfEndpoint(endpoint)}/${user}/${repo}/resolve/main/${encodePath(filePath)}`,
+    fileName: file[file.length - 1] as string,
+  };
+}
+
+/** Asks the Hugging Face API which .gguf of `user/repo` has this quantisation (single-file ones only). */
+async function resolveHfQuant(user: string, repo: string, quant: string, options: ResolveOptions): Promise<ResolvedSource> {
+  const base = hfEndpoint(options.hfEndpoint);
+  const apiUrl = `${base}/api/models/${user}/${repo}`;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  let body: { siblings?: { rfilename?: string }[] };
+  try {
+    const res = await fetch(apiUrl, { signal, headers: { accept: 'application/json' } });
+    if (res.status === 404 || res.status === 401) throw new UserError(`Hugging Face has no public model ${user}/${repo}`, 'download_not_found');
+    if (!res.ok) throw new UserError(`Hugging Face answered HTTP ${res.status} for ${user}/${repo}`, 'download_failed');
+    body = (await res.json()) as typeof body;
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    if (options.signal?.aborted) throw e;
+    if (timeout.aborted || (e as Error).name === 'TimeoutError') {
+      throw new UserError(`could not reach ${new URL(base).host} within ${Math.round(timeoutMs / 1000)} s (offline?)`, 'download_unreachable');
+    }
+    if (isAbortError(e)) throw e;
+    const cause = (e as { cause?: { code?: string } }).cause?.code;
+    throw new UserError(`could not reach ${new URL(base).host}: ${cause ?? (e as Error).message}`, 'download_unreachable');
+  }
+  const q = quant.toLowerCase();
+  const files = (body.siblings ?? [])
+    .map((s) => s.rfilename ?? '')
+    .filter((f) => /\.gguf$/i.test(f) && !/-\d{5}-of-\d{5}\.gguf$/i.test(f))
+    .filter((f) => {
+      const name = f.toLowerCase().replace(/\.gguf$/, '');
+      return name.endsWith(`-${q}`) || name.endsWith(`.${q}`) || name.endsWith(`_${q}`);
+    });
+  const file = files[0];
+  if (!file) throw new UserError(`${user}/${repo} has no single-file .gguf with quantisation ${quant}`, 'download_not_found');
+  return resolveHfUri(`hf:${user}/${repo}/${file}`, options.hfEndpoint);
+}
+
+/**
+ * Resolve a catalog id, `hf:user/repo/file.gguf`, `hf:user/repo:QUANT` (asks the Hugging Face
+ * API, with its own timeout) or an http(s) URL. UserError for anything else.
+ */
+export async function resolveModelUri(source: string, options: ResolveOptions = {}): Promise<ResolvedSource> {
+  const s = source.trim();
+  if (s.startsWith('hf:')) {
+    const m = /^hf:\/*([^/]+)\/([^/:]+):([A-Za-z0-9_.-]+)$/.exec(s);
+    if (m) return resolveHfQuant(m[1] as string, m[2] as string, m[3] as string, options);
+    return resolveHfUri(s, options.hfEndpoint);
+  }
+  if (/^https?:\/\//i.test(s)) {
+    let url: URL;
+    try {
+      url = new URL(s);
+    } catch {
+      throw new UserError(`"${s}" is not a valid URL`, 'bad_uri');
+    }
+    const fileName = decodeURIComponent(url.pathname.split('/').pop() ?? '');
+    if (!/\.gguf$/i.test(fileName) || fileName.includes('\\')) throw new UserError(`the URL ${s} does not end in a .gguf file name`, 'bad_uri');
+    return { url: url.toString(), fileName };
+  }
+  const entry = await findCatalogEntry(s, options.catalogPath);
+  if (entry) return { ...resolveHfUri(entry.uri, options.hfEndpoint), fileName: entry.fileName, expectedSize: entry.sizeBytes };
+  throw new UserError(`"${s}" is not a catalog id, an hf: URI or an https URL (see "tatra models download --help")`, 'bad_uri');
+}

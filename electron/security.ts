@@ -1,0 +1,133 @@
+// The desktop shell's security settings as plain data and pure functions, so a unit test can
+// assert them without an Electron binary and main.ts cannot quietly drift from them.
+// Follows Electron's security checklist (https://www.electronjs.org/docs/latest/tutorial/security):
+// isolated, sandboxed renderer without Node; a strict CSP sent as a header by our own protocol;
+// every navigation, new window, permission and foreign IPC sender refused.
+import type { WebPreferences } from 'electron';
+
+/** The privileged scheme the renderer is served from (never `file://`). */
+export const APP_SCHEME = 'app';
+/** The scheme's single host; the renderer's origin is `app://tatra`. */
+export const APP_HOST = 'tatra';
+/** Where the window starts. */
+export const APP_ENTRY_URL = `${APP_SCHEME}://${APP_HOST}/index.html`;
+
+/**
+ * CSP directives for every response of the app protocol. No 'unsafe-eval' and no inline script
+ * anywhere. style-src is 'self' only: the Vite build emits CSS files, and React writes `style`
+ * props through the CSSOM, which CSP does not govern; if a library ever injects <style> tags the
+ * renderer would show unstyled parts, which the Electron e2e test would catch.
+ */
+export const CSP_DIRECTIVES: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  'default-src': ["'self'"],
+  'script-src': ["'self'"],
+  'style-src': ["'self'"],
+  'img-src': ["'self'", 'data:'],
+  'font-src': ["'self'"],
+  'connect-src': ["'self'"],
+  'object-src': ["'none'"],
+  'frame-src': ["'none'"],
+  'worker-src': ["'none'"],
+  'base-uri': ["'none'"],
+  'frame-ancestors': ["'none'"],
+  'form-action': ["'none'"],
+});
+
+/** The Content-Security-Policy header value built from CSP_DIRECTIVES. */
+export const CONTENT_SECURITY_POLICY = Object.entries(CSP_DIRECTIVES)
+  .map(([name, sources]) => `${name} ${sources.join(' ')}`)
+  .join('; ');
+
+/** Headers every app-protocol response carries besides Content-Type. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+});
+
+export interface WebPreferencesOptions {
+  /** Devtools are for development builds only. Default false. */
+  devTools?: boolean;
+}
+
+/** The BrowserWindow webPreferences of every TATRA window. */
+export function webPreferencesFor(preloadPath: string, options: WebPreferencesOptions = {}): WebPreferences {
+  return {
+    preload: preloadPath,
+    contextIsolation: true,
+    sandbox: true,
+    nodeIntegration: false,
+    nodeIntegrationInWorker: false,
+    nodeIntegrationInSubFrames: false,
+    webSecurity: true,
+    allowRunningInsecureContent: false,
+    webviewTag: false,
+    experimentalFeatures: false,
+    enableWebSQL: false,
+    spellcheck: false,
+    navigateOnDragDrop: false,
+    safeDialogs: true,
+    devTools: options.devTools ?? false,
+  };
+}
+
+function parse(url: string): URL | null {
+  try {
+    return new URL(url);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True when `url` is a page of the app itself (`app://tatra/...`). Compared by scheme and host,
+ * not `URL.origin`: WHATWG URL reports "null" as the origin of non-special schemes in Node.
+ * Credentials or a port make it foreign: the real origin never has them.
+ */
+export function isAppUrl(url: string): boolean {
+  const u = parse(url);
+  return u !== null && u.protocol === `${APP_SCHEME}:` && u.hostname === APP_HOST && u.port === '' && u.username === '' && u.password === '';
+}
+
+/** IPC sender check: only frames showing the app's own pages may call the API (not file://, devtools://, http(s)). */
+export function isAllowedSender(url: string | null | undefined): boolean {
+  return typeof url === 'string' && isAppUrl(url);
+}
+
+/**
+ * Navigation rule for `will-navigate`/`will-redirect`/`will-frame-navigate`: the app is a single
+ * page, so only a reload or route within its own origin is allowed; everything else is refused.
+ */
+export function isAllowedNavigation(url: string): boolean {
+  return isAppUrl(url);
+}
+
+/**
+ * Whether a link the user clicked may be handed to the system browser: plain http(s) with a host,
+ * no credentials (they are a phishing device), at most 2,048 characters. Everything else
+ * (file:, javascript:, custom schemes that launch other programs) is dropped.
+ */
+export function isSafeExternalUrl(url: string): boolean {
+  if (url.length > 2048) return false;
+  const u = parse(url);
+  return u !== null && (u.protocol === 'https:' || u.protocol === 'http:') && u.hostname !== '' && u.username === '' && u.password === '';
+}
+
+/**
+ * URL patterns of every request the renderer's session cancels: the UI needs no network at all
+ * (the API goes over IPC; models download in the main process through Node, not the session), so
+ * even a CSP mistake or a compromised page cannot reach a server or read local files.
+ */
+export const BLOCKED_REQUEST_PATTERNS: readonly string[] = Object.freeze(['http://*/*', 'https://*/*', 'ws://*/*', 'wss://*/*', 'ftp://*/*', 'file://*/*']);
+
+/** Permission requests and checks (camera, notifications, clipboard, geolocation, …): all refused. */
+export function isPermissionAllowed(_permission: string): boolean {
+  return false;
+}
+
+/** Threads for node-llama-cpp in the desktop app: all cores but one, which stays free for the UI. */
+export function inferenceThreads(cores: number): number {
+  return Math.max(1, Math.floor(cores) - 1);
+}

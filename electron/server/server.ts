@@ -1,0 +1,321 @@
+// `tatra serve`: the built renderer and the API contract over HTTP (POST /api/invoke) and a
+// WebSocket (/api/events), in front of one ApiHost. Everything needs the token; API calls and
+// WebSocket upgrades also need an allowed Origin. See auth.ts for the reasoning.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, realpath, stat, unlink } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { basename, extname, join, normalize, resolve, sep } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ApiHost } from '../api/host';
+import {
+  SECURITY_HEADERS,
+  TOKEN_QUERY,
+  allowedOrigins,
+  contentSecurityPolicy,
+  cookieName,
+  isLoopbackHost,
+  newToken,
+  originAllowed,
+  requestTokenSource,
+} from './auth';
+
+export interface ServeOptions {
+  host: ApiHost;
+  /** 0 picks a free port. */
+  port: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  hostname?: string;
+  /** Folder with the built renderer (index.html). */
+  staticDir: string;
+  /** Fixed token (tests); default a fresh random one. */
+  token?: string;
+  /** Further origins allowed to call the API (e.g. a reverse proxy's). */
+  extraOrigins?: string[];
+  /** Largest POST /api/invoke body, bytes (default 40 MB: small uploads travel as JSON). */
+  maxInvokeBytes?: number;
+  /** Largest POST /api/upload body, bytes (default 2 GB). */
+  maxUploadBytes?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  /** The URL to open, token included. */
+  url: string;
+  /** The URL without the token. */
+  origin: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
+  res.end(text);
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
+  res.end(`${text}\n`);
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, `request body over ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A file name safe to keep: letters, digits, dot, dash, underscore; never a path. */
+export function safeFileName(name: string): string {
+  const base = basename(name.replace(/\\/g, '/')).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '');
+  return base.slice(-120) || 'upload';
+}
+
+function isInside(child: string, parent: string): boolean {
+  const p = parent.endsWith(sep) ? parent : parent + sep;
+  return child === parent || child.startsWith(p);
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const hostname = opts.hostname ?? '127.0.0.1';
+  const token = opts.token ?? newToken();
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const staticDir = resolve(opts.staticDir);
+  const uploadsDir = join(opts.host.dataDir, 'uploads');
+  const exportsDir = join(opts.host.dataDir, 'exports');
+  const maxInvoke = opts.maxInvokeBytes ?? 40 * 1024 * 1024;
+  const maxUpload = opts.maxUploadBytes ?? 2 * 1024 * 1024 * 1024;
+  let port = opts.port;
+  let origins = new Set<string>();
+  const csp = contentSecurityPolicy();
+
+  const serveStatic = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
+    let rel: string;
+    try {
+      rel = decodeURIComponent(url.pathname);
+    } catch {
+      throw new HttpError(400, 'bad path');
+    }
+    let file = normalize(join(staticDir, rel));
+    if (!isInside(file, staticDir)) throw new HttpError(404, 'not found');
+    let info = await stat(file).catch(() => null);
+    if (!info || info.isDirectory()) {
+      // Client-side routes fall back to the page itself; missing assets stay 404.
+      if (extname(rel) !== '' && !rel.endsWith('/')) throw new HttpError(404, 'not found');
+      file = join(staticDir, 'index.html');
+      info = await stat(file).catch(() => null);
+      if (!info) {
+        throw new HttpError(503, 'the renderer is not built; run `npm run build:renderer` (vite build) and restart tatra serve');
+      }
+    }
+    const real = await realpath(file);
+    if (!isInside(real, await realpath(staticDir))) throw new HttpError(404, 'not found');
+    const isPage = extname(file) === '.html';
+    const headers: Record<string, string> = {
+      'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
+      'Content-Length': String(info.size),
+      // Hashed assets may be cached; the page never (it carries no token, but stays fresh).
+      'Cache-Control': isPage ? 'no-store' : 'private, max-age=3600',
+      ...SECURITY_HEADERS,
+    };
+    if (isPage) headers['Content-Security-Policy'] = csp;
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD') return void res.end();
+    await pipeline(createReadStream(file), res);
+  };
+
+  const handleInvoke = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'POST') throw new HttpError(405, 'use POST');
+    const ct = req.headers['content-type'] ?? '';
+    // A JSON content type forces a CORS preflight on cross-site requests, a second wall after Origin.
+    if (!ct.startsWith('application/json')) throw new HttpError(415, 'send application/json');
+    const body = await readBody(req, maxInvoke);
+    let msg: unknown;
+    try {
+      msg = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw new HttpError(400, 'the body is not JSON');
+    }
+    if (!msg || typeof msg !== 'object' || typeof (msg as { method?: unknown }).method !== 'string') {
+      throw new HttpError(400, 'expected {"method": string, "input": …}');
+    }
+    const { method, input } = msg as { method: string; input?: unknown };
+    sendJson(res, 200, await opts.host.invoke(method, input));
+  };
+
+  const handleUpload = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    if (req.method !== 'POST') throw new HttpError(405, 'use POST');
+    const name = safeFileName(url.searchParams.get('name') ?? 'upload');
+    await mkdir(uploadsDir, { recursive: true });
+    const dest = join(uploadsDir, `${randomUUID().slice(0, 8)}-${name}`);
+    let bytes = 0;
+    const counter = async function* (src: AsyncIterable<Buffer>) {
+      for await (const chunk of src) {
+        bytes += chunk.length;
+        if (bytes > maxUpload) throw new HttpError(413, `upload over ${maxUpload} bytes`);
+        yield chunk;
+      }
+    };
+    try {
+      await pipeline(req, counter, createWriteStream(dest, { flags: 'wx' }));
+    } catch (e) {
+      await unlink(dest).catch(() => undefined);
+      throw e;
+    }
+    sendJson(res, 200, { path: dest, bytes });
+  };
+
+  const handleDownload = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    if (req.method !== 'GET') throw new HttpError(405, 'use GET');
+    const wanted = url.searchParams.get('path');
+    if (!wanted) throw new HttpError(400, 'give ?path=');
+    const file = await realpath(resolve(wanted)).catch(() => null);
+    // Only exports may leave the server this way; never an arbitrary file.
+    const root = await realpath(exportsDir).catch(() => null);
+    if (!file || !root || !isInside(file, root)) throw new HttpError(404, 'no such export');
+    const info = await stat(file);
+    res.writeHead(200, {
+      'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
+      'Content-Length': String(info.size),
+      'Content-Disposition': `attachment; filename="${safeFileName(basename(file))}"`,
+      'Cache-Control': 'no-store',
+      ...SECURITY_HEADERS,
+    });
+    await pipeline(createReadStream(file), res);
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const via = requestTokenSource(req, url, token, port);
+      if (!via) throw new HttpError(401, 'unauthorised: open the URL tatra serve printed (it carries the token)');
+      const isApi = url.pathname.startsWith('/api/');
+      if (isApi && !originAllowed(req.headers.origin, req.headers.host, origins, hostname)) {
+        throw new HttpError(403, `forbidden origin ${req.headers.origin ?? ''}`);
+      }
+      if (via === 'query' && !isApi) {
+        // Trade the URL's token for a cookie and drop it from the address bar and history.
+        url.searchParams.delete(TOKEN_QUERY);
+        res.writeHead(303, {
+          Location: url.pathname + (url.search || ''),
+          'Set-Cookie': `${cookieName(port)}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+          'Cache-Control': 'no-store',
+          ...SECURITY_HEADERS,
+        });
+        res.end();
+        return;
+      }
+      if (url.pathname === '/api/invoke') return handleInvoke(req, res);
+      if (url.pathname === '/api/upload') return handleUpload(req, res, url);
+      if (url.pathname === '/api/download') return handleDownload(req, res, url);
+      if (isApi) throw new HttpError(404, 'no such endpoint');
+      return serveStatic(req, res, url);
+    })().catch((e: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (e instanceof HttpError) return sendText(res, e.status, e.message);
+      log(`tatra serve: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      sendText(res, 500, 'internal error');
+    });
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const sockets = new Set<WebSocket>();
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://local');
+    const refuse = (status: number, text: string) => {
+      socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
+      socket.destroy();
+    };
+    if (url.pathname !== '/api/events') return refuse(404, 'Not Found');
+    if (!requestTokenSource(req, url, token, port)) return refuse(401, 'Unauthorized');
+    if (!originAllowed(req.headers.origin, req.headers.host, origins, hostname)) return refuse(403, 'Forbidden');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      const off = opts.host.subscribe((event, payload) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event, payload }));
+      });
+      let alive = true;
+      ws.on('pong', () => (alive = true));
+      const ping = setInterval(() => {
+        if (!alive) return ws.terminate();
+        alive = false;
+        ws.ping();
+      }, 30_000);
+      ws.on('close', () => {
+        clearInterval(ping);
+        off();
+        sockets.delete(ws);
+      });
+      // The socket only carries events out; anything the page sends is ignored.
+      ws.on('message', () => undefined);
+      ws.send(JSON.stringify({ event: 'hello', payload: { ok: true } }));
+    });
+  });
+
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, hostname, () => {
+      server.off('error', reject);
+      resolveListen();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+  origins = allowedOrigins(hostname, port, opts.extraOrigins);
+  const shownHost = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
+  const origin = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${port}`;
+  if (!isLoopbackHost(hostname)) {
+    log(`tatra serve: WARNING: listening on ${hostname}, not loopback; anyone who can reach this machine and learns the token can use your models and files. Prefer an SSH tunnel to 127.0.0.1.`);
+  }
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `${origin}/?${TOKEN_QUERY}=${token}`,
+    origin,
+    port,
+    token,
+    close() {
+      closing ??= (async () => {
+        for (const ws of sockets) ws.terminate();
+        wss.close();
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// The shell of the page: navigation, theme, notices, and the view for the current route.
+import { useEffect } from 'react';
+import { Notices } from './components/Common';
+import { connectStore, useStore } from './store';
+import { parseHash, type ThemeChoice, type ViewName, VIEWS } from './store/uiSlice';
+import { TasksView } from './views/TasksView';
+import { ClassifyView } from './views/ClassifyView';
+import { EvaluateView } from './views/EvaluateView';
+import { ModelsView } from './views/ModelsView';
+import { CompareView } from './views/CompareView';
+
+const TITLES: Record<ViewName, string> = {
+  tasks: 'Tasks',
+  classify: 'Classify',
+  evaluate: 'Evaluate',
+  models: 'Models',
+  compare: 'Compare',
+};
+
+function useTheme(theme: ThemeChoice) {
+  useEffect(() => {
+    const media = window.matchMedia?.('(prefers-color-scheme: dark)');
+    const apply = () => {
+      const dark = theme === 'dark' || (theme === 'system' && media?.matches);
+      document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+    };
+    apply();
+    media?.addEventListener?.('change', apply);
+    return () => media?.removeEventListener?.('change', apply);
+  }, [theme]);
+}
+
+export function App() {
+  const route = useStore((s) => s.route);
+  const navigate = useStore((s) => s.navigate);
+  const theme = useStore((s) => s.theme);
+  const setTheme = useStore((s) => s.setTheme);
+  const connected = useStore((s) => s.connected);
+  const appInfo = useStore((s) => s.appInfo);
+  useTheme(theme);
+
+  useEffect(() => {
+    const stop = connectStore();
+    const s = useStore.getState();
+    void s.loadSettings();
+    void s.loadTasks();
+    void s.loadJobs();
+    void s.restoreClassify();
+    const onHash = () => useStore.setState({ route: parseHash(window.location.hash) });
+    window.addEventListener('hashchange', onHash);
+    // Alt+1…5 switch views from anywhere, including inside a text field.
+    const onKey = (e: KeyboardEvent) => {
+      if (!e.altKey || e.ctrlKey || e.metaKey) return;
+      const i = Number(e.key) - 1;
+      const view = VIEWS[i];
+      if (view) {
+        e.preventDefault();
+        useStore.getState().navigate({ view });
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => {
+      stop();
+      window.removeEventListener('hashchange', onHash);
+      window.removeEventListener('keydown', onKey);
+    };
+  }, []);
+
+  useEffect(() => {
+    document.title = `${TITLES[route.view]} · TATRA Studio`;
+  }, [route.view]);
+
+  return (
+    <div className="app">
+      <nav className="sidebar" aria-label="Main">
+        <div className="brand">
+          <strong>TATRA</strong>
+          <span>Studio</span>
+        </div>
+        {VIEWS.map((v, i) => (
+          <button key={v} className="nav-item" aria-current={route.view === v ? 'page' : undefined} onClick={() => navigate({ view: v })} data-testid={`nav-${v}`}>
+            <span>{TITLES[v]}</span>
+            <kbd>Alt+{i + 1}</kbd>
+          </button>
+        ))}
+        <div className="sidebar-foot">
+          <label className="field">
+            <span className="hide-narrow">Theme</span>
+            <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)} aria-label="Theme" data-testid="theme">
+              <option value="system">System</option>
+              <option value="light">Light</option>
+              <option value="dark">Dark</option>
+            </select>
+          </label>
+          <span className="conn" title={connected ? 'Live updates connected' : 'Live updates disconnected; reconnecting'}>
+            <span className={`dot ${connected ? '' : 'off'}`} />
+            <span className="hide-narrow">{connected ? 'Connected' : 'Reconnecting…'}</span>
+          </span>
+          {appInfo ? (
+            <span className="xs hide-narrow" title={appInfo.dataDir}>
+              v{appInfo.version} · {appInfo.mode} · {appInfo.threads} threads
+            </span>
+          ) : null}
+        </div>
+      </nav>
+      <main className="main">
+        {route.view === 'tasks' && <TasksView />}
+        {route.view === 'classify' && <ClassifyView />}
+        {route.view === 'evaluate' && <EvaluateView />}
+        {route.view === 'models' && <ModelsView />}
+        {route.view === 'compare' && <CompareView />}
+      </main>
+      <Notices />
+    </div>
+  );
+}

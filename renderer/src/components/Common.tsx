@@ -1,0 +1,88 @@
+// Small building blocks used across views.
+import { useState, type ReactNode } from 'react';
+import { useStore } from '../store';
+import { labelVar } from './labels';
+
+export function ErrorBanner({ message, title = 'Error' }: { message: string | null | undefined; title?: string }) {
+  if (!message) return null;
+  return (
+    <div className="banner error" role="alert">
+      <strong>{title}:</strong>
+      <span>{message}</span>
+    </div>
+  );
+}
+
+export function Notices() {
+  const notices = useStore((s) => s.notices);
+  const dismiss = useStore((s) => s.dismiss);
+  return (
+    <div className="notices" aria-live="polite">
+      {notices.map((n) => (
+        <div key={n.id} className={`notice ${n.kind}`} role={n.kind === 'error' ? 'alert' : 'status'}>
+          <p>{n.message}</p>
+          <button className="btn ghost small" onClick={() => dismiss(n.id)} aria-label="Dismiss">
+            ✕
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export function NumberField(props: { label: string; value: number; min: number; max: number; onChange(v: number): void; hint?: string; testId?: string }) {
+  const [text, setText] = useState(String(props.value));
+  const [lastValue, setLastValue] = useState(props.value);
+  if (props.value !== lastValue) {
+    setLastValue(props.value);
+    setText(String(props.value));
+  }
+  const n = Number(text);
+  const error = text.trim() === '' || !Number.isInteger(n) ? 'a whole number' : n < props.min || n > props.max ? `${props.min}–${props.max}` : null;
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input
+        type="number"
+        value={text}
+        min={props.min}
+        max={props.max}
+        aria-invalid={error !== null}
+        data-testid={props.testId}
+        onChange={(e) => {
+          setText(e.target.value);
+          const v = Number(e.target.value);
+          if (e.target.value.trim() !== '' && Number.isInteger(v) && v >= props.min && v <= props.max) props.onChange(v);
+        }}
+      />
+      {error ? <span className="field-error">{error}</span> : props.hint ? <span className="field-hint">{props.hint}</span> : null}
+    </label>
+  );
+}
+
+export function LabelChip({ label, labels }: { label: string | null; labels: readonly string[] }) {
+  if (label === null) return <span className="chip">no vote</span>;
+  return (
+    <span className="chip label" style={{ background: labelVar(label, labels) }}>
+      {label}
+    </span>
+  );
+}
+
+export function Metric({ name, value, hint }: { name: string; value: ReactNode; hint?: string }) {
+  return (
+    <div className="card metric" title={hint}>
+      <span className="name">{name}</span>
+      <span className="value">{value}</span>
+    </div>
+  );
+}
+
+export function ProgressBar({ value, label }: { value: number; label: string }) {
+  const v = Math.max(0, Math.min(1, value));
+  return (
+    <div className="progress" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(v * 100)}>
+      <div style={{ width: `${v * 100}%` }} />
+    </div>
+  );
+}

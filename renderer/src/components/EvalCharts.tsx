@@ -1,0 +1,73 @@
+// Evaluation results: confusion-matrix heatmap and the accuracy-after-j-runs curve.
+import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import type { JobMetrics } from '../../../electron/common/contract/jobs';
+import { useResolvedColor } from './VoteCharts';
+
+export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusion'] }) {
+  const { labels, predicted, matrix } = confusion;
+  const rowTotals = matrix.map((row) => row.reduce((a, b) => a + b, 0));
+  const max = Math.max(1, ...matrix.flat());
+  return (
+    <div className="stack" style={{ gap: 6 }} data-testid="confusion-matrix">
+      <div className="row" style={{ justifyContent: 'center' }}>
+        <span className="axis-title">Predicted →</span>
+      </div>
+      <div className="heat" style={{ gridTemplateColumns: `minmax(80px, auto) repeat(${predicted.length}, minmax(52px, 1fr))` }} role="table" aria-label="Confusion matrix, gold labels in rows, predictions in columns">
+        <div className="lab axis-title">Gold ↓</div>
+        {predicted.map((p) => (
+          <div className="lab col" key={`c-${p}`} title={p}>
+            {p}
+          </div>
+        ))}
+        {labels.map((g, i) => [
+          <div className="lab" key={`r-${g}`} title={`${g}: ${rowTotals[i]} rows`}>
+            {g}
+          </div>,
+          ...predicted.map((p, j) => {
+            const v = matrix[i]?.[j] ?? 0;
+            const strength = v / max;
+            const diagonal = g === p;
+            const base = diagonal ? 'var(--ok)' : 'var(--danger)';
+            return (
+              <div
+                key={`${g}-${p}`}
+                className="cell"
+                role="cell"
+                title={`gold ${g}, predicted ${p}: ${v}${rowTotals[i] ? ` (${((v / rowTotals[i]!) * 100).toFixed(0)}% of ${g})` : ''}`}
+                style={{
+                  background: v === 0 ? 'var(--panel-2)' : `color-mix(in srgb, ${base} ${Math.round(18 + strength * 70)}%, var(--panel))`,
+                  color: v === 0 ? 'var(--faint)' : strength > 0.45 ? '#fff' : 'var(--text)',
+                }}
+              >
+                {v}
+              </div>
+            );
+          }),
+        ])}
+      </div>
+    </div>
+  );
+}
+
+export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
+  const color = useResolvedColor();
+  const data = metrics.accuracyAfterRuns.map((a, j) => ({ runs: j + 1, after: a * 100, own: (metrics.perRunAccuracy[j] ?? 0) * 100 }));
+  if (data.length === 0) return <p className="muted small">No finished rows yet.</p>;
+  return (
+    <div style={{ width: '100%', height: 240 }} data-testid="runs-curve">
+      <ResponsiveContainer width="100%" height="100%">
+        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
+          <CartesianGrid stroke={color('var(--border)')} />
+          <XAxis dataKey="runs" stroke={color('var(--muted)')} fontSize={12} label={{ value: 'runs voted (j)', position: 'insideBottom', offset: -4, fill: color('var(--muted)'), fontSize: 11 }} />
+          <YAxis domain={[0, 100]} unit="%" stroke={color('var(--muted)')} fontSize={12} width={48} />
+          <Tooltip
+            contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}`, color: color('var(--text)') }}
+            formatter={(v, name) => [`${Number(v).toFixed(1)}%`, name === 'after' ? 'vote over runs 1…j' : 'run j alone']}
+          />
+          <Line type="monotone" dataKey="after" stroke={color('var(--accent)')} strokeWidth={2} dot isAnimationActive={false} />
+          <Line type="monotone" dataKey="own" stroke={color('var(--faint)')} strokeDasharray="4 4" dot={false} isAnimationActive={false} />
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}

@@ -1,0 +1,67 @@
+// Pick a GGUF for a role: the library's models (models.list) as suggestions, any path typed.
+import { useEffect, useId, useState } from 'react';
+import { getApi } from '../api/client';
+import { useStore } from '../store';
+
+interface Known {
+  path: string;
+  name: string;
+  detail: string;
+}
+
+let cache: Promise<Known[]> | null = null;
+let cacheVersion = -1;
+
+function loadModels(version: number): Promise<Known[]> {
+  if (cache && cacheVersion === version) return cache;
+  cacheVersion = version;
+  cache = getApi()
+    .call('models.list', {})
+    .then((l) =>
+      l.models.map((m) => ({
+        path: m.path,
+        name: m.name,
+        detail: [m.architecture, m.quantization, `${(m.sizeBytes / 1e6).toFixed(1)} MB`].filter(Boolean).join(' · '),
+      })),
+    )
+    // Without the model library (or with an error) a typed path still works.
+    .catch(() => []);
+  return cache;
+}
+
+export function ModelPicker(props: { label: string; value: string; onChange(path: string): void; testId?: string }) {
+  const version = useStore((s) => s.modelsVersion);
+  const [models, setModels] = useState<Known[]>([]);
+  const id = useId();
+  useEffect(() => {
+    let live = true;
+    void loadModels(version).then((m) => live && setModels(m));
+    return () => {
+      live = false;
+    };
+  }, [version]);
+  const known = models.find((m) => m.path === props.value);
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input
+        type="text"
+        list={`${id}-models`}
+        placeholder="/path/to/model.gguf"
+        value={props.value}
+        spellCheck={false}
+        data-testid={props.testId}
+        onChange={(e) => props.onChange(e.target.value)}
+        aria-invalid={props.value.trim() === ''}
+      />
+      <datalist id={`${id}-models`}>
+        {models.map((m) => (
+          <option key={m.path} value={m.path}>
+            {m.name} — {m.detail}
+          </option>
+        ))}
+      </datalist>
+      <span className="field-hint">{known ? `${known.name} · ${known.detail}` : models.length > 0 ? `${models.length} models in the library; or type a path` : 'path of a GGUF file on the machine running TATRA'}</span>
+    </label>
+  );
+}

@@ -1,0 +1,230 @@
+// The per-row results of a job: virtualised (a job may hold 100,000 rows), paged from the main
+// process on demand, filterable to the wrong ones and sortable by confidence. A click opens the
+// row's examples, paraphrases and votes.
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { createColumnHelper, flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import type { JobRow, JobRowDetail, RowsInput } from '../../../electron/common/contract/jobs';
+import { getApi, messageOf } from '../api/client';
+import { ErrorBanner, LabelChip } from './Common';
+import { labelVar, pct } from './labels';
+
+const PAGE = 300;
+const col = createColumnHelper<JobRow>();
+
+type Filter = RowsInput['filter'];
+type Sort = RowsInput['sort'];
+
+export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels: string[]; refreshKey: string }) {
+  const [filter, setFilter] = useState<Filter>('all');
+  const [sort, setSort] = useState<Sort>('index');
+  const [rows, setRows] = useState<JobRow[]>([]);
+  const [total, setTotal] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<number | null>(null);
+  const loading = useRef(false);
+  const parentRef = useRef<HTMLDivElement>(null);
+
+  const load = useCallback(
+    async (offset: number, replace: boolean) => {
+      if (loading.current && !replace) return;
+      loading.current = true;
+      try {
+        const page = await getApi().call('jobs.rows', { jobId, offset, limit: replace ? Math.max(PAGE, offset) : PAGE, filter, sort });
+        setTotal(page.total);
+        setRows((prev) => (replace ? page.rows : [...prev.slice(0, offset), ...page.rows]));
+        setError(null);
+      } catch (e) {
+        setError(messageOf(e));
+      } finally {
+        loading.current = false;
+      }
+    },
+    [jobId, filter, sort],
+  );
+
+  // Reload from the top when the filter or sort change; refresh in place as the job advances.
+  useEffect(() => {
+    void load(0, true);
+  }, [load, refreshKey]);
+
+  const columns = [
+    col.accessor('index', { header: '#', cell: (c) => c.getValue() + 1 }),
+    col.accessor('input', { header: 'Input', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
+    col.accessor('gold', { header: 'Gold', cell: (c) => (c.getValue() === null ? <span className="muted">–</span> : <LabelChip label={c.getValue()} labels={labels} />) }),
+    col.accessor('prediction', { header: 'Prediction', cell: (c) => <LabelChip label={c.getValue()} labels={labels} /> }),
+    col.accessor('confidence', {
+      header: () => (
+        <button onClick={() => setSort(sort === 'confidence-asc' ? 'confidence-desc' : sort === 'confidence-desc' ? 'index' : 'confidence-asc')} title="Sort by confidence" data-testid="sort-confidence">
+          Confidence {sort === 'confidence-asc' ? '↑' : sort === 'confidence-desc' ? '↓' : '↕'}
+        </button>
+      ),
+      cell: (c) => <span className="num">{pct(c.getValue(), 0)}</span>,
+    }),
+    col.accessor('correct', { header: 'Right', cell: (c) => (c.getValue() === null ? '–' : c.getValue() ? <span className="chip ok">✓</span> : <span className="chip bad">✗</span>) }),
+  ];
+  const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), manualSorting: true, manualFiltering: true });
+  const tableRows = table.getRowModel().rows;
+
+  const virtualizer = useVirtualizer({ count: total, getScrollElement: () => parentRef.current, estimateSize: () => 34, overscan: 12 });
+  const items = virtualizer.getVirtualItems();
+  const last = items.at(-1)?.index ?? 0;
+  useEffect(() => {
+    if (last >= rows.length - 20 && rows.length < total) void load(rows.length, false);
+  }, [last, rows.length, total, load]);
+
+  return (
+    <div className="stack">
+      <div className="row">
+        <div role="radiogroup" aria-label="Which rows" className="row" style={{ gap: 4 }}>
+          {(['all', 'wrong', 'correct'] as const).map((f) => (
+            <button key={f} role="radio" aria-checked={filter === f} className={`btn small ${filter === f ? 'primary' : ''}`} onClick={() => setFilter(f)} data-testid={`filter-${f}`}>
+              {f === 'all' ? 'All rows' : f === 'wrong' ? 'Wrong only' : 'Right only'}
+            </button>
+          ))}
+        </div>
+        <span className="spacer" />
+        <span className="muted small" data-testid="rows-total">
+          {total.toLocaleString()} rows
+        </span>
+      </div>
+      <ErrorBanner message={error} />
+      <div className="vt" role="table" aria-label="Per-row results" aria-rowcount={total}>
+        {table.getHeaderGroups().map((hg) => (
+          <div className="vt-head" role="row" key={hg.id}>
+            {hg.headers.map((h) => (
+              <div role="columnheader" key={h.id}>
+                {flexRender(h.column.columnDef.header, h.getContext())}
+              </div>
+            ))}
+          </div>
+        ))}
+        <div className="vt-body" ref={parentRef} tabIndex={0} data-testid="rows-body">
+          <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+            {items.map((vi) => {
+              const row = tableRows[vi.index];
+              if (!row)
+                return (
+                  <div key={vi.key} className="vt-row" style={{ top: vi.start, height: vi.size }}>
+                    <div className="muted">…</div>
+                  </div>
+                );
+              return (
+                <div
+                  key={vi.key}
+                  className="vt-row"
+                  role="row"
+                  tabIndex={0}
+                  aria-selected={selected === row.original.index}
+                  style={{ top: vi.start, height: vi.size }}
+                  onClick={() => setSelected(row.original.index)}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter' || e.key === ' ') {
+                      e.preventDefault();
+                      setSelected(row.original.index);
+                    }
+                  }}
+                  data-testid="row"
+                >
+                  {row.getVisibleCells().map((cell) => (
+                    <div role="cell" key={cell.id} className={cell.column.id === 'confidence' ? 'num' : undefined}>
+                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    </div>
+                  ))}
+                </div>
+              );
+            })}
+          </div>
+          {total === 0 ? <div className="empty">{filter === 'wrong' ? 'No wrong rows.' : 'No finished rows yet.'}</div> : null}
+        </div>
+      </div>
+      {selected !== null ? <RowDetailPanel key={selected} jobId={jobId} index={selected} labels={labels} onClose={() => setSelected(null)} /> : null}
+    </div>
+  );
+}
+
+function RowDetailPanel({ jobId, index, labels, onClose }: { jobId: string; index: number; labels: string[]; onClose(): void }) {
+  const [detail, setDetail] = useState<JobRowDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    getApi()
+      .call('jobs.row', { jobId, index })
+      .then((d) => live && setDetail(d))
+      .catch((e: unknown) => live && setError(messageOf(e)));
+    return () => {
+      live = false;
+    };
+  }, [jobId, index]);
+  return (
+    <div className="card" data-testid="row-detail" style={{ background: 'var(--panel-2)' }}>
+      <div className="card-head">
+        <h3>Row {index + 1}</h3>
+        <button className="btn ghost small" onClick={onClose} aria-label="Close row details">
+          ✕
+        </button>
+      </div>
+      <ErrorBanner message={error} />
+      {detail ? (
+        <div className="stack">
+          <p>{detail.input}</p>
+          <div className="row small">
+            <span>Gold</span> <LabelChip label={detail.gold} labels={labels} />
+            <span>Prediction</span> <LabelChip label={detail.prediction} labels={labels} />
+            <span className="muted">confidence {pct(detail.confidence)}</span>
+            {detail.baseline !== null ? (
+              <span className="muted">
+                zero-shot baseline: <strong>{detail.baseline}</strong>
+              </span>
+            ) : null}
+          </div>
+          <div className="legend small">
+            {Object.entries(detail.votes).map(([l, v]) => (
+              <span key={l}>
+                <i className="swatch" style={{ background: labelVar(l, labels) }} /> {l}: {v}
+              </span>
+            ))}
+          </div>
+          {detail.runs.map((run) => (
+            <details className="run" key={run.run} open={detail.runs.length <= 2}>
+              <summary>
+                Run {run.run + 1} <span className="chip">seed {run.seed}</span>
+                <span className="chip">{run.examples.length} examples</span>
+              </summary>
+              <div className="run-body">
+                <div>
+                  <div className="section-label" style={{ padding: '4px 0' }}>
+                    Examples
+                  </div>
+                  {run.examples.map((ex, i) => (
+                    <div className="example" key={i} style={{ marginBottom: 4, borderLeftColor: labelVar(ex.label, labels) }}>
+                      {ex.text} <LabelChip label={ex.label} labels={labels} />
+                    </div>
+                  ))}
+                </div>
+                <div>
+                  <div className="section-label" style={{ padding: '4px 0' }}>
+                    Variants and votes
+                  </div>
+                  <ol className="paras" start={0}>
+                    {[detail.input, ...run.paraphrases].map((text, v) => {
+                      const p = run.predictions.find((x) => x.variant === v);
+                      return (
+                        <li key={v}>
+                          {v === 0 ? <em>original</em> : text}
+                          <span className="pred">{p ? <LabelChip label={p.label} labels={labels} /> : null}</span>
+                        </li>
+                      );
+                    })}
+                  </ol>
+                </div>
+              </div>
+            </details>
+          ))}
+        </div>
+      ) : error ? null : (
+        <p className="skeleton">loading…</p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,31 @@
+// One colour per label, by its position in the task's label order, shared by every chart.
+const PALETTE = ['--l0', '--l1', '--l2', '--l3', '--l4', '--l5', '--l6', '--l7'];
+
+export function labelVar(label: string | null, labels: readonly string[]): string {
+  if (label === null) return 'var(--faint)';
+  let i = labels.indexOf(label);
+  if (i < 0) {
+    // Math answers are free-form: hash them onto the palette so one answer keeps one colour.
+    i = [...label].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
+  }
+  return `var(${PALETTE[i % PALETTE.length]})`;
+}
+
+export function pct(x: number | null | undefined, digits = 1): string {
+  return x === null || x === undefined || Number.isNaN(x) ? '–' : `${(x * 100).toFixed(digits)}%`;
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '–';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s - m * 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+export function shortModel(path: string | null | undefined): string {
+  if (!path) return '–';
+  return (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');
+}

@@ -1,0 +1,49 @@
+// The one zustand store, made of slices; event wiring from the API client into the slices.
+import { create } from 'zustand';
+import { getApi } from '../api/client';
+import { createClassifySlice } from './classifySlice';
+import { createJobsSlice } from './jobsSlice';
+import { createModelsSlice } from './modelsSlice';
+import { createSettingsSlice } from './settingsSlice';
+import { createTasksSlice } from './tasksSlice';
+import type { Store } from './types';
+import { createUiSlice } from './uiSlice';
+
+export type { Store } from './types';
+
+export function createAppStore() {
+  return create<Store>()((...a) => ({
+    ...createUiSlice(...a),
+    ...createSettingsSlice(...a),
+    ...createTasksSlice(...a),
+    ...createClassifySlice(...a),
+    ...createJobsSlice(...a),
+    ...createModelsSlice(...a),
+  }));
+}
+
+export const useStore = createAppStore();
+
+/**
+ * Routes the API's events into the store and refreshes what a dropped connection may have missed.
+ * Returns the function that stops it.
+ */
+export function connectStore(store: typeof useStore = useStore): () => void {
+  const api = getApi();
+  let wasConnected = true;
+  const offs = [
+    api.on('classify.event', (p) => store.getState().handleClassifyEvent(p)),
+    api.on('job.progress', (p) => store.getState().handleJobProgress(p)),
+    api.on('job.status', (p) => store.getState().handleJobStatus(p)),
+    api.on('settings.changed', (s) => store.setState({ settings: s })),
+    api.onConnection((connected) => {
+      store.getState().setConnected(connected);
+      if (connected && !wasConnected) {
+        void store.getState().loadJobs();
+        void store.getState().restoreClassify();
+      }
+      wasConnected = connected;
+    }),
+  ];
+  return () => offs.forEach((off) => off());
+}

@@ -1,0 +1,306 @@
+// Classify: one input, watched live: per run the examples by label, the paraphrases and each
+// variant's prediction as it arrives; then the vote breakdown, the verdict, tokens and time.
+import { useEffect, useMemo, useState } from 'react';
+import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
+import { ErrorBanner, LabelChip, NumberField, ProgressBar } from '../components/Common';
+import { ModelPicker } from '../components/ModelPicker';
+import { VariantGrid, VoteBars } from '../components/VoteCharts';
+import { duration, pct } from '../components/labels';
+import { useStore } from '../store';
+import { leader, liveCounts, liveVotes, type LiveRun } from '../store/classifyLive';
+import { taskById } from '../store/tasksSlice';
+
+function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; open: boolean }) {
+  const groups = Object.entries(run.examplesByLabel);
+  const exampleCount = groups.reduce((a, [, e]) => a + e.length, 0);
+  const orig = run.predictions[0];
+  return (
+    <details className="run" open={open} data-testid={`run-${run.run}`}>
+      <summary>
+        Run {run.run + 1}
+        <span className="chip">seed {run.seed}</span>
+        <span className="chip">{exampleCount} examples</span>
+        {run.paraphrases ? <span className="chip">{run.paraphrases.length} paraphrases</span> : null}
+        {run.examplesCached ? <span className="chip run">examples cached</span> : null}
+        {run.fallback ? <span className="chip warn">paraphrase fallback: {run.fallback.kind}</span> : null}
+      </summary>
+      <div className="run-body">
+        <div>
+          <div className="section-label" style={{ padding: '4px 0' }}>
+            Synthetic examples
+          </div>
+          {groups.length === 0 ? <p className="skeleton">writing examples…</p> : null}
+          {groups.map(([label, examples]) => (
+            <div className="examples-group" key={label}>
+              <div>
+                <LabelChip label={label || 'examples'} labels={labels} /> <span className="muted xs">{examples.length}</span>
+              </div>
+              {examples.map((ex, i) => (
+                <div className="example" key={i} style={{ borderLeftColor: label ? `var(--l${Math.max(0, labels.indexOf(label)) % 8})` : undefined }}>
+                  {ex.text}
+                  {label === '' ? <span className="muted"> → {ex.label}</span> : null}
+                </div>
+              ))}
+            </div>
+          ))}
+        </div>
+        <div>
+          <div className="section-label" style={{ padding: '4px 0' }}>
+            Input and paraphrases
+          </div>
+          <ol className="paras" start={0}>
+            <li>
+              <em>original</em>
+              <span className="pred">{orig ? <LabelChip label={orig.label} labels={labels} /> : <span className="chip">…</span>}</span>
+            </li>
+            {(run.paraphrases ?? []).map((p, i) => {
+              const pred = run.predictions[i + 1];
+              return (
+                <li key={i}>
+                  {p}
+                  <span className="pred">{pred ? <LabelChip label={pred.label} labels={labels} /> : <span className="chip">…</span>}</span>
+                </li>
+              );
+            })}
+          </ol>
+          {run.paraphrases === null ? <p className="skeleton">writing paraphrases…</p> : null}
+        </div>
+      </div>
+    </details>
+  );
+}
+
+export function ClassifyView() {
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const setTask = useStore((s) => s.setCurrentTask);
+  const settings = useStore((s) => s.settings);
+  const updateSettings = useStore((s) => s.updateSettings);
+  const c = useStore((s) => s.classify);
+  const start = useStore((s) => s.startClassify);
+  const cancel = useStore((s) => s.cancelClassify);
+
+  const [input, setInput] = useState('');
+  const [tatra, setTatra] = useState<TatraSettings>(settings?.tatra ?? DEFAULT_SETTINGS);
+  const [generator, setGenerator] = useState(settings?.generator ?? '');
+  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? '');
+  const [sameModel, setSameModel] = useState(true);
+  const [now, setNow] = useState(() => Date.now());
+  const [seeded, setSeeded] = useState(false);
+  if (settings && !seeded) {
+    setSeeded(true);
+    setTatra(settings.tatra);
+    setGenerator(settings.generator ?? '');
+    setEvaluator(settings.evaluator ?? settings.generator ?? '');
+    setSameModel(!settings.evaluator || settings.evaluator === settings.generator);
+  }
+
+  const running = c.status === 'running' || c.status === 'starting';
+  useEffect(() => {
+    if (!running) return;
+    const t = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(t);
+  }, [running]);
+
+  const shownTaskId = c.request?.taskId ?? taskId;
+  const task = taskById(tasks, shownTaskId);
+  const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
+  const shown = c.request?.settings ?? tatra;
+  const votes = liveVotes(c.live, labels);
+  const { received, expected } = liveCounts(c.live, shown.n, shown.r);
+  const validVotes = Object.values(votes).reduce((a, b) => a + b, 0);
+  const result = c.live.result;
+  const lead = result ? result.label : leader(votes, labels);
+  const eval_ = sameModel ? generator : evaluator;
+  const canStart = !running && input.trim().length > 0 && generator.trim().length > 0 && eval_.trim().length > 0 && !!task;
+
+  const submit = () => {
+    if (!canStart) return;
+    void updateSettings({ tatra, generator, evaluator: eval_ });
+    void start({ taskId, input, generator, evaluator: eval_, settings: tatra });
+  };
+
+  const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div>
+          <h1>Classify</h1>
+          <p>A generator writes synthetic examples and paraphrases; an evaluator labels the input and every paraphrase; the majority decides.</p>
+        </div>
+      </div>
+
+      <form
+        className="card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+        aria-label="Classify settings"
+      >
+        <div className="grid-3">
+          <label className="field">
+            <span>Task</span>
+            <select value={taskId} onChange={(e) => setTask(e.target.value)} data-testid="classify-task">
+              {tasks.map((t) => (
+                <option key={t.task.id} value={t.task.id}>
+                  {t.task.name} ({t.task.id})
+                </option>
+              ))}
+            </select>
+          </label>
+          <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" />
+          {sameModel ? (
+            <label className="field inline" style={{ alignSelf: 'center' }}>
+              <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
+            </label>
+          ) : (
+            <div className="stack" style={{ gap: 4 }}>
+              <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" />
+              <label className="field inline small">
+                <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
+              </label>
+            </div>
+          )}
+        </div>
+        <div className="row" style={{ alignItems: 'flex-start' }}>
+          <NumberField label="Paraphrases n" value={tatra.n} min={0} max={64} onChange={(n) => setTatra({ ...tatra, n })} testId="classify-n" />
+          <NumberField label="Examples k" value={tatra.k} min={0} max={256} onChange={(k) => setTatra({ ...tatra, k })} testId="classify-k" />
+          <NumberField label="Runs r" value={tatra.r} min={1} max={100} onChange={(r) => setTatra({ ...tatra, r })} testId="classify-r" />
+          <NumberField label="Seed" value={tatra.seed} min={0} max={2 ** 31 - 1} onChange={(seed) => setTatra({ ...tatra, seed })} testId="classify-seed" />
+          <span className="field-hint" style={{ alignSelf: 'center', maxWidth: 260 }}>
+            {(tatra.n + 1) * tatra.r} evaluator calls. The paper's trade-off is n=5, k=8; its tables use n=10, k=16, r=15.
+          </span>
+        </div>
+        <label className="field">
+          <span>{task?.inputName ?? 'Input'}</span>
+          <textarea
+            rows={3}
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            placeholder="Type the text to classify. Ctrl+Enter runs it."
+            data-testid="classify-input"
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+                e.preventDefault();
+                submit();
+              }
+            }}
+          />
+        </label>
+        <div className="row">
+          <button type="submit" className="btn primary" disabled={!canStart} data-testid="classify-start">
+            {running ? 'Classifying…' : 'Classify'}
+          </button>
+          {running ? (
+            <button type="button" className="btn danger" onClick={() => void cancel()} data-testid="classify-cancel">
+              Cancel
+            </button>
+          ) : null}
+          {!generator.trim() ? <span className="muted small">Choose a model first.</span> : null}
+          <span className="spacer" />
+          {c.status !== 'idle' ? (
+            <span className="muted small" data-testid="classify-status">
+              {c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? `${received} / ${expected} predictions` : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed'}
+              {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
+            </span>
+          ) : null}
+        </div>
+        {running ? <ProgressBar value={expected > 0 ? received / expected : 0} label="Predictions received" /> : null}
+      </form>
+
+      <ErrorBanner message={c.error?.message} title="Classification failed" />
+      {c.status === 'cancelled' ? <div className="banner info">Cancelled. Partial results are shown below.</div> : null}
+
+      {c.status !== 'idle' && task ? (
+        <>
+          <div className="grid-2">
+            <div className="card" data-testid="vote-breakdown">
+              <div className="card-head">
+                <h2>Vote breakdown</h2>
+                <span className="sub">
+                  {validVotes} valid votes of {expected}
+                </span>
+              </div>
+              <div className="verdict" data-testid="verdict">
+                <div className="stack" style={{ gap: 2 }}>
+                  <span className="muted small">{result ? 'Final label' : 'Leading so far'}</span>
+                  <span className="big" data-testid="final-label" style={{ color: lead ? `var(--l${Math.max(0, labels.indexOf(lead)) % 8})` : undefined }}>
+                    {lead ?? '—'}
+                  </span>
+                </div>
+                <span className="spacer" />
+                <div className="stack" style={{ gap: 2, textAlign: 'right' }}>
+                  <span className="muted small">Confidence</span>
+                  <strong style={{ fontSize: 20 }} data-testid="confidence">
+                    {result ? pct(result.confidence) : validVotes > 0 && lead ? pct((votes[lead] ?? 0) / validVotes) : '–'}
+                  </strong>
+                  {result && result.tieBreak !== 'none' ? <span className="chip warn">tie broken by {result.tieBreak}</span> : null}
+                </div>
+              </div>
+              {labels.length > 0 ? <VoteBars votes={votes} labels={labels} total={validVotes} /> : <VoteBars votes={votes} labels={[]} total={validVotes} />}
+            </div>
+            <div className="card">
+              <div className="card-head">
+                <h2>Runs × variants</h2>
+                <span className="sub">original input and each paraphrase, per run</span>
+              </div>
+              <VariantGrid runs={c.live.runs} r={shown.r} n={shown.n} labels={labels} />
+              {result ? (
+                <table className="data" data-testid="stages">
+                  <thead>
+                    <tr>
+                      <th>Stage</th>
+                      <th className="num">Calls</th>
+                      <th className="num">Prompt tokens</th>
+                      <th className="num">Output tokens</th>
+                      <th className="num">Time</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {Object.entries(result.stages).map(([name, st]) => (
+                      <tr key={name}>
+                        <td>{name}</td>
+                        <td className="num">{st.calls}</td>
+                        <td className="num">{st.promptTokens.toLocaleString()}</td>
+                        <td className="num">{st.completionTokens.toLocaleString()}</td>
+                        <td className="num">{duration(st.ms)}</td>
+                      </tr>
+                    ))}
+                    <tr>
+                      <td>
+                        <strong>total</strong>
+                      </td>
+                      <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.calls, 0)}</td>
+                      <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.promptTokens, 0).toLocaleString()}</td>
+                      <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.completionTokens, 0).toLocaleString()}</td>
+                      <td className="num">{duration(result.totalMs)}</td>
+                    </tr>
+                  </tbody>
+                </table>
+              ) : null}
+              {result && (result.filteredExamples > 0 || result.fallbacks > 0) ? (
+                <p className="muted small">
+                  {result.filteredExamples} generated examples were dropped by validation; {result.fallbacks} paraphrase fallbacks.
+                </p>
+              ) : null}
+            </div>
+          </div>
+          <div className="card">
+            <div className="card-head">
+              <h2>Runs</h2>
+              <span className="sub">examples grouped by label; paraphrases with each variant's prediction</span>
+            </div>
+            <div className="runs">
+              {c.live.runs.length === 0 ? <p className="skeleton">{c.status === 'starting' ? 'loading models…' : 'waiting for the first run…'}</p> : null}
+              {c.live.runs.map((run, i) => (
+                <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 2} />
+              ))}
+            </div>
+          </div>
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,119 @@
+// Crash safety end to end: `tatra eval` in a child process on the tiny synthetic model is killed
+// with SIGKILL after some rows are committed, `tatra jobs resume` finishes it, and every row
+// equals the row of an uninterrupted job with the same seed.
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterAll, expect, it } from 'vitest';
+import type { JobInfo, JobRow } from '../../electron/jobs';
+import { tinyModelPath } from '../helpers/models';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const tatra = join(repoRoot, 'bin', 'tatra.js');
+const dir = mkdtempSync(join(tmpdir(), 'tatra-resume-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env = { ...process.env, TATRA_THREADS: '1' };
+
+async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [tatra, ...args], { cwd: repoRoot, env, maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** The JSON object a --json command printed (its last line). */
+function json<T>(stdout: string): T {
+  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{') || l.startsWith('[')).pop();
+  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
+  return JSON.parse(line) as T;
+}
+
+function rowsOf(dataDir: string, jobId: string): JobRow[] {
+  const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx').all(jobId) as Record<string, unknown>[]).map((r) => ({
+      index: r.idx,
+      input: r.input,
+      gold: r.gold,
+      status: r.status,
+      prediction: r.prediction,
+      confidence: r.confidence,
+      votes: JSON.parse(String(r.votes_json)),
+      tieBreak: r.tie_break,
+      runs: JSON.parse(String(r.runs_json)),
+    })) as unknown as JobRow[];
+  } finally {
+    db.close();
+  }
+}
+
+function doneCount(dataDir: string): number {
+  try {
+    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare("SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+it('SIGKILL part-way, resume, and the rows equal an uninterrupted job with the same seed', async () => {
+  const model = await tinyModelPath();
+  const data = join(dir, 'reviews.csv');
+  const texts = [
+    'a warm, funny and moving film',
+    'dull, slow and far too long',
+    'the acting is superb',
+    'the plot makes no sense at all',
+    'a delight from start to finish',
+    'I wanted my money back',
+    'beautifully shot, with a great score',
+    'the dialogue is wooden and flat',
+    'an instant classic',
+    'a tedious mess',
+    'charming and clever',
+    'forgettable in every way',
+  ];
+  writeFileSync(data, 'review,sentiment\r\n' + texts.map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\r\n`).join(''));
+  const common = ['eval', '--task', 'sst2', '--data', data, '--text-col', 'review', '--label-col', 'sentiment', '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '2', '-k', '4', '-r', '2', '--seed', '11', '--concurrency', '2', '--threads', '1', '--json'];
+
+  // Uninterrupted reference.
+  const refDir = join(dir, 'ref');
+  const ref = json<{ job: JobInfo }>((await cli([...common, '--data-dir', refDir])).stdout);
+  expect(ref.job.status).toBe('done');
+  expect(ref.job.rowsDone).toBe(12);
+  const expected = rowsOf(refDir, ref.job.id);
+
+  // Killed part-way: wait until at least 3 rows are committed, then SIGKILL.
+  const killDir = join(dir, 'killed');
+  const child = spawn(process.execPath, [tatra, ...common, '--data-dir', killDir], { cwd: repoRoot, env, stdio: 'ignore' });
+  const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, signal) => res(signal)));
+  let committed = 0;
+  for (let i = 0; i < 1200 && committed < 3; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    committed = doneCount(killDir);
+  }
+  expect(committed).toBeGreaterThanOrEqual(3);
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  const atKill = doneCount(killDir);
+  expect(atKill).toBeLessThan(12);
+
+  // The history shows the job as interrupted, with what was committed kept.
+  const list = json<JobInfo[]>((await cli(['jobs', 'list', '--json', '--data-dir', killDir])).stdout);
+  expect(list).toHaveLength(1);
+  expect(list[0]).toMatchObject({ status: 'running', interrupted: true, rowsDone: atKill, rowsTotal: 12 });
+  const committedRows = rowsOf(killDir, list[0]!.id).filter((r) => r.status === 'done');
+
+  const resumed = json<{ job: JobInfo }>((await cli(['jobs', 'resume', list[0]!.id, '--threads', '1', '--json', '--data-dir', killDir])).stdout);
+  expect(resumed.job).toMatchObject({ status: 'done', rowsDone: 12, interrupted: false });
+  const after = rowsOf(killDir, list[0]!.id);
+  // Rows committed before the kill were kept as they were...
+  for (const r of committedRows) expect(after[r.index]).toEqual(r);
+  // ...and the whole job equals the uninterrupted one, row by row (votes, paraphrases, predictions).
+  expect(after).toEqual(expected);
+});

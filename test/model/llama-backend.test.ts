@@ -1,0 +1,248 @@
+// LlamaBackend and ModelPool on real inference through node-llama-cpp, on the tiny synthetic
+// qwen2 model (random weights, real Qwen2 tokenizer and chat template). Its text is gibberish,
+// which is the point of the grammar tests: the grammar alone must make the output well formed.
+import { relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextOverflowError, type GenerateRequest } from '../../electron/engine/backend';
+import { LlamaBackend, loadLlamaBackend } from '../../electron/llama/backend';
+import { ModelPool } from '../../electron/llama/pool';
+import { disposeLlamaRuntime } from '../../electron/llama/runtime';
+import { storiesModelPath, tinyModelPath } from '../helpers/models';
+
+const LABELS = ['negative', 'positive', 'neutral'];
+const labelGrammar = `root ::= " " (${LABELS.map((l) => `"${l}"`).join(' | ')})`;
+const threeLines = 'root ::= line "\\n" line "\\n" line\nline ::= [^\\n] [^\\n]{0,40}';
+
+const sharedPrefix =
+  'Decide whether the sentence is positive, negative or neutral. Answer with the label only.\n\n' +
+  Array.from({ length: 12 }, (_, i) => `Example${i + 1}:\nSentence: "the film number ${i} was ${i % 2 ? 'dull' : 'lovely'}"\nLabel: ${i % 2 ? 'negative' : 'positive'}\n`).join('\n');
+
+function classify(sentence: string, extra: Partial<GenerateRequest> = {}): GenerateRequest {
+  return {
+    prompt: { system: 'You are a careful annotator.', user: `${sharedPrefix}\nSentence: "${sentence}"\nLabel:` },
+    sharedUserPrefixLength: sharedPrefix.length,
+    grammar: labelGrammar,
+    maxTokens: 4,
+    ...extra,
+  };
+}
+
+let tiny: string;
+let backend: LlamaBackend;
+
+beforeAll(async () => {
+  tiny = await tinyModelPath();
+  backend = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 4, contextSize: 4096 });
+});
+
+afterAll(async () => {
+  await backend?.dispose();
+  await disposeLlamaRuntime();
+});
+
+describe('LlamaBackend on the tiny synthetic model', () => {
+  it('uses the GGUF chat template and names itself by path and header hash', () => {
+    expect(backend.chatWrapperName).toMatch(/Qwen|ChatML/);
+    expect(backend.usesFallbackTemplate).toBe(false);
+    expect(backend.id).toMatch(new RegExp(`^${tiny.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}#[0-9a-f]{12}$`));
+    expect(backend.contextSize).toBe(4096);
+  });
+
+  it('grammar-constrained labels are always one of the set, even sampled', async () => {
+    const requests = Array.from({ length: 12 }, (_, i) => classify(`sentence ${i}`, { temperature: 1.2, topP: 1, seed: 100 + i }));
+    const results = await backend.generate(requests);
+    expect(results).toHaveLength(12);
+    for (const r of results) {
+      expect(LABELS.map((l) => ` ${l}`)).toContain(r.text);
+      expect(r.completionTokens).toBeGreaterThan(0);
+      expect(r.promptTokens).toBeGreaterThan(200);
+    }
+  });
+
+  it('an exactly-3-lines grammar yields 3 non-empty lines', async () => {
+    const results = await backend.generate(
+      [1, 2, 3].map((seed) => ({ prompt: { system: 'Paraphrase.', user: 'Say it three ways: the food was cold.' }, grammar: threeLines, maxTokens: 300, temperature: 0.9, topP: 0.95, seed })),
+    );
+    for (const r of results) {
+      const lines = r.text.split('\n');
+      expect(lines).toHaveLength(3);
+      for (const line of lines) expect(line.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('the same seed gives the same text, whatever ran in between', async () => {
+    const request = { prompt: { system: 'Write.', user: 'Tell me a story.' }, maxTokens: 24, temperature: 0.8, topP: 0.9, seed: 7 };
+    const [first] = await backend.generate([request]);
+    await backend.generate([classify('something else entirely'), { ...request, seed: 8 }]);
+    const [second] = await backend.generate([request]);
+    expect(first!.completionTokens).toBe(24);
+    expect(second!.text).toBe(first!.text);
+  });
+
+  it('4 parallel greedy requests give the same outputs as sequential ones', async () => {
+    const requests = ['w', 'x', 'y', 'z'].map((s) => ({ prompt: { system: 'Continue.', user: `Start with ${s} and go on` }, maxTokens: 16 }));
+    const parallel = await backend.generate(requests);
+    const sequential = [];
+    for (const r of requests) sequential.push((await backend.generate([r]))[0]!);
+    expect(parallel.map((r) => r.text)).toEqual(sequential.map((r) => r.text));
+    expect(parallel.every((r) => r.completionTokens > 0)).toBe(true);
+  });
+
+  it('evaluates a shared prefix once and reuses it', async () => {
+    // A fresh backend, so no sequence holds the prefix yet.
+    const fresh = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 4, contextSize: 2048 });
+    try {
+      const [first] = await fresh.generate([classify('the first sentence')]);
+      const afterFirst = fresh.stats();
+      expect(afterFirst.evaluatedTokens).toBe(first!.promptTokens);
+      const [second] = await fresh.generate([classify('a second, different sentence')]);
+      const afterSecond = fresh.stats();
+      const evaluatedBySecond = afterSecond.evaluatedTokens - afterFirst.evaluatedTokens;
+      expect(evaluatedBySecond).toBeGreaterThan(0);
+      expect(evaluatedBySecond).toBeLessThan(40); // the sentence and the template tail, not the ~300-token prefix
+      expect(afterSecond.reusedTokens).toBeGreaterThan(second!.promptTokens - 40);
+
+      // Four at once on four sequences: the prefix is restored from the snapshot, not decoded again.
+      const before = fresh.stats();
+      const results = await fresh.generate(['a', 'b', 'c', 'd'].map((s) => classify(`parallel ${s}`)));
+      const after = fresh.stats();
+      const promptTotal = results.reduce((n, r) => n + r.promptTokens, 0);
+      expect(after.evaluatedTokens - before.evaluatedTokens).toBeLessThan(4 * 40);
+      expect(after.prefixRestores).toBeGreaterThanOrEqual(1);
+      expect(after.evaluatedTokens - before.evaluatedTokens + (after.reusedTokens - before.reusedTokens) + (after.restoredTokens - before.restoredTokens)).toBe(promptTotal);
+      // And the answers match a backend that never reuses anything (one request per fresh sequence).
+      const plain = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 1, contextSize: 2048 });
+      try {
+        for (const [i, s] of ['a', 'b', 'c', 'd'].entries()) {
+          const [alone] = await plain.generate([{ ...classify(`parallel ${s}`), sharedUserPrefixLength: undefined }]);
+          expect(alone!.text).toBe(results[i]!.text);
+        }
+      } finally {
+        await plain.dispose();
+      }
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  it('abort stops a long generation promptly, and the backend still works afterwards', async () => {
+    const controller = new AbortController();
+    const started = performance.now();
+    const pending = backend.generate([{ prompt: { system: 'Write.', user: 'Write forever.' }, maxTokens: 3000, signal: controller.signal }]);
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(performance.now() - started).toBeLessThan(1500);
+    const [after] = await backend.generate([classify('still alive')]);
+    expect(LABELS.map((l) => ` ${l}`)).toContain(after!.text);
+  });
+
+  it('an aborted signal rejects at once, and a queued request aborts without running', async () => {
+    const one = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 1, contextSize: 4096 });
+    try {
+      const done = new AbortController();
+      done.abort();
+      await expect(one.generate([classify('x', { signal: done.signal })])).rejects.toMatchObject({ name: 'AbortError' });
+      const long = one.generate([{ prompt: { system: 's', user: 'go' }, maxTokens: 800 }]);
+      const controller = new AbortController();
+      const queued = one.generate([classify('queued', { signal: controller.signal })]);
+      const t = performance.now();
+      controller.abort();
+      await expect(queued).rejects.toMatchObject({ name: 'AbortError' });
+      expect(performance.now() - t).toBeLessThan(100);
+      expect((await long)[0]!.completionTokens).toBeGreaterThan(0);
+    } finally {
+      await one.dispose();
+    }
+  });
+
+  it('throws ContextOverflowError before decoding a prompt that does not fit', async () => {
+    const before = backend.stats();
+    const huge = 'lorem ipsum dolor sit amet '.repeat(2000);
+    await expect(backend.generate([{ prompt: { system: 's', user: huge }, maxTokens: 4 }])).rejects.toBeInstanceOf(ContextOverflowError);
+    // Room for the answer counts too.
+    const promptTokens = await backend.countPromptTokens({ system: 's', user: 'short' });
+    await expect(backend.generate([{ prompt: { system: 's', user: 'short' }, maxTokens: 4096 }])).rejects.toMatchObject({
+      name: 'ContextOverflowError',
+      promptTokens: promptTokens + 4096,
+    });
+    expect(backend.stats().evaluatedTokens).toBe(before.evaluatedTokens);
+  });
+
+  it('counts prompt tokens like generate does', async () => {
+    const request = classify('count me');
+    const [result] = await backend.generate([request]);
+    expect(await backend.countPromptTokens(request.prompt)).toBe(result!.promptTokens);
+  });
+
+  it('rejects an invalid grammar with a clear error', async () => {
+    await expect(backend.generate([{ prompt: { system: 's', user: 'u' }, grammar: 'root ::= undefined-rule', maxTokens: 4 }])).rejects.toThrow(/invalid GBNF grammar/);
+  });
+});
+
+describe('ModelPool', () => {
+  it('shares one backend for the same file and disposes it at zero refs', async () => {
+    const pool = new ModelPool({ defaults: { threads: 1, sequences: 2, contextSize: 1024 } });
+    try {
+      const [a, b] = await Promise.all([pool.acquire(tiny), pool.acquire(relative(process.cwd(), tiny))]);
+      expect(b.backend).toBe(a.backend);
+      expect(pool.loaded()).toEqual([{ path: tiny, refs: 2 }]);
+      await a.release();
+      await a.release(); // twice is harmless
+      expect(pool.loaded()).toEqual([{ path: tiny, refs: 1 }]);
+      const [r] = await b.backend.generate([classify('pooled')]);
+      expect(LABELS.map((l) => ` ${l}`)).toContain(r!.text);
+      await b.release();
+      expect(pool.loaded()).toEqual([]);
+      await expect(b.backend.generate([classify('gone')])).rejects.toThrow(/disposed/);
+      // Acquiring again loads a new one.
+      const c = await pool.acquire(tiny);
+      expect(c.backend).not.toBe(a.backend);
+      await c.release();
+    } finally {
+      await pool.dispose();
+    }
+  });
+
+  it('reports a bad file as the UserError of inspectGguf and keeps no entry', async () => {
+    const pool = new ModelPool();
+    await expect(pool.acquire('/nonexistent/model.gguf')).rejects.toMatchObject({ code: 'gguf_missing' });
+    expect(pool.loaded()).toEqual([]);
+    await pool.dispose();
+  });
+
+  it('keeps an unused model for keepAliveMs, and a new acquire in that time reuses it', async () => {
+    const pool = new ModelPool({ keepAliveMs: 60_000, defaults: { threads: 1, sequences: 1, contextSize: 512 } });
+    try {
+      const a = await pool.acquire(tiny);
+      await a.release();
+      expect(pool.loaded()).toEqual([{ path: tiny, refs: 0 }]);
+      const b = await pool.acquire(tiny);
+      expect(b.backend).toBe(a.backend);
+      await b.release();
+    } finally {
+      await pool.dispose();
+    }
+    expect(pool.loaded()).toEqual([]);
+  });
+});
+
+describe('stories260K (a real llama model without a chat template)', () => {
+  const stories = storiesModelPath();
+  it.skipIf(!stories)('loads with the fallback template and generates within a grammar', async () => {
+    const b = await loadLlamaBackend({ modelPath: stories!, threads: 1, sequences: 2, contextSize: 512 });
+    try {
+      expect(b.usesFallbackTemplate).toBe(true);
+      expect(b.chatWrapperName).toBe('General');
+      const [free, labelled] = await b.generate([
+        { prompt: { system: 'Tell a story.', user: 'Once upon a time' }, maxTokens: 20 },
+        { prompt: { system: 'Classify.', user: 'The cat was happy. Label:' }, grammar: labelGrammar, maxTokens: 8 },
+      ]);
+      expect(free!.completionTokens).toBeGreaterThan(0);
+      expect(free!.text.length).toBeGreaterThan(0);
+      expect(LABELS.map((l) => ` ${l}`)).toContain(labelled!.text);
+    } finally {
+      await b.dispose();
+    }
+  });
+  if (!stories) it.skip('stories260K is absent at ../shared/models/stories260K.gguf', () => {});
+});

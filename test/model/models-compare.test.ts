@@ -1,0 +1,136 @@
+// A 2×2 generator × evaluator comparison with real inference on two synthetic GGUFs of different
+// shapes, through the real JobManager, SQLite store and ModelPool: pairs complete, evaluators that
+// share a generator see byte-identical examples and paraphrases (the generator's work done once),
+// and only the models the running job needs are loaded.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
+import { ModelPool } from '../../electron/llama';
+import { ComparisonStore, comparisonMatrix, runComparison } from '../../electron/models';
+import type { ComparisonRecord } from '../../electron/common/contract/models';
+import { tinyModelBPath, tinyModelPath } from '../helpers/models';
+
+let dir: string;
+let a: string;
+let b: string;
+let csv: string;
+let store: JobStore;
+let pool: ModelPool;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tatra-compare-'));
+  a = await tinyModelPath();
+  b = await tinyModelBPath();
+  csv = join(dir, 'reviews.csv');
+  await writeFile(csv, 'text,label\n"a warm, funny and moving film",1\n"dull, slow and far too long",0\n"the cast is wonderful",1\n');
+  store = openJobStore(join(dir, 'data'));
+  pool = new ModelPool({ defaults: { threads: 1, contextSize: 2048, sequences: 2 } });
+});
+
+afterAll(async () => {
+  await pool?.dispose();
+  store?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('runComparison on real models', () => {
+  it('runs every pair, shares generator outputs byte for byte, and loads only what each job needs', async () => {
+    // Watch the pool: what is loaded every time someone acquires a model.
+    const snapshots: { acquiring: string; running: string[] | null; loaded: { path: string; refs: number }[] }[] = [];
+    let running: string[] | null = null;
+    const watched: BackendProvider = {
+      async acquire(path) {
+        const lease = await pool.acquire(path);
+        snapshots.push({ acquiring: path, running, loaded: pool.loaded() });
+        return lease;
+      },
+    };
+    const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
+    const cstore = new ComparisonStore(store.db);
+    const progress: ComparisonRecord[] = [];
+    const record = await runComparison(
+      { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a, b], settings: { n: 2, k: 2, r: 2, seed: 7, scope: 'run' }, limit: 3, labelMap: { '0': 'negative', '1': 'positive' } },
+            {
+        jobs,
+        pool: watched,
+        store: cstore,
+        onProgress: (r) => {
+          progress.push(r);
+          const p = r.pairs.find((x) => x.status === 'running');
+          if (p) running = [p.generator, p.evaluator];
+        },
+      },
+    );
+
+    expect(record.status).toBe('done');
+    expect(record.pairs.map((p) => [p.generator, p.evaluator])).toEqual([
+      [a, a],
+      [a, b],
+      [b, b],
+      [b, a],
+    ]);
+    for (const p of record.pairs) {
+      expect(p).toMatchObject({ status: 'done', rows: 3, rowsDone: 3, error: null });
+      expect(p.accuracy).not.toBeNull();
+      expect(p.macroF1).not.toBeNull();
+      expect(p.tokens).toBeGreaterThan(0);
+      expect(p.ms).toBeGreaterThan(0);
+    }
+    const matrix = comparisonMatrix(record);
+    expect(matrix).toHaveLength(2);
+    expect(matrix.flat().every((v) => v !== null && v >= 0 && v <= 1)).toBe(true);
+
+    // Evaluators sharing a generator: byte-identical examples (per run) and paraphrases (per row and run).
+    for (const gen of [a, b]) {
+      const [first, second] = record.pairs.filter((p) => p.generator === gen).map((p) => p.jobId!);
+      const exFirst = JSON.stringify(jobs.runExamples(first!).map((e) => e.examples));
+      const exSecond = JSON.stringify(jobs.runExamples(second!).map((e) => e.examples));
+      expect(exSecond).toBe(exFirst);
+      expect(jobs.runExamples(first!).flatMap((e) => e.examples).length).toBeGreaterThan(0);
+      const paras = (id: string) => JSON.stringify(jobs.rows(id).rows.map((r) => r.runs!.map((run) => run.paraphrases)));
+      expect(paras(second!)).toBe(paras(first!));
+      expect(jobs.rows(first!).rows.flatMap((r) => r.runs!.flatMap((run) => run.paraphrases)).length).toBe(3 * 2 * 2);
+      // The second evaluator's job made no generator calls at all: everything came from the cache.
+      expect(jobs.runExamples(first!).reduce((s, e) => s + e.stats.calls, 0)).toBeGreaterThan(0);
+      expect(jobs.runExamples(second!).reduce((s, e) => s + e.stats.calls, 0)).toBe(0);
+      expect(jobs.rows(second!).rows.every((r) => r.stages!.paraphrases.calls === 0)).toBe(true);
+      expect(jobs.rows(first!).rows.some((r) => r.stages!.paraphrases.calls > 0)).toBe(true);
+    }
+    // Different generators wrote different examples (otherwise the sharing check proves nothing).
+    const exOf = (i: number) => JSON.stringify(jobs.runExamples(record.pairs[i]!.jobId!).map((e) => e.examples));
+    expect(exOf(2)).not.toBe(exOf(0));
+
+    // Loading discipline: whenever a model was acquired, only the running pair's models were loaded,
+    // and generator = evaluator shared one loaded copy.
+    expect(snapshots.length).toBeGreaterThan(0);
+    for (const s of snapshots) {
+      const paths = s.loaded.map((l) => l.path);
+      expect(new Set(paths).size).toBe(paths.length);
+      expect(paths.length).toBeLessThanOrEqual(2);
+      // Nothing but the running pair's two files (or, between pairs, the next generator).
+      if (s.running) for (const p of paths) expect([...s.running, s.acquiring]).toContain(p);
+    }
+    expect(snapshots.filter((s) => s.running !== null).length).toBeGreaterThan(4);
+    const sameFile = snapshots.filter((s) => s.loaded.length === 1 && s.loaded[0]!.refs >= 2);
+    expect(sameFile.length).toBeGreaterThan(0);
+    expect(pool.loaded()).toEqual([]);
+
+    // Recorded for the UI, and progress was streamed.
+    expect(cstore.list().map((c) => c.id)).toContain(record.id);
+    expect(cstore.get(record.id)?.pairs.map((p) => p.accuracy)).toEqual(record.pairs.map((p) => p.accuracy));
+    expect(progress.some((r) => r.pairs.some((p) => p.status === 'running'))).toBe(true);
+  });
+
+  it('rejects a bad model file before any job is created', async () => {
+    const bad = join(dir, 'bad.gguf');
+    await writeFile(bad, 'not a model');
+    const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
+    const before = jobs.list().length;
+    await expect(
+      runComparison({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, { jobs }),
+    ).rejects.toThrow(/not a GGUF model/);
+    expect(jobs.list().length).toBe(before);
+  });
+});

@@ -1,0 +1,318 @@
+// JobManager + SQLite store on a real database file in a temp dir, with the real engine and a
+// scripted backend (exact semantics: which generator calls happen, what resumes where).
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { UserError } from '../../../electron/common/errors';
+import type { TatraSettings } from '../../../electron/common/tatra';
+import {
+  JobManager,
+  SCHEMA_VERSION,
+  openJobStore,
+  plainModelRef,
+  readCsvExport,
+  readJsonExport,
+  type BackendProvider,
+  type JobEvent,
+  type JobRow,
+  type JobStore,
+} from '../../../electron/jobs';
+import { ScriptedBackend, politeScript, requestStage } from '../../helpers/scripted-backend';
+
+const dir = mkdtempSync(join(tmpdir(), 'tatra-jobs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const stores: JobStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+const answer = (c: string) => (/good|great|fine/.test(c) ? 'positive' : 'negative');
+
+function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; dataDir?: string } = {}) {
+  const dataDir = opts.dataDir ?? join(dir, `d${n++}`);
+  const store = openJobStore(dataDir);
+  stores.push(store);
+  const backends = new Map<string, ScriptedBackend>();
+  const make = (path: string) =>
+    new ScriptedBackend(
+      (req, ctx) => {
+        if (opts.failOn && requestStage(req) === 'evaluation' && req.prompt.user.includes(opts.failOn)) throw new Error('the backend broke');
+        return politeScript({ answer })(req, ctx);
+      },
+      { id: `scripted:${path}`, delayMs: opts.delayMs ?? 0, contextSize: opts.contextSize ?? 8192 },
+    );
+  let released = 0;
+  const provider: BackendProvider = {
+    acquire: async (path) => {
+      if (!backends.has(path)) backends.set(path, make(path));
+      return { backend: backends.get(path)!, release: async () => void released++ };
+    },
+  };
+  const manager = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
+  return { dataDir, store, manager, backends, released: () => released };
+}
+
+function csv(name: string, rows: Array<[string, string]>): string {
+  const p = join(dir, name);
+  writeFileSync(p, 'text,label\n' + rows.map(([t, l]) => `"${t}",${l}`).join('\n') + '\n');
+  return p;
+}
+
+const twelve = csv(
+  'twelve.csv',
+  Array.from({ length: 12 }, (_, i): [string, string] => [i % 3 === 0 ? `a good film ${i}` : `a dull film ${i}`, i % 2 === 0 ? '1' : '0']),
+);
+const settings: TatraSettings = { n: 2, k: 4, r: 2, seed: 7, scope: 'run' };
+const spec = (extra = {}) => ({
+  task: 'sst2',
+  settings,
+  generatorPath: 'gen.gguf',
+  evaluatorPath: 'eval.gguf',
+  dataset: { path: twelve, mapping: { textColumn: 'text', labelColumn: 'label' } },
+  concurrency: 3,
+  ...extra,
+});
+
+/** What must be identical between an interrupted-and-resumed job and an uninterrupted one. */
+const essence = (r: JobRow) => ({ index: r.index, input: r.input, gold: r.gold, prediction: r.prediction, votes: r.votes, confidence: r.confidence, runs: r.runs, correct: r.correct });
+
+describe('store', () => {
+  it('creates a versioned WAL database in the data folder and keeps jobs across reopen', async () => {
+    const { dataDir, manager, store } = setup();
+    expect(store.schemaVersion).toBe(SCHEMA_VERSION);
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    const job = await manager.create(spec());
+    store.close();
+    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ?').get(job.id) as { n: number }).n).toBe(12);
+    db.close();
+    const again = openJobStore(dataDir);
+    stores.push(again);
+    expect(again.getJob(job.id)?.rowsTotal).toBe(12);
+  });
+});
+
+describe('JobManager', () => {
+  it('runs a job: examples once per run shared by all rows, rows committed with votes, progress and metrics', async () => {
+    const { manager, backends, released } = setup();
+    const events: JobEvent[] = [];
+    manager.onAny((e) => events.push(e));
+    const job = await manager.create(spec());
+    expect(job.status).toBe('queued');
+    // 0/1 gold mapped by numeric index to negative/positive (suggested automatically).
+    expect(job.dataset.mapping.labelMap).toEqual({ '0': 'negative', '1': 'positive' });
+    expect(job.generator).toEqual({ path: 'gen.gguf', sizeBytes: 0, headerHash: '' });
+    await manager.start(job.id);
+    const done = await manager.wait(job.id);
+    expect(done.status).toBe('done');
+    expect(done.rowsDone).toBe(12);
+    expect(done.interrupted).toBe(false);
+    expect(released()).toBe(2);
+
+    const gen = backends.get('gen.gguf')!;
+    // Scope run: one example call per label per run, for the whole data set.
+    expect(gen.stage('examples')).toHaveLength(2 * 2);
+    expect(gen.stage('paraphrases')).toHaveLength(12 * 2);
+    expect(backends.get('eval.gguf')!.stage('evaluation')).toHaveLength(12 * 2 * 3);
+    expect(manager.runExamples(job.id).map((e) => [e.run, e.seed, e.examples.length])).toEqual([
+      [0, 7, 4],
+      [1, 10007, 4],
+    ]);
+
+    const rows = manager.rows(job.id, { limit: 100 }).rows;
+    expect(rows).toHaveLength(12);
+    for (const r of rows) {
+      expect(r.status).toBe('done');
+      expect(r.prediction).toBe(answer(r.input));
+      expect(r.votes![r.prediction!]).toBe(6);
+      expect(r.runs).toHaveLength(2);
+      expect(r.runs![0]!.paraphrases).toEqual([`Paraphrase 1 of ${r.input}`, `Paraphrase 2 of ${r.input}`]);
+    }
+    // Gold: even rows positive; prediction positive only for i % 3 == 0. Right: i in {0, 6} (positive)
+    // and odd i not divisible by 3 (1, 5, 7, 11) -> 6 of 12.
+    const m = manager.metrics(job.id);
+    expect(m.accuracy).toBe(0.5);
+    expect(m.accuracyAfterRuns).toEqual([0.5, 0.5]);
+    expect(m.confusion).toEqual([
+      [4, 2, 0],
+      [4, 2, 0],
+    ]);
+    const wrong = manager.rows(job.id, { onlyWrong: true, limit: 100 });
+    expect(wrong.total).toBe(6);
+    expect(wrong.rows.every((r) => r.correct === false)).toBe(true);
+
+    const progress = events.filter((e): e is Extract<JobEvent, { type: 'progress' }> => e.type === 'progress');
+    expect(progress.at(-1)!.progress).toMatchObject({ rowsDone: 12, rowsTotal: 12, runningAccuracy: 0.5, etaSeconds: 0 });
+    expect(progress.at(-1)!.progress.rowsPerMinute).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === 'row')).toHaveLength(12);
+    expect(events.filter((e) => e.type === 'status').map((e) => (e as { status: string }).status)).toEqual(['queued', 'running', 'done']);
+  });
+
+  it('pause aborts rows in flight, loses nothing committed, and a resume ends with the rows of an uninterrupted job', async () => {
+    const ref = setup({ delayMs: 5 });
+    const refJob = await ref.manager.create(spec());
+    await ref.manager.start(refJob.id);
+    await ref.manager.wait(refJob.id);
+    const expected = ref.manager.rows(refJob.id, { limit: 100 }).rows.map(essence);
+
+    const { manager, backends } = setup({ delayMs: 5 });
+    const job = await manager.create(spec());
+    let seen = 0;
+    const paused = new Promise<void>((resolve) => {
+      manager.on('row', () => {
+        if (++seen === 4) resolve();
+      });
+    });
+    await manager.start(job.id);
+    await paused;
+    const p = await manager.pause(job.id);
+    expect(p.status).toBe('paused');
+    expect(p.rowsDone).toBeGreaterThanOrEqual(4);
+    expect(p.rowsDone).toBeLessThan(12);
+    const before = manager.rows(job.id, { limit: 100 }).rows.filter((r) => r.status === 'done').map(essence);
+    const exampleCalls = backends.get('gen.gguf')!.stage('examples').length;
+
+    await manager.resume(job.id);
+    const end = await manager.wait(job.id);
+    expect(end.status).toBe('done');
+    const after = manager.rows(job.id, { limit: 100 }).rows.map(essence);
+    expect(after).toEqual(expected);
+    // Rows committed before the pause were not redone, and run examples were not regenerated.
+    for (const b of before) expect(after[b.index]).toEqual(b);
+    expect(backends.get('gen.gguf')!.stage('examples').length).toBe(exampleCalls);
+  });
+
+  it('a re-run with another evaluator reuses the cached generator outputs (no generator calls)', async () => {
+    const first = setup();
+    const j1 = await first.manager.create(spec());
+    await first.manager.start(j1.id);
+    await first.manager.wait(j1.id);
+    first.store.close();
+    // Same data folder, new process state: the cache lives in SQLite.
+    const second = setup({ dataDir: first.dataDir });
+    const j2 = await second.manager.create(spec({ evaluatorPath: 'other-eval.gguf' }));
+    await second.manager.start(j2.id);
+    expect((await second.manager.wait(j2.id)).status).toBe('done');
+    expect(second.backends.get('gen.gguf')!.requests).toHaveLength(0);
+    expect(second.backends.get('other-eval.gguf')!.stage('evaluation')).toHaveLength(12 * 2 * 3);
+    const r1 = second.manager.rows(j1.id, { limit: 100 });
+    expect(second.manager.rows(j2.id, { limit: 100 }).rows.map((r) => r.runs!.map((x) => x.paraphrases))).toEqual(
+      second.manager.rows(j1.id, { limit: 100 }).rows.map((r) => r.runs!.map((x) => x.paraphrases)),
+    );
+    expect(r1.total).toBe(12);
+    const ex = (id: string) => second.manager.runExamples(id).map((e) => ({ run: e.run, seed: e.seed, examples: e.examples }));
+    expect(ex(j2.id)).toEqual(ex(j1.id));
+  });
+
+  it('scope input: examples per row, stored with the row; baseline stored beside TATRA', async () => {
+    const { manager, backends } = setup();
+    const job = await manager.create(spec({ settings: { ...settings, scope: 'input', r: 1 }, baseline: true, limit: 3 }));
+    expect(job.rowsTotal).toBe(3);
+    await manager.start(job.id);
+    await manager.wait(job.id);
+    expect(backends.get('gen.gguf')!.stage('examples')).toHaveLength(3 * 2);
+    const rows = manager.rows(job.id).rows;
+    expect(rows[0]!.runs![0]!.examples).toHaveLength(4);
+    for (const r of rows) expect(r.baseline).toEqual({ label: answer(r.input), raw: answer(r.input), correct: r.correct });
+    expect(manager.metrics(job.id).baseline).toMatchObject({ evaluated: 3, accuracy: manager.metrics(job.id).accuracy });
+    expect(manager.runExamples(job.id)).toEqual([]);
+  });
+
+  it('a job whose process died shows as interrupted and can be resumed', async () => {
+    const { manager, store } = setup();
+    const job = await manager.create(spec({ limit: 2 }));
+    store.setStatus(job.id, 'running');
+    store.db.prepare('UPDATE jobs SET owner = ? WHERE id = ?').run(`${(await import('node:os')).hostname()}:999999999`, job.id);
+    expect(manager.get(job.id)).toMatchObject({ status: 'running', interrupted: true });
+    // A live owner (this very test process, seen from another manager) is not interrupted.
+    store.db.prepare('UPDATE jobs SET owner = ? WHERE id = ?').run(`${(await import('node:os')).hostname()}:${process.ppid}`, job.id);
+    expect(manager.get(job.id).interrupted).toBe(false);
+    await expect(manager.resume(job.id)).rejects.toThrow(/running in another process/);
+    store.db.prepare('UPDATE jobs SET owner = ? WHERE id = ?').run(`${(await import('node:os')).hostname()}:999999999`, job.id);
+    await manager.resume(job.id);
+    expect((await manager.wait(job.id)).status).toBe('done');
+  });
+
+  it('a row that cannot be classified is recorded as failed; a broken backend fails the job with its message', async () => {
+    const long = csv('long.csv', [
+      ['fine film', '1'],
+      ['x'.repeat(6000), '0'],
+      ['dull film', '0'],
+    ]);
+    const a = setup({ contextSize: 1024 });
+    const j = await a.manager.create(spec({ dataset: { path: long, mapping: { textColumn: 'text', labelColumn: 'label' } } }));
+    await a.manager.start(j.id);
+    const end = await a.manager.wait(j.id);
+    expect(end).toMatchObject({ status: 'done', rowsDone: 2, rowsFailed: 1 });
+    expect(a.manager.row(j.id, 1)!.error).toMatch(/tokens/);
+
+    const b = setup({ failOn: 'dull film 4' });
+    const jb = await b.manager.create(spec());
+    await b.manager.start(jb.id);
+    const endB = await b.manager.wait(jb.id);
+    expect(endB.status).toBe('failed');
+    expect(endB.error).toBe('the backend broke');
+    expect(endB.rowsDone).toBeLessThan(12);
+  });
+
+  it('bad input: one clear UserError and no job left behind', async () => {
+    const { manager } = setup();
+    await expect(manager.create(spec({ task: 'nope' }))).rejects.toThrow(/unknown task "nope"/);
+    await expect(manager.create(spec({ settings: { ...settings, n: -1 } }))).rejects.toThrow(/invalid settings: n:/);
+    await expect(
+      manager.create(spec({ dataset: { path: twelve, mapping: { textColumn: 'text', labelColumn: 'label', labelMap: { '1': 'good' } } } })),
+    ).rejects.toThrow('label map "1=good": "good" is not a label of task sst2 (negative, positive)');
+    const empty = join(dir, 'blank-inputs.csv');
+    writeFileSync(empty, 'text,label\n" ",1\n');
+    const e = await manager.create(spec({ dataset: { path: empty, mapping: { textColumn: 'text' } } })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(UserError);
+    expect((e as Error).message).toMatch(/has no rows with a non-empty "text"/);
+    expect(manager.list()).toEqual([]);
+    expect(() => manager.get('zzz')).toThrow('no job "zzz"');
+  });
+
+  it('exports round-trip: CSV one row per input, JSON with everything', async () => {
+    const { manager } = setup();
+    const job = await manager.create(spec({ baseline: true }));
+    await manager.start(job.id);
+    await manager.wait(job.id);
+    const csvPath = join(dir, `export-${job.id}.csv`);
+    const jsonPath = join(dir, `export-${job.id}.json`);
+    await manager.export(job.id, 'csv', csvPath);
+    await manager.export(job.id, 'json', jsonPath);
+    expect(existsSync(`${csvPath}.partial`)).toBe(false);
+    const rows = manager.rows(job.id, { limit: 100 }).rows;
+    const back = await readCsvExport(csvPath);
+    expect(back).toHaveLength(12);
+    back.forEach((b, i) => {
+      const r = rows[i]!;
+      expect(b).toEqual({
+        index: r.index,
+        line: r.line,
+        input: r.input,
+        gold: r.gold,
+        goldRaw: r.goldRaw,
+        prediction: r.prediction,
+        correct: r.correct,
+        confidence: r.confidence,
+        votes: r.votes,
+        baselinePrediction: r.baseline!.label,
+        baselineCorrect: r.baseline!.correct,
+        status: 'done',
+        error: null,
+      });
+    });
+    const accFromCsv = back.filter((b) => b.correct).length / back.length;
+    const json = await readJsonExport(jsonPath);
+    expect(json.rows).toEqual(rows);
+    expect(json.metrics).toEqual(manager.metrics(job.id));
+    expect(json.metrics.accuracy).toBe(accFromCsv);
+    expect(json.runExamples).toEqual(manager.runExamples(job.id));
+    expect(json.job.id).toBe(job.id);
+    await expect(manager.export(job.id, 'xml' as 'csv', csvPath)).rejects.toThrow(/unknown export format/);
+  });
+});

@@ -1,0 +1,46 @@
+// A 100,000-row, ~50 MB CSV streams through the importer with bounded memory. The reader runs in
+// a child process with --expose-gc so the heap can be measured after forced collections:
+// growth over the baseline must stay under 32 MB, while holding the file whole would take more
+// than 50 MB for the text alone.
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, expect, it } from 'vitest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tatra-big-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ROWS = 100_000;
+const BOUND = 32 * 1024 * 1024;
+
+it('streams a 100,000-row, 50 MB CSV with heap growth under 32 MB', async () => {
+  const path = join(dir, 'big.csv');
+  const out = createWriteStream(path);
+  out.write('id,text,label\r\n');
+  const filler = 'the film, "they said", was a long and winding story about nothing in particular '.repeat(6);
+  for (let i = 0; i < ROWS; i++) {
+    // Every 100th row has a quoted newline, so lines and rows differ.
+    const text = i % 100 === 0 ? `row ${i}\nsecond line ${filler}` : `row ${i} ${filler}`;
+    if (!out.write(`${i},"${text.replace(/"/g, '""')}",${i % 2}\r\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  const size = statSync(path).size;
+  expect(size).toBeGreaterThan(45 * 1024 * 1024);
+
+  const stdout = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'stream-memory.child.ts'), path], {
+    cwd: resolve(here, '../../..'),
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
+  const res = JSON.parse(stdout.trim().split('\n').pop()!) as { rows: number; lastLine: number; maxGrowthBytes: number; chars: number };
+  expect(res.rows).toBe(ROWS);
+  expect(res.lastLine).toBe(ROWS + 1 + ROWS / 100);
+  expect(res.chars).toBeGreaterThan(40 * 1024 * 1024);
+  console.log(`streamed ${(size / 1048576).toFixed(1)} MB, ${res.rows} rows; max heap growth ${(res.maxGrowthBytes / 1048576).toFixed(1)} MB (bound 32 MB)`);
+  expect(res.maxGrowthBytes).toBeLessThan(BOUND);
+}, 300_000);

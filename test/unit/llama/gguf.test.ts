@@ -1,0 +1,148 @@
+// inspectGguf on files the test writes: every bad file is one clear line with a code, and a good
+// synthetic model is described correctly.
+import { copyFile, mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UserError } from '../../../electron/common/errors';
+import { inspectGguf } from '../../../electron/llama/gguf';
+import { ensureSyntheticModel } from '../../../tools/synthetic-gguf';
+import { tinyModelPath } from '../../helpers/models';
+
+let dir: string;
+let tiny: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tatra-gguf-'));
+  tiny = await tinyModelPath();
+}, 120_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function failure(path: string): Promise<UserError> {
+  try {
+    await inspectGguf(path);
+  } catch (e) {
+    expect(e).toBeInstanceOf(UserError);
+    const err = e as UserError;
+    expect(err.message).not.toContain('\n');
+    expect(err.message).toContain(path);
+    return err;
+  }
+  throw new Error(`inspectGguf accepted ${path}`);
+}
+
+describe('inspectGguf rejects bad files with one clear line', () => {
+  it('a text file named .gguf', async () => {
+    const path = join(dir, 'notes.gguf');
+    await writeFile(path, 'these are my notes, not a model\n');
+    const e = await failure(path);
+    expect(e.code).toBe('gguf_invalid');
+    expect(e.message).toBe(`not a GGUF model: ${path} (the file does not start with "GGUF")`);
+  });
+
+  it('an empty file', async () => {
+    const path = join(dir, 'empty.gguf');
+    await writeFile(path, '');
+    const e = await failure(path);
+    expect(e.code).toBe('gguf_invalid');
+    expect(e.message).toMatch(/empty/);
+  });
+
+  it('a missing path', async () => {
+    const path = join(dir, 'nope', 'missing.gguf');
+    const e = await failure(path);
+    expect(e.code).toBe('gguf_missing');
+    expect(e.message).toBe(`model file not found: ${path}`);
+  });
+
+  it('a directory', async () => {
+    const path = join(dir, 'folder.gguf');
+    await mkdir(path);
+    const e = await failure(path);
+    expect(e.code).toBe('gguf_invalid');
+    expect(e.message).toMatch(/folder/);
+  });
+
+  it('a synthetic model cut in its tensor data', async () => {
+    const path = join(dir, 'truncated.gguf');
+    await copyFile(tiny, path);
+    const size = (await stat(path)).size;
+    const fh = await open(path, 'r+');
+    await fh.truncate(Math.floor(size * 0.8));
+    await fh.close();
+    const e = await failure(path);
+    expect(e.code).toBe('gguf_truncated');
+    expect(e.message).toMatch(/^truncated GGUF model: .*truncated\.gguf \(\d+ bytes, but its tensors need \d+/);
+  });
+
+  it('a synthetic model cut inside its header', async () => {
+    const path = join(dir, 'header-cut.gguf');
+    await copyFile(tiny, path);
+    const fh = await open(path, 'r+');
+    await fh.truncate(100_000); // inside the tokenizer arrays
+    await fh.close();
+    const e = await failure(path);
+    expect(['gguf_truncated', 'gguf_invalid']).toContain(e.code);
+  });
+
+  it('a GGUF without general.architecture', async () => {
+    // A minimal valid GGUF v3: no tensors, one key that is not the architecture.
+    const key = Buffer.from('general.name');
+    const value = Buffer.from('x');
+    const b = Buffer.alloc(4 + 4 + 8 + 8 + 8 + key.length + 4 + 8 + value.length);
+    let o = b.write('GGUF', 0, 'latin1');
+    o = b.writeUInt32LE(3, o);
+    o = b.writeBigUInt64LE(0n, o);
+    o = b.writeBigUInt64LE(1n, o);
+    o = b.writeBigUInt64LE(BigInt(key.length), o);
+    o += key.copy(b, o);
+    o = b.writeUInt32LE(8, o);
+    o = b.writeBigUInt64LE(BigInt(value.length), o);
+    value.copy(b, o);
+    const path = join(dir, 'no-arch.gguf');
+    await writeFile(path, b);
+    const e = await failure(path);
+    expect(e.code).toBe('gguf_invalid');
+    expect(e.message).toMatch(/general\.architecture/);
+  });
+});
+
+describe('inspectGguf on good files', () => {
+  it('describes the tiny synthetic model', async () => {
+    const info = await inspectGguf(tiny);
+    expect(info.architecture).toBe('qwen2');
+    expect(info.hasChatTemplate).toBe(true);
+    expect(info.name).toBe('TATRA synthetic tiny');
+    expect(info.quantization).toBe('Q8_0');
+    expect(info.contextLength).toBe(8192);
+    expect(info.embeddingLength).toBe(64);
+    expect(info.layers).toBe(2);
+    expect(info.fileSize).toBe((await stat(tiny)).size);
+    // token_embd 64 x 151936 plus 2 blocks of attention and feed-forward weights.
+    expect(info.parameterCount).toBeGreaterThan(64 * 151_936);
+    expect(info.parameterCount).toBeLessThan(64 * 151_936 + 200_000);
+    expect(info.headerHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('gives different models different hashes, and the same file the same hash', async () => {
+    const a = await inspectGguf(tiny);
+    const b = await inspectGguf(await ensureSyntheticModel('tiny-b'));
+    expect(a.headerHash).not.toBe(b.headerHash);
+    expect((await inspectGguf(tiny)).headerHash).toBe(a.headerHash);
+  });
+
+  it('accepts a header-only file only when data is not checked', async () => {
+    const path = await ensureSyntheticModel('qwen2.5-7b', { dir, headerOnly: true });
+    expect((await stat(path)).size).toBeLessThan(20 * 1024 * 1024);
+    await expect(inspectGguf(path)).rejects.toMatchObject({ code: 'gguf_truncated' });
+    const info = await inspectGguf(path, { checkData: false });
+    expect(info.layers).toBe(28);
+    expect(info.embeddingLength).toBe(3584);
+    // 7.6B in the real model; ours has the tokenizer's 151,936-row embedding and untied output.
+    expect(info.parameterCount).toBeGreaterThan(7.5e9);
+    expect(info.parameterCount).toBeLessThan(7.7e9);
+  });
+});
