@@ -30,7 +30,7 @@ const genTokens = Number(values['gen-tokens']);
 
 const labels = ['negative', 'positive'];
 const grammar = `root ::= " " (${labels.map((l) => `"${l}"`).join(' | ')})`;
-const topics = ['acting', 'direction', 'screenplay', 'cinematography', 'editing', 'pacing', 'soundtrack', 'visual effects'];
+const topics = ['acting', 'direction', 'screenplay', 'cinematography', 'editing', 'pacing', 'soundtrack', 'visual effects', 'set design', 'casting'];
 const prefix =
   'Classify the sentiment of the movie review sentence as negative or positive. Answer with the label only.\n\n' +
   topics

@@ -48,6 +48,8 @@ let quitting = false;
 function startHost(): Promise<ApiHost> {
   hostStarting ??= (async () => {
     const dataDir = process.env.TATRA_DATA_DIR ? resolve(process.env.TATRA_DATA_DIR) : app.getPath('userData');
+    // models/ inside app.asar is read-only: a packaged app keeps downloads under userData.
+    if (app.isPackaged && !process.env.TATRA_MODELS_DIR) process.env.TATRA_MODELS_DIR = join(app.getPath('userData'), 'models');
     const created = await createApiHost({ dataDir, threads: inferenceThreads(availableParallelism()), mode: 'electron' });
     host = created;
     created.subscribe((name, payload) => {

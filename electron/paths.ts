@@ -28,6 +28,11 @@ export function builtInTasksDir(): string {
   return join(appRoot(), 'tasks');
 }
 
+/**
+ * Default folder for GGUF files. $TATRA_MODELS_DIR wins: a packaged app sets it to a writable
+ * folder under userData, because models/ inside app.asar is read-only.
+ */
 export function defaultModelsDir(): string {
+  if (process.env.TATRA_MODELS_DIR) return resolve(process.env.TATRA_MODELS_DIR);
   return join(appRoot(), 'models');
 }

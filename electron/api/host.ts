@@ -16,11 +16,12 @@ import {
   isEventName,
   isMethodName,
 } from '../common/contract';
-import { ContextOverflowError } from '../engine/backend';
-import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { errorMessage } from '../common/errors';
 import type { BackendProvider, JobManager } from '../jobs';
 import type { HostJobs } from './resources';
 import type { HandlerGroup, HostDeps } from './deps';
+import { HOST_ERROR_CODES, toApiError } from './errors';
+export { HOST_ERROR_CODES, toApiError } from './errors';
 import { createSettingsStore, createSettingsHandlers } from './handlers/settings';
 import { createTasksHandlers } from './handlers/tasks';
 import { createClassifyHandlers } from './handlers/classify';
@@ -62,26 +63,6 @@ export interface ApiHost {
 }
 
 type AnyHandler = (input: unknown) => Promise<unknown>;
-
-/** Error codes the UI may rely on besides the UserError codes the modules raise. */
-export const HOST_ERROR_CODES = {
-  unknownMethod: 'unknown_method',
-  invalidInput: 'invalid_input',
-  notAvailable: 'not_available',
-  cancelled: 'cancelled',
-  disposed: 'disposed',
-  internal: 'internal',
-} as const;
-
-export function toApiError(e: unknown): ApiErrorPayload & { internal: boolean } {
-  if (e instanceof UserError) return { code: e.code, message: e.message, internal: false };
-  if (e instanceof ContextOverflowError) return { code: 'context_overflow', message: e.message, internal: false };
-  if (isAbortError(e)) return { code: HOST_ERROR_CODES.cancelled, message: 'cancelled', internal: false };
-  if (e instanceof Error && e.name === 'ZodError' && 'issues' in e) {
-    return { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(e as unknown as z.ZodError), internal: false };
-  }
-  return { code: HOST_ERROR_CODES.internal, message: `unexpected error: ${errorMessage(e)}`, internal: true };
-}
 
 function defaultThreads(): number {
   return Math.max(1, availableParallelism() - 1);

@@ -98,6 +98,9 @@ export function normaliseMathAnswer(answer: string): string {
   s = s.replace(/\^\{?\\circ\}?/g, '').replace(/\\%|%/g, '');
   s = s.trim().replace(/[.。]+$/, '').trim();
   if (THOUSANDS.test(s.replace(/\s+/g, ''))) s = s.replace(/[,\s]/g, '');
+  // Whole numbers stay exact digit strings: a float would round long ones (111111111111111).
+  const whole = /^([-+]?)0*(\d+)(?:\.0+)?$/.exec(s.replace(/\s+/g, ''));
+  if (whole) return (whole[1] === '-' && /[1-9]/.test(whole[2] ?? '') ? '-' : '') + (whole[2] ?? '0');
   const n = numericValue(s);
   if (n !== null && Number.isFinite(n)) return canonicalNumber(n);
   // A number followed by a unit word ("18 dollars") votes as the number.

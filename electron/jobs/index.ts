@@ -16,7 +16,7 @@ export {
   datasetFingerprint,
   detectFormat,
 } from './dataset';
-export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION } from './store';
+export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, plainModelRef, type JobManagerOptions } from './manager';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, csvField, type JsonExport, type CsvExportRow } from './export';

@@ -14,7 +14,7 @@ import { inspectGguf } from '../llama/gguf';
 import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
-import { SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
+import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import type {
   BackendLease,
   BackendProvider,
@@ -266,6 +266,7 @@ export class JobManager {
       if (batch.length > 0) this.store.insertRows(id, batch);
       if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${mapping.textColumn}"`, 'dataset_empty');
       this.store.updateDatasetStats(id, reader.stats);
+      this.store.markImported(id);
     } catch (e) {
       this.store.deleteJob(id);
       throw e;
@@ -286,6 +287,7 @@ export class JobManager {
     const job = this.get(id);
     if (this.runners.has(job.id)) return job;
     if (job.status === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
+    if (!this.store.isImported(job.id)) throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
     if (job.status === 'running' && !job.interrupted) {
       throw new UserError(`job ${job.id} is running in another process`, 'job_state');
     }

@@ -30,6 +30,8 @@ import type {
 } from './types';
 
 export const JOB_DB_FILE = 'tatra.db';
+/** The error shown for a job whose data-set import did not finish. */
+export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
 /** Bump with a new entry in MIGRATIONS. */
 export const SCHEMA_VERSION = 1;
 
@@ -53,7 +55,10 @@ const MIGRATIONS: string[] = [
     error TEXT,
     elapsed_ms REAL NOT NULL DEFAULT 0,
     rows_total INTEGER NOT NULL DEFAULT 0,
-    owner TEXT
+    -- Who runs it ("host:pid"), so another process can tell a live job from one whose process died.
+    owner TEXT,
+    -- 1 once every row of the data set is in job_rows; 0 after a crash during the import.
+    imported INTEGER NOT NULL DEFAULT 0
   );
   CREATE TABLE job_rows (
     job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
@@ -138,6 +143,7 @@ interface JobDbRow {
   error: string | null;
   elapsed_ms: number;
   rows_total: number;
+  imported: number;
 }
 
 interface RowDbRow {
@@ -255,6 +261,14 @@ export class JobStore {
     this.db.prepare(`UPDATE jobs SET dataset_json = ? WHERE id = ?`).run(JSON.stringify(ds), jobId);
   }
 
+  markImported(jobId: string): void {
+    this.db.prepare(`UPDATE jobs SET imported = 1 WHERE id = ?`).run(jobId);
+  }
+
+  isImported(jobId: string): boolean {
+    return (this.db.prepare(`SELECT imported FROM jobs WHERE id = ?`).get(jobId) as { imported: number } | undefined)?.imported === 1;
+  }
+
   deleteJob(jobId: string): void {
     this.db.prepare(`DELETE FROM jobs WHERE id = ?`).run(jobId);
   }
@@ -300,12 +314,14 @@ export class JobStore {
 
   private toInfo(r: JobDbRow): JobInfo {
     const c = this.counts(r.id);
+    const unimported = r.imported === 0 && r.status === 'queued';
     return {
       id: r.id,
       name: r.name,
       created: r.created,
       updated: r.updated,
-      status: r.status,
+      // A job whose import never finished (its process died while reading the file) cannot run.
+      status: unimported ? 'failed' : r.status,
       interrupted: false,
       task: JSON.parse(r.task_json) as TaskDefinition,
       settings: JSON.parse(r.settings_json) as TatraSettings,
@@ -315,7 +331,7 @@ export class JobStore {
       limit: r.row_limit,
       baseline: r.baseline !== 0,
       concurrency: r.concurrency,
-      error: r.error,
+      error: unimported ? IMPORT_UNFINISHED : r.error,
       rowsTotal: r.rows_total,
       rowsDone: c.done,
       rowsFailed: c.failed,

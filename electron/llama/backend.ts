@@ -97,7 +97,10 @@ interface Snapshot {
 
 /** Snapshots below this many tokens are not worth a file round trip. */
 const MIN_SNAPSHOT_TOKENS = 32;
-const MAX_SNAPSHOTS = 8;
+/** Each snapshot is a file holding the prefix's KV cache (tens of MB for a 7B model and a long prefix). */
+const MAX_SNAPSHOTS = 6;
+/** Compiled grammars kept per backend. */
+const MAX_GRAMMARS = 64;
 
 // An explicit template for GGUFs that carry none (e.g. stories260K): node-llama-cpp would guess
 // one from the name, and a guess would make the rendered prompt depend on a file name.
@@ -234,7 +237,17 @@ export class LlamaBackend implements TatraBackend {
 
   private grammar(text: string): Promise<LlamaGrammar> {
     let grammar = this.grammars.get(text);
-    if (!grammar) {
+    if (grammar) {
+      // Most recently used last, so eviction drops the oldest (paraphrase and example grammars
+      // differ per input and per plan: a long job would otherwise pile them up).
+      this.grammars.delete(text);
+      this.grammars.set(text, grammar);
+    } else {
+      while (this.grammars.size >= MAX_GRAMMARS) {
+        const oldest = this.grammars.keys().next().value as string;
+        this.grammars.delete(oldest);
+        this.tries.delete(oldest);
+      }
       grammar = this.llama.createGrammar({ grammar: text }).catch((e: unknown) => {
         this.grammars.delete(text);
         throw new Error(`invalid GBNF grammar: ${e instanceof Error ? e.message : String(e)}`);

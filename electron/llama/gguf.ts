@@ -131,16 +131,18 @@ async function readValidHeader(path: string): Promise<{ info: GgufFileInfo; file
   if (size < 4 || magic.toString('latin1') !== 'GGUF')
     throw new UserError(`not a GGUF model: ${path} (the file does not start with "GGUF")`, 'gguf_invalid');
 
+  let info: GgufFileInfo;
   try {
-    const info = await readGgufFileInfo(path, { sourceType: 'filesystem', ignoreKeys: ignoredKeys, logWarnings: false });
-    return { info, fileSize: size };
+    info = await readGgufFileInfo(path, { sourceType: 'filesystem', ignoreKeys: ignoredKeys, logWarnings: false });
   } catch (e) {
-    const message = errorMessage(e);
-    // The reader runs off the end of a file cut inside its header (out-of-range reads).
-    if (/range|end of|EOF|beyond|bounds|length/i.test(message))
-      throw new UserError(`truncated GGUF model: ${path} (the header ends early: ${message})`, 'gguf_truncated');
-    throw new UserError(`not a readable GGUF model: ${path} (${message})`, 'gguf_invalid');
+    throw new UserError(`corrupt or truncated GGUF model: ${path} (its header cannot be read: ${errorMessage(e)})`, 'gguf_invalid');
   }
+  // The reader pads reads past the end of the file with zeros instead of failing, so a file cut
+  // inside its header parses into nonsense; the header's own length tells.
+  const headerEnd = info.metadataSize + (info.tensorInfoSize ?? 0);
+  if ((info.splicedParts ?? 1) === 1 && size < headerEnd)
+    throw new UserError(`truncated GGUF model: ${path} (${size} bytes, but its header alone needs ${headerEnd}; an interrupted download?)`, 'gguf_truncated');
+  return { info, fileSize: size };
 }
 
 async function hashFile(path: string, size: number): Promise<string> {

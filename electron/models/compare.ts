@@ -18,6 +18,7 @@ import {
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { previewDataset, type BackendLease, type BackendProvider, type JobInfo, type JobManager } from '../jobs';
 import { inspectModelFile } from './gguf';
+import { estimateFit } from './hardware';
 
 export interface RunComparisonOptions {
   /** The JOBS engineer's JobManager: runs and stores every pair's job. */
@@ -75,7 +76,7 @@ export function newComparisonRecord(specInput: ComparisonSpecInput, id: string =
     tokens: 0,
     error: null,
   }));
-  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs, error: null };
+  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs, error: null, warnings: [] };
 }
 
 /** Prompt + completion tokens a job used: its run examples plus every row's stages. */
@@ -105,11 +106,11 @@ export async function runComparison(specInput: ComparisonSpecInput, options: Run
   return executeComparison(record, options);
 }
 
-/** Runs a record made by `newComparisonRecord` (the API saves it first, then runs it in the background). */
-export async function executeComparison(record: ComparisonRecord, options: RunComparisonOptions): Promise<ComparisonRecord> {
-  const { jobs, store, signal } = options;
-  const spec = record.spec;
-  // Fail fast, before any job exists, on anything the user can fix.
+/**
+ * Fails fast, before any job exists, on anything the user can fix: a model file that is not a
+ * complete GGUF, a data set that cannot be read, a column that is not there. Returns the columns.
+ */
+export async function checkComparisonInputs(spec: ComparisonRecord['spec']): Promise<{ textColumn: string; labelColumn: string | null }> {
   for (const path of unique([...spec.generators, ...spec.evaluators])) await inspectModelFile(path);
   const preview = await previewDataset(spec.dataset, { maxRows: 5 });
   const textColumn = spec.textColumn ?? preview.suggestedTextColumn;
@@ -117,6 +118,23 @@ export async function executeComparison(record: ComparisonRecord, options: RunCo
   if (!preview.columns.includes(textColumn)) throw new UserError(`${spec.dataset} has no column "${textColumn}" (columns: ${preview.columns.join(', ')})`, 'bad_option');
   const labelColumn = spec.labelColumn ?? preview.suggestedLabelColumn ?? null;
   if (labelColumn !== null && !preview.columns.includes(labelColumn)) throw new UserError(`${spec.dataset} has no column "${labelColumn}" (columns: ${preview.columns.join(', ')})`, 'bad_option');
+  return { textColumn, labelColumn };
+}
+
+/** Runs a record made by `newComparisonRecord` (the API saves it first, then runs it in the background). */
+export async function executeComparison(record: ComparisonRecord, options: RunComparisonOptions): Promise<ComparisonRecord> {
+  const { jobs, store, signal } = options;
+  const spec = record.spec;
+  const { textColumn, labelColumn } = await checkComparisonInputs(spec);
+  // Warn before loading a model that will not fit (the jobs still try: estimates are conservative).
+  for (const path of unique([...spec.generators, ...spec.evaluators])) {
+    try {
+      const fit = await estimateFit(path, { contextSize: spec.contextSize ?? 4096, sequences: options.concurrency ?? 4 });
+      if (!fit.fits && fit.warning) record.warnings.push(fit.warning);
+    } catch {
+      // An estimate is advice; the job reports real load failures.
+    }
+  }
 
   let lastEmit = 0;
   const publish = (force = false) => {

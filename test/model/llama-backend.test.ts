@@ -4,7 +4,7 @@
 import { relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError, type GenerateRequest } from '../../electron/engine/backend';
-import { LlamaBackend, loadLlamaBackend } from '../../electron/llama/backend';
+import { type LlamaBackend, loadLlamaBackend } from '../../electron/llama/backend';
 import { ModelPool } from '../../electron/llama/pool';
 import { disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { storiesModelPath, tinyModelPath } from '../helpers/models';
@@ -153,6 +153,20 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     } finally {
       await one.dispose();
     }
+  });
+
+  it('dispose rejects running and queued requests with AbortError and frees the model', async () => {
+    const b = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 1, contextSize: 4096 });
+    const running = b.generate([{ prompt: { system: 's', user: 'go on and on' }, maxTokens: 3000 }]);
+    const queued = b.generate([classify('waiting')]);
+    const outcomes = Promise.allSettled([running, queued]);
+    await new Promise((r) => setTimeout(r, 50));
+    const t = performance.now();
+    await b.dispose();
+    expect(performance.now() - t).toBeLessThan(2000);
+    for (const outcome of await outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'AbortError' } });
+    expect(b.model.disposed).toBe(true);
+    await expect(b.generate([classify('after')])).rejects.toThrow(/disposed/);
   });
 
   it('throws ContextOverflowError before decoding a prompt that does not fit', async () => {

@@ -65,6 +65,7 @@ describe('runComparison on real models', () => {
     );
 
     expect(record.status).toBe('done');
+    expect(record.warnings).toEqual([]);
     expect(record.pairs.map((p) => [p.generator, p.evaluator])).toEqual([
       [a, a],
       [a, b],

@@ -1,7 +1,126 @@
-// PLACEHOLDER written by the app helper so the host compiles; the models helper replaces this
-// file with `createModelsHandlers(deps: HostDeps)` returning `HandlerGroup<typeof modelsMethods>`.
-import type { HostDeps } from '../deps';
+// API handlers for the model library, hardware and fit, the catalog, downloads and pairing
+// comparisons. Thin: electron/models does the work; this wires it to the host's data folder,
+// its one model pool and job manager, and its event bus.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ComparisonRecord, modelsMethods } from '../../common/contract/models';
+import { UserError, errorMessage } from '../../common/errors';
+import { JOB_DB_FILE } from '../../jobs';
+import {
+  ComparisonStore,
+  DownloadManager,
+  ModelLibrary,
+  checkComparisonInputs,
+  estimateFit,
+  executeComparison,
+  hardwareInfo,
+  inspectModelFile,
+  loadCatalog,
+  newComparisonRecord,
+} from '../../models';
+import { defaultModelsDir } from '../../paths';
+import type { HandlerGroup, HostDeps } from '../deps';
 
-export function createModelsHandlers(_deps: HostDeps): { handlers: Record<string, never>; dispose?(): Promise<void> } {
-  return { handlers: {} };
+export interface ModelsHandlerOptions {
+  /** Where downloads go unless a call says otherwise (default: the app's models/ folder). */
+  downloadDir?: string;
+  /** The library's always-scanned folder (default: the app's models/ folder). */
+  defaultDir?: string;
+  /** Base of the Hugging Face site (tests). */
+  hfEndpoint?: string;
+}
+
+export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions = {}): HandlerGroup<typeof modelsMethods> {
+  const defaultDir = resolve(opts.defaultDir ?? defaultModelsDir());
+  const library = new ModelLibrary(deps.dataDir, {
+    defaultDir,
+    extraFolders: async () => [...deps.modelsDirs, ...(await deps.settings()).modelsDirs],
+  });
+  const downloads = new DownloadManager({ dir: resolve(opts.downloadDir ?? defaultDir), ...(opts.hfEndpoint ? { hfEndpoint: opts.hfEndpoint } : {}) });
+  downloads.on('progress', (s) => deps.emit('download.progress', s));
+
+  // Comparisons live in the jobs' SQLite file, in their own table; opened on first use.
+  let store: ComparisonStore | null = null;
+  const running = new Map<string, { ac: AbortController; done: Promise<unknown> }>();
+  const comparisons = (): ComparisonStore => {
+    if (!store) {
+      mkdirSync(deps.dataDir, { recursive: true });
+      store = new ComparisonStore(join(deps.dataDir, JOB_DB_FILE));
+      store.markInterrupted(new Set(running.keys()));
+    }
+    return store;
+  };
+
+  return {
+    handlers: {
+      'models.list': () => library.list(),
+      'models.addFolder': ({ path }) => library.addFolder(path),
+      'models.addFile': ({ path }) => library.addFile(path),
+      'models.remove': ({ path }) => library.remove(path),
+      'models.info': async ({ path, fit }) => {
+        const file = resolve(path);
+        const h = await inspectModelFile(file, { checkData: false });
+        const { headerHash: _hash, ...model } = h;
+        return { model: { ...model, source: 'file' as const }, fit: await estimateFit(file, fit ?? {}) };
+      },
+      'models.hardware': () => hardwareInfo(),
+      'models.fit': ({ path, contextSize, sequences }) => estimateFit(resolve(path), { contextSize, sequences }),
+      'models.catalog': () => loadCatalog(),
+      'models.download': async ({ source, dir }) => downloads.start(source, dir),
+      'models.cancelDownload': async ({ id }) => downloads.cancel(id),
+      'models.downloads': async () => downloads.list(),
+      'compare.start': async (spec) => {
+        const record = newComparisonRecord(spec);
+        // Bad models, data sets and columns answer the call itself, not a later event.
+        await checkComparisonInputs(record.spec);
+        const [jobs, pool] = await Promise.all([deps.jobs(), deps.pool()]);
+        const cstore = comparisons();
+        cstore.save(record);
+        const ac = new AbortController();
+        const onHostStop = () => ac.abort();
+        deps.signal.addEventListener('abort', onHostStop, { once: true });
+        const done = executeComparison(structuredClone(record), {
+          jobs,
+          pool,
+          store: cstore,
+          signal: ac.signal,
+          onProgress: (r) => deps.emit('compare.progress', r),
+        })
+          .catch((e: unknown) => {
+            // Only an unexpected failure gets here (pair failures are recorded per pair).
+            const failed: ComparisonRecord = { ...(cstore.get(record.id) ?? record), status: 'error', error: errorMessage(e), finishedAt: Date.now() };
+            cstore.save(failed);
+            deps.emit('compare.progress', failed);
+          })
+          .finally(() => {
+            deps.signal.removeEventListener('abort', onHostStop);
+            running.delete(record.id);
+          });
+        running.set(record.id, { ac, done });
+        return record;
+      },
+      'compare.cancel': async ({ id }) => {
+        const r = running.get(id);
+        if (!r) {
+          if (!comparisons().get(id)) throw new UserError(`no comparison "${id}"`, 'compare_unknown');
+          return { ok: false };
+        }
+        r.ac.abort();
+        await r.done;
+        return { ok: true };
+      },
+      'compare.list': async () => comparisons().list(),
+      'compare.get': async ({ id }) => {
+        const rec = comparisons().get(id);
+        if (!rec) throw new UserError(`no comparison "${id}"`, 'compare_unknown');
+        return rec;
+      },
+    },
+    async dispose() {
+      for (const r of running.values()) r.ac.abort();
+      await Promise.allSettled([...running.values()].map((r) => r.done));
+      await downloads.dispose();
+      store?.close();
+    },
+  };
 }

@@ -5,7 +5,7 @@ import { UserError } from '../../common/errors';
 import { type TatraEvent, type TatraResult, type TatraSettings, DEFAULT_SETTINGS } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
 import { type TatraBackend, MemoryGenerationCache, classify, resolveTask } from '../../engine';
-import { ModelPool, disposeLlamaRuntime } from '../../llama';
+import { ModelPool, disposeLlamaRuntime, getLlamaRuntime } from '../../llama';
 import { intOption, readStdinIfPiped } from '../options';
 import { userTasksDir } from './tasks';
 
@@ -21,6 +21,7 @@ interface ClassifyCliOptions {
   scope: 'run' | 'input';
   threads?: number;
   contextSize?: number;
+  sequences?: number;
   json?: boolean;
   dataDir?: string;
 }
@@ -102,6 +103,7 @@ export function registerClassify(program: Command): void {
     .addOption(new Option('--scope <scope>', 'example scope: run (shared per run) or input').choices(['run', 'input']).default('run'))
     .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
     .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
+    .option('--sequences <N>', 'parallel sequences per model (default 4); 1 decodes one request at a time', intOption('--sequences', 1, 64))
     .option('--data-dir <dir>', 'data folder holding your tasks')
     .option('--json', 'print one JSON object with everything')
     .action(async (words: string[], raw: Record<string, unknown>) => {
@@ -120,10 +122,15 @@ export function registerClassify(program: Command): void {
       const input = await readText(words);
       const settings: TatraSettings = { n: opts.n, k: opts.k, r: opts.r, seed: opts.seed, scope: opts.scope };
 
+      // The process's Llama first: when node-llama-cpp's bindings are first loaded by the GGUF
+      // check (GgufInsights without a Llama), llama.cpp's load warnings later bypass our logger
+      // and land on stdout, which would corrupt --json.
+      await getLlamaRuntime();
       const pool = new ModelPool({
         defaults: {
           ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
           ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
+          ...(opts.sequences !== undefined ? { sequences: opts.sequences } : {}),
         },
       });
       const controller = new AbortController();

@@ -62,6 +62,7 @@ export function formatComparison(rec: ComparisonRecord): string {
   const s = rec.spec.settings;
   out.push(`comparison ${rec.id}  [${rec.status}]  task ${rec.spec.task}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}${rec.spec.limit ? `  limit ${rec.spec.limit}` : ''}`);
   if (rec.error) out.push(`  error: ${rec.error}`);
+  for (const w of rec.warnings) out.push(`  warning: ${w}`);
   out.push('');
   out.push(
     table(

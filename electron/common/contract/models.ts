@@ -206,6 +206,8 @@ export const ComparisonRecord = z.object({
   /** In run order: generator-major, so each generator's work is done once and then reused. */
   pairs: z.array(ComparisonPair),
   error: z.string().nullable(),
+  /** Said before anything loads: models whose estimated memory does not fit this machine. */
+  warnings: z.array(z.string()).default([]),
 });
 export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
 

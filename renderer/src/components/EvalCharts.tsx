@@ -51,7 +51,7 @@ export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusio
 
 export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
   const color = useResolvedColor();
-  const data = metrics.accuracyAfterRuns.map((a, j) => ({ runs: j + 1, after: a * 100, own: (metrics.perRunAccuracy[j] ?? 0) * 100 }));
+  const data = metrics.accuracyAfterRuns.map((a, j) => ({ runs: j + 1, after: a === null ? null : a * 100, own: metrics.perRunAccuracy[j] == null ? null : metrics.perRunAccuracy[j]! * 100 }));
   if (data.length === 0) return <p className="muted small">No finished rows yet.</p>;
   return (
     <div style={{ width: '100%', height: 240 }} data-testid="runs-curve">

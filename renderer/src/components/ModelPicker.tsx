@@ -52,7 +52,6 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
         spellCheck={false}
         data-testid={props.testId}
         onChange={(e) => props.onChange(e.target.value)}
-        aria-invalid={props.value.trim() === ''}
       />
       <datalist id={`${id}-models`}>
         {models.map((m) => (

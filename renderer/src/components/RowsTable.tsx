@@ -77,9 +77,9 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
     <div className="stack">
       <div className="row">
         <div role="radiogroup" aria-label="Which rows" className="row" style={{ gap: 4 }}>
-          {(['all', 'wrong', 'correct'] as const).map((f) => (
+          {(['all', 'wrong'] as const).map((f) => (
             <button key={f} role="radio" aria-checked={filter === f} className={`btn small ${filter === f ? 'primary' : ''}`} onClick={() => setFilter(f)} data-testid={`filter-${f}`}>
-              {f === 'all' ? 'All rows' : f === 'wrong' ? 'Wrong only' : 'Right only'}
+              {f === 'all' ? 'All rows' : 'Wrong only'}
             </button>
           ))}
         </div>

@@ -72,7 +72,7 @@ export function VariantGrid({ runs, r, n, labels }: { runs: LiveRun[]; r: number
                 );
               return (
                 <div className="vcell" key={`${j}-${v}`} style={{ background: labelVar(p.label, labels) }} title={`run ${j + 1}, ${v === 0 ? 'original' : `paraphrase ${v}`}: ${p.label}`} data-label={p.label}>
-                  {p.label.length > 4 ? p.label.slice(0, 3) : p.label}
+                  {p.label}
                 </div>
               );
             }),

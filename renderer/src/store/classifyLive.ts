@@ -90,6 +90,33 @@ export function liveCounts(state: LiveState, n: number, r: number): { received: 
   return { received, expected: (n + 1) * r };
 }
 
+export interface LiveStage {
+  /** What the engine is doing now, for the status line. */
+  text: string;
+  /** 0..1 over every step: examples per label and run, paraphrases per run, predictions. */
+  fraction: number;
+}
+
+/** Where a run stands: the engine writes all runs' examples, then paraphrases, then evaluates. */
+export function liveStage(state: LiveState, n: number, r: number, labelCount: number): LiveStage {
+  const exampleCalls = Math.max(1, labelCount) * r;
+  let examples = 0;
+  let paraphrases = 0;
+  let predictions = 0;
+  for (const run of state.runs) {
+    examples += Object.keys(run.examplesByLabel).length;
+    if (run.paraphrases) paraphrases++;
+    for (const p of run.predictions) if (p) predictions++;
+  }
+  const expected = (n + 1) * r;
+  const fraction = (Math.min(examples, exampleCalls) + paraphrases + predictions) / (exampleCalls + r + expected);
+  if (state.result) return { text: 'Done', fraction: 1 };
+  if (state.runs.length === 0) return { text: 'Loading models…', fraction: 0 };
+  if (examples < exampleCalls) return { text: `Writing examples (${examples} of ${exampleCalls} calls)`, fraction };
+  if (paraphrases < r) return { text: `Writing paraphrases (${paraphrases} of ${r} runs)`, fraction };
+  return { text: `Evaluating (${predictions} of ${expected} predictions)`, fraction };
+}
+
 /** The label that leads the running vote (ties: label order), or null before the first vote. */
 export function leader(votes: Record<string, number>, labels: readonly string[]): string | null {
   let best: string | null = null;

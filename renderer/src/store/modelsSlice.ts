@@ -1,11 +1,239 @@
-// PLACEHOLDER written by the app helper so the store compiles; the models helper replaces this
-// file. Contract: export `ModelsSlice` (its state and actions) and
-// `createModelsSlice: SliceCreator<ModelsSlice>` (see ./types); the combined store spreads it in.
+// Models and comparisons: the library (with invalid files and their reasons), the hardware and
+// per-model fit, the catalog and live downloads, and generator × evaluator comparisons. The work
+// runs in the main process; this slice calls the API and follows its `download.progress` and
+// `compare.progress` events (watchModels), so a reload picks up whatever is still running.
+import type {
+  CatalogEntry,
+  ComparisonRecord,
+  ComparisonSpecInput,
+  ComparisonSummary,
+  DownloadState,
+  FitEstimate,
+  HardwareInfo,
+  LibraryListing,
+} from '../../../electron/common/contract/models';
+import { getApi, messageOf } from '../api/client';
 import type { SliceCreator } from './types';
 
 export interface ModelsSlice {
   /** Bumped when the model library changes, so pickers re-read `models.list`. */
   modelsVersion: number;
+  library: LibraryListing | null;
+  libraryLoading: boolean;
+  libraryError: string | null;
+  hardware: HardwareInfo | null;
+  /** Fit estimates by model path (at the default context and sequences). */
+  fits: Record<string, FitEstimate | { error: string }>;
+  catalog: CatalogEntry[];
+  /** Downloads by id, newest state. */
+  downloads: Record<string, DownloadState>;
+  comparisons: ComparisonSummary[];
+  /** Full records of comparisons opened or running, by id. */
+  comparisonRecords: Record<string, ComparisonRecord>;
+  /** The comparison the Compare view shows. */
+  currentComparisonId: string | null;
+  compareError: string | null;
+
+  loadLibrary(): Promise<void>;
+  addModelPath(kind: 'folder' | 'file', path: string): Promise<boolean>;
+  removeModelPath(path: string): Promise<void>;
+  loadHardware(): Promise<void>;
+  loadFit(path: string): Promise<void>;
+  loadCatalog(): Promise<void>;
+  startDownload(source: string): Promise<DownloadState | null>;
+  cancelDownload(id: string): Promise<void>;
+  loadDownloads(): Promise<void>;
+  loadComparisons(): Promise<void>;
+  openComparison(id: string): Promise<void>;
+  startComparison(spec: ComparisonSpecInput): Promise<ComparisonRecord | null>;
+  cancelComparison(id: string): Promise<void>;
+  handleDownloadProgress(s: DownloadState): void;
+  handleCompareProgress(r: ComparisonRecord): void;
+  /** Follows download and comparison events; returns the function that stops. */
+  watchModels(): () => void;
 }
 
-export const createModelsSlice: SliceCreator<ModelsSlice> = () => ({ modelsVersion: 0 });
+const summaryOf = (r: ComparisonRecord): ComparisonSummary => ({
+  id: r.id,
+  createdAt: r.createdAt,
+  finishedAt: r.finishedAt,
+  status: r.status,
+  error: r.error,
+  task: r.spec.task,
+  dataset: r.spec.dataset,
+  generators: r.spec.generators,
+  evaluators: r.spec.evaluators,
+});
+
+// Several views may watch at once; subscribe once and count.
+let watchers = 0;
+let unwatch: (() => void) | null = null;
+
+export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
+  modelsVersion: 0,
+  library: null,
+  libraryLoading: false,
+  libraryError: null,
+  hardware: null,
+  fits: {},
+  catalog: [],
+  downloads: {},
+  comparisons: [],
+  comparisonRecords: {},
+  currentComparisonId: null,
+  compareError: null,
+
+  async loadLibrary() {
+    set({ libraryLoading: true });
+    try {
+      const library = await getApi().call('models.list', {});
+      set({ library, libraryError: null });
+    } catch (e) {
+      set({ libraryError: messageOf(e) });
+    } finally {
+      set({ libraryLoading: false });
+    }
+  },
+  async addModelPath(kind, path) {
+    try {
+      const library = await getApi().call(kind === 'folder' ? 'models.addFolder' : 'models.addFile', { path });
+      set({ library, libraryError: null, modelsVersion: get().modelsVersion + 1 });
+      get().notify('info', `Added ${path} to the library`);
+      return true;
+    } catch (e) {
+      get().notify('error', messageOf(e));
+      return false;
+    }
+  },
+  async removeModelPath(path) {
+    try {
+      const library = await getApi().call('models.remove', { path });
+      set({ library, modelsVersion: get().modelsVersion + 1 });
+    } catch (e) {
+      get().notify('error', messageOf(e));
+    }
+  },
+  async loadHardware() {
+    try {
+      set({ hardware: await getApi().call('models.hardware', {}) });
+    } catch (e) {
+      get().notify('error', `Hardware: ${messageOf(e)}`);
+    }
+  },
+  async loadFit(path) {
+    try {
+      const fit = await getApi().call('models.fit', { path });
+      set({ fits: { ...get().fits, [path]: fit } });
+    } catch (e) {
+      set({ fits: { ...get().fits, [path]: { error: messageOf(e) } } });
+    }
+  },
+  async loadCatalog() {
+    try {
+      set({ catalog: await getApi().call('models.catalog', {}) });
+    } catch (e) {
+      get().notify('error', `Catalog: ${messageOf(e)}`);
+    }
+  },
+  async startDownload(source) {
+    try {
+      const s = await getApi().call('models.download', { source });
+      // A progress event may already have arrived; never go back to an older state.
+      const known = get().downloads[s.id];
+      if (!known) set({ downloads: { ...get().downloads, [s.id]: s } });
+      return s;
+    } catch (e) {
+      get().notify('error', messageOf(e));
+      return null;
+    }
+  },
+  async cancelDownload(id) {
+    try {
+      await getApi().call('models.cancelDownload', { id });
+    } catch (e) {
+      get().notify('error', messageOf(e));
+    }
+  },
+  async loadDownloads() {
+    try {
+      const list = await getApi().call('models.downloads', {});
+      set({ downloads: Object.fromEntries(list.map((d) => [d.id, d])) });
+    } catch {
+      // Not fatal: live events still arrive.
+    }
+  },
+  async loadComparisons() {
+    try {
+      set({ comparisons: await getApi().call('compare.list', {}) });
+    } catch (e) {
+      set({ compareError: messageOf(e) });
+    }
+  },
+  async openComparison(id) {
+    set({ currentComparisonId: id });
+    try {
+      const rec = await getApi().call('compare.get', { id });
+      set({ comparisonRecords: { ...get().comparisonRecords, [id]: rec }, compareError: null });
+    } catch (e) {
+      set({ compareError: messageOf(e) });
+    }
+  },
+  async startComparison(spec) {
+    set({ compareError: null });
+    try {
+      const rec = await getApi().call('compare.start', spec);
+      const known = get().comparisonRecords[rec.id];
+      set({
+        comparisonRecords: { ...get().comparisonRecords, [rec.id]: known ?? rec },
+        currentComparisonId: rec.id,
+        comparisons: [summaryOf(known ?? rec), ...get().comparisons.filter((c) => c.id !== rec.id)],
+      });
+      return rec;
+    } catch (e) {
+      set({ compareError: messageOf(e) });
+      return null;
+    }
+  },
+  async cancelComparison(id) {
+    try {
+      await getApi().call('compare.cancel', { id });
+    } catch (e) {
+      get().notify('error', messageOf(e));
+    }
+  },
+  handleDownloadProgress(s) {
+    const before = get().downloads[s.id];
+    set({ downloads: { ...get().downloads, [s.id]: s } });
+    if (s.status === 'done' && before?.status !== 'done') {
+      set({ modelsVersion: get().modelsVersion + 1 });
+      void get().loadLibrary();
+    }
+  },
+  handleCompareProgress(r) {
+    set({
+      comparisonRecords: { ...get().comparisonRecords, [r.id]: r },
+      comparisons: [summaryOf(r), ...get().comparisons.filter((c) => c.id !== r.id)].sort((a, b) => b.createdAt - a.createdAt),
+    });
+  },
+  watchModels() {
+    watchers++;
+    if (!unwatch) {
+      const api = getApi();
+      const offs = [api.on('download.progress', (s) => get().handleDownloadProgress(s)), api.on('compare.progress', (r) => get().handleCompareProgress(r))];
+      unwatch = () => offs.forEach((off) => off());
+    }
+    return () => {
+      watchers--;
+      if (watchers === 0 && unwatch) {
+        unwatch();
+        unwatch = null;
+      }
+    };
+  },
+});
+
+/** A fit estimate, or null when missing or failed. */
+export function fitOf(fits: ModelsSlice['fits'], path: string): FitEstimate | null {
+  const f = fits[path];
+  return f && !('error' in f) ? f : null;
+}

@@ -7,7 +7,7 @@ import { ModelPicker } from '../components/ModelPicker';
 import { VariantGrid, VoteBars } from '../components/VoteCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
-import { leader, liveCounts, liveVotes, type LiveRun } from '../store/classifyLive';
+import { leader, liveCounts, liveStage, liveVotes, type LiveRun } from '../store/classifyLive';
 import { taskById } from '../store/tasksSlice';
 
 function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; open: boolean }) {
@@ -107,7 +107,8 @@ export function ClassifyView() {
   const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
   const shown = c.request?.settings ?? tatra;
   const votes = liveVotes(c.live, labels);
-  const { received, expected } = liveCounts(c.live, shown.n, shown.r);
+  const { expected } = liveCounts(c.live, shown.n, shown.r);
+  const stage = liveStage(c.live, shown.n, shown.r, labels.length);
   const validVotes = Object.values(votes).reduce((a, b) => a + b, 0);
   const result = c.live.result;
   const lead = result ? result.label : leader(votes, labels);
@@ -169,6 +170,13 @@ export function ClassifyView() {
           <NumberField label="Examples k" value={tatra.k} min={0} max={256} onChange={(k) => setTatra({ ...tatra, k })} testId="classify-k" />
           <NumberField label="Runs r" value={tatra.r} min={1} max={100} onChange={(r) => setTatra({ ...tatra, r })} testId="classify-r" />
           <NumberField label="Seed" value={tatra.seed} min={0} max={2 ** 31 - 1} onChange={(seed) => setTatra({ ...tatra, seed })} testId="classify-seed" />
+          <label className="field">
+            <span>Examples made</span>
+            <select value={tatra.scope} onChange={(e) => setTatra({ ...tatra, scope: e.target.value as TatraSettings['scope'] })} style={{ width: 170 }}>
+              <option value="run">once per run</option>
+              <option value="input">for this input</option>
+            </select>
+          </label>
           <span className="field-hint" style={{ alignSelf: 'center', maxWidth: 260 }}>
             {(tatra.n + 1) * tatra.r} evaluator calls. The paper's trade-off is n=5, k=8; its tables use n=10, k=16, r=15.
           </span>
@@ -202,12 +210,12 @@ export function ClassifyView() {
           <span className="spacer" />
           {c.status !== 'idle' ? (
             <span className="muted small" data-testid="classify-status">
-              {c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? `${received} / ${expected} predictions` : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed'}
+              {c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? stage.text : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed'}
               {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
             </span>
           ) : null}
         </div>
-        {running ? <ProgressBar value={expected > 0 ? received / expected : 0} label="Predictions received" /> : null}
+        {running ? <ProgressBar value={stage.fraction} label="Classification progress" /> : null}
       </form>
 
       <ErrorBanner message={c.error?.message} title="Classification failed" />
@@ -295,7 +303,7 @@ export function ClassifyView() {
             <div className="runs">
               {c.live.runs.length === 0 ? <p className="skeleton">{c.status === 'starting' ? 'loading models…' : 'waiting for the first run…'}</p> : null}
               {c.live.runs.map((run, i) => (
-                <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 2} />
+                <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 3} />
               ))}
             </div>
           </div>

@@ -1,11 +1,378 @@
-// PLACEHOLDER written by the app helper so navigation works; the models helper replaces this view.
+// Compare: pick generators and evaluators, a task and a data set; every pair runs as an
+// evaluation job (evaluators of one generator share its examples and paraphrases). Results as a
+// pair table, a generator × evaluator heatmap and grouped bars like the paper's cross-model table.
+import { useEffect, useRef, useState } from 'react';
+import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { comparisonMatrix, modelLabel, type ComparisonPair, type ComparisonRecord } from '../../../electron/common/contract/models';
+import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
+import { getApi, messageOf } from '../api/client';
+import { ErrorBanner, NumberField, ProgressBar } from '../components/Common';
+import { duration, pct } from '../components/labels';
+import { useResolvedColor } from '../components/VoteCharts';
+import { useStore } from '../store';
+
+const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
+
+function ModelChecklist(props: { title: string; value: string[]; onChange(v: string[]): void; testId: string }) {
+  const library = useStore((s) => s.library);
+  const [typed, setTyped] = useState('');
+  const known = library?.models.map((m) => m.path) ?? [];
+  const all = [...known, ...props.value.filter((p) => !known.includes(p))];
+  const toggle = (p: string) => props.onChange(props.value.includes(p) ? props.value.filter((x) => x !== p) : [...props.value, p]);
+  return (
+    <fieldset className="field" data-testid={props.testId} style={{ border: 'none', padding: 0, margin: 0 }}>
+      <span>
+        {props.title} <span className="muted small">({props.value.length} chosen)</span>
+      </span>
+      <div className="stack" style={{ gap: 4, maxHeight: 180, overflow: 'auto' }}>
+        {all.length === 0 && <span className="muted small">No models in the library; type a path below.</span>}
+        {all.map((p) => (
+          <label key={p} className="row small" style={{ gap: 6 }} title={p}>
+            <input type="checkbox" checked={props.value.includes(p)} onChange={() => toggle(p)} />
+            {library?.models.find((m) => m.path === p)?.name ?? modelLabel(p)}
+            {library?.models.some((m) => m.path === p && m.name !== modelLabel(p)) && <span className="muted xs">{modelLabel(p)}</span>}
+          </label>
+        ))}
+      </div>
+      <div className="row" style={{ gap: 6 }}>
+        <input
+          type="text"
+          placeholder="/path/to/model.gguf"
+          value={typed}
+          spellCheck={false}
+          onChange={(e) => setTyped(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && typed.trim()) {
+              props.onChange([...new Set([...props.value, typed.trim()])]);
+              setTyped('');
+            }
+          }}
+        />
+        <button
+          className="btn small"
+          disabled={!typed.trim()}
+          onClick={() => {
+            props.onChange([...new Set([...props.value, typed.trim()])]);
+            setTyped('');
+          }}
+        >
+          Add
+        </button>
+      </div>
+    </fieldset>
+  );
+}
+
+function SetupCard() {
+  const tasks = useStore((s) => s.tasks);
+  const currentTaskId = useStore((s) => s.currentTaskId);
+  const start = useStore((s) => s.startComparison);
+  const error = useStore((s) => s.compareError);
+  const [task, setTask] = useState(currentTaskId);
+  const [dataset, setDataset] = useState('');
+  const [generators, setGenerators] = useState<string[]>([]);
+  const [evaluators, setEvaluators] = useState<string[]>([]);
+  const [settings, setSettings] = useState<TatraSettings>({ ...DEFAULT_SETTINGS, r: 1 });
+  const [limit, setLimit] = useState(50);
+  const [textColumn, setTextColumn] = useState('');
+  const [labelColumn, setLabelColumn] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [uploadError, setUploadError] = useState<string | null>(null);
+  const fileRef = useRef<HTMLInputElement>(null);
+  const ready = task && dataset.trim() && generators.length > 0 && evaluators.length > 0 && !busy;
+  const run = async () => {
+    setBusy(true);
+    await start({
+      task,
+      dataset: dataset.trim(),
+      generators,
+      evaluators,
+      settings,
+      limit,
+      ...(textColumn.trim() ? { textColumn: textColumn.trim() } : {}),
+      ...(labelColumn.trim() ? { labelColumn: labelColumn.trim() } : {}),
+    });
+    setBusy(false);
+  };
+  return (
+    <div className="card">
+      <div className="card-head">
+        <h2>New comparison</h2>
+        <span className="sub">
+          {generators.length} × {evaluators.length} = {generators.length * evaluators.length} pairs, each an evaluation job
+        </span>
+      </div>
+      <div className="grid-2">
+        <label className="field">
+          <span>Task</span>
+          <select value={task} onChange={(e) => setTask(e.target.value)} data-testid="compare-task">
+            {tasks.map((t) => (
+              <option key={t.task.id} value={t.task.id}>
+                {t.task.name} ({t.task.id})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>Data set (CSV, TSV or JSONL with gold labels)</span>
+          <div className="row" style={{ gap: 6 }}>
+            <input type="text" value={dataset} placeholder="/path/to/data.csv" spellCheck={false} data-testid="compare-data" onChange={(e) => setDataset(e.target.value)} style={{ flex: 1 }} />
+            <button className="btn small" onClick={() => fileRef.current?.click()}>
+              Upload…
+            </button>
+            <input
+              ref={fileRef}
+              type="file"
+              accept=".csv,.tsv,.jsonl,.txt"
+              hidden
+              onChange={(e) => {
+                const f = e.target.files?.[0];
+                if (!f) return;
+                setUploadError(null);
+                getApi()
+                  .upload(f)
+                  .then((r) => setDataset(r.path))
+                  .catch((err: unknown) => setUploadError(messageOf(err)));
+              }}
+            />
+          </div>
+        </label>
+        <ModelChecklist title="Generators (write examples and paraphrases)" value={generators} onChange={setGenerators} testId="compare-generators" />
+        <ModelChecklist title="Evaluators (classify)" value={evaluators} onChange={setEvaluators} testId="compare-evaluators" />
+      </div>
+      <div className="row" style={{ gap: 12, flexWrap: 'wrap', marginTop: 12 }}>
+        <NumberField label="n paraphrases" value={settings.n} min={0} max={64} onChange={(n) => setSettings({ ...settings, n })} testId="compare-n" />
+        <NumberField label="k examples" value={settings.k} min={0} max={256} onChange={(k) => setSettings({ ...settings, k })} testId="compare-k" />
+        <NumberField label="r runs" value={settings.r} min={1} max={100} onChange={(r) => setSettings({ ...settings, r })} testId="compare-r" />
+        <NumberField label="seed" value={settings.seed} min={0} max={2 ** 31 - 1} onChange={(seed) => setSettings({ ...settings, seed })} />
+        <NumberField label="rows (limit)" value={limit} min={1} max={100_000_000} onChange={setLimit} testId="compare-limit" />
+        <label className="field">
+          <span>Text column</span>
+          <input type="text" value={textColumn} placeholder="guessed" onChange={(e) => setTextColumn(e.target.value)} />
+        </label>
+        <label className="field">
+          <span>Label column</span>
+          <input type="text" value={labelColumn} placeholder="guessed" onChange={(e) => setLabelColumn(e.target.value)} />
+        </label>
+      </div>
+      <ErrorBanner message={error ?? uploadError} />
+      <div className="row" style={{ marginTop: 12 }}>
+        <button className="btn primary" disabled={!ready} onClick={() => void run()} data-testid="compare-run">
+          {busy ? 'Starting…' : 'Run comparison'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function statusChip(s: ComparisonPair['status'] | ComparisonRecord['status']): string {
+  return s === 'done' ? 'chip ok' : s === 'running' ? 'chip run' : s === 'error' ? 'chip bad' : 'chip';
+}
+
+function Heatmap({ rec }: { rec: ComparisonRecord }) {
+  const m = comparisonMatrix(rec);
+  const values = m.flat().filter((v): v is number => v !== null);
+  const lo = Math.min(...values, 1);
+  const hi = Math.max(...values, 0);
+  return (
+    <div className="stack" style={{ gap: 6 }} data-testid="compare-heatmap">
+      <div className="row" style={{ justifyContent: 'center' }}>
+        <span className="axis-title">Evaluator →</span>
+      </div>
+      <div className="heat" style={{ gridTemplateColumns: `minmax(120px, auto) repeat(${rec.spec.evaluators.length}, minmax(80px, 1fr))` }} role="table" aria-label="Accuracy, generators in rows, evaluators in columns">
+        <div className="lab axis-title">Generator ↓</div>
+        {rec.spec.evaluators.map((e) => (
+          <div className="lab col" key={`c-${e}`} title={e}>
+            {modelLabel(e)}
+          </div>
+        ))}
+        {rec.spec.generators.map((g, i) => [
+          <div className="lab" key={`r-${g}`} title={g}>
+            {modelLabel(g)}
+          </div>,
+          ...rec.spec.evaluators.map((e, j) => {
+            const v = m[i]?.[j] ?? null;
+            const strength = v === null || hi <= lo ? 0.5 : (v - lo) / (hi - lo);
+            return (
+              <div
+                key={`${g}-${e}`}
+                className="cell"
+                role="cell"
+                data-testid="heat-cell"
+                title={`${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}`}
+                style={{
+                  background: v === null ? 'var(--panel-2)' : `color-mix(in srgb, var(--ok) ${Math.round(20 + strength * 65)}%, var(--panel))`,
+                  color: v === null ? 'var(--faint)' : strength > 0.5 ? '#fff' : 'var(--text)',
+                }}
+              >
+                {pct(v)}
+              </div>
+            );
+          }),
+        ])}
+      </div>
+    </div>
+  );
+}
+
+function Bars({ rec }: { rec: ComparisonRecord }) {
+  const color = useResolvedColor();
+  const m = comparisonMatrix(rec);
+  const data = rec.spec.generators.map((g, i) => ({
+    generator: modelLabel(g),
+    ...Object.fromEntries(rec.spec.evaluators.map((e, j) => [modelLabel(e), m[i]?.[j] === null || m[i]?.[j] === undefined ? 0 : Math.round(m[i]![j]! * 1000) / 10])),
+  }));
+  return (
+    <div style={{ width: '100%', height: 260 }} data-testid="compare-chart">
+      <ResponsiveContainer width="100%" height="100%">
+        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
+          <CartesianGrid vertical={false} stroke={color('var(--border)')} />
+          <XAxis dataKey="generator" stroke={color('var(--muted)')} fontSize={12} label={{ value: 'generator', position: 'insideBottom', offset: -4, fill: color('var(--muted)'), fontSize: 11 }} />
+          <YAxis domain={[0, 100]} stroke={color('var(--muted)')} fontSize={12} unit="%" />
+          <Tooltip formatter={(v) => `${String(v)}%`} contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}` }} />
+          <Legend wrapperStyle={{ fontSize: 12 }} />
+          {rec.spec.evaluators.map((e, j) => (
+            <Bar key={e} dataKey={modelLabel(e)} name={`evaluator ${modelLabel(e)}`} fill={color(SERIES[j % SERIES.length]!)} isAnimationActive={false} />
+          ))}
+        </BarChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+function ResultCard({ rec }: { rec: ComparisonRecord }) {
+  const cancel = useStore((s) => s.cancelComparison);
+  const navigate = useStore((s) => s.navigate);
+  const s = rec.spec.settings;
+  return (
+    <div className="card" data-testid="compare-result" data-status={rec.status}>
+      <div className="card-head">
+        <h2>
+          {rec.spec.task} · {modelLabel(rec.spec.dataset)} <span className={statusChip(rec.status)}>{rec.status}</span>
+        </h2>
+        <span className="sub">
+          n={s.n} k={s.k} r={s.r} seed={s.seed}
+          {rec.spec.limit ? ` · ${rec.spec.limit} rows` : ''}
+        </span>
+        <span className="spacer" />
+        {rec.status === 'running' && (
+          <button className="btn ghost small" onClick={() => void cancel(rec.id)}>
+            Cancel
+          </button>
+        )}
+      </div>
+      <ErrorBanner message={rec.error} />
+      {rec.warnings.map((w) => (
+        <ErrorBanner key={w} title="Warning" message={w} />
+      ))}
+      <div className="table-wrap">
+        <table className="data" data-testid="compare-table">
+          <thead>
+            <tr>
+              <th>Generator</th>
+              <th>Evaluator</th>
+              <th>Status</th>
+              <th className="num">Accuracy</th>
+              <th className="num">Macro-F1</th>
+              <th className="num">Rows</th>
+              <th className="num">Time</th>
+              <th className="num">Tokens</th>
+              <th>Job</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rec.pairs.map((p) => (
+              <tr key={`${p.generator}|${p.evaluator}`} data-testid="pair-row" data-status={p.status}>
+                <td title={p.generator}>{modelLabel(p.generator)}</td>
+                <td title={p.evaluator}>{modelLabel(p.evaluator)}</td>
+                <td>
+                  <span className={statusChip(p.status)} title={p.error ?? undefined}>
+                    {p.status}
+                  </span>
+                  {p.status === 'running' && p.rows > 0 && <ProgressBar value={p.rowsDone / p.rows} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
+                </td>
+                <td className="num">{pct(p.accuracy)}</td>
+                <td className="num">{p.macroF1 === null ? '–' : p.macroF1.toFixed(3)}</td>
+                <td className="num">
+                  {p.rowsDone}/{p.rows}
+                </td>
+                <td className="num">{p.ms > 0 ? duration(p.ms) : '–'}</td>
+                <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>
+                <td>
+                  {p.jobId ? (
+                    <button className="btn ghost xs" onClick={() => navigate({ view: 'evaluate', id: p.jobId! })}>
+                      {p.jobId.slice(0, 8)}
+                    </button>
+                  ) : (
+                    '–'
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div className="grid-2" style={{ marginTop: 16 }}>
+        <Heatmap rec={rec} />
+        <Bars rec={rec} />
+      </div>
+      <p className="muted small">Evaluators of one generator saw byte-identical examples and paraphrases (cached by generator, task, settings, seed and input), so differences in a row come from the evaluator alone.</p>
+    </div>
+  );
+}
+
+function HistoryCard() {
+  const comparisons = useStore((s) => s.comparisons);
+  const current = useStore((s) => s.currentComparisonId);
+  const open = useStore((s) => s.openComparison);
+  if (comparisons.length === 0) return null;
+  return (
+    <div className="card">
+      <div className="card-head">
+        <h2>Comparisons</h2>
+      </div>
+      <div className="list" data-testid="compare-history">
+        {comparisons.map((c) => (
+          <button key={c.id} className={`list-item ${c.id === current ? 'active' : ''}`} onClick={() => void open(c.id)} style={{ textAlign: 'left' }}>
+            <span className={statusChip(c.status)}>{c.status}</span> {c.task} · {modelLabel(c.dataset)} · {c.generators.length}×{c.evaluators.length} ·{' '}
+            <span className="muted small">{new Date(c.createdAt).toLocaleString()}</span>
+          </button>
+        ))}
+      </div>
+    </div>
+  );
+}
+
 export function CompareView() {
+  const watchModels = useStore((s) => s.watchModels);
+  const loadLibrary = useStore((s) => s.loadLibrary);
+  const loadComparisons = useStore((s) => s.loadComparisons);
+  const loadTasks = useStore((s) => s.loadTasks);
+  const tasksLoaded = useStore((s) => s.tasksLoaded);
+  const currentId = useStore((s) => s.currentComparisonId);
+  const rec = useStore((s) => (s.currentComparisonId ? s.comparisonRecords[s.currentComparisonId] : undefined));
+  const comparisons = useStore((s) => s.comparisons);
+  const open = useStore((s) => s.openComparison);
+  useEffect(() => {
+    const stop = watchModels();
+    void loadLibrary();
+    void loadComparisons();
+    if (!tasksLoaded) void loadTasks();
+    return stop;
+  }, [watchModels, loadLibrary, loadComparisons, loadTasks, tasksLoaded]);
+  useEffect(() => {
+    // After a reload: show the newest comparison.
+    if (!currentId && comparisons[0]) void open(comparisons[0].id);
+  }, [currentId, comparisons, open]);
   return (
     <div className="page">
       <div className="page-head">
-        <h1>Compare</h1>
+        <h1>Compare models</h1>
+        <span className="muted">which generator with which evaluator</span>
       </div>
-      <div className="card empty">This view is not built yet.</div>
+      <SetupCard />
+      {rec && <ResultCard rec={rec} />}
+      <HistoryCard />
     </div>
   );
 }

@@ -1,11 +1,360 @@
-// PLACEHOLDER written by the app helper so navigation works; the models helper replaces this view.
+// Models: the library (valid models with their header facts and fit badges, unusable files with
+// their reasons), the machine's hardware, the curated catalog and downloads with live progress.
+import { useEffect, useState } from 'react';
+import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
+import { ErrorBanner, ProgressBar } from '../components/Common';
+import { duration } from '../components/labels';
+import { useStore } from '../store';
+
+export function bytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '–';
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${n} B`;
+}
+
+function params(n: number | null): string {
+  if (n === null) return '–';
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)}B`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  return `${Math.round(n / 1e3)}K`;
+}
+
+function FitBadge({ path }: { path: string }) {
+  const fit = useStore((s) => s.fits[path]);
+  const loadFit = useStore((s) => s.loadFit);
+  useEffect(() => {
+    if (!fit) void loadFit(path);
+  }, [fit, loadFit, path]);
+  if (!fit) return <span className="chip" data-testid="fit-badge">…</span>;
+  if ('error' in fit) {
+    return (
+      <span className="chip bad" title={fit.error} data-testid="fit-badge">
+        error
+      </span>
+    );
+  }
+  const f: FitEstimate = fit;
+  const title = `${bytes(f.totalBytes)} needed (${bytes(f.modelBytes)} weights + ${bytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences}); plan: ${
+    f.plan === 'cpu' ? 'CPU' : `${f.gpuLayers}/${f.totalLayers} layers on GPU`
+  }${f.warning ? `. ${f.warning}` : ''}`;
+  const cls = !f.fits ? 'chip bad' : f.warning ? 'chip warn' : 'chip ok';
+  const text = !f.fits ? "won't fit" : f.plan === 'gpu' ? 'fits · GPU' : f.plan === 'partial' ? `fits · ${f.gpuLayers}/${f.totalLayers} GPU` : 'fits · CPU';
+  return (
+    <span className={cls} title={title} data-testid="fit-badge" data-fits={f.fits}>
+      {text} · {bytes(f.totalBytes)}
+    </span>
+  );
+}
+
+function HardwareCard() {
+  const hw = useStore((s) => s.hardware);
+  return (
+    <div className="card" data-testid="hardware-card">
+      <div className="card-head">
+        <h2>Hardware</h2>
+        <span className="sub">what models are estimated against</span>
+      </div>
+      {!hw ? (
+        <div className="skeleton" style={{ height: 60 }} />
+      ) : (
+        <div className="metrics">
+          <div className="card metric">
+            <span className="name">GPU</span>
+            <span className="value">{hw.gpu === 'cpu' ? 'none (CPU)' : hw.gpu.toUpperCase()}</span>
+            {hw.gpuDevices.length > 0 && <span className="muted small">{hw.gpuDevices.join(', ')}</span>}
+          </div>
+          <div className="card metric">
+            <span className="name">VRAM free / total</span>
+            <span className="value">{hw.vram ? `${bytes(hw.vram.free)} / ${bytes(hw.vram.total)}` : '–'}</span>
+          </div>
+          <div className="card metric">
+            <span className="name">RAM free / total</span>
+            <span className="value" data-testid="ram">
+              {bytes(hw.ram.free)} / {bytes(hw.ram.total)}
+            </span>
+          </div>
+          <div className="card metric">
+            <span className="name">CPU cores · threads</span>
+            <span className="value">
+              {hw.cpuCores} · {hw.threads}
+            </span>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function AddPath() {
+  const [path, setPath] = useState('');
+  const add = useStore((s) => s.addModelPath);
+  const go = async (kind: 'folder' | 'file') => {
+    if (path.trim() && (await add(kind, path.trim()))) setPath('');
+  };
+  return (
+    <div className="row" style={{ gap: 8, flexWrap: 'wrap' }}>
+      <label className="field" style={{ flex: 1, minWidth: 260 }}>
+        <span>Add a folder or a GGUF file (referenced in place, never copied)</span>
+        <input
+          type="text"
+          value={path}
+          placeholder="/path/to/models or /path/to/model.gguf"
+          spellCheck={false}
+          data-testid="add-path"
+          onChange={(e) => setPath(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') void go(path.trim().toLowerCase().endsWith('.gguf') ? 'file' : 'folder');
+          }}
+        />
+      </label>
+      <button className="btn" disabled={!path.trim()} onClick={() => void go('folder')} data-testid="add-folder">
+        Add folder
+      </button>
+      <button className="btn" disabled={!path.trim()} onClick={() => void go('file')} data-testid="add-file">
+        Add file
+      </button>
+    </div>
+  );
+}
+
+function LibraryCard() {
+  const library = useStore((s) => s.library);
+  const loading = useStore((s) => s.libraryLoading);
+  const error = useStore((s) => s.libraryError);
+  const remove = useStore((s) => s.removeModelPath);
+  const models: ModelEntry[] = library?.models ?? [];
+  return (
+    <div className="card">
+      <div className="card-head">
+        <h2>Library</h2>
+        <span className="sub">
+          {library ? `${models.length} model${models.length === 1 ? '' : 's'}${library.invalid.length ? `, ${library.invalid.length} unusable` : ''} · default folder ${library.defaultDir}` : loading ? 'scanning…' : ''}
+        </span>
+      </div>
+      <ErrorBanner message={error} />
+      <AddPath />
+      {library && (library.folders.length > 0 || library.files.length > 0) && (
+        <div className="row" style={{ gap: 6, flexWrap: 'wrap', marginTop: 8 }}>
+          <span className="muted small">Added:</span>
+          {[...library.folders, ...library.files].map((p) => (
+            <span className="tag" key={p}>
+              {p}
+              <button className="btn ghost xs" aria-label={`Remove ${p} from the library`} onClick={() => void remove(p)}>
+                ✕
+              </button>
+            </span>
+          ))}
+        </div>
+      )}
+      <div className="table-wrap" style={{ marginTop: 12 }}>
+        <table className="data" data-testid="library-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Arch</th>
+              <th className="num">Params</th>
+              <th>Quant</th>
+              <th className="num">Size</th>
+              <th className="num">Context</th>
+              <th>Template</th>
+              <th>Fit</th>
+              <th>Path</th>
+            </tr>
+          </thead>
+          <tbody>
+            {models.length === 0 && (
+              <tr>
+                <td colSpan={9} className="muted">
+                  {loading ? 'Scanning…' : 'No models yet: download one from the catalog below or add a folder.'}
+                </td>
+              </tr>
+            )}
+            {models.map((m) => (
+              <tr key={m.path} data-testid="model-row">
+                <td>
+                  <strong>{m.name}</strong>
+                </td>
+                <td>{m.architecture}</td>
+                <td className="num">{params(m.parameters)}</td>
+                <td>{m.quantization ?? '–'}</td>
+                <td className="num">{bytes(m.sizeBytes)}</td>
+                <td className="num">{m.contextLength?.toLocaleString('en-US') ?? '–'}</td>
+                <td>{m.hasChatTemplate ? 'yes' : <span className="muted">no</span>}</td>
+                <td>
+                  <FitBadge path={m.path} />
+                </td>
+                <td className="muted small" title={m.path} style={{ wordBreak: 'break-all' }}>
+                  {m.path}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {library && library.invalid.length > 0 && (
+        <>
+          <h3 className="section-label" style={{ marginTop: 16 }}>
+            Unusable files
+          </h3>
+          <div className="table-wrap">
+            <table className="data" data-testid="invalid-models">
+              <thead>
+                <tr>
+                  <th>File</th>
+                  <th>Why</th>
+                </tr>
+              </thead>
+              <tbody>
+                {library.invalid.map((i) => (
+                  <tr key={i.path} data-testid="invalid-row" data-code={i.code}>
+                    <td style={{ wordBreak: 'break-all' }}>{i.path}</td>
+                    <td>
+                      <span className="chip bad">{i.code.replace('_', ' ')}</span> {i.reason}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
+
+function DownloadProgress({ d }: { d: DownloadState }) {
+  const cancel = useStore((s) => s.cancelDownload);
+  const active = d.status === 'queued' || d.status === 'downloading' || d.status === 'verifying';
+  const frac = d.total ? d.bytes / d.total : 0;
+  return (
+    <div className="stack" style={{ gap: 4 }} data-testid="download-row" data-status={d.status}>
+      <div className="row" style={{ gap: 8, justifyContent: 'space-between' }}>
+        <span className="small">
+          <strong>{d.fileName || d.source}</strong>{' '}
+          <span className={d.status === 'done' ? 'chip ok' : d.status === 'error' ? 'chip bad' : d.status === 'cancelled' ? 'chip' : 'chip run'}>{d.status}</span>
+        </span>
+        {active && (
+          <button className="btn ghost small" onClick={() => void cancel(d.id)}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {d.status !== 'error' && <ProgressBar value={d.status === 'done' ? 1 : frac} label={`Download of ${d.fileName || d.source}`} />}
+      <span className="muted small" data-testid="download-stats">
+        {d.status === 'error'
+          ? d.error
+          : d.status === 'done'
+            ? `${bytes(d.bytes)} · verified · ${d.dest}`
+            : `${bytes(d.bytes)}${d.total ? ` of ${bytes(d.total)}` : ''} · ${bytes(d.rate)}/s · ETA ${d.etaSeconds === null ? '…' : duration(d.etaSeconds * 1000)}${d.resumedFrom > 0 ? ` · resumed at ${bytes(d.resumedFrom)}` : ''}`}
+      </span>
+    </div>
+  );
+}
+
+function CatalogCard() {
+  const catalog = useStore((s) => s.catalog);
+  const downloads = useStore((s) => s.downloads);
+  const start = useStore((s) => s.startDownload);
+  const [source, setSource] = useState('');
+  const latestFor = (src: string) =>
+    Object.values(downloads)
+      .filter((d) => d.source === src)
+      .sort((a, b) => b.startedAt - a.startedAt)[0];
+  const catalogIds = new Set(catalog.map((c) => c.id));
+  const others = Object.values(downloads)
+    .filter((d) => !catalogIds.has(d.source))
+    .sort((a, b) => b.startedAt - a.startedAt);
+  return (
+    <div className="card">
+      <div className="card-head">
+        <h2>Download</h2>
+        <span className="sub">resumable; size and GGUF header verified before the file appears in the library</span>
+      </div>
+      <div className="row" style={{ gap: 8, flexWrap: 'wrap' }}>
+        <label className="field" style={{ flex: 1, minWidth: 260 }}>
+          <span>hf: URI or https URL</span>
+          <input
+            type="text"
+            value={source}
+            placeholder="hf:user/repo/file.gguf, hf:user/repo:Q4_K_M or https://…/model.gguf"
+            spellCheck={false}
+            data-testid="download-input"
+            onChange={(e) => setSource(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && source.trim()) void start(source.trim()).then((s) => s && setSource(''));
+            }}
+          />
+        </label>
+        <button className="btn primary" disabled={!source.trim()} data-testid="download-button" onClick={() => void start(source.trim()).then((s) => s && setSource(''))}>
+          Download
+        </button>
+      </div>
+      {others.length > 0 && (
+        <div className="stack" style={{ gap: 12, marginTop: 12 }}>
+          {others.map((d) => (
+            <DownloadProgress key={d.id} d={d} />
+          ))}
+        </div>
+      )}
+      <h3 className="section-label" style={{ marginTop: 16 }}>
+        Catalog
+      </h3>
+      <div className="list" data-testid="catalog">
+        {catalog.map((c) => {
+          const d = latestFor(c.id);
+          const busy = d && (d.status === 'queued' || d.status === 'downloading' || d.status === 'verifying');
+          return (
+            <div className="list-item" key={c.id} data-testid="catalog-row">
+              <div className="row" style={{ justifyContent: 'space-between', gap: 8 }}>
+                <div className="stack" style={{ gap: 2 }}>
+                  <strong>
+                    {c.name} {c.paper && <span className="chip ok">paper</span>}
+                  </strong>
+                  <span className="muted small">
+                    {c.parameters} · {c.quantization} · ~{bytes(c.sizeBytes)} · context {c.contextLength.toLocaleString('en-US')} · {c.note}
+                  </span>
+                </div>
+                <button className="btn" disabled={busy} onClick={() => void start(c.id)}>
+                  {d?.status === 'done' ? 'Downloaded' : busy ? 'Downloading…' : d?.status === 'cancelled' || d?.status === 'error' ? 'Resume' : 'Download'}
+                </button>
+              </div>
+              {d && <DownloadProgress d={d} />}
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
 export function ModelsView() {
+  const loadLibrary = useStore((s) => s.loadLibrary);
+  const loadHardware = useStore((s) => s.loadHardware);
+  const loadCatalog = useStore((s) => s.loadCatalog);
+  const loadDownloads = useStore((s) => s.loadDownloads);
+  const watchModels = useStore((s) => s.watchModels);
+  useEffect(() => {
+    const stop = watchModels();
+    void loadLibrary();
+    void loadHardware();
+    void loadCatalog();
+    void loadDownloads();
+    return stop;
+  }, [watchModels, loadLibrary, loadHardware, loadCatalog, loadDownloads]);
   return (
     <div className="page">
       <div className="page-head">
         <h1>Models</h1>
+        <span className="spacer" />
+        <button className="btn ghost" onClick={() => void loadLibrary()} data-testid="rescan">
+          Rescan
+        </button>
       </div>
-      <div className="card empty">This view is not built yet.</div>
+      <HardwareCard />
+      <LibraryCard />
+      <CatalogCard />
     </div>
   );
 }

@@ -232,3 +232,13 @@ describe('prompts and grammars', () => {
     expect(evaluationGrammar(tasks.get('subj')!)).toBe('root ::= "objective" | "subjective" | "unsure"');
   });
 });
+
+describe('math answers: whole numbers', () => {
+  it('long whole numbers stay exact; signs and leading zeros are tidied', () => {
+    expect(normaliseMathAnswer('111111111111111')).toBe('111111111111111');
+    expect(normaliseMathAnswer('111111111111111')).not.toBe(normaliseMathAnswer('111111111111112'));
+    expect(normaliseMathAnswer('-007')).toBe('-7');
+    expect(normaliseMathAnswer('+5.00')).toBe('5');
+    expect(normaliseMathAnswer('-0')).toBe('0');
+  });
+});

@@ -85,7 +85,19 @@ describe('inspectGguf rejects bad files with one clear line', () => {
     await fh.truncate(100_000); // inside the tokenizer arrays
     await fh.close();
     const e = await failure(path);
-    expect(['gguf_truncated', 'gguf_invalid']).toContain(e.code);
+    expect(e.code).toBe('gguf_truncated');
+    expect(e.message).toMatch(/^truncated GGUF model: .*header-cut\.gguf \(100000 bytes, but its header alone needs \d+/);
+  });
+
+  it('garbage after the magic', async () => {
+    const path = join(dir, 'garbage.gguf');
+    const bytes = Buffer.alloc(300);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 17) & 0xff;
+    bytes.write('GGUF', 0, 'latin1');
+    await writeFile(path, bytes);
+    const e = await failure(path);
+    expect(['gguf_invalid', 'gguf_truncated']).toContain(e.code);
+    expect(e.message).toMatch(/corrupt|truncated/);
   });
 
   it('a GGUF without general.architecture', async () => {

@@ -24,6 +24,8 @@ beforeAll(async () => {
   await writeFile(join(models, 'cut.gguf'), bytes.subarray(0, Math.floor(bytes.length * 0.6)));
   await writeFile(join(models, 'notes.gguf'), 'this is a text file, not a model\n');
   await writeFile(join(models, 'empty.gguf'), '');
+  // The magic then garbage: node-llama-cpp's reader never returns on this one; the library must.
+  await writeFile(join(models, 'garbage.gguf'), Buffer.concat([Buffer.from('GGUF'), Buffer.from([0x20, 0x62, 0x75, 0x74]), Buffer.alloc(64, 0xff)]));
   await writeFile(join(models, 'big.gguf.partial'), bytes.subarray(0, 1000));
   await writeFile(join(models, 'big.gguf.partial.json'), '{}');
   await writeFile(join(models, 'readme.txt'), 'ignored');
@@ -46,7 +48,9 @@ describe('scanLibrary', () => {
     expect(b.parameters).toBeGreaterThan(t.parameters!);
 
     const byName = Object.fromEntries(invalid.map((i) => [i.path.split('/').pop(), i]));
-    expect(Object.keys(byName).sort()).toEqual(['cut.gguf', 'empty.gguf', 'notes.gguf']);
+    expect(Object.keys(byName).sort()).toEqual(['cut.gguf', 'empty.gguf', 'garbage.gguf', 'notes.gguf']);
+    expect(byName['garbage.gguf']).toMatchObject({ code: 'invalid' });
+    expect(byName['garbage.gguf']!.reason).toMatch(/damaged GGUF version/);
     expect(byName['cut.gguf']).toMatchObject({ code: 'truncated' });
     expect(byName['cut.gguf']!.reason).toMatch(/^truncated GGUF model \(/);
     expect(byName['notes.gguf']).toMatchObject({ code: 'not_gguf' });

@@ -1,0 +1,113 @@
+// Evaluate a small CSV the test writes: upload, preview, mapping, start, results (confusion
+// matrix, curve, rows), export; and a reload mid-evaluation that finds the job carrying on.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callApi, expect, openApp, test } from './fixtures';
+
+const POSITIVE = ['a wonderful, moving film', 'great acting and a clever script', 'I loved every minute of it', 'funny, warm and beautifully shot', 'a triumph', 'the best film this year'];
+const NEGATIVE = ['a dull mess', 'boring and far too long', 'the plot makes no sense', 'I walked out halfway', 'flat, lifeless acting', 'a waste of two hours'];
+
+function writeCsv(rows: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-csv-'));
+  const lines = ['review,label'];
+  for (let i = 0; i < rows; i++) {
+    const pos = i % 2 === 0;
+    const text = (pos ? POSITIVE : NEGATIVE)[Math.floor(i / 2) % 6]!;
+    lines.push(`"${text}${i >= 12 ? ` (${i})` : ''}",${pos ? 1 : 0}`);
+  }
+  const path = join(dir, 'reviews.csv');
+  writeFileSync(path, `${lines.join('\r\n')}\r\n`);
+  return path;
+}
+
+test('evaluate a CSV: preview, map, run, see the confusion matrix, export', async ({ page, server }) => {
+  const csv = writeCsv(8);
+  await openApp(page, '#/evaluate');
+  await page.getByTestId('file-input').setInputFiles(csv);
+
+  // Preview: columns guessed, 0/1 suggested as the task's labels by index.
+  await expect(page.getByTestId('preview-table')).toContainText('a wonderful, moving film');
+  await expect(page.getByTestId('mapping')).toContainText('8 rows');
+  await expect(page.getByTestId('input-column')).toHaveValue('review');
+  await page.getByTestId('gold-column').selectOption('label');
+  await expect(page.getByLabel('Label for 0')).toHaveValue('negative');
+  await expect(page.getByLabel('Label for 1')).toHaveValue('positive');
+
+  await page.getByTestId('eval-task').selectOption('sst2');
+  await page.getByTestId('eval-generator').fill(server.model);
+  await page.getByTestId('eval-evaluator').fill(server.model);
+  await page.getByTestId('eval-n').fill('1');
+  await page.getByTestId('eval-k').fill('2');
+  await page.getByTestId('eval-r').fill('2');
+  await page.getByTestId('eval-start').click();
+
+  await expect(page.getByTestId('job-view')).toBeVisible();
+  await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
+  await expect(page.getByTestId('job-progress')).toContainText('8 / 8 rows');
+
+  const matrix = page.getByTestId('confusion-matrix');
+  await expect(matrix).toBeVisible();
+  const cells = matrix.locator('.cell');
+  await expect(cells).toHaveCount(2 * 3);
+  const counts = (await cells.allTextContents()).map(Number);
+  expect(counts.reduce((a, b) => a + b, 0)).toBe(8);
+  await expect(page.getByTestId('runs-curve')).toBeVisible();
+
+  await expect(page.getByTestId('rows-total')).toHaveText('8 rows');
+  await expect(page.getByTestId('row')).toHaveCount(8);
+  const metrics = await callApi<{ accuracy: number }>('jobs.metrics', { jobId: page.url().split('/').pop() });
+  const wrong = Math.round((1 - metrics.accuracy) * 8);
+  await page.getByTestId('filter-wrong').click();
+  await expect(page.getByTestId('rows-total')).toHaveText(`${wrong} rows`);
+  await page.getByTestId('filter-all').click();
+  await page.getByTestId('row').first().click();
+  await expect(page.getByTestId('row-detail')).toContainText('Run 1');
+  await expect(page.getByTestId('row-detail')).toContainText('Examples');
+  await page.screenshot({ path: 'e2e/artifacts/evaluate-results.png', fullPage: true });
+
+  const download = page.waitForEvent('download');
+  await page.getByTestId('export-csv').click();
+  const file = await (await download).path();
+  const text = readFileSync(file, 'utf8').trim().split(/\r?\n/);
+  expect(text[0]).toContain('prediction');
+  expect(text).toHaveLength(9);
+  await expect(page.getByTestId('export-done')).toContainText('.csv');
+
+  // The history lists it.
+  await page.getByTestId('nav-evaluate').click();
+  await page.evaluate(() => (window.location.hash = '#/evaluate'));
+  await expect(page.getByTestId('history')).toContainText('reviews');
+});
+
+test('reload the page mid-evaluation and see it carry on', async ({ page, server }) => {
+  const csv = writeCsv(24);
+  const job = await callApi<{ id: string; total: number }>('jobs.start', {
+    taskId: 'sst2',
+    dataPath: csv,
+    inputColumn: 'review',
+    goldColumn: 'label',
+    labelMap: { '0': 'negative', '1': 'positive' },
+    generator: server.model,
+    evaluator: server.model,
+    settings: { n: 1, k: 2, r: 2, seed: 3, scope: 'run' },
+    name: 'reload test',
+  });
+  expect(job.total).toBe(24);
+  await openApp(page, `#/evaluate/${job.id}`);
+  const progress = page.getByTestId('job-progress');
+  await expect(progress).toContainText(/ [1-9]\d* \/ 24 rows|^\s*[1-9]\d* \/ 24 rows/, { timeout: 120_000 });
+  const before = Number(/(\d+) \/ 24/.exec((await progress.textContent()) ?? '')![1]);
+  expect(before).toBeLessThan(24);
+
+  await page.reload();
+  await expect(page.getByTestId('job-view')).toBeVisible();
+  await expect(page.getByTestId('job-status').first()).toHaveText(/running|done/);
+  // Still advancing after the reload, to the end.
+  await expect
+    .poll(async () => Number(/(\d+) \/ 24/.exec((await progress.textContent()) ?? '')?.[1] ?? -1), { timeout: 150_000 })
+    .toBeGreaterThan(before);
+  await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
+  await expect(progress).toContainText('24 / 24 rows');
+  await expect(page.getByTestId('confusion-matrix')).toBeVisible();
+});

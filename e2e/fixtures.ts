@@ -1,0 +1,49 @@
+// What every browser-mode spec needs: the running server (from e2e/global-setup.ts), the model,
+// an API caller that uses the token like a script would, and a page already past the token step.
+import { test as base, expect, type Page } from '@playwright/test';
+
+export interface ServerInfo {
+  /** The URL tatra serve printed, token included. */
+  url: string;
+  origin: string;
+  token: string;
+  /** The tiny synthetic model. */
+  model: string;
+  dataDir: string;
+}
+
+export function serverInfo(): ServerInfo {
+  const env = process.env;
+  if (!env.TATRA_E2E_URL) throw new Error('TATRA_E2E_URL is unset: run through playwright.config.ts (its globalSetup starts tatra serve)');
+  return { url: env.TATRA_E2E_URL, origin: env.TATRA_E2E_ORIGIN!, token: env.TATRA_E2E_TOKEN!, model: env.TATRA_E2E_MODEL!, dataDir: env.TATRA_E2E_DATA_DIR! };
+}
+
+/** Calls the API as a non-browser client (token header, no Origin). */
+export async function callApi<T = unknown>(method: string, input: unknown = {}): Promise<T> {
+  const s = serverInfo();
+  const res = await fetch(`${s.origin}/api/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-tatra-token': s.token },
+    body: JSON.stringify({ method, input }),
+  });
+  const reply = (await res.json()) as { ok: boolean; value?: T; error?: { message: string } };
+  if (!reply.ok) throw new Error(`${method}: ${reply.error?.message}`);
+  return reply.value as T;
+}
+
+/** Opens the app as a user would: the printed URL, which trades the token for a cookie. */
+export async function openApp(page: Page, hash = ''): Promise<void> {
+  const s = serverInfo();
+  await page.goto(s.url);
+  if (hash) await page.evaluate((h) => (window.location.hash = h), hash);
+  await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
+}
+
+export const test = base.extend<{ server: ServerInfo }>({
+  // eslint-disable-next-line no-empty-pattern
+  server: async ({}, use) => {
+    await use(serverInfo());
+  },
+});
+
+export { expect };

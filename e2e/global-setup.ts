@@ -1,0 +1,69 @@
+// Starts one `tatra serve` for the whole run: built CLI and renderer (built here when missing),
+// a fresh data folder, the tiny synthetic model, threads 1, port 0. Its URL (token included) and
+// the rest reach the tests through environment variables read by e2e/fixtures.ts.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureSyntheticModel } from '../tools/synthetic-gguf';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+function build(what: string, args: string[]): void {
+  const r = spawnSync(args[0]!, args.slice(1), { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`building ${what} failed (${args.join(' ')})`);
+}
+
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  if (!existsSync('/usr/bin/chromium')) {
+    throw new Error('Debian Chromium is missing at /usr/bin/chromium: apt-get install -y chromium');
+  }
+  if (!existsSync(join(root, 'dist', 'cli.js'))) build('the CLI', ['node', 'scripts/build-node.mjs']);
+  if (!existsSync(join(root, 'dist', 'renderer', 'index.html'))) build('the renderer', ['npx', 'vite', 'build']);
+  mkdirSync(join(root, 'e2e', 'artifacts'), { recursive: true });
+
+  const model = await ensureSyntheticModel('tiny');
+  const dataDir = mkdtempSync(join(tmpdir(), 'tatra-e2e-'));
+  const child = spawn(process.execPath, ['bin/tatra.js', 'serve', '--port', '0', '--data-dir', dataDir, '--threads', '1'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'test' },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (process.env.TATRA_E2E_VERBOSE) process.stderr.write(d);
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`tatra serve printed no URL within 30 s; stderr: ${stderr}`)), 30_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /serving at (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`tatra serve exited with ${code}: ${stderr}`));
+    });
+  });
+  const parsed = new URL(url);
+  process.env.TATRA_E2E_URL = url;
+  process.env.TATRA_E2E_ORIGIN = parsed.origin;
+  process.env.TATRA_E2E_TOKEN = parsed.searchParams.get('token') ?? '';
+  process.env.TATRA_E2E_MODEL = model;
+  process.env.TATRA_E2E_DATA_DIR = dataDir;
+
+  return async () => {
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000))]);
+    if (code === 'timeout') child.kill('SIGKILL');
+    else if (code !== 0) process.stderr.write(`tatra serve exited with ${code} on SIGTERM: ${stderr}\n`);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+}

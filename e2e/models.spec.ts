@@ -1,0 +1,150 @@
+// Models and Compare in browser mode, against `tatra serve`, real files and real inference: the
+// library with an unusable file and its reason, hardware and fit badges; a download from a local
+// HTTP server the test starts, with live progress; a 2×2 generator × evaluator comparison with its
+// table, heatmap and chart.
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureSyntheticModel } from '../tools/synthetic-gguf';
+import { callApi, expect, openApp, test } from './fixtures';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Serves one file slowly (about 3 s), with Range, so the page can show the progress bar moving. */
+async function slowServer(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const start = m ? Number(m[1]) : 0;
+    const slice = body.subarray(start);
+    res.writeHead(m ? 206 : 200, {
+      'content-length': slice.length,
+      'accept-ranges': 'bytes',
+      ...(m ? { 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
+    });
+    const step = Math.ceil(body.length / 60);
+    let sent = 0;
+    const pump = () => {
+      if (res.destroyed) return;
+      if (sent >= slice.length) return void res.end();
+      res.write(slice.subarray(sent, sent + step));
+      sent += step;
+      setTimeout(pump, 50);
+    };
+    pump();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+test('the library lists models and unusable files with reasons, with hardware and fit', async ({ page, server }) => {
+  const folder = mkdtempSync(join(tmpdir(), 'tatra-e2e-lib-'));
+  try {
+    copyFileSync(server.model, join(folder, 'tiny-copy.gguf'));
+    writeFileSync(join(folder, 'notes.gguf'), 'not a model at all\n');
+    const bytes = readFileSync(server.model);
+    writeFileSync(join(folder, 'cut.gguf'), bytes.subarray(0, Math.floor(bytes.length / 3)));
+
+    await openApp(page, '#/models');
+    await expect(page.getByTestId('hardware-card')).toContainText('RAM free / total');
+    await page.getByTestId('add-path').fill(folder);
+    await page.getByTestId('add-folder').click();
+    const row = page.getByTestId('model-row').filter({ hasText: join(folder, 'tiny-copy.gguf') });
+    await expect(row).toBeVisible();
+    await expect(row).toContainText('qwen2');
+    await expect(row).toContainText('Q8_0');
+    await expect(row.getByTestId('fit-badge')).toContainText(/fits/);
+    const invalid = page.getByTestId('invalid-row');
+    await expect(invalid.filter({ hasText: 'notes.gguf' })).toContainText('does not start with "GGUF"');
+    await expect(invalid.filter({ hasText: 'cut.gguf' })).toContainText('truncated');
+    await expect(page.getByTestId('catalog-row')).toHaveCount(5);
+    await page.screenshot({ path: 'e2e/artifacts/models.png', fullPage: true });
+
+    // Remembered by the server, referenced in place.
+    const listing = await callApi<{ folders: string[] }>('models.list');
+    expect(listing.folders).toContain(folder);
+    await callApi('models.remove', { path: folder });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('a download shows live progress and ends verified in the library', async ({ page }) => {
+  const body = readFileSync(await ensureSyntheticModel('tiny'));
+  const fileName = `e2e-download-${process.pid}.gguf`;
+  const target = join(root, 'models', fileName);
+  const http = await slowServer(body);
+  try {
+    await openApp(page, '#/models');
+    await page.getByTestId('download-input').fill(`${http.url}/files/${fileName}`);
+    await page.getByTestId('download-button').click();
+    const row = page.getByTestId('download-row').filter({ hasText: fileName });
+    await expect(row).toHaveAttribute('data-status', 'downloading');
+    await expect(row.getByTestId('download-stats')).toContainText(/of 15\.6 MB · .*\/s · ETA/);
+    const bar = row.getByRole('progressbar');
+    await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThan(10);
+    await page.screenshot({ path: 'e2e/artifacts/models-download.png', fullPage: true });
+    await expect(row).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+    await expect(row.getByTestId('download-stats')).toContainText('verified');
+    await expect(page.getByTestId('model-row').filter({ hasText: fileName })).toBeVisible();
+    expect(readFileSync(target).equals(body)).toBe(true);
+  } finally {
+    await http.close();
+    rmSync(target, { force: true });
+    rmSync(`${target}.partial`, { force: true });
+    rmSync(`${target}.partial.json`, { force: true });
+  }
+});
+
+test('a 2×2 comparison fills the pair table, the heatmap and the chart', async ({ page, server }) => {
+  const a = server.model;
+  const b = await ensureSyntheticModel('tiny-b');
+  const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-cmp-'));
+  mkdirSync(dir, { recursive: true });
+  const csv = join(dir, 'reviews.csv');
+  writeFileSync(csv, 'text,label\n"a warm, funny and moving film",positive\n"dull, slow and far too long",negative\n');
+  try {
+    await openApp(page, '#/compare');
+    await page.getByTestId('compare-task').selectOption('sst2');
+    await page.getByTestId('compare-data').fill(csv);
+    for (const list of ['compare-generators', 'compare-evaluators']) {
+      for (const m of [a, b]) {
+        await page.getByTestId(list).getByPlaceholder('/path/to/model.gguf').fill(m);
+        await page.getByTestId(list).getByRole('button', { name: 'Add' }).click();
+      }
+    }
+    await page.getByTestId('compare-n').fill('1');
+    await page.getByTestId('compare-k').fill('2');
+    await page.getByTestId('compare-r').fill('1');
+    await page.getByTestId('compare-limit').fill('2');
+    await page.getByTestId('compare-run').click();
+
+    const result = page.getByTestId('compare-result');
+    await expect(result).toBeVisible();
+    await expect(page.getByTestId('pair-row')).toHaveCount(4);
+    await expect(page.getByTestId('pair-row').filter({ has: page.locator('.chip.run') }).first()).toBeVisible();
+    await page.screenshot({ path: 'e2e/artifacts/compare-running.png', fullPage: true });
+    await expect(result).toHaveAttribute('data-status', 'done', { timeout: 170_000 });
+    await expect(page.getByTestId('pair-row').filter({ hasText: 'done' })).toHaveCount(4);
+    const cells = page.getByTestId('heat-cell');
+    await expect(cells).toHaveCount(4);
+    for (let i = 0; i < 4; i++) await expect(cells.nth(i)).toHaveText(/^\d+\.\d%$/);
+    await expect(page.getByTestId('compare-chart').locator('.recharts-bar-rectangle').first()).toBeVisible();
+    await page.screenshot({ path: 'e2e/artifacts/compare.png', fullPage: true });
+
+    const list = await callApi<{ id: string; status: string }[]>('compare.list');
+    expect(list[0]?.status).toBe('done');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,53 @@
+// Create a task in the Tasks view: validation as you type, saved in the data folder, listed.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { callApi, expect, openApp, test } from './fixtures';
+
+test('create a task, validated as you type and saved in the data folder', async ({ page, server }) => {
+  await openApp(page);
+  await page.getByTestId('nav-tasks').click();
+  await expect(page.getByTestId('task-sst2')).toBeVisible();
+  await page.getByTestId('task-new').click();
+
+  const validity = page.getByTestId('task-validity');
+  await expect(validity).toContainText('problem');
+  await expect(page.getByTestId('task-save')).toBeDisabled();
+
+  await page.getByTestId('task-id').fill('Bad Id');
+  await expect(page.getByText('lower-case letters, digits, - and _ only')).toBeVisible();
+  await page.getByTestId('task-id').fill('sst2');
+  await expect(page.getByText('is a built-in task; choose another id')).toBeVisible();
+  await page.getByTestId('task-id').fill('e2e-spam');
+  await page.getByTestId('task-name').fill('Spam filter');
+  await page.getByTestId('task-instruction').fill('Decide whether the message is spam or ham. Answer with one word: spam or ham.');
+  await page.getByTestId('task-preserve').fill('whether it is spam');
+  await page.getByTestId('label-0-name').fill('ham');
+  await page.getByTestId('label-1-name').fill('spam');
+  // Without topics the schema complains about each label.
+  await expect(page.getByText('label "ham" has no topics and the task has no shared topics')).toBeVisible();
+  await page.getByTestId('label-0-style').getByRole('textbox').fill('friendly, personal');
+  await page.getByTestId('label-0-style').getByRole('textbox').press('Enter');
+  await page.getByTestId('label-1-style').getByRole('textbox').fill('pushy');
+  await page.getByTestId('label-1-style').getByRole('textbox').press('Enter');
+  await page.getByTestId('task-topics').getByRole('textbox').fill('family, work, prizes');
+  await page.getByTestId('task-topics').getByRole('textbox').press('Enter');
+  await expect(validity).toHaveText('Valid');
+  await page.getByTestId('task-save').click();
+
+  await expect(page.getByTestId('task-e2e-spam')).toBeVisible();
+  await expect(page.getByText('Saved task "Spam filter"')).toBeVisible();
+  await page.screenshot({ path: 'e2e/artifacts/tasks.png', fullPage: true });
+  const file = join(server.dataDir, 'tasks', 'e2e-spam.json');
+  expect(existsSync(file)).toBe(true);
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as { labels: { name: string; style: string[] }[]; topics: string[] };
+  expect(saved.labels.map((l) => l.name)).toEqual(['ham', 'spam']);
+  expect(saved.labels[0]!.style).toEqual(['friendly', 'personal']);
+  expect(saved.topics).toEqual(['family', 'work', 'prizes']);
+  const entry = await callApi<{ source: string }>('tasks.get', { id: 'e2e-spam' });
+  expect(entry.source).toBe('user');
+
+  // It survives a reload and is offered in Classify.
+  await page.reload();
+  await page.getByTestId('nav-classify').click();
+  await expect(page.getByTestId('classify-task').locator('option', { hasText: 'Spam filter' })).toHaveCount(1);
+});

@@ -1,0 +1,204 @@
+// `tatra classify` and `tatra tasks` end to end: the built CLI (globalSetup runs the build) in a
+// child process, real inference through node-llama-cpp on the synthetic tiny model and, when it is
+// there, the real stories260K model.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractFinalAnswer, normaliseMathAnswer } from '../../electron/engine';
+import { storiesModelPath, tinyModelPath } from '../helpers/models';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let tiny = '';
+let scratch = '';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function tatra(args: string[], stdin?: string): Promise<Run> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ['bin/tatra.js', ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, TATRA_DATA_DIR: scratch, TATRA_THREADS: '1', FORCE_COLOR: '0' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    if (stdin !== undefined) child.stdin.end(stdin);
+    else child.stdin.end();
+  });
+}
+
+interface CliPrediction {
+  variant: number;
+  label: string | null;
+  raw: string;
+}
+interface CliResult {
+  label: string | null;
+  confidence: number;
+  votes: Record<string, number>;
+  runs: { examples: { text: string; label: string }[]; paraphrases: string[]; predictions: CliPrediction[] }[];
+  stages: Record<string, { ms: number }>;
+  totalMs: number;
+}
+
+/** stdout must be exactly one JSON object on one line: nothing else may leak onto it. */
+function parseJson(run: Run): CliResult {
+  expect(run.code, run.stderr).toBe(0);
+  const lines = run.stdout.split('\n').filter((l) => l.trim() !== '');
+  expect(lines, `stdout: ${run.stdout.slice(0, 500)}`).toHaveLength(1);
+  return JSON.parse(lines[0] as string) as CliResult;
+}
+
+function withoutTimings(r: CliResult): unknown {
+  const copy = JSON.parse(JSON.stringify(r)) as Omit<CliResult, 'totalMs'> & { totalMs?: number };
+  delete copy.totalMs;
+  for (const s of Object.values(copy.stages)) delete (s as { ms?: number }).ms;
+  return copy;
+}
+
+function expectSst2Shape(r: CliResult): void {
+  expect(r.runs).toHaveLength(2);
+  const predictions = r.runs.flatMap((run) => run.predictions);
+  expect(predictions).toHaveLength(6);
+  for (const p of predictions) expect(['negative', 'positive']).toContain(p.label);
+  for (const run of r.runs) {
+    expect(run.predictions.map((p) => p.variant)).toEqual([0, 1, 2]);
+    expect(run.examples).toHaveLength(4);
+    expect(run.examples.filter((e) => e.label === 'negative')).toHaveLength(2);
+    expect(run.examples.filter((e) => e.label === 'positive')).toHaveLength(2);
+    expect(run.paraphrases).toHaveLength(2);
+    for (const p of run.paraphrases) expect(typeof p).toBe('string');
+  }
+  expect(Object.keys(r.votes).sort()).toEqual(['negative', 'positive']);
+  expect((r.votes.negative ?? 0) + (r.votes.positive ?? 0)).toBe(6);
+  expect(r.confidence).toBeCloseTo((r.votes[r.label as string] ?? 0) / 6);
+}
+
+beforeAll(async () => {
+  tiny = await tinyModelPath();
+  scratch = await mkdtemp(join(tmpdir(), 'tatra-engine-cli-'));
+});
+afterAll(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('tatra classify on the tiny synthetic model', () => {
+  it('sst2 -n 2 -k 4 -r 2: 6 predictions in the label set, 4 examples (2 per label) and 2 paraphrases per run', async () => {
+    expectSst2Shape(parseJson(await tatra(['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--json', 'a fine film with a clumsy ending'])));
+  });
+
+  // One sequence: batched CPU decoding is not bitwise independent of which requests share a
+  // batch, and the random-weight model's near-flat distributions turn those last-bit differences
+  // into other samples (measured: with 4 sequences, 3 of 4 repeats differed). Decoding one
+  // request at a time takes batch composition out, so this pins the engine's own determinism.
+  it('the same seed gives the same JSON (timings aside), decoding one request at a time', async () => {
+    const args = ['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--sequences', '1', '--json', 'a fine film with a clumsy ending'];
+    const a = parseJson(await tatra(args));
+    const b = parseJson(await tatra(args));
+    expectSst2Shape(a);
+    expect(withoutTimings(b)).toEqual(withoutTimings(a));
+  });
+
+  it('gsm8k: the vote is over extracted, normalised final answers', async () => {
+    const r = parseJson(await tatra(['classify', '--task', 'gsm8k', '--model', tiny, '-n', '1', '-k', '2', '-r', '2', '--threads', '1', '--json', 'Tom has 3 apples and buys 4 more. How many apples does he have?']));
+    const predictions = r.runs.flatMap((run) => run.predictions);
+    expect(predictions).toHaveLength(4);
+    const counted: Record<string, number> = {};
+    for (const p of predictions) {
+      const answer = extractFinalAnswer(p.raw);
+      expect(p.label).toBe(answer === null ? null : normaliseMathAnswer(answer));
+      if (p.label !== null) counted[p.label] = (counted[p.label] ?? 0) + 1;
+    }
+    // The grammar makes every answer end in a Final Answer line, even from random weights.
+    expect(predictions.every((p) => p.label !== null)).toBe(true);
+    expect(r.votes).toEqual(counted);
+    expect(r.votes[r.label as string]).toBe(Math.max(...Object.values(counted)));
+    for (const run of r.runs) expect(run.examples.length).toBeGreaterThan(0);
+  });
+
+  it('human output: the label, its confidence, a bar per label, time per stage; text from stdin', async () => {
+    const run = await tatra(['classify', '--task', 'sst2', '--model', tiny, '-n', '1', '-k', '2', '-r', '1', '--threads', '1'], 'piped text about a movie\n');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^(negative|positive)\s+\d+% of 2 votes/);
+    expect(run.stdout).toMatch(/^\s+negative\s+[█░]{24}\s+\d+$/m);
+    expect(run.stdout).toMatch(/^\s+positive\s+[█░]{24}\s+\d+$/m);
+    for (const stage of ['examples', 'paraphrases', 'evaluation', 'total']) expect(run.stdout).toMatch(new RegExp(`^\\s+${stage}\\s.*\\d s$`, 'm'));
+  });
+});
+
+describe('tatra classify on stories260K (a real model without a chat template)', () => {
+  const stories = storiesModelPath();
+  const name = stories === null ? 'skipped: ../shared/models/stories260K.gguf is absent' : 'sst2 -n 2 -k 4 -r 2 has the same shape';
+  it.skipIf(stories === null)(name, async () => {
+    expectSst2Shape(parseJson(await tatra(['classify', '--task', 'sst2', '--model', stories as string, '-n', '2', '-k', '4', '-r', '2', '--threads', '1', '--json', 'a fine film'])));
+  });
+});
+
+describe('bad input: exit code 2 and one clear line on stderr', () => {
+  const cases: [string, () => Promise<string[]>, RegExp][] = [
+    ['a text file named .gguf', async () => {
+      const f = join(scratch, 'text.gguf');
+      await writeFile(f, 'this is not a model\n');
+      return ['--model', f];
+    }, /not a GGUF/i],
+    ['an empty file', async () => {
+      const f = join(scratch, 'empty.gguf');
+      await writeFile(f, '');
+      return ['--model', f];
+    }, /empty/i],
+    ['a truncated GGUF', async () => {
+      const f = join(scratch, 'truncated.gguf');
+      await writeFile(f, readFileSync(tiny).subarray(0, 200_000));
+      return ['--model', f];
+    }, /truncated/i],
+    ['a missing path', async () => ['--model', join(scratch, 'nowhere.gguf')], /not found/i],
+    ['an unknown task', async () => ['--model', tiny, '--task', 'no-such-task'], /unknown task "no-such-task".*sst2/],
+    ['a negative -n', async () => ['--model', tiny, '-n', '-1'], /-n must be between 0 and 64, got -1/],
+    ['no text at all', async () => ['--model', tiny], /no text/],
+  ];
+  for (const [name, args, message] of cases) {
+    it(name, async () => {
+      const run = await tatra(['classify', '--task', 'sst2', '--threads', '1', ...(await args()), ...(name === 'no text at all' ? [] : ['some text'])], name === 'no text at all' ? '' : undefined);
+      expect(run.code, run.stderr).toBe(2);
+      const lines = run.stderr.split('\n').filter((l) => l.trim() !== '');
+      expect(lines, run.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/^tatra: /);
+      expect(lines[0]).toMatch(message);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect(run.stdout).toBe('');
+    });
+  }
+});
+
+describe('tatra tasks', () => {
+  it('list names all eleven tasks with their labels', async () => {
+    const run = await tatra(['tasks', 'list']);
+    expect(run.code, run.stderr).toBe(0);
+    for (const id of ['sst2', 'cr', 'mr', 'sst5', 'news', 'trec', 'subj', 'medqa', 'gsm8k', 'deepmath', 'math500']) expect(run.stdout).toMatch(new RegExp(`^${id}\\s`, 'm'));
+    expect(run.stdout).toMatch(/^sst5\s+classification\s+built-in\s+terrible, bad, okay, good, great$/m);
+  });
+
+  it('show prints a task in full, and --json the task itself', async () => {
+    const run = await tatra(['tasks', 'show', 'subj']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/abstain label\s+unsure/);
+    expect(run.stdout).toMatch(/label subjective\n\s+style/);
+    const json = await tatra(['tasks', 'show', 'trec', '--json']);
+    expect((JSON.parse(json.stdout) as { defaultLabel: string }).defaultLabel).toBe('Entity');
+    const bad = await tatra(['tasks', 'show', 'nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^tatra: unknown task "nope"/);
+  });
+});
