@@ -13,12 +13,26 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
   await page.getByTestId('classify-r').fill(String(r));
   await page.getByTestId('classify-seed').fill('7');
   await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film that I will happily watch again.');
+  // Record what the page shows while it works, independent of how fast the machine is: examples
+  // on screen before the verdict, and a runs × variants grid only partly filled.
+  await page.evaluate(() => {
+    const seen = { examplesBeforeDone: false, partialGrid: false };
+    (window as unknown as { __seen: typeof seen }).__seen = seen;
+    new MutationObserver(() => {
+      const done = document.querySelector('[data-testid="classify-status"]')?.textContent?.startsWith('Done') ?? false;
+      if (!done && document.querySelector('[data-testid^="run-"] .example')) seen.examplesBeforeDone = true;
+      const cells = document.querySelectorAll('[data-testid="variant-grid"] .vcell');
+      const pending = document.querySelectorAll('[data-testid="variant-grid"] .vcell.pending');
+      if (pending.length > 0 && pending.length < cells.length) seen.partialGrid = true;
+    }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
   await page.getByTestId('classify-start').click();
 
-  // Mid-run: the engine writes every run's examples, then paraphrases, then evaluates; the
-  // first examples are on screen while the vote is still empty.
-  await expect(page.locator('[data-testid^="run-"] .example').first()).toBeVisible({ timeout: 120_000 });
+  // Mid-run: the engine writes every run's examples and paraphrases (most of the time), then
+  // evaluates all variants in one batch; the screenshot catches the generator at work.
+  await expect(page.getByTestId('classify-status')).toContainText('Writing', { timeout: 120_000 });
   await expect(page.getByTestId('classify-cancel')).toBeVisible();
+  await expect(page.getByTestId('run-0')).toBeVisible();
   await page.screenshot({ path: 'e2e/artifacts/classify-mid-run.png', fullPage: true });
   const filled = page.locator('[data-testid="variant-grid"] .vcell:not(.pending)');
 
@@ -26,6 +40,9 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
   await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 150_000 });
   await expect(filled).toHaveCount((n + 1) * r);
   await expect(page.locator('[data-testid="variant-grid"] .vcell.pending')).toHaveCount(0);
+  const seen = await page.evaluate(() => (window as unknown as { __seen: { examplesBeforeDone: boolean; partialGrid: boolean } }).__seen);
+  expect(seen.examplesBeforeDone, 'examples were on screen before the verdict').toBe(true);
+  expect(seen.partialGrid, 'the grid was seen partly filled').toBe(true);
   const label = (await page.getByTestId('final-label').textContent())?.trim();
   expect(['negative', 'positive']).toContain(label);
   await expect(page.getByTestId('verdict')).toContainText('Final label');
@@ -39,6 +56,11 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
     await expect(run.locator('ol.paras li')).toHaveCount(n + 1);
   }
   await page.screenshot({ path: 'e2e/artifacts/classify-final.png', fullPage: true });
+  // The dark theme, chosen from the keyboard-reachable theme switch.
+  await page.getByTestId('theme').selectOption('dark');
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.screenshot({ path: 'e2e/artifacts/classify-final-dark.png', fullPage: true });
+  await page.getByTestId('theme').selectOption('system');
 });
 
 test('cancel stops a long run and says so', async ({ page, server }) => {

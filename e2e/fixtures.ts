@@ -39,11 +39,23 @@ export async function openApp(page: Page, hash = ''): Promise<void> {
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
 }
 
-export const test = base.extend<{ server: ServerInfo }>({
+export const test = base.extend<{ server: ServerInfo; cspGuard: void }>({
   // eslint-disable-next-line no-empty-pattern
   server: async ({}, use) => {
     await use(serverInfo());
   },
+  // Every test fails if the page broke its Content-Security-Policy anywhere (charts included).
+  cspGuard: [
+    async ({ page }, use) => {
+      const violations: string[] = [];
+      page.on('console', (m) => {
+        if (/Content[- ]Security[- ]Policy/i.test(m.text())) violations.push(m.text());
+      });
+      await use();
+      expect(violations, 'CSP violations').toEqual([]);
+    },
+    { auto: true },
+  ],
 });
 
 export { expect };

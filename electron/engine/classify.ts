@@ -113,17 +113,20 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const stages: Record<StageName, StageStats> = { examples: emptyStats(), paraphrases: emptyStats(), evaluation: emptyStats() };
   for (const run of runs) emit({ type: 'run-start', run, seed: runSeed(settings.seed, run) });
 
-  // Stage 1: examples.
-  let runExamples: RunExamples[];
-  const exStarted = performance.now();
-  if (opts.examplesForRun) {
-    runExamples = [];
-    for (const run of runs) {
-      runExamples.push(await opts.examplesForRun(run));
-      throwIfAborted(signal);
+  // Stages 1 and 2 are independent generator work: both batches go to the backend at once, so
+  // its sequences stay busy; each stage's time is its own wall clock (the two overlap). Events
+  // still come out examples first, then paraphrases.
+  const exampleStage = (async (): Promise<{ runExamples: RunExamples[]; ms: number }> => {
+    const t0 = performance.now();
+    if (opts.examplesForRun) {
+      const out: RunExamples[] = [];
+      for (const run of runs) {
+        out.push(await opts.examplesForRun(run));
+        throwIfAborted(signal);
+      }
+      return { runExamples: out, ms: performance.now() - t0 };
     }
-  } else {
-    runExamples = await generateExamplesForRuns({
+    const out = await generateExamplesForRuns({
       task,
       settings,
       generator,
@@ -132,69 +135,26 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
       ...(signal ? { signal } : {}),
       ...(settings.scope === 'input' ? { input } : {}),
     });
-  }
+    return { runExamples: out, ms: performance.now() - t0 };
+  })();
+  const paraphraseStage = paraphraseRuns({ task, input, settings, runs, generator, ...(cache ? { cache } : {}), ...(signal ? { signal } : {}) });
+  // Whichever fails first is reported; the other must not become an unhandled rejection.
+  exampleStage.catch(() => undefined);
+  paraphraseStage.catch(() => undefined);
+
+  const { runExamples, ms: exampleMs } = await exampleStage;
   for (const ex of runExamples) {
     stages.examples.calls += ex.stats.calls;
     stages.examples.promptTokens += ex.stats.promptTokens;
     stages.examples.completionTokens += ex.stats.completionTokens;
     emitExampleEvents(task, ex, opts.onEvent);
   }
-  stages.examples.ms = performance.now() - exStarted;
+  stages.examples.ms = exampleMs;
   throwIfAborted(signal);
 
-  // Stage 2: paraphrases, one call per run, all runs in one batch.
-  const taskHash = taskContentHash(task);
-  const paraphrased: { paraphrases: string[]; fallback: ParaphraseFallback | null; cached: boolean }[] = [];
-  if (settings.n > 0) {
-    const lineLimit = paraphraseLineLimit(input);
-    const planned = runs.map((run) => {
-      const seed = runSeed(settings.seed, run);
-      return {
-        key: generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: settings.n, seed, input }),
-        request: {
-          prompt: paraphrasePrompt(task, input, settings.n),
-          grammar: paraphraseGrammar(settings.n, lineLimit),
-          maxTokens: PARAPHRASE_SAMPLING.maxTokens,
-          temperature: PARAPHRASE_SAMPLING.temperature,
-          topP: PARAPHRASE_SAMPLING.topP,
-          seed,
-          ...(signal ? { signal } : {}),
-        } satisfies GenerateRequest,
-      };
-    });
-    const texts: { text: string; truncated: boolean; cached: boolean }[] = [];
-    const missing: number[] = [];
-    for (const [i, p] of planned.entries()) {
-      const hit = cache ? await cache.get(p.key) : undefined;
-      texts[i] = { text: hit ?? '', truncated: false, cached: hit !== undefined };
-      if (hit === undefined) missing.push(i);
-    }
-    if (missing.length > 0) {
-      const { results, ms } = await generate(generator, missing.map((i) => planned[i]!.request));
-      throwIfAborted(signal);
-      stages.paraphrases.ms = ms;
-      for (const [j, i] of missing.entries()) {
-        const r = results[j] as GenerateResult;
-        // A completion that used its whole budget was cut off; its last line is incomplete.
-        texts[i] = { text: r.text, truncated: r.completionTokens >= PARAPHRASE_SAMPLING.maxTokens, cached: false };
-        stages.paraphrases.calls++;
-        stages.paraphrases.promptTokens += r.promptTokens;
-        stages.paraphrases.completionTokens += r.completionTokens;
-        if (cache) await cache.set(planned[i]!.key, truncationMarked(r.text, texts[i]!.truncated));
-      }
-    }
-    for (const [i, t] of texts.entries()) {
-      const { text, truncated } = t.cached ? readTruncationMark(t.text) : t;
-      const { paraphrases, fallback } = padParaphrases(cleanParaphrases(text, { truncated }), settings.n, input);
-      paraphrased.push({ paraphrases, fallback, cached: t.cached });
-      emit({ type: 'paraphrases', run: i, paraphrases, fallback, cached: t.cached });
-    }
-  } else {
-    for (const run of runs) {
-      paraphrased.push({ paraphrases: [], fallback: null, cached: false });
-      emit({ type: 'paraphrases', run, paraphrases: [], fallback: null, cached: false });
-    }
-  }
+  const { paraphrased, stats: paraphraseStats } = await paraphraseStage;
+  stages.paraphrases = paraphraseStats;
+  for (const [run, p] of paraphrased.entries()) emit({ type: 'paraphrases', run, paraphrases: p.paraphrases, fallback: p.fallback, cached: p.cached });
   throwIfAborted(signal);
 
   // Stage 3: evaluation of original + n paraphrases per run, every run in one batch. Identical
@@ -269,6 +229,70 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   };
   emit({ type: 'done', result });
   return result;
+}
+
+interface ParaphrasedRun {
+  paraphrases: string[];
+  fallback: ParaphraseFallback | null;
+  cached: boolean;
+}
+
+/** Stage 2: n paraphrases per run, one call per run, every uncached run in one batch. */
+async function paraphraseRuns(opts: {
+  task: TaskDefinition;
+  input: string;
+  settings: TatraSettings;
+  runs: number[];
+  generator: TatraBackend;
+  cache?: GenerationCache;
+  signal?: AbortSignal;
+}): Promise<{ paraphrased: ParaphrasedRun[]; stats: StageStats }> {
+  const { task, input, settings, runs, generator, cache, signal } = opts;
+  const stats = emptyStats();
+  if (settings.n <= 0) return { paraphrased: runs.map(() => ({ paraphrases: [], fallback: null, cached: false })), stats };
+  const t0 = performance.now();
+  const taskHash = taskContentHash(task);
+  const lineLimit = paraphraseLineLimit(input);
+  const planned = runs.map((run) => {
+    const seed = runSeed(settings.seed, run);
+    const request: GenerateRequest = {
+      prompt: paraphrasePrompt(task, input, settings.n),
+      grammar: paraphraseGrammar(settings.n, lineLimit),
+      maxTokens: PARAPHRASE_SAMPLING.maxTokens,
+      temperature: PARAPHRASE_SAMPLING.temperature,
+      topP: PARAPHRASE_SAMPLING.topP,
+      seed,
+      ...(signal ? { signal } : {}),
+    };
+    return { key: generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: settings.n, seed, input }), request };
+  });
+  const texts: { text: string; truncated: boolean; cached: boolean }[] = [];
+  const missing: number[] = [];
+  for (const [i, p] of planned.entries()) {
+    const hit = cache ? await cache.get(p.key) : undefined;
+    texts[i] = hit !== undefined ? { ...readTruncationMark(hit), cached: true } : { text: '', truncated: false, cached: false };
+    if (hit === undefined) missing.push(i);
+  }
+  if (missing.length > 0) {
+    const { results } = await generate(generator, missing.map((i) => planned[i]!.request));
+    throwIfAborted(signal);
+    for (const [j, i] of missing.entries()) {
+      const r = results[j] as GenerateResult;
+      // A completion that used its whole budget was cut off; its last line is incomplete.
+      const truncated = r.completionTokens >= PARAPHRASE_SAMPLING.maxTokens;
+      texts[i] = { text: r.text, truncated, cached: false };
+      stats.calls++;
+      stats.promptTokens += r.promptTokens;
+      stats.completionTokens += r.completionTokens;
+      if (cache) await cache.set(planned[i]!.key, truncationMarked(r.text, truncated));
+    }
+    stats.ms = performance.now() - t0;
+  }
+  const paraphrased = texts.map((t) => {
+    const { paraphrases, fallback } = padParaphrases(cleanParaphrases(t.text, { truncated: t.truncated }), settings.n, input);
+    return { paraphrases, fallback, cached: t.cached };
+  });
+  return { paraphrased, stats };
 }
 
 // A cached paraphrase text must re-parse exactly as it did when fresh, including whether it was

@@ -24,6 +24,10 @@ const TEXT_REST = '[ -!#-~]';
 /** Printable ASCII. */
 const LINE_FIRST = '[A-Za-z0-9]';
 const LINE_REST = '[ -~]';
+/** Math may open with TeX or a sign: `\\frac`, `$x$`, `-3`, `(1, 2)`. */
+const MATH_FIRST = '[A-Za-z0-9$(\\\\-]';
+/** Any printable ASCII but space. */
+const ANY_FIRST = '[!-~]';
 
 /** Characters a generated example's text may take: 100 per planned sentence (3-14 words each). */
 export function exampleTextLimit(task: TaskDefinition, item: PlanItem): number {
@@ -54,7 +58,7 @@ export function exampleGrammar(task: TaskDefinition, label: string | null, plan:
       const opts = options.map((o) => `${gbnfLiteral(` ${o}: `)} option`).join(' ');
       rules.push(`text${i} ::= ${bounded(TEXT_FIRST, TEXT_REST, exampleTextLimit(task, item))} ${opts}`);
     } else {
-      rules.push(`text${i} ::= ${bounded(TEXT_FIRST, TEXT_REST, exampleTextLimit(task, item))}`);
+      rules.push(`text${i} ::= ${bounded(task.kind === 'math' ? MATH_FIRST : TEXT_FIRST, TEXT_REST, exampleTextLimit(task, item))}`);
     }
     if (label === null) rules.push(`ans${i} ::= ${mathAnswerRule(task)}`);
   });
@@ -77,7 +81,7 @@ export function exampleMaxTokens(task: TaskDefinition, label: string | null, pla
 }
 
 function mathAnswerRule(task: TaskDefinition): string {
-  return task.answerFormat === 'integer' ? `"-"? [0-9] [0-9,]{0,14}` : bounded(LINE_FIRST, LINE_REST, MATH_ANSWER_LIMIT);
+  return task.answerFormat === 'integer' ? `"-"? [0-9] [0-9,]{0,14}` : bounded(ANY_FIRST, LINE_REST, MATH_ANSWER_LIMIT);
 }
 
 /** Longest paraphrase line the grammar allows for an input: room to reword, not to ramble. */
@@ -97,7 +101,7 @@ export function evaluationGrammar(task: TaskDefinition): string {
   if (task.kind === 'math') {
     const budget = mathReasoningLimit(task);
     const reasoning = budget > 0 ? `(reasoning "\\n")? ` : '';
-    const lines = budget > 0 ? `\nreasoning ::= ${bounded(LINE_FIRST, '[ -~\\n]', budget)}` : '';
+    const lines = budget > 0 ? `\nreasoning ::= ${bounded(ANY_FIRST, '[ -~\\n]', budget)}` : '';
     return `root ::= ${reasoning}"Final Answer: " answer${lines}\nanswer ::= ${mathAnswerRule(task)}`;
   }
   const names = [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];

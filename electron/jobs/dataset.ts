@@ -275,12 +275,16 @@ async function openRecords(path: string, opts: DatasetOptions): Promise<RecordSt
       };
       for await (const chunk of src.chunks) {
         pending += chunk;
+        // Walk the lines with an index and keep only the unfinished tail, so a chunk of many
+        // short lines is not re-copied once per line.
+        let start = 0;
         let nl: number;
-        while ((nl = pending.indexOf('\n')) >= 0) {
-          const rec = handle(pending.slice(0, nl));
-          pending = pending.slice(nl + 1);
+        while ((nl = pending.indexOf('\n', start)) >= 0) {
+          const rec = handle(pending.slice(start, nl));
+          start = nl + 1;
           if (rec) yield rec;
         }
+        pending = pending.slice(start);
       }
       if (pending.length > 0) {
         const rec = handle(pending);
@@ -292,7 +296,9 @@ async function openRecords(path: string, opts: DatasetOptions): Promise<RecordSt
 
   const parser = csvParse({
     delimiter: delimiter ?? ',',
-    record_delimiter: ['\r\n', '\n', '\r'],
+    // LF and CRLF; a bare CR (classic Mac) is not a line end, which keeps CRLF split across two
+    // read chunks from ever looking like two lines.
+    record_delimiter: ['\r\n', '\n'],
     relax_column_count: true,
     raw: true,
     bom: true,

@@ -2,7 +2,11 @@
 // few rows in flight at once so the evaluator decodes them on parallel sequences, and pauses,
 // cancels and resumes them. Everything a job needs to continue lives in the store (rows, run
 // examples, finished results, generator cache), so a resumed job — also after SIGKILL — ends
-// with exactly the rows an uninterrupted one would have.
+// with exactly the rows an uninterrupted one would have — as far as the backend is a pure
+// function of (prompt, seed). llama.cpp on CPU is not batch-invariant: with several rows in
+// flight, which requests decode together depends on timing, and sampled paraphrases can differ
+// in text between any two runs, resumed or not. With concurrency 1 resumed rows were identical
+// to an uninterrupted run's (test/model/jobs-resume.test.ts).
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { stat } from 'node:fs/promises';
@@ -364,9 +368,9 @@ export class JobManager {
     const leases: BackendLease[] = [];
     let failure: unknown = null;
     try {
-      const gen = await this.backends.acquire(job.generator.path);
+      const gen = await this.backends.acquire(job.generator.path, { signal });
       leases.push(gen);
-      const ev = await this.backends.acquire(job.evaluator.path);
+      const ev = await this.backends.acquire(job.evaluator.path, { signal });
       leases.push(ev);
 
       let examplesForRun: ((run: number) => Promise<RunExamples>) | undefined;

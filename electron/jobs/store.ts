@@ -11,6 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
+import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import type {
@@ -33,7 +34,7 @@ export const JOB_DB_FILE = 'tatra.db';
 /** The error shown for a job whose data-set import did not finish. */
 export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -56,9 +57,7 @@ const MIGRATIONS: string[] = [
     elapsed_ms REAL NOT NULL DEFAULT 0,
     rows_total INTEGER NOT NULL DEFAULT 0,
     -- Who runs it ("host:pid"), so another process can tell a live job from one whose process died.
-    owner TEXT,
-    -- 1 once every row of the data set is in job_rows; 0 after a crash during the import.
-    imported INTEGER NOT NULL DEFAULT 0
+    owner TEXT
   );
   CREATE TABLE job_rows (
     job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
@@ -97,6 +96,11 @@ const MIGRATIONS: string[] = [
     value TEXT NOT NULL,
     created TEXT NOT NULL
   ) WITHOUT ROWID;
+  `,
+  // v2: 1 once every row of the data set is in job_rows; 0 after a crash during the import.
+  // Jobs from v1 were imported before they were visible, hence the default for existing rows.
+  `
+  ALTER TABLE jobs ADD COLUMN imported INTEGER NOT NULL DEFAULT 1;
   `,
 ];
 
@@ -202,7 +206,7 @@ export class JobStore {
   private migrate(): void {
     const current = this.schemaVersion;
     if (current > SCHEMA_VERSION) {
-      throw new Error(`${this.path} was written by a newer TATRA Studio (schema ${current}, this one knows ${SCHEMA_VERSION})`);
+      throw new UserError(`${this.path} was written by a newer TATRA Studio (schema ${current}, this one knows ${SCHEMA_VERSION})`, 'db_newer');
     }
     for (let v = current; v < SCHEMA_VERSION; v++) {
       this.db.transaction(() => {
@@ -224,8 +228,8 @@ export class JobStore {
     this.db
       .prepare(
         `INSERT INTO jobs (id, name, created, updated, status, task_json, settings_json, generator_json, evaluator_json,
-          dataset_json, row_limit, baseline, concurrency, error, elapsed_ms, rows_total)
-         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0)`,
+          dataset_json, row_limit, baseline, concurrency, error, elapsed_ms, rows_total, imported)
+         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0)`,
       )
       .run(
         id,

@@ -324,7 +324,8 @@ export interface BackendLease {
 
 /** What the LLAMA engineer's ModelPool provides (tests may pass a scripted one). */
 export interface BackendProvider {
-  acquire(modelPath: string): Promise<BackendLease>;
+  /** `signal` aborts this caller's wait for a model that is still loading (pause during a load). */
+  acquire(modelPath: string, opts?: { signal?: AbortSignal }): Promise<BackendLease>;
 }
 
 export type ExportFormat = 'csv' | 'json';

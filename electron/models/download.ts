@@ -8,7 +8,7 @@
 // only after its size and GGUF header check out.
 import { EventEmitter } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join, resolve as resolvePath } from 'node:path';
@@ -226,7 +226,11 @@ export async function downloadModel(source: string, options: DownloadOptions = {
   const existing = await fileSize(dest);
   if (existing !== null) {
     // Already there: check it rather than download it again or overwrite it.
-    await validateModelFile(dest);
+    try {
+      await validateModelFile(dest);
+    } catch (e) {
+      throw new UserError(`${dest} already exists and is not a usable model (${invalidReason(e, dest)}); delete it to download again`, 'download_exists');
+    }
     Object.assign(state, { status: 'done', bytes: existing, total: existing, finishedAt: Date.now() });
     emit(true);
     return { ...state };
@@ -303,6 +307,15 @@ export async function downloadModel(source: string, options: DownloadOptions = {
       res.resume();
       const what = status === 404 ? 'not found' : status === 401 || status === 403 ? 'access denied (gated or private model?)' : `HTTP ${status}`;
       throw new UserError(`download of ${resolved.fileName} failed: ${what} (${resolved.url})`, status === 404 ? 'download_not_found' : 'download_failed');
+    }
+    if (total !== null) {
+      // Fail now rather than after hours of transfer with a full disk.
+      const fs = await statfs(dir).catch(() => null);
+      const free = fs ? fs.bavail * fs.bsize : Infinity;
+      if (total - have > free) {
+        res.destroy();
+        throw new UserError(`not enough disk space in ${dir} for ${resolved.fileName}: needs ${fmtBytes(total - have)}, ${fmtBytes(free)} free`, 'download_no_space');
+      }
     }
     const etagHeader = res.headers.etag;
     const etag = typeof etagHeader === 'string' ? etagHeader : null;

@@ -60,7 +60,7 @@ export async function validateModelFile(path: string): Promise<void> {
  * e.g. a damaged download, which would hang the whole library listing. Files that fail the magic
  * or are missing are left to inspectGguf, which words those errors.
  */
-async function checkHeaderFields(path: string): Promise<void> {
+export async function checkHeaderFields(path: string): Promise<void> {
   let head: Buffer;
   let size: number;
   try {

@@ -2,11 +2,13 @@
 // GgufInsights), the GPU-layer plan, and a warning to show before loading one that won't fit.
 // Header only: a 7B model is estimated without reading its weights.
 import { availableParallelism, freemem, totalmem } from 'node:os';
-import { GgufInsights, readGgufFileInfo, type Llama } from 'node-llama-cpp';
+import { basename } from 'node:path';
+import { GgufInsights, readGgufFileInfo, type GgufFileInfo, type Llama } from 'node-llama-cpp';
+import { UserError } from '../common/errors';
 import type { FitEstimate, FitOptions, HardwareInfo } from '../common/contract/models';
 import { FitOptions as FitOptionsSchema } from '../common/contract/models';
 import { defaultThreads, getLlamaRuntime } from '../llama';
-import { inspectModelFile } from './gguf';
+import { checkHeaderFields, inspectModelFile } from './gguf';
 
 export interface EstimateFitOptions extends FitOptions {
   /**
@@ -53,9 +55,18 @@ export async function hardwareInfo(llamaArg?: Llama): Promise<HardwareInfo> {
  */
 export async function estimateFit(modelPath: string, options: EstimateFitOptions = {}): Promise<FitEstimate> {
   const { contextSize, sequences } = FitOptionsSchema.parse({ contextSize: options.contextSize, sequences: options.sequences });
-  const header = await inspectModelFile(modelPath, { checkData: false });
+  await checkHeaderFields(modelPath);
+  let info: GgufFileInfo;
+  try {
+    info = await readGgufFileInfo(modelPath, { logWarnings: false, ignoreKeys: ['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenizer.ggml.token_type', 'tokenizer.ggml.scores'] });
+    if (!info.metadata?.general?.architecture) throw new Error('no architecture');
+  } catch {
+    // Let the one validator word the error (missing, not GGUF, damaged header).
+    await inspectModelFile(modelPath, { checkData: false });
+    throw new UserError(`cannot read the GGUF header of ${modelPath}`, 'gguf_invalid');
+  }
+  const name = (info.metadata.general as { name?: string }).name?.trim() || basename(modelPath).replace(/\.gguf$/i, '');
   const llama = options.llama ?? (await getLlamaRuntime());
-  const info = await readGgufFileInfo(modelPath, { logWarnings: false, ignoreKeys: ['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenizer.ggml.token_type', 'tokenizer.ggml.scores'] });
   const insights = await GgufInsights.from(info, llama);
   const totalLayers = insights.totalLayers;
 
@@ -63,11 +74,16 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
   const ramFree = options.budget ? options.budget.ram : freemem();
   const vramFree = options.budget ? (options.budget.vram ?? 0) : hasGpu ? (await llama.getVramState()).free : 0;
 
-  const need = async (gpuLayers: number) => {
-    const m = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
-    const c = await insights.estimateContextResourceRequirementsV2({ contextSize, modelGpuLayers: gpuLayers, sequences, batchSize: Math.min(512, contextSize) });
-    return { ram: m.cpuRam + c.cpuRam, vram: m.gpuVram + c.gpuVram, modelRam: m.cpuRam, modelVram: m.gpuVram, ctx: c.cpuRam + c.gpuVram };
+  // The synchronous (v1) estimates are instant and, for the weights, equal to v2 (measured); v2's
+  // context estimate simulates the real backend (more conservative, ~1 s a call), so it answers
+  // about this machine, and v1 answers what-if budgets (where the backend is not the real one).
+  const need = async (gpuLayers: number, precise = false) => {
+    const m = insights.estimateModelResourceRequirements({ gpuLayers });
+    const args = { contextSize, modelGpuLayers: gpuLayers, sequences, batchSize: Math.min(512, contextSize) };
+    const c = precise ? await insights.estimateContextResourceRequirementsV2(args) : insights.estimateContextResourceRequirements(args);
+    return { ram: m.cpuRam + c.cpuRam, vram: m.gpuVram + c.gpuVram, ctx: c.cpuRam + c.gpuVram };
   };
+  const precise = !options.budget;
 
   // Most layers whose weights and cache fit in free VRAM: monotonic in the layer count, so bisect.
   let gpuLayers = 0;
@@ -76,13 +92,13 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
     let hi = totalLayers;
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
-      if ((await need(mid)).vram <= vramFree * HEADROOM) lo = mid;
+      if ((await need(mid, precise)).vram <= vramFree * HEADROOM) lo = mid;
       else hi = mid - 1;
     }
     gpuLayers = lo;
   }
-  const plan = await need(gpuLayers);
-  const cpuOnly = gpuLayers === 0 ? plan : await need(0);
+  const plan = await need(gpuLayers, precise);
+  const cpuOnly = gpuLayers === 0 ? plan : await need(0, precise);
   const modelBytes = insights.modelSize;
   const contextBytes = cpuOnly.ctx;
   const totalBytes = modelBytes + contextBytes;
@@ -93,11 +109,11 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
   const shape = `${contextSize.toLocaleString('en-US')} tokens × ${sequences} sequence${sequences === 1 ? '' : 's'}`;
   if (!fits) {
     const where = hasGpu ? `${gb(ramFree)} RAM and ${gb(vramFree)} VRAM are free` : `only ${gb(ramFree)} RAM is free`;
-    warning = `${header.name} will not fit: it needs about ${gb(hasGpu ? plan.ram + plan.vram : plan.ram)} (${gb(modelBytes)} weights + ${gb(contextBytes)} for ${shape}) but ${where}; use a smaller quantisation or model, a shorter context or fewer sequences`;
+    warning = `${name} will not fit: it needs about ${gb(hasGpu ? plan.ram + plan.vram : plan.ram)} (${gb(modelBytes)} weights + ${gb(contextBytes)} for ${shape}) but ${where}; use a smaller quantisation or model, a shorter context or fewer sequences`;
   } else if (plan.ram > ramFree * 0.75) {
-    warning = `${header.name} only just fits (${gb(plan.ram)} of ${gb(ramFree)} free RAM); other programs may push it into swap`;
+    warning = `${name} only just fits (${gb(plan.ram)} of ${gb(ramFree)} free RAM); other programs may push it into swap`;
   } else if (mode === 'partial') {
-    warning = `${header.name} fits with ${gpuLayers} of ${totalLayers} layers on the GPU; the rest run on the CPU, which is slower`;
+    warning = `${name} fits with ${gpuLayers} of ${totalLayers} layers on the GPU; the rest run on the CPU, which is slower`;
   }
 
   return {

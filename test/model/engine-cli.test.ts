@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractFinalAnswer, normaliseMathAnswer } from '../../electron/engine';
-import { storiesModelPath, tinyModelPath } from '../helpers/models';
+import { storiesModelPath, tinyModelBPath, tinyModelPath } from '../helpers/models';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let tiny = '';
@@ -126,6 +126,15 @@ describe('tatra classify on the tiny synthetic model', () => {
     expect(r.votes).toEqual(counted);
     expect(r.votes[r.label as string]).toBe(Math.max(...Object.values(counted)));
     for (const run of r.runs) expect(run.examples.length).toBeGreaterThan(0);
+  });
+
+  it('--generator and --evaluator may be different models', async () => {
+    const other = await tinyModelBPath();
+    const run = await tatra(['classify', '--task', 'news', '--generator', tiny, '--evaluator', other, '-n', '1', '-k', '4', '-r', '1', '--threads', '1', '--json', 'Stocks rally as the central bank holds rates']);
+    const r = parseJson(run) as CliResult & { generator: string; evaluator: string };
+    expect([r.generator, r.evaluator]).toEqual([tiny, other]);
+    expect(r.runs[0]!.examples.map((e) => e.label).sort()).toEqual(['Business', 'Sports', 'Tech', 'World']);
+    for (const p of r.runs[0]!.predictions) expect(['World', 'Sports', 'Business', 'Tech']).toContain(p.label);
   });
 
   it('human output: the label, its confidence, a bar per label, time per stage; text from stdin', async () => {

@@ -66,7 +66,7 @@ describe('tatra models', () => {
     expect(json.invalid).toHaveLength(1);
   });
 
-  it('describes a model with a fit estimate, and a 7B header that will not fit 2 GB', async () => {
+  it('describes a model with a fit estimate, and estimates a 7B header while flagging it as not loadable', async () => {
     const r = await tatra(['models', 'info', tiny, '--context-size', '2048', '--sequences', '2']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/architecture\s+qwen2/);

@@ -1,7 +1,7 @@
 // API handlers for the model library, hardware and fit, the catalog, downloads and pairing
 // comparisons. Thin: electron/models does the work; this wires it to the host's data folder,
 // its one model pool and job manager, and its event bus.
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ComparisonRecord, modelsMethods } from '../../common/contract/models';
 import { UserError, errorMessage } from '../../common/errors';
@@ -30,13 +30,35 @@ export interface ModelsHandlerOptions {
   hfEndpoint?: string;
 }
 
+/**
+ * `preferred` when it is (or can be made) a writable folder, else `fallback`: a packaged app's
+ * models/ folder sits inside read-only application files, so downloads go to the data folder.
+ */
+function writableOr(preferred: string, fallback: string): string {
+  try {
+    mkdirSync(preferred, { recursive: true });
+    accessSync(preferred, constants.W_OK);
+    return preferred;
+  } catch {
+    return fallback;
+  }
+}
+
 export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions = {}): HandlerGroup<typeof modelsMethods> {
   const defaultDir = resolve(opts.defaultDir ?? defaultModelsDir());
+  const downloadDir = resolve(opts.downloadDir ?? writableOr(defaultDir, join(deps.dataDir, 'models')));
+  if (downloadDir !== defaultDir) {
+    try {
+      mkdirSync(downloadDir, { recursive: true });
+    } catch {
+      // Reported by the library listing and by the first download.
+    }
+  }
   const library = new ModelLibrary(deps.dataDir, {
     defaultDir,
-    extraFolders: async () => [...deps.modelsDirs, ...(await deps.settings()).modelsDirs],
+    extraFolders: async () => [...(downloadDir !== defaultDir ? [downloadDir] : []), ...deps.modelsDirs, ...(await deps.settings()).modelsDirs],
   });
-  const downloads = new DownloadManager({ dir: resolve(opts.downloadDir ?? defaultDir), ...(opts.hfEndpoint ? { hfEndpoint: opts.hfEndpoint } : {}) });
+  const downloads = new DownloadManager({ dir: downloadDir, ...(opts.hfEndpoint ? { hfEndpoint: opts.hfEndpoint } : {}) });
   downloads.on('progress', (s) => deps.emit('download.progress', s));
 
   // Comparisons live in the jobs' SQLite file, in their own table; opened on first use.

@@ -1,6 +1,6 @@
 // `tatra classify`: one input through TATRA on local GGUF models, with a vote breakdown (or one
 // JSON object with everything). Thin: options are checked, the engine does the work.
-import { type Command, Option } from 'commander';
+import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { type TatraEvent, type TatraResult, type TatraSettings, DEFAULT_SETTINGS } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
@@ -79,6 +79,11 @@ function progressReporter(settings: TatraSettings, labels: number): ((e: TatraEv
   };
 }
 
+function scopeOption(value: string): 'run' | 'input' {
+  if (value === 'run' || value === 'input') return value;
+  throw new UserError(`--scope must be run or input, got "${value}"`, 'bad_option');
+}
+
 async function readText(words: string[]): Promise<string> {
   const fromArgs = words.join(' ');
   if (fromArgs.trim() !== '') return fromArgs;
@@ -100,7 +105,7 @@ export function registerClassify(program: Command): void {
     .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
     .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
     .option('--seed <S>', 'base seed (run j uses seed + 10000·j)', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
-    .addOption(new Option('--scope <scope>', 'example scope: run (shared per run) or input').choices(['run', 'input']).default('run'))
+    .option('--scope <scope>', 'example scope: run (examples shared per run, the paper) or input', scopeOption, 'run')
     .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
     .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
     .option('--sequences <N>', 'parallel sequences per model (default 4); 1 decodes one request at a time', intOption('--sequences', 1, 64))

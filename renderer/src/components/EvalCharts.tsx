@@ -4,7 +4,12 @@ import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
 
 export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusion'] }) {
-  const { labels, predicted, matrix } = confusion;
+  // The "(none)" column (rows without a valid vote) only when some row has none.
+  const noneAt = confusion.predicted.indexOf('(none)');
+  const dropNone = noneAt >= 0 && confusion.matrix.every((row) => (row[noneAt] ?? 0) === 0);
+  const labels = confusion.labels;
+  const predicted = dropNone ? confusion.predicted.filter((_, j) => j !== noneAt) : confusion.predicted;
+  const matrix = dropNone ? confusion.matrix.map((row) => row.filter((_, j) => j !== noneAt)) : confusion.matrix;
   const rowTotals = matrix.map((row) => row.reduce((a, b) => a + b, 0));
   const max = Math.max(1, ...matrix.flat());
   return (

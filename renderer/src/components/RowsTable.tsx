@@ -63,6 +63,8 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
     }),
     col.accessor('correct', { header: 'Right', cell: (c) => (c.getValue() === null ? '–' : c.getValue() ? <span className="chip ok">✓</span> : <span className="chip bad">✗</span>) }),
   ];
+  // TanStack Table returns fresh functions each render; the React Compiler skips this component.
+  // eslint-disable-next-line react-hooks/incompatible-library
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), manualSorting: true, manualFiltering: true });
   const tableRows = table.getRowModel().rows;
 
@@ -99,7 +101,7 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
             ))}
           </div>
         ))}
-        <div className="vt-body" ref={parentRef} tabIndex={0} data-testid="rows-body">
+        <div className="vt-body" ref={parentRef} tabIndex={0} data-testid="rows-body" style={{ height: Math.min(420, Math.max(1, total) * 34 + 2) }}>
           <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
             {items.map((vi) => {
               const row = tableRows[vi.index];

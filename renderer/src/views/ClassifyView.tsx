@@ -19,7 +19,7 @@ function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; ope
       <summary>
         Run {run.run + 1}
         <span className="chip">seed {run.seed}</span>
-        <span className="chip">{exampleCount} examples</span>
+        {groups.length > 0 ? <span className="chip">{exampleCount} examples</span> : null}
         {run.paraphrases ? <span className="chip">{run.paraphrases.length} paraphrases</span> : null}
         {run.examplesCached ? <span className="chip run">examples cached</span> : null}
         {run.fallback ? <span className="chip warn">paraphrase fallback: {run.fallback.kind}</span> : null}

@@ -223,11 +223,14 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
     ...Object.fromEntries(rec.spec.evaluators.map((e, j) => [modelLabel(e), m[i]?.[j] === null || m[i]?.[j] === undefined ? 0 : Math.round(m[i]![j]! * 1000) / 10])),
   }));
   return (
-    <div style={{ width: '100%', height: 260 }} data-testid="compare-chart">
-      <ResponsiveContainer width="100%" height="100%">
+    <div style={{ width: '100%', height: 260 }} data-testid="compare-chart" aria-label="Accuracy per generator, one bar per evaluator">
+      <div className="axis-title" style={{ textAlign: 'center' }}>
+        Accuracy by generator, one bar per evaluator
+      </div>
+      <ResponsiveContainer width="100%" height={236}>
         <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
-          <XAxis dataKey="generator" stroke={color('var(--muted)')} fontSize={12} label={{ value: 'generator', position: 'insideBottom', offset: -4, fill: color('var(--muted)'), fontSize: 11 }} />
+          <XAxis dataKey="generator" stroke={color('var(--muted)')} fontSize={12} />
           <YAxis domain={[0, 100]} stroke={color('var(--muted)')} fontSize={12} unit="%" />
           <Tooltip formatter={(v) => `${String(v)}%`} contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}` }} />
           <Legend wrapperStyle={{ fontSize: 12 }} />
@@ -293,9 +296,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
                 </td>
                 <td className="num">{pct(p.accuracy)}</td>
                 <td className="num">{p.macroF1 === null ? '–' : p.macroF1.toFixed(3)}</td>
-                <td className="num">
-                  {p.rowsDone}/{p.rows}
-                </td>
+                <td className="num">{p.rows > 0 ? `${p.rowsDone}/${p.rows}` : '–'}</td>
                 <td className="num">{p.ms > 0 ? duration(p.ms) : '–'}</td>
                 <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>
                 <td>
@@ -331,10 +332,13 @@ function HistoryCard() {
       <div className="card-head">
         <h2>Comparisons</h2>
       </div>
-      <div className="list" data-testid="compare-history">
+      <div className="list" role="listbox" aria-label="Comparisons" data-testid="compare-history">
         {comparisons.map((c) => (
-          <button key={c.id} className={`list-item ${c.id === current ? 'active' : ''}`} onClick={() => void open(c.id)} style={{ textAlign: 'left' }}>
-            <span className={statusChip(c.status)}>{c.status}</span> {c.task} · {modelLabel(c.dataset)} · {c.generators.length}×{c.evaluators.length} ·{' '}
+          <button key={c.id} className="list-item" aria-selected={c.id === current} onClick={() => void open(c.id)} data-testid="compare-history-item">
+            <span className="row" style={{ gap: 8 }}>
+              <span className={statusChip(c.status)}>{c.status}</span>
+              <strong>{c.task}</strong> · {modelLabel(c.dataset)} · {c.generators.length} generator{c.generators.length === 1 ? '' : 's'} × {c.evaluators.length} evaluator{c.evaluators.length === 1 ? '' : 's'}
+            </span>
             <span className="muted small">{new Date(c.createdAt).toLocaleString()}</span>
           </button>
         ))}

@@ -50,14 +50,30 @@ describe('classify with a scripted backend', () => {
     for (const r of ev) expect(r.prompt.user.slice(r.sharedUserPrefixLength).startsWith('Sentence: "')).toBe(true);
   });
 
-  it('batches: all runs\' example calls in one generate, then paraphrases, then every evaluation', async () => {
+  it('batches: all runs\' example calls in one generate and all paraphrase calls in another, sent together; then every evaluation', async () => {
     const backend = new ScriptedBackend(politeScript({ firstLabel: 'negative' }));
     await classify({ task: sst2, input: 'x', settings, generator: backend, evaluator: backend });
-    expect(backend.batches.map((b) => [b.length, requestStage(b[0]!)])).toEqual([
-      [6, 'examples'],
-      [3, 'paraphrases'],
-      [9, 'evaluation'],
-    ]);
+    const shapes = backend.batches.map((b) => [b.length, requestStage(b[0]!)]);
+    expect(shapes).toHaveLength(3);
+    expect(shapes.slice(0, 2)).toEqual(expect.arrayContaining([[6, 'examples'], [3, 'paraphrases']]));
+    expect(shapes[2]).toEqual([9, 'evaluation']);
+  });
+
+  it('the two generator batches are in flight at the same time', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const script = politeScript({ firstLabel: 'negative' });
+    const backend = new ScriptedBackend(async (req, ctx) => {
+      if (ctx.index === 0) {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        inFlight--;
+      }
+      return script(req, ctx);
+    });
+    await classify({ task: sst2, input: 'x', settings, generator: backend, evaluator: backend });
+    expect(most).toBe(2);
   });
 
   it('emits events in order: run-starts, examples per run and label, paraphrases, predictions, done', async () => {
@@ -89,7 +105,8 @@ describe('classify with a scripted backend', () => {
     const err = await classify({ task: sst2, input: 'x', settings, generator: backend, evaluator: backend, signal: controller.signal }).catch((e: unknown) => e);
     expect(isAbortError(err)).toBe(true);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(backend.batches).toHaveLength(1);
+    // Examples and paraphrases were sent; evaluation never was.
+    expect(backend.stage('evaluation')).toHaveLength(0);
   });
 
   it('an already aborted signal generates nothing', async () => {
@@ -228,5 +245,48 @@ describe('classify with a scripted backend', () => {
     expect(backend.requests).toHaveLength(1);
     expect(backend.requests[0]!.prompt.user).toBe(`Sentence: "fine 'film'"\nLabel:`);
     expect(backend.requests[0]!.temperature).toBe(0);
+  });
+});
+
+describe('edges and caching', () => {
+  it('k=0 and n=0: the original alone, no generator calls', async () => {
+    const backend = new ScriptedBackend(() => 'positive');
+    const result = await classify({ task: sst2, input: 'x', settings: { n: 0, k: 0, r: 2, seed: 1, scope: 'run' }, generator: backend, evaluator: backend });
+    expect(backend.batches).toHaveLength(1);
+    expect(backend.requests[0]!.prompt.user).toBe('Sentence: "x"\nLabel:');
+    expect(result.runs.map((r) => r.predictions.length)).toEqual([1, 1]);
+    expect(result.votes).toEqual({ negative: 0, positive: 2 });
+  });
+
+  it('generateRunExamples emits one examples event per label and is cached on a re-run', async () => {
+    const cache = new MemoryGenerationCache();
+    const gen = new ScriptedBackend(politeScript({}));
+    const events: TatraEvent[] = [];
+    const first = await generateRunExamples({ task: sst2, settings, run: 1, generator: gen, cache, onEvent: (e) => events.push(e) });
+    expect(first.seed).toBe(10005);
+    expect(first.cached).toBe(false);
+    expect(events.map((e) => (e.type === 'examples' ? `${e.label}:${e.examples.length}:${e.cached}` : e.type))).toEqual(['negative:2:false', 'positive:2:false']);
+    const again = await generateRunExamples({ task: sst2, settings, run: 1, generator: gen, cache });
+    expect(again.cached).toBe(true);
+    expect(again.examples).toEqual(first.examples);
+    expect(gen.batches).toHaveLength(1);
+    expect(cache.size).toBe(2);
+  });
+
+  it('cache keys change with every part that decides the output', async () => {
+    const { generationCacheKey } = await import('../../../electron/engine');
+    const base = { generator: 'g', taskHash: 'h', stage: 'examples' as const, label: 'positive', count: 2, seed: 1 };
+    const key = generationCacheKey(base);
+    const variants = [
+      { ...base, generator: 'g2' },
+      { ...base, taskHash: 'h2' },
+      { ...base, stage: 'paraphrases' as const },
+      { ...base, label: 'negative' },
+      { ...base, count: 3 },
+      { ...base, seed: 2 },
+      { ...base, input: 'x' },
+    ];
+    for (const v of variants) expect(generationCacheKey(v)).not.toBe(key);
+    expect(generationCacheKey({ ...base })).toBe(key);
   });
 });

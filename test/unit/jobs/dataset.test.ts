@@ -118,6 +118,18 @@ describe('CSV/TSV import', () => {
     expect(rows[1]!.line).toBe(3);
   });
 
+  it('keeps CRLF whole when a read chunk ends between CR and LF', async () => {
+    // The file is read in 256 KiB chunks: put the first row's CR as the chunk's last byte.
+    const header = 'text,label\r\n';
+    const first = 'x'.repeat(256 * 1024 - header.length - 3) + ',1\r\n';
+    const p = file('crlf-split.csv', header + first + 'second,0\r\n');
+    const { rows } = await readAll(p, { textColumn: 'text', labelColumn: 'label' });
+    expect(rows.map((r) => [r.goldRaw, r.line])).toEqual([
+      ['1', 2],
+      ['0', 3],
+    ]);
+  });
+
   it('gives a clear error for an empty file, a header-only file, a missing file and a missing column', async () => {
     expect((await errorOf(previewDataset(file('empty.csv', '')))).message).toBe('empty.csv is empty');
     expect((await errorOf(previewDataset(file('blank.csv', '\n\n  \n')))).message).toBe('blank.csv is empty');

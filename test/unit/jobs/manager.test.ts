@@ -186,6 +186,28 @@ describe('JobManager', () => {
     expect(backends.get('gen.gguf')!.stage('examples').length).toBe(exampleCalls);
   });
 
+  it('cancel keeps committed rows; a cancelled job can still be resumed explicitly; delete removes it', async () => {
+    const { manager } = setup({ delayMs: 5 });
+    const job = await manager.create(spec());
+    const two = new Promise<void>((resolve) => {
+      let seen = 0;
+      manager.on('row', () => {
+        if (++seen === 2) resolve();
+      });
+    });
+    await manager.start(job.id);
+    await two;
+    const c = await manager.cancel(job.id);
+    expect(c.status).toBe('cancelled');
+    expect(c.rowsDone).toBeGreaterThanOrEqual(2);
+    expect(manager.rows(job.id, { limit: 100 }).rows.filter((r) => r.status === 'done')).toHaveLength(c.rowsDone);
+    await manager.resume(job.id);
+    expect((await manager.wait(job.id)).status).toBe('done');
+    await expect(manager.start(job.id)).rejects.toThrow(/already done/);
+    await manager.delete(job.id);
+    expect(manager.list()).toEqual([]);
+  });
+
   it('a re-run with another evaluator reuses the cached generator outputs (no generator calls)', async () => {
     const first = setup();
     const j1 = await first.manager.create(spec());
@@ -314,5 +336,33 @@ describe('JobManager', () => {
     expect(json.runExamples).toEqual(manager.runExamples(job.id));
     expect(json.job.id).toBe(job.id);
     await expect(manager.export(job.id, 'xml' as 'csv', csvPath)).rejects.toThrow(/unknown export format/);
+  });
+});
+
+describe('store migrations and crash during import', () => {
+  it('migrates a v1 database (jobs kept, counted as imported) and refuses a job whose import never finished', async () => {
+    const { dataDir, manager, store } = setup();
+    const job = await manager.create(spec({ limit: 2 }));
+    // Pretend the file is v1: drop the v2 column and version.
+    store.db.exec('ALTER TABLE jobs DROP COLUMN imported');
+    store.db.pragma('user_version = 1');
+    store.close();
+    const migrated = openJobStore(dataDir);
+    stores.push(migrated);
+    expect(migrated.schemaVersion).toBe(SCHEMA_VERSION);
+    expect(migrated.isImported(job.id)).toBe(true);
+    // A job whose process died mid-import: shown as failed with the reason, and not startable.
+    migrated.db.prepare('UPDATE jobs SET imported = 0 WHERE id = ?').run(job.id);
+    const m2 = new JobManager({ store: migrated, backends: { acquire: () => Promise.reject(new Error('unused')) }, inspectModel: plainModelRef });
+    expect(m2.get(job.id)).toMatchObject({ status: 'failed', error: 'the import of the data set did not finish; create the job again' });
+    await expect(m2.start(job.id)).rejects.toThrow(/did not finish/);
+  });
+
+  it('refuses a database written by a newer version', () => {
+    const dataDir = join(dir, 'newer');
+    const s = openJobStore(dataDir);
+    s.db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    s.close();
+    expect(() => openJobStore(dataDir)).toThrow(/newer TATRA Studio/);
   });
 });

@@ -5,13 +5,15 @@ import { readDataset } from '../../../electron/jobs/dataset';
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
 const path = process.argv[2]!;
+const jsonl = path.endsWith('.jsonl');
 gc();
 const base = process.memoryUsage().heapUsed;
 let maxGrowth = 0;
 let rows = 0;
 let chars = 0;
 let lastLine = 0;
-for await (const row of readDataset(path, { textColumn: 'text', labelColumn: 'label', labelMap: { '0': 'negative', '1': 'positive' } })) {
+const mapping = jsonl ? { textColumn: 'input', labelColumn: 'solution' } : { textColumn: 'text', labelColumn: 'label', labelMap: { '0': 'negative', '1': 'positive' } };
+for await (const row of readDataset(path, mapping)) {
   rows++;
   chars += row.input.length;
   lastLine = row.line;

@@ -1,4 +1,4 @@
-// A 100,000-row, ~50 MB CSV streams through the importer with bounded memory. The reader runs in
+// A 100,000-row, ~50 MB CSV (and JSONL) streams through the importer with bounded memory. The reader runs in
 // a child process with --expose-gc so the heap can be measured after forced collections:
 // growth over the baseline must stay under 32 MB, while holding the file whole would take more
 // than 50 MB for the text alone.
@@ -42,5 +42,29 @@ it('streams a 100,000-row, 50 MB CSV with heap growth under 32 MB', async () => 
   expect(res.lastLine).toBe(ROWS + 1 + ROWS / 100);
   expect(res.chars).toBeGreaterThan(40 * 1024 * 1024);
   console.log(`streamed ${(size / 1048576).toFixed(1)} MB, ${res.rows} rows; max heap growth ${(res.maxGrowthBytes / 1048576).toFixed(1)} MB (bound 32 MB)`);
+  expect(res.maxGrowthBytes).toBeLessThan(BOUND);
+}, 300_000);
+
+it("streams a 100,000-row, 50 MB JSONL in the paper's format with heap growth under 32 MB", async () => {
+  const path = join(dir, 'big.jsonl');
+  const out = createWriteStream(path);
+  const filler = 'a long and winding story about nothing in particular, told "slowly" '.repeat(6);
+  for (let i = 0; i < ROWS; i++) {
+    const obj = { messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: `row ${i} ${filler}` }, { role: 'assistant', content: '0' }], solution: i % 2 ? 'positive' : 'negative' };
+    if (!out.write(`${JSON.stringify(obj)}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  const size = statSync(path).size;
+  expect(size).toBeGreaterThan(45 * 1024 * 1024);
+  const stdout = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'stream-memory.child.ts'), path], {
+    cwd: resolve(here, '../../..'),
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
+  const res = JSON.parse(stdout.trim().split('\n').pop()!) as { rows: number; lastLine: number; maxGrowthBytes: number };
+  expect(res.rows).toBe(ROWS);
+  expect(res.lastLine).toBe(ROWS);
+  console.log(`streamed ${(size / 1048576).toFixed(1)} MB JSONL, ${res.rows} rows; max heap growth ${(res.maxGrowthBytes / 1048576).toFixed(1)} MB (bound 32 MB)`);
   expect(res.maxGrowthBytes).toBeLessThan(BOUND);
 }, 300_000);

@@ -117,6 +117,37 @@ describe('downloadModel', () => {
     expect(sha(await readFile(join(dir, 'tiny.gguf')))).toBe(sha(model));
   });
 
+  it('refuses a download that cannot fit on the disk before writing anything', async () => {
+    await fresh();
+    const { createServer: createHttpServer } = await import('node:http');
+    const huge = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-length': String(10 ** 15) });
+      res.write(Buffer.alloc(16));
+    });
+    await new Promise<void>((r) => huge.listen(0, '127.0.0.1', r));
+    const port = (huge.address() as { port: number }).port;
+    try {
+      await expect(downloadModel(`http://127.0.0.1:${port}/huge.gguf`, { dir })).rejects.toThrow(/^not enough disk space in .* for huge\.gguf: needs 1000000\.00 GB, .* free$/);
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      huge.closeAllConnections();
+      await new Promise<void>((r) => huge.close(() => r()));
+    }
+  });
+
+  it('does not overwrite an existing file, and says when it is unusable', async () => {
+    await fresh();
+    server = await serveBuffer({ '/tiny.gguf': model });
+    await writeFile(join(dir, 'tiny.gguf'), 'junk');
+    await expect(downloadModel(server.url('/tiny.gguf'), { dir })).rejects.toThrow(/tiny\.gguf already exists and is not a usable model \(not a GGUF model .*\); delete it to download again/);
+    expect(server.requests).toEqual([]);
+    await rm(join(dir, 'tiny.gguf'));
+    await downloadModel(server.url('/tiny.gguf'), { dir });
+    const again = await downloadModel(server.url('/tiny.gguf'), { dir });
+    expect(again.status).toBe('done');
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('follows redirects and reports a 404 clearly', async () => {
     await fresh();
     server = await serveBuffer({ '/tiny.gguf': model });

@@ -1,0 +1,49 @@
+// The engine on real inference (node-llama-cpp, tiny synthetic model) where a scripted backend
+// could hide a problem: abort while the model is decoding, and a generator cache reused by a
+// second evaluator run.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAbortError } from '../../electron/common/errors';
+import { MemoryGenerationCache, classify, resolveTask, type TatraBackend } from '../../electron/engine';
+import { ModelPool } from '../../electron/llama';
+import { tinyModelPath } from '../helpers/models';
+
+let pool: ModelPool;
+let backend: TatraBackend;
+let release: () => Promise<void>;
+
+beforeAll(async () => {
+  pool = new ModelPool({ defaults: { threads: 1 } });
+  const lease = await pool.acquire(await tinyModelPath());
+  backend = lease.backend;
+  release = lease.release;
+});
+afterAll(async () => {
+  await release?.();
+  await pool?.dispose();
+});
+
+describe('engine on the tiny model', () => {
+  it('an abort while the model is generating stops classify promptly with an AbortError', async () => {
+    const task = await resolveTask('gsm8k');
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 500);
+    const err = await classify({ task, input: 'A train goes 60 km in 1 hour. How far in 5 hours?', settings: { n: 4, k: 8, r: 3, seed: 1, scope: 'run' }, generator: backend, evaluator: backend, signal: controller.signal }).catch((e: unknown) => e);
+    expect(isAbortError(err), String(err)).toBe(true);
+    // Unaborted, this asks for thousands of tokens (tens of seconds here); stopping must not wait for them.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a second run over the same cache generates nothing and sees the same examples and paraphrases', async () => {
+    const task = await resolveTask('sst2');
+    const cache = new MemoryGenerationCache();
+    const settings = { n: 2, k: 2, r: 1, seed: 9, scope: 'run' as const };
+    const a = await classify({ task, input: 'a slow but moving film', settings, generator: backend, evaluator: backend, cache });
+    const b = await classify({ task, input: 'a slow but moving film', settings, generator: backend, evaluator: backend, cache });
+    expect(a.stages.examples.calls).toBe(2);
+    expect(b.stages.examples.calls + b.stages.paraphrases.calls).toBe(0);
+    expect(b.runs[0]!.examples).toEqual(a.runs[0]!.examples);
+    expect(b.runs[0]!.paraphrases).toEqual(a.runs[0]!.paraphrases);
+    expect(b.runs[0]!.examplesCached && b.runs[0]!.paraphrasesCached).toBe(true);
+  });
+});

@@ -1,0 +1,156 @@
+// A real `tatra serve` server (startServer over a real ApiHost on a temp data folder, port 0):
+// token, cookie trade, Origin, static files, uploads, exports and the event socket.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiHost, type ApiHost } from '../../../electron/api/host';
+import { cookieName } from '../../../electron/server/auth';
+import { startServer, type RunningServer } from '../../../electron/server/server';
+
+let dir: string;
+let host: ApiHost;
+let server: RunningServer;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tatra-serve-'));
+  const web = join(dir, 'web');
+  mkdirSync(join(web, 'assets'), { recursive: true });
+  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title><p>page</p>');
+  writeFileSync(join(web, 'assets', 'app.js'), 'console.log(1)');
+  writeFileSync(join(dir, 'secret.txt'), 'secret');
+  host = await createApiHost({ dataDir: join(dir, 'data'), threads: 1, mode: 'test' });
+  server = await startServer({ host, port: 0, staticDir: web, log: (l) => logs.push(l) });
+});
+
+afterAll(async () => {
+  await server.close();
+  await host.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const invoke = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${server.origin}/api/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+function wsOpen(url: string, headers: Record<string, string>): Promise<{ ws: WebSocket | null; status: number }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.once('open', () => resolve({ ws, status: 101 }));
+    ws.once('unexpected-response', (_req, res) => {
+      ws.terminate();
+      resolve({ ws: null, status: res.statusCode ?? 0 });
+    });
+    ws.once('error', reject);
+  });
+}
+
+describe('tatra serve', () => {
+  it('prints a loopback URL with a long random token on a random port', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32}$/);
+    expect(server.port).toBeGreaterThan(0);
+    expect(logs.some((l) => l.includes('WARNING'))).toBe(false);
+  });
+
+  it('refuses every request without the token with 401', async () => {
+    for (const path of ['/', '/index.html', '/assets/app.js', '/api/download?path=x']) {
+      expect((await fetch(`${server.origin}${path}`)).status, path).toBe(401);
+    }
+    expect((await invoke({ method: 'tasks.list', input: {} })).status).toBe(401);
+    expect((await wsOpen(`${server.origin.replace('http', 'ws')}/api/events`, { Origin: server.origin })).status).toBe(401);
+  });
+
+  it('trades the URL token for an HttpOnly per-port cookie and serves the page with CSP', async () => {
+    const first = await fetch(server.url, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/');
+    const cookie = first.headers.get('set-cookie') ?? '';
+    expect(cookie).toContain(`${cookieName(server.port)}=${server.token}`);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Strict');
+    const page = await fetch(`${server.origin}/`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<p>page</p>');
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    const asset = await fetch(`${server.origin}/assets/app.js`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(asset.headers.get('content-type')).toContain('text/javascript');
+    // Client-side routes fall back to the page; missing assets do not.
+    expect((await fetch(`${server.origin}/evaluate/x`, { headers: { 'x-tatra-token': server.token } })).status).toBe(200);
+    expect((await fetch(`${server.origin}/assets/nope.js`, { headers: { 'x-tatra-token': server.token } })).status).toBe(404);
+  });
+
+  it('never serves a file outside the renderer folder', async () => {
+    for (const path of ['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt']) {
+      const res = await fetch(`${server.origin}${path}`, { headers: { 'x-tatra-token': server.token } });
+      expect(await res.text(), path).not.toContain('secret');
+    }
+  });
+
+  it('answers API calls with the token, refuses a foreign Origin with 403', async () => {
+    const ok = await invoke({ method: 'app.info', input: {} }, { 'x-tatra-token': server.token, Origin: server.origin });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ ok: true, value: { mode: 'test', threads: 1 } });
+    const foreign = await invoke({ method: 'app.info', input: {} }, { 'x-tatra-token': server.token, Origin: 'http://evil.example' });
+    expect(foreign.status).toBe(403);
+    const unknown = await invoke({ method: 'nope', input: {} }, { 'x-tatra-token': server.token });
+    expect(await unknown.json()).toMatchObject({ ok: false, error: { code: 'unknown_method' } });
+    const notJson = await fetch(`${server.origin}/api/invoke`, { method: 'POST', headers: { 'x-tatra-token': server.token, 'content-type': 'text/plain' }, body: '{}' });
+    expect(notJson.status).toBe(415);
+  });
+
+  it('streams events over the WebSocket to an allowed origin only', async () => {
+    const url = `${server.origin.replace('http', 'ws')}/api/events?token=${server.token}`;
+    expect((await wsOpen(url, { Origin: 'http://evil.example' })).status).toBe(403);
+    const { ws, status } = await wsOpen(url, { Origin: server.origin });
+    expect(status).toBe(101);
+    const got = new Promise<{ event: string; payload: { theme: string } }>((resolve) => {
+      ws!.on('message', (m) => {
+        const msg = JSON.parse(String(m)) as { event: string; payload: { theme: string } };
+        if (msg.event === 'settings.changed') resolve(msg);
+      });
+    });
+    await invoke({ method: 'settings.set', input: { theme: 'dark' } }, { 'x-tatra-token': server.token });
+    expect((await got).payload.theme).toBe('dark');
+    ws!.close();
+  });
+
+  it('stores uploads in the data folder and serves only exports for download', async () => {
+    const up = await fetch(`${server.origin}/api/upload?name=../../my%20file.csv`, { method: 'POST', headers: { 'x-tatra-token': server.token }, body: 'text,label\nhi,1\n' });
+    expect(up.status).toBe(200);
+    const { path, bytes } = (await up.json()) as { path: string; bytes: number };
+    expect(path.startsWith(join(dir, 'data', 'uploads'))).toBe(true);
+    expect(path.endsWith('-my_file.csv')).toBe(true);
+    expect(bytes).toBe(16);
+    const preview = await invoke({ method: 'jobs.preview', input: { path, taskId: 'sst2' } }, { 'x-tatra-token': server.token });
+    expect(await preview.json()).toMatchObject({ ok: true, value: { columns: ['text', 'label'], rowCount: 1, goldValues: [{ value: '1', suggested: 'positive' }] } });
+    // An upload is not an export: not downloadable, nor is any other file.
+    for (const p of [path, join(dir, 'secret.txt'), '/etc/passwd']) {
+      expect((await fetch(`${server.origin}/api/download?path=${encodeURIComponent(p)}`, { headers: { 'x-tatra-token': server.token } })).status).toBe(404);
+    }
+    mkdirSync(join(dir, 'data', 'exports'), { recursive: true });
+    writeFileSync(join(dir, 'data', 'exports', 'x.csv'), 'a,b\n');
+    const dl = await fetch(`${server.origin}/api/download?path=${encodeURIComponent(join(dir, 'data', 'exports', 'x.csv'))}`, { headers: { 'x-tatra-token': server.token } });
+    expect(dl.status).toBe(200);
+    expect(dl.headers.get('content-disposition')).toContain('attachment; filename="x.csv"');
+  });
+
+  it('says how to build the renderer when it is missing', async () => {
+    const bare = await startServer({ host, port: 0, staticDir: join(dir, 'nothing-here'), token: 't0ken' });
+    try {
+      const res = await fetch(`${bare.origin}/`, { headers: { 'x-tatra-token': 't0ken' } });
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain('npm run build:renderer');
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('warns loudly when listening beyond loopback', async () => {
+    const lines: string[] = [];
+    const open = await startServer({ host, port: 0, hostname: '0.0.0.0', staticDir: dir, log: (l) => lines.push(l) });
+    await open.close();
+    expect(lines.join('\n')).toMatch(/WARNING: listening on 0\.0\.0\.0, not loopback/);
+  });
+});
