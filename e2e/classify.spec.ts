@@ -1,6 +1,6 @@
 // Classify an input on the tiny synthetic model and watch the vote breakdown fill in; cancel a
 // long run; a missing model is one clear message.
-import { expect, openApp, test } from './fixtures';
+import { expect, openApp, shot, test } from './fixtures';
 
 test('classify an input: runs, paraphrases and votes fill in live, then the final breakdown', async ({ page, server }) => {
   await openApp(page, '#/classify');
@@ -33,7 +33,7 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
   await expect(page.getByTestId('classify-status')).toContainText('Writing', { timeout: 120_000 });
   await expect(page.getByTestId('classify-cancel')).toBeVisible();
   await expect(page.getByTestId('run-0')).toBeVisible();
-  await page.screenshot({ path: 'e2e/artifacts/classify-mid-run.png', fullPage: true });
+  await shot(page, 'classify-mid-run');
   const filled = page.locator('[data-testid="variant-grid"] .vcell:not(.pending)');
 
   // Final: every (n+1)·r cell filled, the verdict and the stage table shown.
@@ -55,11 +55,11 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
     const run = page.getByTestId(`run-${j}`);
     await expect(run.locator('ol.paras li')).toHaveCount(n + 1);
   }
-  await page.screenshot({ path: 'e2e/artifacts/classify-final.png', fullPage: true });
+  await shot(page, 'classify-final');
   // The dark theme, chosen from the keyboard-reachable theme switch.
   await page.getByTestId('theme').selectOption('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: 'e2e/artifacts/classify-final-dark.png', fullPage: true });
+  await shot(page, 'classify-final-dark');
   await page.getByTestId('theme').selectOption('system');
 });
 

@@ -3,7 +3,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callApi, expect, openApp, test } from './fixtures';
+import { callApi, expect, openApp, shot, test } from './fixtures';
 
 const POSITIVE = ['a wonderful, moving film', 'great acting and a clever script', 'I loved every minute of it', 'funny, warm and beautifully shot', 'a triumph', 'the best film this year'];
 const NEGATIVE = ['a dull mess', 'boring and far too long', 'the plot makes no sense', 'I walked out halfway', 'flat, lifeless acting', 'a waste of two hours'];
@@ -40,6 +40,7 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   await page.getByTestId('eval-n').fill('1');
   await page.getByTestId('eval-k').fill('2');
   await page.getByTestId('eval-r').fill('2');
+  await shot(page, 'evaluate-setup');
   await page.getByTestId('eval-start').click();
 
   await expect(page.getByTestId('job-view')).toBeVisible();
@@ -65,7 +66,7 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   await page.getByTestId('row').first().click();
   await expect(page.getByTestId('row-detail')).toContainText('Run 1');
   await expect(page.getByTestId('row-detail')).toContainText('Examples');
-  await page.screenshot({ path: 'e2e/artifacts/evaluate-results.png', fullPage: true });
+  await shot(page, 'evaluate-results');
 
   const download = page.waitForEvent('download');
   await page.getByTestId('export-csv').click();
@@ -111,4 +112,41 @@ test('reload the page mid-evaluation and see it carry on', async ({ page, server
   await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
   await expect(progress).toContainText('24 / 24 rows');
   await expect(page.getByTestId('confusion-matrix')).toBeVisible();
+});
+
+test('pause and resume from the page; a file that cannot be read is one clear message', async ({ page, server }) => {
+  await openApp(page, '#/evaluate');
+  await page.getByTestId('data-path').fill('/nowhere/data.csv');
+  await page.getByTestId('data-preview').click();
+  await expect(page.getByRole('alert')).toContainText('Cannot read the file');
+  await expect(page.getByRole('alert')).toContainText('/nowhere/data.csv');
+
+  const csv = writeCsv(24);
+  const job = await callApi<{ id: string }>('jobs.start', {
+    taskId: 'sst2',
+    dataPath: csv,
+    inputColumn: 'review',
+    goldColumn: 'label',
+    labelMap: { '0': 'negative', '1': 'positive' },
+    generator: server.model,
+    evaluator: server.model,
+    settings: { n: 1, k: 2, r: 1, seed: 4, scope: 'run' },
+    name: 'pause test',
+  });
+  await openApp(page, `#/evaluate/${job.id}`);
+  await page.getByTestId('job-pause').click();
+  await expect(page.getByTestId('job-status').first()).toHaveText('paused');
+  const progress = page.getByTestId('job-progress');
+  const at = Number(/(\d+) \/ 24/.exec((await progress.textContent()) ?? '')![1]);
+  expect(at).toBeLessThan(24);
+  // Paused means paused: nothing advances.
+  await page.waitForTimeout(2000);
+  await expect(progress).toContainText(`${at} / 24 rows`);
+  // The history offers to resume it too.
+  await page.evaluate(() => (window.location.hash = '#/evaluate'));
+  await expect(page.getByTestId('history-row').filter({ hasText: 'pause test' }).getByRole('button', { name: 'Resume' })).toBeVisible();
+  await page.evaluate((id) => (window.location.hash = `#/evaluate/${id}`), job.id);
+  await page.getByTestId('job-resume').click();
+  await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
+  await expect(progress).toContainText('24 / 24 rows');
 });

@@ -59,3 +59,9 @@ export const test = base.extend<{ server: ServerInfo; cspGuard: void }>({
 });
 
 export { expect };
+
+/** A full-page screenshot into e2e/artifacts/, taken from the top so the sticky sidebar sits where a user sees it. */
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `e2e/artifacts/${name}.png`, fullPage: true });
+}

@@ -1,7 +1,7 @@
 // Create a task in the Tasks view: validation as you type, saved in the data folder, listed.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { callApi, expect, openApp, test } from './fixtures';
+import { callApi, expect, openApp, shot, test } from './fixtures';
 
 test('create a task, validated as you type and saved in the data folder', async ({ page, server }) => {
   await openApp(page);
@@ -36,7 +36,7 @@ test('create a task, validated as you type and saved in the data folder', async 
 
   await expect(page.getByTestId('task-e2e-spam')).toBeVisible();
   await expect(page.getByText('Saved task "Spam filter"')).toBeVisible();
-  await page.screenshot({ path: 'e2e/artifacts/tasks.png', fullPage: true });
+  await shot(page, 'tasks');
   const file = join(server.dataDir, 'tasks', 'e2e-spam.json');
   expect(existsSync(file)).toBe(true);
   const saved = JSON.parse(readFileSync(file, 'utf8')) as { labels: { name: string; style: string[] }[]; topics: string[] };

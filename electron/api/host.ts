@@ -149,12 +149,12 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
       return { ok: false, error: { code: HOST_ERROR_CODES.unknownMethod, message: `unknown method "${String(method)}"` } };
     }
     const def = apiMethods[method];
+    const handler = table.get(method);
+    if (!handler) return { ok: false, error: { code: HOST_ERROR_CODES.notAvailable, message: `${method} is not available in this build` } };
     const parsedInput = (def.input as z.ZodType).safeParse(input ?? {});
     if (!parsedInput.success) {
       return { ok: false, error: { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(parsedInput.error, `${method}: `) } };
     }
-    const handler = table.get(method);
-    if (!handler) return { ok: false, error: { code: HOST_ERROR_CODES.notAvailable, message: `${method} is not available in this build` } };
     let raw: unknown;
     try {
       raw = await handler(parsedInput.data);

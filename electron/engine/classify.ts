@@ -89,14 +89,17 @@ async function checkInputFits(task: TaskDefinition, input: string, settings: Tat
   }
   if (settings.n > 0) {
     const paraTokens = await generator.countPromptTokens(paraphrasePrompt(task, input, settings.n));
-    if (paraTokens + PARAPHRASE_SAMPLING.maxTokens > generator.contextSize) {
+    if (paraTokens + MIN_PARAPHRASE_TOKENS > generator.contextSize) {
       throw new UserError(
-        `the input is too long: the paraphrase prompt needs ${paraTokens} tokens plus ${PARAPHRASE_SAMPLING.maxTokens} to answer, but the generator's context holds ${generator.contextSize}`,
+        `the input is too long: the paraphrase prompt needs ${paraTokens} tokens plus at least ${MIN_PARAPHRASE_TOKENS} to answer, but the generator's context holds ${generator.contextSize}`,
         'input_too_long',
       );
     }
   }
 }
+
+/** Below this many tokens of room a paraphrase call is pointless; a smaller context is an error. */
+const MIN_PARAPHRASE_TOKENS = 32;
 
 export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const { task, generator, evaluator, cache, signal } = opts;
@@ -253,12 +256,16 @@ async function paraphraseRuns(opts: {
   const t0 = performance.now();
   const taskHash = taskContentHash(task);
   const lineLimit = paraphraseLineLimit(input);
+  // The reference budget of 256 tokens, or less where the generator's context has less room
+  // (a cut-off answer is then padded, and the fallback recorded).
+  const prompt = paraphrasePrompt(task, input, settings.n);
+  const maxTokens = Math.min(PARAPHRASE_SAMPLING.maxTokens, generator.contextSize - (await generator.countPromptTokens(prompt)) - 1);
   const planned = runs.map((run) => {
     const seed = runSeed(settings.seed, run);
     const request: GenerateRequest = {
-      prompt: paraphrasePrompt(task, input, settings.n),
+      prompt,
       grammar: paraphraseGrammar(settings.n, lineLimit),
-      maxTokens: PARAPHRASE_SAMPLING.maxTokens,
+      maxTokens,
       temperature: PARAPHRASE_SAMPLING.temperature,
       topP: PARAPHRASE_SAMPLING.topP,
       seed,
@@ -279,7 +286,7 @@ async function paraphraseRuns(opts: {
     for (const [j, i] of missing.entries()) {
       const r = results[j] as GenerateResult;
       // A completion that used its whole budget was cut off; its last line is incomplete.
-      const truncated = r.completionTokens >= PARAPHRASE_SAMPLING.maxTokens;
+      const truncated = r.completionTokens >= maxTokens;
       texts[i] = { text: r.text, truncated, cached: false };
       stats.calls++;
       stats.promptTokens += r.promptTokens;

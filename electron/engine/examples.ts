@@ -2,6 +2,7 @@
 // in one backend.generate so they decode in parallel, then validation, pooling and the seeded cut.
 import { type Example, type ExampleFilterCounts, type StageStats, type TatraEvent, type TatraSettings, runSeed } from '../common/tatra';
 import { type TaskDefinition } from '../common/task';
+import { UserError } from '../common/errors';
 import { type GenerateRequest, type TatraBackend, throwIfAborted } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { exampleGrammar, exampleMaxTokens } from './grammar';
@@ -128,11 +129,20 @@ export async function generateExamplesForRuns(opts: Omit<GenerateRunExamplesOpti
  * Lowers each request's token limit so prompt plus completion fit the generator's context. The
  * grammar still bounds the text; a model that would need more simply gets fewer examples parsed.
  */
+/** Below this much room an example call cannot write even one example. */
+const MIN_EXAMPLE_TOKENS = 32;
+
 async function capToContext(backend: TatraBackend, requests: GenerateRequest[]): Promise<void> {
   for (const r of requests) {
     const promptTokens = await backend.countPromptTokens(r.prompt);
     const room = backend.contextSize - promptTokens - 1;
-    if (room < r.maxTokens) r.maxTokens = Math.max(1, room);
+    if (room < MIN_EXAMPLE_TOKENS) {
+      throw new UserError(
+        `the generator's context (${backend.contextSize} tokens) is too small: an example prompt needs ${promptTokens} tokens plus room to answer; use a larger context or lower k`,
+        'context_too_small',
+      );
+    }
+    if (room < r.maxTokens) r.maxTokens = room;
   }
 }
 

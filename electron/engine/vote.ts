@@ -37,7 +37,8 @@ export interface VoteOutcome {
  * is tied; else the first tied label in label order. The abstain label never wins.
  */
 export function tallyVotes(predictions: readonly Vote[], opts: VoteOptions): VoteOutcome {
-  const votes: Record<string, number> = {};
+  // No prototype: a math answer may literally be "constructor" or "__proto__".
+  const votes: Record<string, number> = Object.create(null) as Record<string, number>;
   const order: string[] = [];
   for (const l of opts.labels) {
     votes[l] = 0;
@@ -47,8 +48,8 @@ export function tallyVotes(predictions: readonly Vote[], opts: VoteOptions): Vot
   let total = 0;
   for (const p of predictions) {
     if (p.label === null) continue;
-    if (opts.labels.length > 0 && !(p.label in votes)) continue;
-    if (!(p.label in votes)) {
+    if (opts.labels.length > 0 && !Object.hasOwn(votes, p.label)) continue;
+    if (!Object.hasOwn(votes, p.label)) {
       votes[p.label] = 0;
       order.push(p.label);
     }

@@ -101,7 +101,7 @@ describe('tatra classify on the tiny synthetic model', () => {
 
   // One sequence: batched CPU decoding is not bitwise independent of which requests share a
   // batch, and the random-weight model's near-flat distributions turn those last-bit differences
-  // into other samples (measured: with 4 sequences, 3 of 4 repeats differed). Decoding one
+  // into other samples (measured: 4 repeats with 4 sequences gave 4 different example sets). One
   // request at a time takes batch composition out, so this pins the engine's own determinism.
   it('the same seed gives the same JSON (timings aside), decoding one request at a time', async () => {
     const args = ['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--sequences', '1', '--json', 'a fine film with a clumsy ending'];

@@ -124,6 +124,28 @@ describe('runComparison on real models', () => {
     expect(progress.some((r) => r.pairs.some((p) => p.status === 'running'))).toBe(true);
   });
 
+  it('stops on abort: the running job is cancelled, later pairs never start, nothing stays loaded', async () => {
+    const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
+    const ac = new AbortController();
+    const record = await runComparison(
+      { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } },
+      {
+        jobs,
+        pool,
+        signal: ac.signal,
+        onProgress: (r) => {
+          // Abort as soon as the first pair has finished one row.
+          if (r.pairs[0]!.rowsDone >= 1) ac.abort();
+        },
+      },
+    );
+    expect(record.status).toBe('cancelled');
+    expect(record.pairs[0]!.status).toBe('cancelled');
+    expect(record.pairs[1]).toMatchObject({ status: 'cancelled', jobId: null });
+    expect(jobs.get(record.pairs[0]!.jobId!).status).toBe('cancelled');
+    expect(pool.loaded()).toEqual([]);
+  });
+
   it('rejects a bad model file before any job is created', async () => {
     const bad = join(dir, 'bad.gguf');
     await writeFile(bad, 'not a model');

@@ -7,8 +7,7 @@ import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import type { DownloadState, FitEstimate, InvalidModel, ModelEntry } from '../../common/contract/models';
 import { disposeLlamaRuntime } from '../../llama';
-import { ModelLibrary, downloadModel, estimateFit, hardwareInfo, inspectModelFile, loadCatalog, scanLibrary, validateModelFile } from '../../models';
-import { invalidReason } from '../../models/gguf';
+import { ModelLibrary, downloadModel, estimateFit, hardwareInfo, inspectModelFile, invalidReason, loadCatalog, scanLibrary, validateModelFile } from '../../models';
 import { defaultModelsDir, resolveDataDir } from '../../paths';
 import { intOption } from '../options';
 

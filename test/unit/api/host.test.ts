@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
+import { apiMethods } from '../../../electron/common/contract';
 
 let dir: string;
 let host: ApiHost;
@@ -95,6 +96,16 @@ describe('ApiHost', () => {
     expect(await host.invoke('settings.get', {})).toMatchObject({ ok: true, value: { theme: 'dark', tatra: { scope: 'input' } } });
     const info = await host.invoke('app.info', {});
     expect(info).toMatchObject({ ok: true, value: { mode: 'test', threads: 1, dataDir: dir } });
+  });
+
+  it('implements every method of the contract (none answers not_available)', async () => {
+    const missing: string[] = [];
+    for (const name of Object.keys(apiMethods)) {
+      // A deliberately wrong input: validation answers before any work is done.
+      const r = await host.invoke(name, { __bogus: Symbol.for('x').toString(), jobId: 42, runId: 42, id: 42, path: 42, source: 42, task: 42, taskId: 42 });
+      if (!r.ok && r.error.code === 'not_available') missing.push(name);
+    }
+    expect(missing).toEqual([]);
   });
 
   it('answers disposed after dispose', async () => {

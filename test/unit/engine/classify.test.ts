@@ -290,3 +290,22 @@ describe('edges and caching', () => {
     expect(generationCacheKey({ ...base })).toBe(key);
   });
 });
+
+describe('small contexts', () => {
+  it('the paraphrase budget shrinks to the room the generator has; too little room is input_too_long', async () => {
+    const backend = new ScriptedBackend(politeScript({ firstLabel: 'positive' }), { contextSize: 300 });
+    await classify({ task: sst2, input: 'short', settings: { ...settings, r: 1 }, generator: backend, evaluator: backend });
+    const para = backend.stage('paraphrases')[0]!;
+    const promptTokens = await backend.countPromptTokens(para.prompt);
+    expect(para.maxTokens).toBe(300 - promptTokens - 1);
+    expect(para.maxTokens).toBeLessThan(256);
+    for (const r of backend.stage('examples')) expect(r.maxTokens).toBeLessThanOrEqual(300 - (await backend.countPromptTokens(r.prompt)) - 1);
+    const small = new ScriptedBackend(politeScript({}), { contextSize: 200 });
+    const tooSmall = (await classify({ task: sst2, input: 'short', settings, generator: small, evaluator: small }).catch((e: unknown) => e)) as UserError;
+    expect(tooSmall.code).toBe('context_too_small');
+    const tight = new ScriptedBackend(politeScript({}), { contextSize: 90 });
+    const err = (await classify({ task: sst2, input: 'short', settings, generator: tight, evaluator: new ScriptedBackend(politeScript({})) }).catch((e: unknown) => e)) as UserError;
+    expect(err.code).toBe('input_too_long');
+    expect(err.message).toMatch(/paraphrase prompt needs \d+ tokens/);
+  });
+});

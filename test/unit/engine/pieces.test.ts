@@ -242,3 +242,21 @@ describe('math answers: whole numbers', () => {
     expect(normaliseMathAnswer('-0')).toBe('0');
   });
 });
+
+describe('votes on answers that are Object.prototype names', () => {
+  it('counts "constructor" and "__proto__" like any other answer', async () => {
+    const { tallyVotes } = await import('../../../electron/engine/vote');
+    const out = tallyVotes(
+      [
+        { run: 0, variant: 0, label: '__proto__' },
+        { run: 0, variant: 1, label: 'constructor' },
+        { run: 0, variant: 2, label: 'constructor' },
+      ],
+      { labels: [] },
+    );
+    expect(out.label).toBe('constructor');
+    expect(out.votes['constructor']).toBe(2);
+    expect(out.votes['__proto__']).toBe(1);
+    expect(out.confidence).toBeCloseTo(2 / 3);
+  });
+});

@@ -243,6 +243,27 @@ describe('DownloadManager', () => {
   });
 });
 
+describe('DownloadManager after a restart', () => {
+  it('a cancelled download resumes in a new manager from the partial file', async () => {
+    await fresh();
+    server = await serveBuffer({ '/r.gguf': model }, { throttle: { bytes: 256 * 1024, everyMs: 10 } });
+    const first = new DownloadManager({ dir });
+    const a = first.start(server.url('/r.gguf'));
+    await new Promise<void>((resolve) => first.on('progress', (s) => s.bytes > 2_000_000 && resolve()));
+    first.cancel(a.id);
+    expect((await first.wait(a.id)).status).toBe('cancelled');
+    await first.dispose();
+    const second = new DownloadManager({ dir });
+    const b = second.start(server.url('/r.gguf'));
+    const end = await second.wait(b.id);
+    expect(end.status).toBe('done');
+    expect(end.resumedFrom).toBeGreaterThan(2_000_000);
+    expect(server.requests.at(-1)?.status).toBe(206);
+    expect(sha(await readFile(join(dir, 'r.gguf')))).toBe(sha(model));
+    await second.dispose();
+  });
+});
+
 describe('model URIs', () => {
   afterAll(() => undefined);
   it('resolves hf:user/repo/file.gguf without the network', () => {

@@ -66,7 +66,7 @@ describe('models slice', () => {
     // The slice re-read the library after the download finished.
     await expect.poll(() => store.getState().library?.models.map((m) => m.path) ?? [], { timeout: 15_000 }).toContain(final.dest);
     expect(final.dest).toBe(join(process.cwd(), 'models', 'slice.gguf'));
-  });
+  }, 60_000);
 
   it('reports bad input as a notice and keeps the library as it was', async () => {
     const store = createAppStore();

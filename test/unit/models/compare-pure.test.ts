@@ -1,0 +1,45 @@
+// Pair order and the result matrix: pure functions, pinned exactly.
+import { describe, expect, it } from 'vitest';
+import { comparisonMatrix, newComparisonRecord, orderPairs } from '../../../electron/models';
+
+describe('orderPairs', () => {
+  it('is generator-major, with the generator itself first among its evaluators', () => {
+    expect(orderPairs(['/g1', '/g2'], ['/e', '/g2', '/g1'])).toEqual([
+      { generator: '/g1', evaluator: '/g1' },
+      { generator: '/g1', evaluator: '/e' },
+      { generator: '/g1', evaluator: '/g2' },
+      { generator: '/g2', evaluator: '/g2' },
+      { generator: '/g2', evaluator: '/e' },
+      { generator: '/g2', evaluator: '/g1' },
+    ]);
+  });
+});
+
+describe('newComparisonRecord', () => {
+  it('dedupes and resolves paths, and rejects bad settings with one line', () => {
+    const rec = newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: ['/a.gguf', '/a.gguf'], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id1');
+    expect(rec.spec.generators).toEqual(['/a.gguf']);
+    expect(rec.pairs).toHaveLength(1);
+    expect(rec).toMatchObject({ id: 'id1', status: 'running', warnings: [] });
+    expect(() => newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow(/^invalid comparison: generators: /);
+  });
+});
+
+describe('comparisonMatrix', () => {
+  it('puts generators in rows and evaluators in columns, null where unfinished', () => {
+    const rec = newComparisonRecord({ task: 't', dataset: '/d', generators: ['/a', '/b'], evaluators: ['/x', '/y'], settings: { n: 0, k: 0, r: 1, seed: 1, scope: 'run' } });
+    const set = (g: string, e: string, acc: number) => {
+      const p = rec.pairs.find((q) => q.generator === g && q.evaluator === e)!;
+      p.accuracy = acc;
+      p.macroF1 = acc / 2;
+    };
+    set('/a', '/x', 0.9);
+    set('/a', '/y', 0.8);
+    set('/b', '/x', 0.7);
+    expect(comparisonMatrix(rec)).toEqual([
+      [0.9, 0.8],
+      [0.7, null],
+    ]);
+    expect(comparisonMatrix(rec, 'macroF1')[0]).toEqual([0.45, 0.4]);
+  });
+});
