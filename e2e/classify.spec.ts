@@ -86,3 +86,24 @@ test('a model that does not exist is one clear message', async ({ page }) => {
   await page.getByTestId('classify-start').click();
   await expect(page.getByRole('alert')).toContainText('generator model not found: /nowhere/model.gguf');
 });
+
+test('a reloaded page picks up the classification it was following', async ({ page, server }) => {
+  await openApp(page, '#/classify');
+  await page.getByTestId('classify-task').selectOption('sst2');
+  await page.getByTestId('classify-generator').fill(server.model);
+  await page.getByTestId('classify-n').fill('2');
+  await page.getByTestId('classify-k').fill('4');
+  await page.getByTestId('classify-r').fill('5');
+  await page.getByTestId('classify-input').fill('The soundtrack alone is worth it.');
+  await page.getByTestId('classify-start').click();
+  await expect(page.getByTestId('classify-status')).toContainText('Writing', { timeout: 60_000 });
+  await page.reload();
+  // The same run, still going or already finished, with the input it was started with.
+  await expect(page.getByTestId('classify-status')).toBeVisible();
+  await expect(page.getByTestId('run-4')).toBeVisible();
+  await expect(page.getByTestId('classify-input')).toHaveValue('The soundtrack alone is worth it.');
+  await expect(page.getByTestId('classify-r')).toHaveValue('5');
+  await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 150_000 });
+  await expect(page.locator('[data-testid="variant-grid"] .vcell:not(.pending)')).toHaveCount(3 * 5);
+  await expect(page.getByTestId('verdict')).toContainText('Final label');
+});

@@ -55,6 +55,7 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   const counts = (await cells.allTextContents()).map(Number);
   expect(counts.reduce((a, b) => a + b, 0)).toBe(8);
   await expect(page.getByTestId('runs-curve')).toBeVisible();
+  await expect(page.getByTestId('confidence-histogram')).toBeVisible();
 
   await expect(page.getByTestId('rows-total')).toHaveText('8 rows');
   await expect(page.getByTestId('row')).toHaveCount(8);

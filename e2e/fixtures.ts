@@ -51,6 +51,13 @@ export const test = base.extend<{ server: ServerInfo; cspGuard: void }>({
       page.on('console', (m) => {
         if (/Content[- ]Security[- ]Policy/i.test(m.text())) violations.push(m.text());
       });
+      // Caught violations (an eval probe inside try/catch) print nothing; the event still fires.
+      await page.exposeFunction('__tatraCspViolation', (v: string) => void violations.push(v));
+      await page.addInitScript(() => {
+        document.addEventListener('securitypolicyviolation', (e) => {
+          (window as unknown as { __tatraCspViolation(v: string): void }).__tatraCspViolation(`${e.violatedDirective} ${e.blockedURI}`);
+        });
+      });
       await use();
       expect(violations, 'CSP violations').toEqual([]);
     },

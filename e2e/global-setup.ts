@@ -62,8 +62,12 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000))]);
-    if (code === 'timeout') child.kill('SIGKILL');
-    else if (code !== 0) process.stderr.write(`tatra serve exited with ${code} on SIGTERM: ${stderr}\n`);
     rmSync(dataDir, { recursive: true, force: true });
+    // Stopping cleanly is part of the contract of `tatra serve`: dispose the host, exit 0.
+    if (code === 'timeout') {
+      child.kill('SIGKILL');
+      throw new Error(`tatra serve did not exit within 15 s of SIGTERM; stderr: ${stderr}`);
+    }
+    if (code !== 0) throw new Error(`tatra serve exited with ${code} on SIGTERM; stderr: ${stderr}`);
   };
 }

@@ -11,7 +11,7 @@
 //   evaluated once and snapshotted; other sequences load the snapshot instead of evaluating it.
 //   node-llama-cpp 3.21.1 has no sequence-to-sequence copy (the internal
 //   `_copyStateFromOtherSequence` arrived later), so the snapshot goes through its public
-//   saveStateToFile/loadStateFromFile; ~1 ms for a few hundred tokens.
+//   saveStateToFile/loadStateFromFile (~1 ms for 300 tokens of a tiny model, NODE-LLAMA-CPP.md).
 // - The whole prompt is always tokenized as one text, so the tokens (and the output) never depend
 //   on the prefix hint; the hint only decides what is worth snapshotting.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -399,8 +399,14 @@ export class LlamaBackend implements TatraBackend {
     const existing = this.snapshots.get(key);
     if (existing) {
       if (!(await existing.ready) || !this.snapshots.has(key)) return none; // failed, or evicted while we waited
-      // Replaces the sequence's whole state with exactly the prefix.
-      await sequence.loadStateFromFile(existing.file, { acceptRisk: true });
+      try {
+        // Replaces the sequence's whole state with exactly the prefix.
+        await sequence.loadStateFromFile(existing.file, { acceptRisk: true });
+      } catch {
+        // Evicted and deleted between the check and the load: decode the prompt as usual.
+        await sequence.clearHistory();
+        return none;
+      }
       this.counters.prefixRestores++;
       return { decoded: 0, restored: length };
     }

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { getLlamaRuntime } from './runtime';
 import { GgufFileType, GgufInsights, readGgufFileInfo, type GgufFileInfo } from 'node-llama-cpp';
 import { UserError, errorMessage } from '../common/errors';
 
@@ -66,7 +67,9 @@ export async function inspectGguf(path: string, opts: InspectGgufOptions = {}): 
   if (opts.checkData !== false && tensors.length > 0 && (info.splicedParts ?? 1) === 1) {
     let dataStart = Infinity;
     for (const t of tensors) dataStart = Math.min(dataStart, Number(t.fileOffset));
-    const insights = await GgufInsights.from(info);
+    // Given our Llama, node-llama-cpp does not load a logger-less binding of its own, whose
+    // llama.cpp warnings would land on stdout (and break `--json` output).
+    const insights = await GgufInsights.from(info, await getLlamaRuntime());
     const needed = dataStart + insights.modelSize;
     if (fileSize < needed)
       throw new UserError(

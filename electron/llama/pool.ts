@@ -52,6 +52,8 @@ export class ModelPool {
     if (this.disposed) throw new Error('the model pool has been disposed');
     if (opts.signal?.aborted) throw abortError();
     const key = await realpath(modelPath).catch(() => resolve(modelPath));
+    // The pool may have been disposed (the app quitting) while we waited: loading now would leak.
+    if (this.disposed) throw new Error('the model pool has been disposed');
     let entry = this.entries.get(key);
     if (!entry) {
       const { signal: _signal, ...loadOpts } = opts;

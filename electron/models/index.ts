@@ -15,6 +15,7 @@ export type {
   ComparisonPair,
   ComparisonRecord,
   ComparisonSummary,
+  PartialDownload,
 } from '../common/contract/models';
 export { comparisonMatrix, modelLabel } from '../common/contract/models';
 

@@ -4,7 +4,7 @@
 import { mkdir, readFile, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { InvalidModel, LibraryListing, ModelEntry, ModelSource } from '../common/contract/models';
+import type { InvalidModel, LibraryListing, ModelEntry, ModelSource, PartialDownload } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';
 import { defaultModelsDir } from '../paths';
 import { inspectModelFile, invalidCode, invalidReason } from './gguf';
@@ -12,6 +12,20 @@ import { inspectModelFile, invalidCode, invalidReason } from './gguf';
 export interface ScanResult {
   models: ModelEntry[];
   invalid: InvalidModel[];
+  /** Unfinished downloads (`<file>.gguf.partial` with its sidecar), resumable by their source. */
+  partials: PartialDownload[];
+}
+
+async function readPartial(dir: string, name: string): Promise<PartialDownload | null> {
+  const partial = join(dir, name);
+  try {
+    const side = JSON.parse(await readFile(`${partial}.json`, 'utf8')) as { source?: unknown; url?: unknown; total?: unknown };
+    const source = typeof side.source === 'string' && side.source ? side.source : typeof side.url === 'string' ? side.url : null;
+    if (!source) return null;
+    return { path: partial.replace(/\.partial$/, ''), source, bytes: (await stat(partial)).size, total: typeof side.total === 'number' ? side.total : null };
+  } catch {
+    return null;
+  }
 }
 
 /** In-progress download files and our temporaries: never listed, never reported as invalid. */
@@ -60,7 +74,7 @@ async function describe(path: string, source: ModelSource, out: ScanResult): Pro
  * input. `sources` says how each folder/file is labelled (default: `folder` / `file`).
  */
 export async function scanLibrary(folders: string[], files: string[] = [], sources: { defaultDir?: string } = {}): Promise<ScanResult> {
-  const out: ScanResult = { models: [], invalid: [] };
+  const out: ScanResult = { models: [], invalid: [], partials: [] };
   const seen = new Set<string>();
   const defaultDir = sources.defaultDir ? resolve(sources.defaultDir) : undefined;
   for (const folder of folders) {
@@ -80,6 +94,11 @@ export async function scanLibrary(folders: string[], files: string[] = [], sourc
       continue;
     }
     for (const name of names.sort((a, b) => a.localeCompare(b))) {
+      if (/\.gguf\.partial$/i.test(name)) {
+        const p = await readPartial(dir, name);
+        if (p) out.partials.push(p);
+        continue;
+      }
       if (!/\.gguf$/i.test(name) || isInProgress(name)) continue;
       const path = join(dir, name);
       if (seen.has(path)) continue;

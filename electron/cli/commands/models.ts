@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import type { DownloadState, FitEstimate, InvalidModel, ModelEntry } from '../../common/contract/models';
+import type { DownloadState, FitEstimate, InvalidModel, ModelEntry, PartialDownload } from '../../common/contract/models';
 import { disposeLlamaRuntime } from '../../llama';
 import { ModelLibrary, downloadModel, estimateFit, hardwareInfo, inspectModelFile, invalidReason, loadCatalog, scanLibrary, validateModelFile } from '../../models';
 import { defaultModelsDir, resolveDataDir } from '../../paths';
@@ -40,7 +40,7 @@ function table(rows: string[][], right: (c: number) => boolean): string {
   return rows.map((r) => r.map((cell, c) => (right(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
 }
 
-export function formatLibrary(models: ModelEntry[], invalid: InvalidModel[]): string {
+export function formatLibrary(models: ModelEntry[], invalid: InvalidModel[], partials: PartialDownload[] = []): string {
   const out: string[] = [];
   if (models.length === 0) out.push('no models found');
   else {
@@ -58,6 +58,14 @@ export function formatLibrary(models: ModelEntry[], invalid: InvalidModel[]): st
     out.push('');
     out.push(`${invalid.length} unusable file${invalid.length === 1 ? '' : 's'}:`);
     for (const i of invalid) out.push(`  ${i.path}: ${i.reason}`);
+  }
+  if (partials.length > 0) {
+    out.push('');
+    out.push(`${partials.length} unfinished download${partials.length === 1 ? '' : 's'}:`);
+    for (const p of partials) {
+      const dir = p.path.replace(/[\\/][^\\/]*$/, '');
+      out.push(`  ${p.path}: ${formatBytes(p.bytes)}${p.total !== null ? ` of ${formatBytes(p.total)}` : ''}; resume with: tatra models download ${p.source} --dir ${dir}`);
+    }
   }
   return out.join('\n');
 }
@@ -97,7 +105,7 @@ export function registerModels(program: Command): void {
         listing = await scanLibrary(dirs, files);
       } else listing = await new ModelLibrary(resolveDataDir(opts.dataDir)).list();
       if (opts.json) process.stdout.write(`${JSON.stringify(listing)}\n`);
-      else process.stdout.write(`${formatLibrary(listing.models, listing.invalid)}\n`);
+      else process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
     });
 
   models
@@ -225,7 +233,7 @@ export function registerModels(program: Command): void {
       const lib = new ModelLibrary(resolveDataDir(opts.dataDir));
       const st = await stat(path).catch(() => null);
       const listing = st?.isDirectory() ? await lib.addFolder(path) : await lib.addFile(path);
-      process.stdout.write(`${formatLibrary(listing.models, listing.invalid)}\n`);
+      process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
     });
 
   models
@@ -235,6 +243,6 @@ export function registerModels(program: Command): void {
     .option('--data-dir <dir>', 'data folder holding library.json')
     .action(async (path: string, opts: { dataDir?: string }) => {
       const listing = await new ModelLibrary(resolveDataDir(opts.dataDir)).remove(path);
-      process.stdout.write(`${formatLibrary(listing.models, listing.invalid)}\n`);
+      process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
     });
 }

@@ -43,9 +43,22 @@ export const InvalidModel = z.object({
 });
 export type InvalidModel = z.infer<typeof InvalidModel>;
 
+/** A download that stopped before it finished (app closed, cancelled, connection lost): resumable. */
+export const PartialDownload = z.object({
+  /** Where the model will be once finished. */
+  path: z.string(),
+  /** What to download again to resume (URL or catalog id as first given). */
+  source: z.string(),
+  bytes: z.number(),
+  total: z.number().nullable(),
+});
+export type PartialDownload = z.infer<typeof PartialDownload>;
+
 export const LibraryListing = z.object({
   models: z.array(ModelEntry),
   invalid: z.array(InvalidModel),
+  /** Unfinished downloads found in the scanned folders (never listed as models). */
+  partials: z.array(PartialDownload).default([]),
   /** The default models/ folder (always scanned). */
   defaultDir: z.string(),
   /** Folders and files the user added, referenced in place. */

@@ -1,5 +1,5 @@
 // Evaluation results: confusion-matrix heatmap and the accuracy-after-j-runs curve.
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Bar, BarChart, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
 
@@ -72,6 +72,30 @@ export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
           <Line type="monotone" dataKey="after" stroke={color('var(--accent)')} strokeWidth={2} dot isAnimationActive={false} />
           <Line type="monotone" dataKey="own" stroke={color('var(--faint)')} strokeDasharray="4 4" dot={false} isAnimationActive={false} />
         </LineChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+/** How sure the votes were: rows per bucket of the winner's vote share. */
+export function ConfidenceHistogram({ buckets }: { buckets: JobMetrics['confidenceHistogram'] }) {
+  const color = useResolvedColor();
+  const data = buckets.map((b) => ({ name: `${Math.round(b.from * 100)}–${Math.round(b.to * 100)}%`, count: b.count }));
+  if (data.every((d) => d.count === 0)) return null;
+  return (
+    <div style={{ width: '100%', height: 150 }} data-testid="confidence-histogram">
+      <ResponsiveContainer width="100%" height="100%">
+        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }}>
+          <CartesianGrid vertical={false} stroke={color('var(--border)')} />
+          <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={10} interval={0} />
+          <YAxis allowDecimals={false} stroke={color('var(--muted)')} fontSize={11} width={32} />
+          <Tooltip
+            cursor={{ fill: color('var(--panel-2)') }}
+            contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}`, color: color('var(--text)') }}
+            formatter={(v) => [`${String(v)} rows`, 'winner’s vote share']}
+          />
+          <Bar dataKey="count" fill={color('var(--accent)')} isAnimationActive={false} radius={[3, 3, 0, 0]} />
+        </BarChart>
       </ResponsiveContainer>
     </div>
   );

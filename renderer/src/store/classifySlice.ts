@@ -34,6 +34,9 @@ const idle = (): ClassifyState => ({ runId: null, request: null, status: 'idle',
 // Events that arrive before classify.start has answered with the run id (the event stream and
 // the reply travel separately); applied once the id is known.
 let early: ClassifyEventPayload[] = [];
+// Events that arrive while classify.get is in flight after a reload: re-applied on top of the
+// snapshot. Applying an event twice is harmless (each replaces by run, label or variant).
+let restoring: { runId: string; events: ClassifyEventPayload[] } | null = null;
 
 function remember(runId: string | null): void {
   try {
@@ -79,6 +82,10 @@ export const createClassifySlice: SliceCreator<ClassifySlice> = (set, get) => ({
     }
   },
   handleClassifyEvent(payload) {
+    if (restoring && restoring.runId === payload.runId) {
+      restoring.events.push(payload);
+      return;
+    }
     const c = get().classify;
     if (c.status === 'starting' && c.runId === null) {
       early.push(payload);
@@ -97,6 +104,7 @@ export const createClassifySlice: SliceCreator<ClassifySlice> = (set, get) => ({
   async restoreClassify(runId) {
     const id = runId ?? get().classify.runId ?? rememberedRunId();
     if (!id) return;
+    restoring = { runId: id, events: [] };
     try {
       const state = await getApi().call('classify.get', { runId: id });
       let live = emptyLive();
@@ -112,8 +120,13 @@ export const createClassifySlice: SliceCreator<ClassifySlice> = (set, get) => ({
           finishedAt: state.status === 'running' ? null : Date.now(),
         },
       });
+      remember(id);
+      const missed = restoring.events;
+      restoring = null;
+      for (const p of missed) get().handleClassifyEvent(p);
     } catch {
       // The host restarted and forgot the run: nothing to restore.
+      restoring = null;
       remember(null);
     }
   },

@@ -40,7 +40,8 @@ export interface ModelsSlice {
   loadHardware(): Promise<void>;
   loadFit(path: string): Promise<void>;
   loadCatalog(): Promise<void>;
-  startDownload(source: string): Promise<DownloadState | null>;
+  /** Starts (or resumes, when a partial file is there) a download; `dir` defaults to the host's folder. */
+  startDownload(source: string, dir?: string): Promise<DownloadState | null>;
   cancelDownload(id: string): Promise<void>;
   loadDownloads(): Promise<void>;
   loadComparisons(): Promise<void>;
@@ -135,9 +136,9 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
       get().notify('error', `Catalog: ${messageOf(e)}`);
     }
   },
-  async startDownload(source) {
+  async startDownload(source, dir) {
     try {
-      const s = await getApi().call('models.download', { source });
+      const s = await getApi().call('models.download', dir ? { source, dir } : { source });
       // A progress event may already have arrived; never go back to an older state.
       const known = get().downloads[s.id];
       if (!known) set({ downloads: { ...get().downloads, [s.id]: s } });
@@ -206,6 +207,9 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
     set({ downloads: { ...get().downloads, [s.id]: s } });
     if (s.status === 'done' && before?.status !== 'done') {
       set({ modelsVersion: get().modelsVersion + 1 });
+      void get().loadLibrary();
+    } else if ((s.status === 'cancelled' || s.status === 'error') && before?.status !== s.status) {
+      // A partial file may now be waiting to be resumed.
       void get().loadLibrary();
     }
   },

@@ -95,6 +95,19 @@ export function ClassifyView() {
     setSameModel(!settings.evaluator || settings.evaluator === settings.generator);
   }
 
+  // After a reload the run comes back from the host: show what it was asked, once.
+  const [restoredFrom, setRestoredFrom] = useState<string | null>(null);
+  if (c.request && c.runId && restoredFrom !== c.runId) {
+    setRestoredFrom(c.runId);
+    if (input === '') {
+      setInput(c.request.input);
+      setTatra(c.request.settings);
+      setGenerator(c.request.generator);
+      setEvaluator(c.request.evaluator);
+      setSameModel(c.request.generator === c.request.evaluator);
+    }
+  }
+
   const running = c.status === 'running' || c.status === 'starting';
   useEffect(() => {
     if (!running) return;

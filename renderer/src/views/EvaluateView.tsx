@@ -4,7 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { JobStatus, JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, NumberField, ProgressBar } from '../components/Common';
-import { ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
+import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { ModelPicker } from '../components/ModelPicker';
 import { RowsTable } from '../components/RowsTable';
 import { duration, pct, shortModel } from '../components/labels';
@@ -517,6 +517,11 @@ function JobView({ jobId }: { jobId: string }) {
               <span className="sub">rows: gold · columns: prediction</span>
             </div>
             {metrics.confusion.labels.length > 0 ? <ConfusionMatrix confusion={metrics.confusion} /> : <p className="muted">No labelled rows yet.</p>}
+            <div className="card-head" style={{ marginTop: 8 }}>
+              <h3>Confidence</h3>
+              <span className="sub">rows by the winner’s share of the votes</span>
+            </div>
+            <ConfidenceHistogram buckets={metrics.confidenceHistogram} />
           </div>
           <div className="card">
             <div className="card-head">

@@ -263,6 +263,13 @@ function CatalogCard() {
       .filter((d) => d.source === src)
       .sort((a, b) => b.startedAt - a.startedAt)[0];
   const catalogIds = new Set(catalog.map((c) => c.id));
+  const library = useStore((s) => s.library);
+  const busySources = new Set(
+    Object.values(downloads)
+      .filter((d) => d.status === 'queued' || d.status === 'downloading' || d.status === 'verifying')
+      .map((d) => d.source),
+  );
+  const partials = (library?.partials ?? []).filter((p) => !busySources.has(p.source));
   const others = Object.values(downloads)
     .filter((d) => !catalogIds.has(d.source))
     .sort((a, b) => b.startedAt - a.startedAt);
@@ -291,6 +298,25 @@ function CatalogCard() {
           Download
         </button>
       </div>
+      {partials.length > 0 && (
+        <div className="stack" style={{ gap: 6, marginTop: 12 }} data-testid="partial-downloads">
+          <span className="section-label">Unfinished downloads</span>
+          {partials.map((p) => (
+            <div className="row" key={p.path} style={{ gap: 8, justifyContent: 'space-between' }} data-testid="partial-row">
+              <span className="small">
+                <strong>{p.path.split(/[\\/]/).pop()}</strong>{' '}
+                <span className="muted">
+                  {bytes(p.bytes)}
+                  {p.total ? ` of ${bytes(p.total)}` : ''} · from {p.source}
+                </span>
+              </span>
+              <button className="btn small" onClick={() => void start(p.source, p.path.replace(/[\\/][^\\/]*$/, ''))}>
+                Resume
+              </button>
+            </div>
+          ))}
+        </div>
+      )}
       {others.length > 0 && (
         <div className="stack" style={{ gap: 12, marginTop: 12 }}>
           {others.map((d) => (

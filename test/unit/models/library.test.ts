@@ -29,6 +29,8 @@ beforeAll(async () => {
   await writeFile(join(models, 'big.gguf.partial'), bytes.subarray(0, 1000));
   await writeFile(join(models, 'big.gguf.partial.json'), '{}');
   await writeFile(join(models, 'readme.txt'), 'ignored');
+  await writeFile(join(models, 'half.gguf.partial'), bytes.subarray(0, 4096));
+  await writeFile(join(models, 'half.gguf.partial.json'), JSON.stringify({ url: 'https://example.org/half.gguf', source: 'qwen2.5-0.5b-instruct-q4_k_m', total: 400_000_000, etag: null }));
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
@@ -37,6 +39,7 @@ afterAll(async () => {
 describe('scanLibrary', () => {
   it('describes valid models from the header and lists bad files with their reasons', async () => {
     const { models, invalid } = await scanLibrary([join(root, 'models')], [tinyB]);
+    expect(models.map((m) => m.fileName)).not.toContain('half.gguf');
     expect(models.map((m) => m.fileName)).toEqual(['tiny.gguf', tinyB.split('/').pop()]);
     const t = models[0]!;
     expect(t).toMatchObject({ architecture: 'qwen2', hasChatTemplate: true, quantization: 'Q8_0', layers: 2, contextLength: 8192, source: 'folder' });
@@ -48,6 +51,9 @@ describe('scanLibrary', () => {
     expect(b.parameters).toBeGreaterThan(t.parameters!);
 
     const byName = Object.fromEntries(invalid.map((i) => [i.path.split('/').pop(), i]));
+    // Unfinished downloads are offered for resuming, never listed as models or as broken files.
+    const { partials } = await scanLibrary([join(root, 'models')]);
+    expect(partials).toEqual([{ path: join(root, 'models', 'half.gguf'), source: 'qwen2.5-0.5b-instruct-q4_k_m', bytes: 4096, total: 400_000_000 }]);
     expect(Object.keys(byName).sort()).toEqual(['cut.gguf', 'empty.gguf', 'garbage.gguf', 'notes.gguf']);
     expect(byName['garbage.gguf']).toMatchObject({ code: 'invalid' });
     expect(byName['garbage.gguf']!.reason).toMatch(/damaged GGUF version/);

@@ -1,0 +1,5 @@
+// The API host: the one implementation of the contract, used by Electron main (IPC) and by
+// `tatra serve` (HTTP + WebSocket).
+export { createApiHost, type ApiHost, type ApiHostOptions, type InvokeResult, type HostListener, HOST_ERROR_CODES, toApiError } from './host';
+export type { HostDeps, DomainHandlers, HandlerGroup } from './deps';
+export { MODEL_KEEP_ALIVE_MS } from './resources';
