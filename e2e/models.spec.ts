@@ -79,7 +79,7 @@ test('the library lists models and unusable files with reasons, with hardware an
   }
 });
 
-test('a download shows live progress and ends verified in the library', async ({ page }) => {
+test('a download shows live progress, can be cancelled and resumed, and ends verified in the library', async ({ page }) => {
   const body = readFileSync(await ensureSyntheticModel('tiny'));
   const fileName = `e2e-download-${process.pid}.gguf`;
   const target = join(root, 'models', fileName);
@@ -94,8 +94,17 @@ test('a download shows live progress and ends verified in the library', async ({
     const bar = row.getByRole('progressbar');
     await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThan(10);
     await page.screenshot({ path: 'e2e/artifacts/models-download.png', fullPage: true });
-    await expect(row).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
-    await expect(row.getByTestId('download-stats')).toContainText('verified');
+    // Cancel mid-way: the partial file is offered for resuming, and resuming finishes the file.
+    await row.getByRole('button', { name: 'Cancel' }).click();
+    await expect(row).toHaveAttribute('data-status', 'cancelled');
+    const partial = page.getByTestId('partial-row').filter({ hasText: fileName });
+    await expect(partial).toContainText(/of 15\.6 MB · from http/);
+    await partial.getByRole('button', { name: 'Resume' }).click();
+    const resumed = page.getByTestId('download-row').filter({ hasText: fileName }).filter({ has: page.locator('[data-testid="download-stats"]', { hasText: 'resumed at' }) });
+    await expect(resumed).toBeVisible();
+    await page.screenshot({ path: 'e2e/artifacts/models-download-resumed.png', fullPage: true });
+    await expect(page.getByTestId('download-row').filter({ hasText: fileName }).first()).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+    await expect(page.getByTestId('download-row').filter({ hasText: fileName }).first().getByTestId('download-stats')).toContainText('verified');
     await expect(page.getByTestId('model-row').filter({ hasText: fileName })).toBeVisible();
     expect(readFileSync(target).equals(body)).toBe(true);
   } finally {

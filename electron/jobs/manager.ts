@@ -7,7 +7,7 @@
 // flight, which requests decode together depends on timing, and sampled paraphrases can differ
 // in text between any two runs, resumed or not. With concurrency 1 resumed rows were identical
 // to an uninterrupted run's (test/model/jobs-resume.test.ts).
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
@@ -298,6 +298,8 @@ export class JobManager {
     this.store.db.prepare(`UPDATE jobs SET owner = ? WHERE id = ?`).run(OWNER, job.id);
     this.store.setStatus(job.id, 'running');
     const ac = new AbortController();
+    // Every request of every row in flight listens on this one signal; that is not a leak.
+    setMaxListeners(0, ac.signal);
     const runner: Runner = { ac, stop: null, done: Promise.resolve() };
     runner.done = this.run(job.id, runner).finally(() => this.runners.delete(job.id));
     this.runners.set(job.id, runner);

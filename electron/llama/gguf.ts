@@ -103,6 +103,44 @@ export async function inspectGguf(path: string, opts: InspectGgufOptions = {}): 
   };
 }
 
+/**
+ * Sanity of the fixed header (version, tensor and key counts) before node-llama-cpp parses it:
+ * given garbage counts its reader does not fail, it loops for a very long time.
+ */
+function checkHeaderCounts(path: string, head: Buffer, size: number): void {
+  if (size < 24) throw new UserError(`truncated GGUF model: ${path} (only ${size} bytes, shorter than the GGUF header)`, 'gguf_truncated');
+  const version = head.readUInt32LE(4);
+  if (version !== 2 && version !== 3) throw new UserError(`corrupt GGUF model: ${path} (unsupported or damaged GGUF version ${version})`, 'gguf_invalid');
+  const tensors = head.readBigUInt64LE(8);
+  const kvs = head.readBigUInt64LE(16);
+  // Every tensor info and key/value takes well over 8 bytes; counts beyond that are garbage.
+  if (tensors > BigInt(size) / 8n || kvs > BigInt(size) / 8n)
+    throw new UserError(`corrupt GGUF model: ${path} (damaged header: ${tensors} tensors and ${kvs} keys in ${size} bytes)`, 'gguf_invalid');
+}
+
+/**
+ * For callers that parse a header themselves (the fit estimate): throws for a damaged fixed
+ * header; stays silent for a missing or non-GGUF file, which inspectGguf words better.
+ */
+export async function checkGgufHeaderCounts(path: string): Promise<void> {
+  let head: Buffer;
+  let size: number;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      size = (await fh.stat()).size;
+      head = Buffer.alloc(24);
+      await fh.read(head, 0, 24, 0);
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return;
+  }
+  if (size < 4 || head.toString('latin1', 0, 4) !== 'GGUF') return;
+  checkHeaderCounts(path, head, size);
+}
+
 async function readValidHeader(path: string): Promise<{ info: GgufFileInfo; fileSize: number }> {
   let size: number;
   try {
@@ -121,8 +159,8 @@ async function readValidHeader(path: string): Promise<{ info: GgufFileInfo; file
   try {
     const fh = await open(path, 'r');
     try {
-      magic = Buffer.alloc(4);
-      await fh.read(magic, 0, 4, 0);
+      magic = Buffer.alloc(24);
+      await fh.read(magic, 0, 24, 0);
     } finally {
       await fh.close();
     }
@@ -131,8 +169,9 @@ async function readValidHeader(path: string): Promise<{ info: GgufFileInfo; file
     const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(e);
     throw new UserError(`cannot read model file: ${path} (${why})`, 'gguf_invalid');
   }
-  if (size < 4 || magic.toString('latin1') !== 'GGUF')
+  if (size < 4 || magic.toString('latin1', 0, 4) !== 'GGUF')
     throw new UserError(`not a GGUF model: ${path} (the file does not start with "GGUF")`, 'gguf_invalid');
+  checkHeaderCounts(path, magic, size);
 
   let info: GgufFileInfo;
   try {

@@ -2,6 +2,6 @@
 // TatraBackend implementation and the shared model pool. Main-process code only (node-llama-cpp
 // crashes in a renderer).
 export { getLlamaRuntime, disposeLlamaRuntime, defaultThreads } from './runtime';
-export { inspectGguf, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
+export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats } from './backend';
 export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';

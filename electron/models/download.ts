@@ -122,7 +122,8 @@ function openResponse(url: string, headers: Record<string, string>, connectTimeo
     const requestFn = u.protocol === 'https:' ? httpsRequest : u.protocol === 'http:' ? httpRequest : null;
     if (!requestFn) return reject(new UserError(`unsupported URL scheme in ${url}`, 'bad_uri'));
     let settled = false;
-    const req = requestFn(u, { method: 'GET', headers: { 'user-agent': 'tatra-studio', ...headers } });
+    // identity: byte counts, Range offsets and the size check all refer to the file itself.
+    const req = requestFn(u, { method: 'GET', headers: { 'user-agent': 'tatra-studio', 'accept-encoding': 'identity', ...headers } });
     const fail = (e: Error) => {
       if (settled) return;
       settled = true;
@@ -359,6 +360,10 @@ export async function downloadModel(source: string, options: DownloadOptions = {
     const onDisk = (await fileSize(partial)) ?? 0;
     state.bytes = onDisk;
     if (failure !== null) {
+      // Report what is really on disk before giving up, so a UI shows where a resume starts.
+      state.rate = 0;
+      state.etaSeconds = null;
+      emit(true);
       if (signal?.aborted || isAbortError(failure)) throw abortError();
       if (++attempt <= retries) {
         await new Promise((r) => setTimeout(r, onDisk > before ? 100 : 300 * attempt));

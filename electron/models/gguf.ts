@@ -1,11 +1,9 @@
 // Describing a GGUF for the library, and the check a download must pass before it is renamed into
 // place: both go through the LLAMA module's inspectGguf (header only, truncation checked), so the
 // library, downloads and loading agree on what a usable model is.
-import { open } from 'node:fs/promises';
-import { basename } from 'node:path';
 import type { ModelEntry } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';
-import { inspectGguf } from '../llama';
+import { checkGgufHeaderCounts, inspectGguf } from '../llama';
 
 /** A library entry minus where it came from, plus the header hash. */
 export type ModelHeader = Omit<ModelEntry, 'source'> & { headerHash: string };
@@ -54,36 +52,5 @@ export async function validateModelFile(path: string): Promise<void> {
   await inspectGguf(path);
 }
 
-/**
- * The fixed GGUF header fields, checked before node-llama-cpp parses the file: its reader does not
- * return (measured: still running after 15 s) on a file that has the magic but garbage after it,
- * e.g. a damaged download, which would hang the whole library listing. Files that fail the magic
- * or are missing are left to inspectGguf, which words those errors.
- */
-export async function checkHeaderFields(path: string): Promise<void> {
-  let head: Buffer;
-  let size: number;
-  try {
-    const fh = await open(path, 'r');
-    try {
-      size = (await fh.stat()).size;
-      head = Buffer.alloc(24);
-      await fh.read(head, 0, 24, 0);
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return;
-  }
-  if (size < 4 || head.toString('latin1', 0, 4) !== 'GGUF') return;
-  const name = basename(path);
-  if (size < 24) throw new UserError(`truncated GGUF model: ${name} (only ${size} bytes, shorter than the GGUF header)`, 'gguf_truncated');
-  const version = head.readUInt32LE(4);
-  if (version !== 2 && version !== 3) throw new UserError(`not a usable GGUF model: ${name} (unsupported or damaged GGUF version ${version})`, 'gguf_invalid');
-  const tensors = head.readBigUInt64LE(8);
-  const kvs = head.readBigUInt64LE(16);
-  // Every tensor info and key/value takes well over 8 bytes; counts beyond that are garbage.
-  if (tensors > BigInt(size) / 8n || kvs > BigInt(size) / 8n) {
-    throw new UserError(`not a usable GGUF model: ${name} (damaged header: ${tensors} tensors and ${kvs} keys in ${size} bytes)`, 'gguf_invalid');
-  }
-}
+/** The fixed header's sanity check, done by the llama layer (see checkGgufHeaderCounts). */
+export const checkHeaderFields = checkGgufHeaderCounts;

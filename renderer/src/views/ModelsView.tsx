@@ -245,6 +245,8 @@ function DownloadProgress({ d }: { d: DownloadState }) {
       <span className="muted small" data-testid="download-stats">
         {d.status === 'error'
           ? d.error
+          : d.status === 'cancelled'
+            ? `cancelled at ${bytes(d.bytes)}${d.total ? ` of ${bytes(d.total)}` : ''}; the partial file is kept for resuming`
           : d.status === 'done'
             ? `${bytes(d.bytes)} · verified · ${d.dest}`
             : `${bytes(d.bytes)}${d.total ? ` of ${bytes(d.total)}` : ''} · ${bytes(d.rate)}/s · ETA ${d.etaSeconds === null ? '…' : duration(d.etaSeconds * 1000)}${d.resumedFrom > 0 ? ` · resumed at ${bytes(d.resumedFrom)}` : ''}`}

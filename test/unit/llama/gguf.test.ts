@@ -158,3 +158,25 @@ describe('inspectGguf on good files', () => {
     expect(info.parameterCount).toBeLessThan(7.7e9);
   });
 });
+
+describe('a damaged fixed header', () => {
+  it('is refused at once instead of hanging the header reader', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'tatra-gguf-'));
+    const short = join(dir, 'short.gguf');
+    await writeFile(short, 'GGUF but not really');
+    const counts = join(dir, 'counts.gguf');
+    const head = Buffer.alloc(64, 0x61);
+    head.write('GGUF', 0, 'latin1');
+    head.writeUInt32LE(3, 4);
+    head.writeBigUInt64LE(0xffffffffffffn, 8);
+    head.writeBigUInt64LE(2n, 16);
+    await writeFile(counts, head);
+    const started = Date.now();
+    await expect(inspectGguf(short)).rejects.toThrow(/truncated GGUF model: .*short\.gguf/);
+    await expect(inspectGguf(counts)).rejects.toThrow(/damaged header/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});

@@ -106,6 +106,29 @@ describe('store', () => {
     stop();
   });
 
+  it('restores a run after a reload, replaying events that arrive while it is fetched', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const snapshot = { runId: 'r9', request, status: 'running', startedAt: 5, events: [{ type: 'run-start', run: 0, seed: 1 }], result: null, error: null };
+    const { transport, emit } = fakeTransport({
+      'classify.get': async () => {
+        await gate;
+        return { ok: true, value: snapshot };
+      },
+    });
+    setApi(createApiClient(transport));
+    const stop = connectStore(store);
+    sessionStorage.setItem('tatra.classify.runId', 'r9');
+    const restoring = store.getState().restoreClassify();
+    emit('classify.event', { runId: 'r9', event: { type: 'paraphrases', run: 0, paraphrases: ['x'], fallback: null, cached: false } });
+    release();
+    await restoring;
+    const c = store.getState().classify;
+    expect(c).toMatchObject({ runId: 'r9', status: 'running', request: { input: 'hi' } });
+    expect(c.live.runs[0]).toMatchObject({ seed: 1, paraphrases: ['x'] });
+    stop();
+  });
+
   it('shows a failed start as the error, not as a crash', async () => {
     const { transport } = fakeTransport({ 'classify.start': () => ({ ok: false, error: { code: 'gguf_missing', message: 'generator model not found: /m.gguf' } }) });
     setApi(createApiClient(transport));
