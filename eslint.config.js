@@ -6,6 +6,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
 
 const nodeOnly = ['node-llama-cpp', 'better-sqlite3', 'electron', 'ws', 'commander', 'csv-parse', 'cli-progress'];
 const nodeOnlyPatterns = [...nodeOnly, ...nodeOnly.map((m) => `${m}/*`), 'node:*', 'fs', 'path', 'os', 'child_process'];
@@ -19,6 +20,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
+  },
+  {
+    // Plain JS launchers and build scripts run on Node.
+    files: ['**/*.{js,mjs,cjs}'],
+    languageOptions: { globals: globals.node },
   },
   {
     files: ['electron/common/**/*.ts'],

@@ -52,6 +52,7 @@ try {
   });
   let rowsStart = 0;
   manager.on('progress', (e) => {
+    if (e.progress.phase !== 'rows') return;
     if (rowsStart === 0) rowsStart = performance.now();
     process.stderr.write(`\r  rows ${e.progress.rowsDone}/${e.progress.rowsTotal}  ${e.progress.rowsPerMinute.toFixed(2)} rows/min   `);
   });

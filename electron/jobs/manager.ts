@@ -369,7 +369,23 @@ export class JobManager {
     heartbeat.unref();
     const leases: BackendLease[] = [];
     let failure: unknown = null;
+    const before = this.store.getJob(id)!;
+    const early = (phase: JobProgress['phase']) =>
+      this.emit({
+        type: 'progress',
+        progress: {
+          jobId: id,
+          phase,
+          rowsDone: before.rowsDone,
+          rowsTotal: before.rowsTotal,
+          rowsFailed: before.rowsFailed,
+          rowsPerMinute: 0,
+          etaSeconds: null,
+          runningAccuracy: before.rowsWithGold > 0 ? before.rowsCorrect / before.rowsWithGold : null,
+        },
+      });
     try {
+      early('loading');
       const gen = await this.backends.acquire(job.generator.path, { signal });
       leases.push(gen);
       const ev = await this.backends.acquire(job.evaluator.path, { signal });
@@ -379,6 +395,7 @@ export class JobManager {
       if (settings.scope === 'run') {
         const stored = new Map(this.store.runExamples(id).map((e) => [e.run, e]));
         const missing = Array.from({ length: settings.r }, (_, j) => j).filter((j) => !stored.has(j));
+        if (missing.length > 0) early('examples');
         // All missing runs at once, so their label calls decode on parallel sequences.
         const made = await Promise.all(
           missing.map((run) => generateRunExamples({ task, settings, run, generator: gen.backend, cache: this.cache, signal })),
@@ -406,6 +423,7 @@ export class JobManager {
         const remaining = total - tally.done;
         return {
           jobId: id,
+          phase: 'rows',
           rowsDone: tally.done,
           rowsTotal: total,
           rowsFailed: tally.failed,

@@ -241,6 +241,11 @@ export interface StoredRunExamples {
 
 export interface JobProgress {
   jobId: string;
+  /**
+   * `loading`: acquiring the models; `examples`: generating the shared run examples (scope run;
+   * can take long on a slow machine); `rows`: classifying rows.
+   */
+  phase: 'loading' | 'examples' | 'rows';
   rowsDone: number;
   rowsTotal: number;
   rowsFailed: number;

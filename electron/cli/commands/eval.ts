@@ -142,8 +142,16 @@ export async function runJobWithProgress(manager: JobManager, jobId: string, opt
       )
     : null;
   let lastPrinted = -1;
+  let lastPhase: JobProgress['phase'] | null = null;
   const show = (p: JobProgress) => {
     if (p.jobId !== jobId) return;
+    if (p.phase !== lastPhase) {
+      lastPhase = p.phase;
+      const note = p.phase === 'loading' ? 'loading models…' : p.phase === 'examples' ? 'generating the examples of every run…' : null;
+      if (note && !opts.quiet && !bar) process.stderr.write(`${note}\n`);
+      if (note && bar) bar.update(p.rowsDone, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
+      if (note) return;
+    }
     const payload = {
       rate: p.rowsPerMinute.toFixed(1),
       etaText: p.etaSeconds === null ? '…' : duration(p.etaSeconds * 1000),
