@@ -190,6 +190,10 @@ describe('classify with a scripted backend', () => {
     const result = await classify({ task: sst2, input: 'x', settings, generator: gen, evaluator: gen, examplesForRun: async (run) => shared[run]! });
     expect(gen.stage('examples')).toHaveLength(count);
     expect(result.runs.map((r) => r.examples)).toEqual(shared.map((s) => s.examples));
+    // The job paid for the shared examples once; a row must not count them again.
+    expect(shared.reduce((a, s) => a + s.stats.calls, 0)).toBeGreaterThan(0);
+    expect(result.stages.examples.calls).toBe(0);
+    expect(result.stages.examples.completionTokens).toBe(0);
   });
 
   it('an input too long for the evaluator is a user error before anything is generated', async () => {
