@@ -15,7 +15,7 @@ const program = new Command('tatra')
   .description('TATRA Studio: training-free classification with synthetic examples, paraphrases and voting')
   .version('0.1.0')
   .option('--debug', 'print stack traces for unexpected errors')
-  .showHelpAfterError()
+  .showSuggestionAfterError()
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 

@@ -1,5 +1,8 @@
-// Option parsers shared by every command: they turn bad numbers into one clear UserError line.
+// Options shared by every command: parsers that turn bad numbers into one clear UserError line,
+// and the option groups (settings, models, runtime) that several commands take alike.
+import type { Command } from 'commander';
 import { UserError } from '../common/errors';
+import { DEFAULT_SETTINGS, type ExampleScope, type TatraSettings } from '../common/tatra';
 
 export function intOption(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -16,4 +19,65 @@ export async function readStdinIfPiped(): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** What the settings options parse into (commander's camel-cased names). */
+export interface TatraSettingsCliOptions {
+  paraphrases: number;
+  examples: number;
+  runs: number;
+  seed: number;
+  scope: ExampleScope;
+}
+
+function scopeOption(value: string): ExampleScope {
+  if (value === 'run' || value === 'input') return value;
+  throw new UserError(`--scope must be run or input, got "${value}"`, 'bad_option');
+}
+
+/**
+ * -n -k -r --seed --scope: TATRA's settings, identical on every command that runs the method
+ * (classify, eval, compare), with SPEC §1.5's recommended defaults.
+ */
+export function addTatraSettingsOptions(cmd: Command): Command {
+  return cmd
+    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
+    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
+    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
+    .option('--seed <S>', 'base seed (run j uses seed + 10000·j)', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
+    .option('--scope <scope>', 'example scope: run (made once per run and shared by all inputs, the paper) or input', scopeOption, DEFAULT_SETTINGS.scope);
+}
+
+export function tatraSettingsFrom(opts: TatraSettingsCliOptions): TatraSettings {
+  return { n: opts.paraphrases, k: opts.examples, r: opts.runs, seed: opts.seed, scope: opts.scope };
+}
+
+export interface ModelCliOptions {
+  model?: string;
+  generator?: string;
+  evaluator?: string;
+}
+
+/** --model, or --generator and --evaluator. */
+export function addModelOptions(cmd: Command): Command {
+  return cmd
+    .option('--model <gguf>', 'model used as both generator and evaluator')
+    .option('--generator <gguf>', 'model that writes examples and paraphrases (default --model)')
+    .option('--evaluator <gguf>', 'model that classifies (default --model)');
+}
+
+export function modelPathsFrom(opts: ModelCliOptions): { generator: string; evaluator: string } {
+  const generator = opts.generator ?? opts.model;
+  const evaluator = opts.evaluator ?? opts.model;
+  if (!generator || !evaluator) {
+    throw new UserError('no model: give --model <gguf>, or both --generator <gguf> and --evaluator <gguf>', 'model_missing');
+  }
+  return { generator, evaluator };
+}
+
+/** --threads and --context-size, for every command that loads models. */
+export function addRuntimeOptions(cmd: Command): Command {
+  return cmd
+    .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
+    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072));
 }

@@ -2,23 +2,25 @@
 // JSON object with everything). Thin: options are checked, the engine does the work.
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
-import { type TatraEvent, type TatraResult, type TatraSettings, DEFAULT_SETTINGS } from '../../common/tatra';
+import { type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
 import { type TatraBackend, MemoryGenerationCache, classify, resolveTask } from '../../engine';
 import { ModelPool, disposeLlamaRuntime, getLlamaRuntime } from '../../llama';
-import { intOption, readStdinIfPiped } from '../options';
+import {
+  type ModelCliOptions,
+  type TatraSettingsCliOptions,
+  addModelOptions,
+  addRuntimeOptions,
+  addTatraSettingsOptions,
+  intOption,
+  modelPathsFrom,
+  readStdinIfPiped,
+  tatraSettingsFrom,
+} from '../options';
 import { userTasksDir } from './tasks';
 
-interface ClassifyCliOptions {
+interface ClassifyCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   task: string;
-  model?: string;
-  generator?: string;
-  evaluator?: string;
-  n: number;
-  k: number;
-  r: number;
-  seed: number;
-  scope: 'run' | 'input';
   threads?: number;
   contextSize?: number;
   sequences?: number;
@@ -79,11 +81,6 @@ function progressReporter(settings: TatraSettings, labels: number): ((e: TatraEv
   };
 }
 
-function scopeOption(value: string): 'run' | 'input' {
-  if (value === 'run' || value === 'input') return value;
-  throw new UserError(`--scope must be run or input, got "${value}"`, 'bad_option');
-}
-
 async function readText(words: string[]): Promise<string> {
   const fromArgs = words.join(' ');
   if (fromArgs.trim() !== '') return fromArgs;
@@ -93,39 +90,20 @@ async function readText(words: string[]): Promise<string> {
 }
 
 export function registerClassify(program: Command): void {
-  program
+  const cmd = program
     .command('classify')
     .description('classify one text with TATRA (synthetic examples, paraphrases, majority vote)')
     .argument('[text...]', 'the text to classify (or pipe it on stdin)')
-    .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file')
-    .option('--model <gguf>', 'model used as both generator and evaluator')
-    .option('--generator <gguf>', 'model that writes examples and paraphrases (default --model)')
-    .option('--evaluator <gguf>', 'model that classifies (default --model)')
-    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
-    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
-    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
-    .option('--seed <S>', 'base seed (run j uses seed + 10000·j)', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
-    .option('--scope <scope>', 'example scope: run (examples shared per run, the paper) or input', scopeOption, 'run')
-    .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
-    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
+    .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file');
+  addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd)))
     .option('--sequences <N>', 'parallel sequences per model (default 4); 1 decodes one request at a time', intOption('--sequences', 1, 64))
     .option('--data-dir <dir>', 'data folder holding your tasks')
     .option('--json', 'print one JSON object with everything')
-    .action(async (words: string[], raw: Record<string, unknown>) => {
-      const opts: ClassifyCliOptions = {
-        ...(raw as unknown as ClassifyCliOptions),
-        n: raw.paraphrases as number,
-        k: raw.examples as number,
-        r: raw.runs as number,
-      };
+    .action(async (words: string[], opts: ClassifyCliOptions) => {
       const task = await resolveTask(opts.task, { userDir: userTasksDir(opts.dataDir) });
-      const generatorPath = opts.generator ?? opts.model;
-      const evaluatorPath = opts.evaluator ?? opts.model;
-      if (!generatorPath || !evaluatorPath) {
-        throw new UserError('no model: give --model <gguf>, or both --generator <gguf> and --evaluator <gguf>', 'model_missing');
-      }
+      const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
       const input = await readText(words);
-      const settings: TatraSettings = { n: opts.n, k: opts.k, r: opts.r, seed: opts.seed, scope: opts.scope };
+      const settings = tatraSettingsFrom(opts);
 
       // The process's Llama first: when node-llama-cpp's bindings are first loaded by the GGUF
       // check (GgufInsights without a Llama), llama.cpp's load warnings later bypass our logger

@@ -2,24 +2,18 @@
 // runs as an evaluation job (kept in the job history); evaluators sharing a generator see the same
 // cached examples and paraphrases. Prints the pair table and the generator × evaluator matrix.
 import { resolve } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
-import { DEFAULT_SETTINGS, type TatraSettings } from '../../common/tatra';
 import { ComparisonStore, runComparison } from '../../models';
-import { intOption } from '../options';
+import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, tatraSettingsFrom } from '../options';
 import { openJobSession, parseLabelMap } from './eval';
 
-interface CompareCliOptions {
+interface CompareCliOptions extends TatraSettingsCliOptions {
   task: string;
   data: string;
   generators: string;
   evaluators: string;
-  paraphrases: number;
-  examples: number;
-  runs: number;
-  seed: number;
-  scope: 'run' | 'input';
   limit?: number;
   textCol?: string;
   labelCol?: string;
@@ -101,29 +95,23 @@ function splitList(v: string, flag: string): string[] {
 }
 
 export function registerCompare(program: Command): void {
-  program
+  const cmd = program
     .command('compare')
     .description('compare generator × evaluator pairs on one task and data set (each pair is an evaluation job)')
     .requiredOption('--task <id|file>', 'task id or task JSON file')
     .requiredOption('--data <file>', 'CSV, TSV or JSONL file with gold labels')
     .requiredOption('--generators <a.gguf,b.gguf>', 'comma-separated generator models')
-    .requiredOption('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models')
-    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
-    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
-    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
-    .option('--seed <S>', 'base seed', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
-    .addOption(new Option('--scope <scope>', 'example scope').choices(['run', 'input']).default('run'))
+    .requiredOption('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models');
+  addRuntimeOptions(addTatraSettingsOptions(cmd))
     .option('--limit <N>', 'only the first N rows', intOption('--limit', 1, 100_000_000))
     .option('--text-col <column>', 'column holding the input (default: guessed)')
     .option('--label-col <column>', 'column holding the gold label (default: guessed)')
     .option('--label-map <a=b,...>', 'gold value → task label (default: suggested)')
     .option('--concurrency <C>', 'rows classified at once', intOption('--concurrency', 1, 64), 4)
-    .option('--threads <T>', 'CPU threads for inference', intOption('--threads', 1, 256))
-    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
     .option('--data-dir <dir>', 'data folder holding the job database')
     .option('--json', 'print the comparison record as JSON')
     .action(async (opts: CompareCliOptions) => {
-      const settings: TatraSettings = { n: opts.paraphrases, k: opts.examples, r: opts.runs, seed: opts.seed, scope: opts.scope };
+      const settings = tatraSettingsFrom(opts);
       const generators = splitList(opts.generators, '--generators');
       const evaluators = splitList(opts.evaluators, '--evaluators');
       const session = openJobSession({ ...opts, sequences: opts.concurrency });

@@ -6,12 +6,11 @@ import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { UserError } from '../../common/errors';
-import { DEFAULT_SETTINGS, type TatraSettings } from '../../common/tatra';
 import { resolveTask } from '../../engine';
 import { JobManager, openJobStore, previewDataset, type JobInfo, type JobMetrics, type JobProgress, type JobStore } from '../../jobs';
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';
-import { intOption } from '../options';
+import { type ModelCliOptions, type TatraSettingsCliOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, tatraSettingsFrom } from '../options';
 import { userTasksDir } from './tasks';
 
 /** Parses `a=b,c=d` (values may not contain commas; labels never do). */
@@ -194,7 +193,7 @@ export async function runJobWithProgress(manager: JobManager, jobId: string, opt
   }
 }
 
-interface EvalCliOptions {
+interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   task: string;
   data: string;
   textCol?: string;
@@ -203,14 +202,6 @@ interface EvalCliOptions {
   noLabel?: boolean;
   format?: 'csv' | 'tsv' | 'jsonl';
   allowRagged?: boolean;
-  model?: string;
-  generator?: string;
-  evaluator?: string;
-  paraphrases: number;
-  examples: number;
-  runs: number;
-  seed: number;
-  scope: 'run' | 'input';
   limit?: number;
   baseline?: boolean;
   threads?: number;
@@ -223,7 +214,7 @@ interface EvalCliOptions {
 }
 
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command('eval')
     .description('evaluate a task on a labelled CSV/TSV/JSONL file (a resumable job stored in the data folder)')
     .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file')
@@ -233,31 +224,18 @@ export function registerEval(program: Command): void {
     .option('--no-label', 'the file has no gold labels (no accuracy)')
     .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
     .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']))
-    .option('--allow-ragged', 'tolerate CSV rows with too few or too many fields (counted)')
-    .option('--model <gguf>', 'model used as both generator and evaluator')
-    .option('--generator <gguf>', 'model that writes examples and paraphrases (default --model)')
-    .option('--evaluator <gguf>', 'model that classifies (default --model)')
-    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
-    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
-    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
-    .option('--seed <S>', 'base seed (run j uses seed + 10000·j)', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
-    .addOption(new Option('--scope <scope>', 'example scope: run (made once per run, shared by all rows) or input').choices(['run', 'input']).default('run'))
+    .option('--allow-ragged', 'tolerate CSV rows with too few or too many fields (counted)');
+  addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd)))
     .option('--limit <N>', 'evaluate only the first N rows', intOption('--limit', 1, 100_000_000))
     .option('--baseline', 'also run the zero-shot baseline (one greedy evaluator call per row)')
     .option('--concurrency <C>', 'rows classified at once (parallel sequences)', intOption('--concurrency', 1, 64), 4)
-    .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
-    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
     .option('--data-dir <dir>', 'data folder holding the job database (default $TATRA_DATA_DIR or ~/.tatra-studio)')
     .option('--out <dir>', 'also write <job id>.csv and <job id>.json exports into this folder')
     .option('--name <name>', 'a name for the job history')
     .option('--json', 'print the job and its metrics as one JSON object instead of the table')
     .action(async (opts: EvalCliOptions & { label?: boolean }) => {
-      const generatorPath = opts.generator ?? opts.model;
-      const evaluatorPath = opts.evaluator ?? opts.model;
-      if (!generatorPath || !evaluatorPath) {
-        throw new UserError('no model: give --model <gguf>, or both --generator <gguf> and --evaluator <gguf>', 'model_missing');
-      }
-      const settings: TatraSettings = { n: opts.paraphrases, k: opts.examples, r: opts.runs, seed: opts.seed, scope: opts.scope };
+      const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
+      const settings = tatraSettingsFrom(opts);
       const dataPath = resolve(opts.data);
       const preview = await previewDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });
       const textColumn = opts.textCol ?? preview.suggestedTextColumn;
