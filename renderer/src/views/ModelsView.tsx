@@ -59,7 +59,7 @@ function HardwareCard() {
       {!hw ? (
         <div className="skeleton" style={{ height: 60 }} />
       ) : (
-        <div className="metrics">
+        <div className="metrics hardware">
           <div className="card metric">
             <span className="name">GPU</span>
             <span className="value">{hw.gpu === 'cpu' ? 'none (CPU)' : hw.gpu.toUpperCase()}</span>
