@@ -7,6 +7,11 @@
 export interface ChatPrompt {
   system: string;
   user: string;
+  /**
+   * Text the model's turn already starts with; the output continues it. Used to finish a math
+   * answer that reached the token limit before its final line.
+   */
+  assistantPrefix?: string;
 }
 
 export interface GenerateRequest {

@@ -18,7 +18,7 @@ import { type TaskDefinition, labelNames } from '../common/task';
 import { ContextOverflowError, type GenerateRequest, type GenerateResult, type TatraBackend, throwIfAborted } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { type RunExamples, emitExampleEvents, generateExamplesForRuns } from './examples';
-import { evaluationGrammar, paraphraseGrammar, paraphraseLineLimit } from './grammar';
+import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphraseGrammar, paraphraseLineLimit } from './grammar';
 import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
@@ -75,15 +75,48 @@ async function generate(backend: TatraBackend, requests: GenerateRequest[]): Pro
 }
 
 /**
+ * The evaluator's greedy calls. A math answer that reached the token limit before its final line
+ * gets a short second call continuing the same turn with "Final Answer:" under the answer grammar,
+ * so long reasoning still votes; its tokens and time count in the same stage.
+ */
+async function evaluateRequests(task: TaskDefinition, evaluator: TatraBackend, requests: GenerateRequest[]): Promise<{ results: GenerateResult[]; ms: number }> {
+  const first = await generate(evaluator, requests);
+  if (task.kind !== 'math') return first;
+  const cut = first.results.flatMap((r, i) => (extractFinalAnswer(r.text) === null ? [i] : []));
+  if (cut.length === 0) return first;
+  const grammar = finalAnswerGrammar(task);
+  const prefixes = cut.map((i) => `${first.results[i]!.text.trimEnd()}\nFinal Answer:`);
+  const second = await generate(
+    evaluator,
+    cut.map((i, j) => {
+      const request = requests[i]!;
+      return { ...request, prompt: { ...request.prompt, assistantPrefix: prefixes[j]! }, grammar, maxTokens: FINAL_ANSWER_MAX_TOKENS };
+    }),
+  );
+  const results = [...first.results];
+  cut.forEach((i, j) => {
+    const a = first.results[i]!;
+    const b = second.results[j]!;
+    results[i] = { text: prefixes[j]! + b.text, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, ms: a.ms + b.ms };
+  });
+  return { results, ms: first.ms + second.ms };
+}
+
+/** New tokens the evaluator may need for one answer: its limit, plus the final-line call for math. */
+function evaluatorAnswerTokens(task: TaskDefinition): number {
+  return task.evaluatorMaxTokens + (task.kind === 'math' ? FINAL_ANSWER_MAX_TOKENS : 0);
+}
+
+/**
  * Rejects, before anything is generated, an input that cannot fit: the evaluator's prompt with no
  * examples plus its answer, or the paraphrase prompt plus its 256 tokens.
  */
 async function checkInputFits(task: TaskDefinition, input: string, settings: TatraSettings, generator: TatraBackend, evaluator: TatraBackend): Promise<void> {
   const bare = evaluationPrompt(task, [], input).prompt;
   const evalTokens = await evaluator.countPromptTokens(bare);
-  if (evalTokens + task.evaluatorMaxTokens > evaluator.contextSize) {
+  if (evalTokens + evaluatorAnswerTokens(task) > evaluator.contextSize) {
     throw new UserError(
-      `the input is too long: the evaluator's prompt needs ${evalTokens} tokens plus ${task.evaluatorMaxTokens} for the answer, but its context holds ${evaluator.contextSize}`,
+      `the input is too long: the evaluator's prompt needs ${evalTokens} tokens plus ${evaluatorAnswerTokens(task)} for the answer, but its context holds ${evaluator.contextSize}`,
       'input_too_long',
     );
   }
@@ -183,7 +216,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
       slots.push({ run, variant, request: index });
     });
   }
-  const { results, ms: evalMs } = await generate(evaluator, requests);
+  const { results, ms: evalMs } = await evaluateRequests(task, evaluator, requests);
   throwIfAborted(signal);
   stages.evaluation = {
     calls: results.length,
@@ -330,10 +363,10 @@ export async function zeroShot(opts: { task: TaskDefinition; input: string; eval
   throwIfAborted(signal);
   const prompt = { system: evaluationSystem(task), user: evaluationSuffix(task, input) };
   const tokens = await evaluator.countPromptTokens(prompt);
-  if (tokens + task.evaluatorMaxTokens > evaluator.contextSize) {
-    throw new UserError(`the input is too long: the prompt needs ${tokens} tokens plus ${task.evaluatorMaxTokens} for the answer, but the context holds ${evaluator.contextSize}`, 'input_too_long');
+  if (tokens + evaluatorAnswerTokens(task) > evaluator.contextSize) {
+    throw new UserError(`the input is too long: the prompt needs ${tokens} tokens plus ${evaluatorAnswerTokens(task)} for the answer, but the context holds ${evaluator.contextSize}`, 'input_too_long');
   }
-  const { results } = await generate(evaluator, [
+  const { results } = await evaluateRequests(task, evaluator, [
     { prompt, grammar: evaluationGrammar(task), maxTokens: task.evaluatorMaxTokens, temperature: 0, ...(signal ? { signal } : {}) },
   ]);
   const r = results[0] as GenerateResult;

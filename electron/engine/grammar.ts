@@ -109,9 +109,19 @@ export function evaluationGrammar(task: TaskDefinition): string {
 }
 
 /**
- * Characters of reasoning allowed before the final line, so that reasoning plus the final line
- * fit the task's evaluator token limit whatever the tokenizer does.
+ * Characters of reasoning allowed before the final line: generous (about four characters a token,
+ * like English prose), so a real model's step-by-step reasoning is not squeezed. The token limit
+ * decides where a long answer stops; an answer cut off before its final line is finished by a
+ * short second call (finalAnswerGrammar), so it still votes.
  */
 export function mathReasoningLimit(task: TaskDefinition): number {
-  return Math.max(0, task.evaluatorMaxTokens - 'Final Answer: '.length - MATH_ANSWER_LIMIT - 4);
+  return Math.max(0, task.evaluatorMaxTokens * 4);
+}
+
+/** New tokens allowed for the second call that writes a cut-off math answer's final line. */
+export const FINAL_ANSWER_MAX_TOKENS = 48;
+
+/** The final line's answer alone, continuing an assistant turn that ends with `Final Answer:`. */
+export function finalAnswerGrammar(task: TaskDefinition): string {
+  return `root ::= " " answer\nanswer ::= ${mathAnswerRule(task)}`;
 }

@@ -33,6 +33,8 @@ export {
   paraphraseLineLimit,
   evaluationGrammar,
   mathReasoningLimit,
+  finalAnswerGrammar,
+  FINAL_ANSWER_MAX_TOKENS,
   gbnfLiteral,
 } from './grammar';
 export {

@@ -210,7 +210,7 @@ export class LlamaBackend implements TatraBackend {
   private history(prompt: ChatPrompt, user: string): ChatHistoryItem[] {
     const items: ChatHistoryItem[] = [];
     if (prompt.system !== '') items.push({ type: 'system', text: prompt.system });
-    items.push({ type: 'user', text: user }, { type: 'model', response: [] });
+    items.push({ type: 'user', text: user }, { type: 'model', response: prompt.assistantPrefix ? [prompt.assistantPrefix] : [] });
     return items;
   }
 

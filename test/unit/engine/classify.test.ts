@@ -226,6 +226,30 @@ describe('classify with a scripted backend', () => {
     expect(backend.stage('evaluation')[0]!.grammar).toContain('Final Answer: ');
   });
 
+  it('math: an answer cut off before its final line is finished by a second call and still votes', async () => {
+    const gsm = tasks.get('gsm8k')!;
+    const backend = new ScriptedBackend((req, ctx) => {
+      const polite = politeScript({ inputName: 'Problem', answerName: 'Answer' });
+      if (ctx.stage !== 'evaluation') return polite(req, ctx);
+      // The continuation call: the turn so far is prefilled and only the answer may follow.
+      if (req.prompt.assistantPrefix !== undefined) return ' 12';
+      return evaluatedCandidate(req).startsWith('Paraphrase') ? 'long reasoning that ran out of tokens' : 'short\nFinal Answer: 12';
+    });
+    const result = await classify({ task: gsm, input: 'How much?', settings: { ...settings, n: 2, r: 1 }, generator: backend, evaluator: backend });
+    const continuations = backend.requests.filter((r) => r.prompt.assistantPrefix !== undefined);
+    expect(continuations).toHaveLength(2);
+    for (const c of continuations) {
+      expect(c.prompt.assistantPrefix).toBe('long reasoning that ran out of tokens\nFinal Answer:');
+      expect(c.grammar).toMatch(/^root ::= " " answer/);
+      expect(c.maxTokens).toBeLessThan(gsm.evaluatorMaxTokens);
+    }
+    expect(result.runs[0]!.predictions.map((p) => p.label)).toEqual(['12', '12', '12']);
+    expect(result.runs[0]!.predictions[1]!.raw).toBe('long reasoning that ran out of tokens\nFinal Answer: 12');
+    expect(result.votes).toEqual({ '12': 3 });
+    // Three first calls and two continuations, all counted in the evaluation stage.
+    expect(result.stages.evaluation.calls).toBe(3);
+  });
+
   it('multiple choice: votes over option letters', async () => {
     const medqa = tasks.get('medqa')!;
     const backend = new ScriptedBackend((req, ctx) => {
