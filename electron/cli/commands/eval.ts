@@ -213,6 +213,16 @@ interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   json?: boolean;
 }
 
+/** A finished (or failed) job's metrics on stdout, as a table or one JSON object; a failure sets exit code 1. */
+export function printJobOutcome(end: JobInfo, metrics: JobMetrics, json: boolean): void {
+  if (json) process.stdout.write(`${JSON.stringify({ job: end, metrics })}\n`);
+  else process.stdout.write(`${formatMetrics(end, metrics)}\n`);
+  if (end.status === 'failed') {
+    process.stderr.write(`tatra: job ${end.id} failed: ${end.error ?? 'unknown error'}\n`);
+    process.exitCode = 1;
+  }
+}
+
 export function registerEval(program: Command): void {
   const cmd = program
     .command('eval')
@@ -272,12 +282,7 @@ export function registerEval(program: Command): void {
           await session.manager.export(job.id, 'json', join(dir, `${job.id}.json`));
           process.stderr.write(`exported ${join(dir, `${job.id}.csv`)} and ${job.id}.json\n`);
         }
-        if (opts.json) process.stdout.write(`${JSON.stringify({ job: end, metrics })}\n`);
-        else process.stdout.write(`${formatMetrics(end, metrics)}\n`);
-        if (end.status === 'failed') {
-          process.stderr.write(`tatra: job ${job.id} failed: ${end.error ?? 'unknown error'}\n`);
-          process.exitCode = 1;
-        }
+        printJobOutcome(end, metrics, opts.json === true);
       } finally {
         await session.close();
       }

@@ -5,7 +5,7 @@ import { UserError } from '../../common/errors';
 import { openJobStore, JobManager, type JobInfo } from '../../jobs';
 import { resolveDataDir } from '../../paths';
 import { intOption } from '../options';
-import { formatMetrics, openJobSession, runJobWithProgress, statusText } from './eval';
+import { formatMetrics, openJobSession, printJobOutcome, runJobWithProgress, statusText } from './eval';
 
 /** Store + manager without models, for commands that only read. */
 function readOnlySession(dataDir?: string): { manager: JobManager; close(): void } {
@@ -111,12 +111,7 @@ export function registerJobs(program: Command): void {
         process.stderr.write(`resuming job ${job.id} at ${job.rowsDone}/${job.rowsTotal} rows\n`);
         const end = await runJobWithProgress(session.manager, job.id, { quiet: opts.json === true });
         const metrics = session.manager.metrics(job.id);
-        if (opts.json) process.stdout.write(`${JSON.stringify({ job: end, metrics })}\n`);
-        else process.stdout.write(`${formatMetrics(end, metrics)}\n`);
-        if (end.status === 'failed') {
-          process.stderr.write(`tatra: job ${job.id} failed: ${end.error ?? 'unknown error'}\n`);
-          process.exitCode = 1;
-        }
+        printJobOutcome(end, metrics, opts.json === true);
       } finally {
         await session.close();
       }
