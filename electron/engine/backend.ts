@@ -40,6 +40,9 @@ export interface GenerateResult {
   ms: number;
 }
 
+/** Told of each request's result as soon as it is done (request index), before the whole call resolves. */
+export type GenerateResultListener = (index: number, result: GenerateResult) => void;
+
 export interface TatraBackend {
   /** Stable identity of the model behind it (used in cache keys): e.g. path + header hash. */
   readonly id: string;
@@ -49,7 +52,7 @@ export interface TatraBackend {
    * Generate for each request. Independent requests may be decoded on parallel sequences; the
    * results come back in request order. Rejects with an AbortError when a request's signal aborts.
    */
-  generate(requests: readonly GenerateRequest[]): Promise<GenerateResult[]>;
+  generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]>;
   /** Tokens the rendered prompt (chat template included) would take. */
   countPromptTokens(prompt: ChatPrompt): Promise<number>;
   dispose(): Promise<void>;

@@ -15,7 +15,7 @@ import {
   runSeed,
 } from '../common/tatra';
 import { type TaskDefinition, labelNames } from '../common/task';
-import { ContextOverflowError, type GenerateRequest, type GenerateResult, type TatraBackend, throwIfAborted } from './backend';
+import { ContextOverflowError, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, throwIfAborted } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { type RunExamples, emitExampleEvents, generateExamplesForRuns } from './examples';
 import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphraseGrammar, paraphraseLineLimit } from './grammar';
@@ -62,10 +62,10 @@ function checkSettings(settings: TatraSettings): TatraSettings {
 }
 
 /** Sends a batch, turning a prompt that cannot fit into the user error it is. */
-async function generate(backend: TatraBackend, requests: GenerateRequest[]): Promise<{ results: GenerateResult[]; ms: number }> {
+async function generate(backend: TatraBackend, requests: GenerateRequest[], onResult?: GenerateResultListener): Promise<{ results: GenerateResult[]; ms: number }> {
   const started = performance.now();
   try {
-    const results = await backend.generate(requests);
+    const results = await backend.generate(requests, onResult);
     if (results.length !== requests.length) throw new Error(`the backend returned ${results.length} results for ${requests.length} requests`);
     return { results, ms: performance.now() - started };
   } catch (e) {
@@ -79,25 +79,35 @@ async function generate(backend: TatraBackend, requests: GenerateRequest[]): Pro
  * gets a short second call continuing the same turn with "Final Answer:" under the answer grammar,
  * so long reasoning still votes; its tokens and time count in the same stage.
  */
-async function evaluateRequests(task: TaskDefinition, evaluator: TatraBackend, requests: GenerateRequest[]): Promise<{ results: GenerateResult[]; ms: number }> {
-  const first = await generate(evaluator, requests);
+async function evaluateRequests(
+  task: TaskDefinition,
+  evaluator: TatraBackend,
+  requests: GenerateRequest[],
+  /** Each request's final result as soon as it is known, so predictions stream while others decode. */
+  onFinal?: GenerateResultListener,
+): Promise<{ results: GenerateResult[]; ms: number }> {
+  const complete = (r: GenerateResult) => task.kind !== 'math' || extractFinalAnswer(r.text) !== null;
+  const first = await generate(evaluator, requests, onFinal && ((i, r) => (complete(r) ? onFinal(i, r) : undefined)));
   if (task.kind !== 'math') return first;
   const cut = first.results.flatMap((r, i) => (extractFinalAnswer(r.text) === null ? [i] : []));
   if (cut.length === 0) return first;
   const grammar = finalAnswerGrammar(task);
   const prefixes = cut.map((i) => `${first.results[i]!.text.trimEnd()}\nFinal Answer:`);
+  const merged = (j: number, b: GenerateResult): GenerateResult => {
+    const a = first.results[cut[j]!]!;
+    return { text: prefixes[j]! + b.text, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, ms: a.ms + b.ms };
+  };
   const second = await generate(
     evaluator,
     cut.map((i, j) => {
       const request = requests[i]!;
       return { ...request, prompt: { ...request.prompt, assistantPrefix: prefixes[j]! }, grammar, maxTokens: FINAL_ANSWER_MAX_TOKENS };
     }),
+    onFinal && ((j, b) => onFinal(cut[j]!, merged(j, b))),
   );
   const results = [...first.results];
   cut.forEach((i, j) => {
-    const a = first.results[i]!;
-    const b = second.results[j]!;
-    results[i] = { text: prefixes[j]! + b.text, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, ms: a.ms + b.ms };
+    results[i] = merged(j, second.results[j]!);
   });
   return { results, ms: first.ms + second.ms };
 }
@@ -216,7 +226,14 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
       slots.push({ run, variant, request: index });
     });
   }
-  const { results, ms: evalMs } = await evaluateRequests(task, evaluator, requests);
+  // Predictions are announced as each evaluation finishes (a UI fills its grid live), and kept in
+  // run and variant order for the result whatever order they finished in.
+  const slotsByRequest = new Map<number, typeof slots>();
+  for (const slot of slots) slotsByRequest.set(slot.request, [...(slotsByRequest.get(slot.request) ?? []), slot]);
+  const predictionAt = (slot: (typeof slots)[number], raw: string): Prediction => ({ variant: slot.variant, label: predictionLabel(task, raw), raw });
+  const { results, ms: evalMs } = await evaluateRequests(task, evaluator, requests, (index, result) => {
+    for (const slot of slotsByRequest.get(index) ?? []) emit({ type: 'prediction', run: slot.run, prediction: predictionAt(slot, result.text) });
+  });
   throwIfAborted(signal);
   stages.evaluation = {
     calls: results.length,
@@ -225,12 +242,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     ms: evalMs,
   };
   const predictions: Prediction[][] = runs.map(() => []);
-  for (const slot of slots) {
-    const raw = results[slot.request]!.text;
-    const prediction: Prediction = { variant: slot.variant, label: predictionLabel(task, raw), raw };
-    predictions[slot.run]!.push(prediction);
-    emit({ type: 'prediction', run: slot.run, prediction });
-  }
+  for (const slot of slots) predictions[slot.run]!.push(predictionAt(slot, results[slot.request]!.text));
 
   const outcome = tallyVotes(
     runs.flatMap((run) => predictions[run]!.map((p) => ({ run, variant: p.variant, label: p.label }))),

@@ -31,7 +31,7 @@ import {
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
-import { abortError, ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type TatraBackend } from '../engine/backend';
+import { abortError, ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
 import { UserError } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { inspectGguf, type GgufInspection } from './gguf';
@@ -166,7 +166,7 @@ export class LlamaBackend implements TatraBackend {
     return { ...this.counters };
   }
 
-  async generate(requests: readonly GenerateRequest[]): Promise<GenerateResult[]> {
+  async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
     this.ensureNotDisposed();
     const jobs: Promise<GenerateResult>[] = [];
     // Render and check every prompt before queuing any, so an overflow fails the call before decoding.
@@ -181,7 +181,10 @@ export class LlamaBackend implements TatraBackend {
     });
     // Compile grammars up front too: a bad grammar fails the call, not one sequence halfway.
     await Promise.all(prepared.map((p) => (p.request.grammar === undefined ? undefined : this.grammar(p.request.grammar))));
-    for (const p of prepared) jobs.push(this.enqueue(p.request, p.tokens, p.prefixLength));
+    prepared.forEach((p, index) => {
+      const job = this.enqueue(p.request, p.tokens, p.prefixLength);
+      jobs.push(onResult ? job.then((result) => (onResult(index, result), result)) : job);
+    });
     return Promise.all(jobs);
   }
 

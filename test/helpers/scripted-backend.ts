@@ -1,7 +1,7 @@
 // A TatraBackend whose outputs a test scripts: it pins the engine's exact semantics (what was
 // asked, with which seed, in which batch) where a real model's text would be noise. Every
 // request is recorded. Real inference is tested elsewhere; this is for exact semantics only.
-import { type ChatPrompt, type GenerateRequest, type GenerateResult, type TatraBackend, abortError } from '../../electron/engine/backend';
+import { type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, abortError } from '../../electron/engine/backend';
 
 export type RequestStage = 'examples' | 'paraphrases' | 'evaluation';
 
@@ -88,7 +88,7 @@ export class ScriptedBackend implements TatraBackend {
     return this.tokens(prompt);
   }
 
-  async generate(requests: readonly GenerateRequest[]): Promise<GenerateResult[]> {
+  async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
     const batch = this.batches.length;
     this.batches.push([...requests]);
     this.requests.push(...requests);
@@ -114,6 +114,7 @@ export class ScriptedBackend implements TatraBackend {
         completionTokens: typeof o === 'string' || o.completionTokens === undefined ? Math.max(1, Math.ceil(text.length / this.charsPerToken)) : o.completionTokens,
         ms: typeof o === 'string' || o.ms === undefined ? 1 : o.ms,
       });
+      onResult?.(index, out[index]!);
     }
     return out;
   }

@@ -48,6 +48,34 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     expect(backend.contextSize).toBe(4096);
   });
 
+  it('tells each result as soon as it is done, before the whole call resolves', async () => {
+    const requests = [
+      classify('short one', { maxTokens: 4 }),
+      { prompt: { system: 'sys', user: 'write three lines' }, grammar: threeLines, maxTokens: 120, temperature: 0 },
+    ];
+    const seen: number[] = [];
+    let resolved = false;
+    const call = backend.generate(requests, (index, result) => {
+      expect(resolved).toBe(false);
+      expect(result.text.length).toBeGreaterThan(0);
+      seen.push(index);
+    });
+    const results = await call.finally(() => (resolved = true));
+    expect(seen.sort()).toEqual([0, 1]);
+    expect(results).toHaveLength(2);
+  });
+
+  it('continues a prefilled assistant turn (a math answer finished after its token limit)', async () => {
+    const results = await backend.generate([
+      { prompt: { system: 'sys', user: 'What is 2 + 2?', assistantPrefix: 'Adding them gives four.\nFinal Answer:' }, grammar: 'root ::= " " [0-9] [0-9]{0,3}', maxTokens: 8, temperature: 0 },
+    ]);
+    expect(results[0]!.text).toMatch(/^ [0-9]{1,4}$/);
+    // The prefix is part of the prompt: rendering it costs prompt tokens, not generated ones.
+    const without = await backend.countPromptTokens({ system: 'sys', user: 'What is 2 + 2?' });
+    const withPrefix = await backend.countPromptTokens({ system: 'sys', user: 'What is 2 + 2?', assistantPrefix: 'Adding them gives four.\nFinal Answer:' });
+    expect(withPrefix).toBeGreaterThan(without + 5);
+  });
+
   it('grammar-constrained labels are always one of the set, even sampled', async () => {
     const requests = Array.from({ length: 12 }, (_, i) => classify(`sentence ${i}`, { temperature: 1.2, topP: 1, seed: 100 + i }));
     const results = await backend.generate(requests);
