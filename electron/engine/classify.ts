@@ -191,10 +191,12 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const { runExamples, ms: exampleMs } = await exampleStage;
   // Examples handed in by a dataset job were paid for once by the job, not by this input: counting
   // them per row would multiply the example stage's tokens by the number of rows.
-  for (const ex of opts.examplesForRun ? [] : runExamples) {
-    stages.examples.calls += ex.stats.calls;
-    stages.examples.promptTokens += ex.stats.promptTokens;
-    stages.examples.completionTokens += ex.stats.completionTokens;
+  for (const ex of runExamples) {
+    if (!opts.examplesForRun) {
+      stages.examples.calls += ex.stats.calls;
+      stages.examples.promptTokens += ex.stats.promptTokens;
+      stages.examples.completionTokens += ex.stats.completionTokens;
+    }
     emitExampleEvents(task, ex, opts.onEvent);
   }
   stages.examples.ms = exampleMs;

@@ -187,7 +187,10 @@ describe('classify with a scripted backend', () => {
     const gen = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
     const shared = await Promise.all([0, 1, 2].map((run) => generateRunExamples({ task: sst2, settings, run, generator: gen })));
     const count = gen.requests.length;
-    const result = await classify({ task: sst2, input: 'x', settings, generator: gen, evaluator: gen, examplesForRun: async (run) => shared[run]! });
+    const events: TatraEvent[] = [];
+    const result = await classify({ task: sst2, input: 'x', settings, generator: gen, evaluator: gen, examplesForRun: async (run) => shared[run]!, onEvent: (e) => events.push(e) });
+    // The shared examples are still shown, run by run and label by label.
+    expect(events.filter((e) => e.type === 'examples')).toHaveLength(shared.length * 2);
     expect(gen.stage('examples')).toHaveLength(count);
     expect(result.runs.map((r) => r.examples)).toEqual(shared.map((s) => s.examples));
     // The job paid for the shared examples once; a row must not count them again.
