@@ -167,7 +167,9 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     if (opts.examplesForRun) {
       const out: RunExamples[] = [];
       for (const run of runs) {
-        out.push(await opts.examplesForRun(run));
+        const ex = await opts.examplesForRun(run);
+        emitExampleEvents(task, ex, opts.onEvent);
+        out.push(ex);
         throwIfAborted(signal);
       }
       return { runExamples: out, ms: performance.now() - t0 };
@@ -177,13 +179,23 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
       settings,
       generator,
       runs,
+      onRun: (ex) => emitExampleEvents(task, ex, opts.onEvent),
       ...(cache ? { cache } : {}),
       ...(signal ? { signal } : {}),
       ...(settings.scope === 'input' ? { input } : {}),
     });
     return { runExamples: out, ms: performance.now() - t0 };
   })();
-  const paraphraseStage = paraphraseRuns({ task, input, settings, runs, generator, ...(cache ? { cache } : {}), ...(signal ? { signal } : {}) });
+  const paraphraseStage = paraphraseRuns({
+    task,
+    input,
+    settings,
+    runs,
+    generator,
+    onRun: (run, p) => emit({ type: 'paraphrases', run, paraphrases: p.paraphrases, fallback: p.fallback, cached: p.cached }),
+    ...(cache ? { cache } : {}),
+    ...(signal ? { signal } : {}),
+  });
   // Whichever fails first is reported; the other must not become an unhandled rejection.
   exampleStage.catch(() => undefined);
   paraphraseStage.catch(() => undefined);
@@ -191,20 +203,16 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const { runExamples, ms: exampleMs } = await exampleStage;
   // Examples handed in by a dataset job were paid for once by the job, not by this input: counting
   // them per row would multiply the example stage's tokens by the number of rows.
-  for (const ex of runExamples) {
-    if (!opts.examplesForRun) {
-      stages.examples.calls += ex.stats.calls;
-      stages.examples.promptTokens += ex.stats.promptTokens;
-      stages.examples.completionTokens += ex.stats.completionTokens;
-    }
-    emitExampleEvents(task, ex, opts.onEvent);
+  for (const ex of opts.examplesForRun ? [] : runExamples) {
+    stages.examples.calls += ex.stats.calls;
+    stages.examples.promptTokens += ex.stats.promptTokens;
+    stages.examples.completionTokens += ex.stats.completionTokens;
   }
   stages.examples.ms = exampleMs;
   throwIfAborted(signal);
 
   const { paraphrased, stats: paraphraseStats } = await paraphraseStage;
   stages.paraphrases = paraphraseStats;
-  for (const [run, p] of paraphrased.entries()) emit({ type: 'paraphrases', run, paraphrases: p.paraphrases, fallback: p.fallback, cached: p.cached });
   throwIfAborted(signal);
 
   // Stage 3: evaluation of original + n paraphrases per run, every run in one batch. Identical
@@ -298,10 +306,16 @@ async function paraphraseRuns(opts: {
   generator: TatraBackend;
   cache?: GenerationCache;
   signal?: AbortSignal;
+  /** Each run's paraphrases as soon as they are known. */
+  onRun?: (run: number, paraphrased: ParaphrasedRun) => void;
 }): Promise<{ paraphrased: ParaphrasedRun[]; stats: StageStats }> {
   const { task, input, settings, runs, generator, cache, signal } = opts;
   const stats = emptyStats();
-  if (settings.n <= 0) return { paraphrased: runs.map(() => ({ paraphrases: [], fallback: null, cached: false })), stats };
+  if (settings.n <= 0) {
+    const none = runs.map(() => ({ paraphrases: [], fallback: null, cached: false }));
+    none.forEach((p, i) => opts.onRun?.(runs[i]!, p));
+    return { paraphrased: none, stats };
+  }
   const t0 = performance.now();
   const taskHash = taskContentHash(task);
   const lineLimit = paraphraseLineLimit(input);
@@ -328,9 +342,18 @@ async function paraphraseRuns(opts: {
     const hit = cache ? await cache.get(p.key) : undefined;
     texts[i] = hit !== undefined ? { ...readTruncationMark(hit), cached: true } : { text: '', truncated: false, cached: false };
     if (hit === undefined) missing.push(i);
+    else opts.onRun?.(runs[i]!, finish(texts[i]!));
   }
   if (missing.length > 0) {
-    const { results } = await generate(generator, missing.map((i) => planned[i]!.request));
+    const { results } = await generate(
+      generator,
+      missing.map((i) => planned[i]!.request),
+      opts.onRun &&
+        ((j, r) => {
+          const i = missing[j]!;
+          opts.onRun?.(runs[i]!, finish({ text: r.text, truncated: r.completionTokens >= maxTokens, cached: false }));
+        }),
+    );
     throwIfAborted(signal);
     for (const [j, i] of missing.entries()) {
       const r = results[j] as GenerateResult;
@@ -344,11 +367,12 @@ async function paraphraseRuns(opts: {
     }
     stats.ms = performance.now() - t0;
   }
-  const paraphrased = texts.map((t) => {
+  return { paraphrased: texts.map(finish), stats };
+
+  function finish(t: { text: string; truncated: boolean; cached: boolean }): ParaphrasedRun {
     const { paraphrases, fallback } = padParaphrases(cleanParaphrases(t.text, { truncated: t.truncated }), settings.n, input);
     return { paraphrases, fallback, cached: t.cached };
-  });
-  return { paraphrased, stats };
+  }
 }
 
 // A cached paraphrase text must re-parse exactly as it did when fresh, including whether it was

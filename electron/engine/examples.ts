@@ -72,7 +72,13 @@ function planRun(task: TaskDefinition, settings: TatraSettings, run: number, gen
  * Examples for several runs at once: cache hits are read, every miss of every run goes into ONE
  * generate call. Used by `generateRunExamples` (one run) and by `classify` (all runs).
  */
-export async function generateExamplesForRuns(opts: Omit<GenerateRunExamplesOptions, 'run' | 'onEvent'> & { runs: readonly number[] }): Promise<RunExamples[]> {
+export async function generateExamplesForRuns(
+  opts: Omit<GenerateRunExamplesOptions, 'run' | 'onEvent'> & {
+    runs: readonly number[];
+    /** Each run's examples as soon as all of its calls are done (a UI shows them while other runs decode). */
+    onRun?: (result: RunExamples) => void;
+  },
+): Promise<RunExamples[]> {
   const { task, settings, generator, cache, signal } = opts;
   throwIfAborted(signal);
   const taskHash = taskContentHash(task);
@@ -85,10 +91,24 @@ export async function generateExamplesForRuns(opts: Omit<GenerateRunExamplesOpti
     if (hit !== undefined) raws.set(p, { text: hit, cached: true, promptTokens: 0, completionTokens: 0, ms: 0 });
     else misses.push(p);
   }
+  const runOf = new Map<PlannedCall, number>();
+  planned.forEach((calls, i) => calls.forEach((p) => runOf.set(p, i)));
+  const remaining = planned.map((calls) => calls.filter((p) => !raws.has(p)).length);
+  const announce = (i: number) => opts.onRun?.(build(i));
+  remaining.forEach((left, i) => (left === 0 ? announce(i) : undefined));
   if (misses.length > 0) {
     await capToContext(generator, misses.map((m) => m.request));
     throwIfAborted(signal);
-    const results = await generator.generate(misses.map((m) => m.request));
+    const results = await generator.generate(
+      misses.map((m) => m.request),
+      opts.onRun &&
+        ((j, r) => {
+          const p = misses[j]!;
+          raws.set(p, { text: r.text, cached: false, promptTokens: r.promptTokens, completionTokens: r.completionTokens, ms: r.ms });
+          const i = runOf.get(p)!;
+          if (--remaining[i]! === 0) announce(i);
+        }),
+    );
     throwIfAborted(signal);
     for (let i = 0; i < misses.length; i++) {
       const p = misses[i] as PlannedCall;
@@ -98,7 +118,10 @@ export async function generateExamplesForRuns(opts: Omit<GenerateRunExamplesOpti
       if (cache) await cache.set(p.key, r.text);
     }
   }
-  return planned.map((calls, i) => {
+  return planned.map((_, i) => build(i));
+
+  function build(i: number): RunExamples {
+    const calls = planned[i]!;
     const run = opts.runs[i] as number;
     const seed = runSeed(settings.seed, run);
     const outs = calls.map((p) => ({ p, raw: raws.get(p) as { text: string; cached: boolean; promptTokens: number; completionTokens: number; ms: number } }));
@@ -122,7 +145,7 @@ export async function generateExamplesForRuns(opts: Omit<GenerateRunExamplesOpti
         cached: raw.cached,
       })),
     };
-  });
+  }
 }
 
 /**

@@ -49,7 +49,9 @@ describe('ApiHost on the tiny model', () => {
     expect(types.filter((t) => t === 'run-start')).toHaveLength(2);
     expect(types.filter((t) => t === 'prediction')).toHaveLength((2 + 1) * 2);
     expect(types.at(-1)).toBe('done');
-    expect(types.indexOf('paraphrases')).toBeGreaterThan(types.indexOf('examples'));
+    // Examples and paraphrases stream per run as they finish (in either order); predictions follow them all.
+    expect(types.filter((t) => t === 'paraphrases')).toHaveLength(2);
+    expect(types.indexOf('prediction')).toBeGreaterThan(Math.max(types.lastIndexOf('examples'), types.lastIndexOf('paraphrases')));
     const done = payloads.at(-1) as { event: { type: 'done'; result: { label: string | null; votes: Record<string, number> } } };
     expect(['negative', 'positive']).toContain(done.event.result.label);
     expect(Object.values(done.event.result.votes).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(6);

@@ -76,7 +76,7 @@ describe('classify with a scripted backend', () => {
     expect(most).toBe(2);
   });
 
-  it('emits events in order: run-starts, examples per run and label, paraphrases, predictions, done', async () => {
+  it('emits events in order: run-starts, each run\'s examples and paraphrases as they are ready, predictions, done', async () => {
     const backend = new ScriptedBackend(politeScript({ firstLabel: 'negative' }));
     const events: TatraEvent[] = [];
     await classify({ task: sst2, input: 'x', settings: { ...settings, r: 2 }, generator: backend, evaluator: backend, onEvent: (e) => events.push(e) });
@@ -86,15 +86,38 @@ describe('classify with a scripted backend', () => {
       if (e.type === 'run-start' || e.type === 'paraphrases') return `${e.type}:${e.run}`;
       return e.type;
     });
-    expect(compact).toEqual([
-      'run-start:0', 'run-start:1',
-      'examples:0:negative', 'examples:0:positive', 'examples:1:negative', 'examples:1:positive',
-      'paraphrases:0', 'paraphrases:1',
-      'prediction:0:0', 'prediction:0:1', 'prediction:0:2', 'prediction:1:0', 'prediction:1:1', 'prediction:1:2',
-      'done',
-    ]);
+    // Examples and paraphrases are generated concurrently and announced per run as they finish,
+    // so the two kinds may interleave; everything else is ordered.
+    expect(compact.slice(0, 2)).toEqual(['run-start:0', 'run-start:1']);
+    const generated = compact.slice(2, 8);
+    expect([...generated].sort()).toEqual(['examples:0:negative', 'examples:0:positive', 'examples:1:negative', 'examples:1:positive', 'paraphrases:0', 'paraphrases:1']);
+    for (const run of [0, 1]) {
+      // A run's label groups come together, in label order.
+      const at = generated.indexOf(`examples:${run}:negative`);
+      expect(generated[at + 1]).toBe(`examples:${run}:positive`);
+    }
+    expect([...compact.slice(8, 14)].sort()).toEqual(['prediction:0:0', 'prediction:0:1', 'prediction:0:2', 'prediction:1:0', 'prediction:1:1', 'prediction:1:2']);
+    expect(compact.slice(14)).toEqual(['done']);
     const first = events.find((e) => e.type === 'run-start');
     expect(first).toEqual({ type: 'run-start', run: 0, seed: 5 });
+  });
+
+  it('announces a run\'s examples before the generator has finished the other runs', async () => {
+    const log: string[] = [];
+    const polite = politeScript({ firstLabel: 'negative' });
+    const backend = new ScriptedBackend((req, ctx) => {
+      if (ctx.stage === 'examples') log.push(`generate:examples:seed${req.seed}`);
+      return polite(req, ctx);
+    });
+    await classify({
+      task: sst2, input: 'x', settings: { ...settings, r: 2 }, generator: backend, evaluator: backend,
+      onEvent: (e) => (e.type === 'examples' ? log.push(`event:examples:${e.run}:${e.label}`) : undefined),
+    });
+    // Run 1's seeds are 10000 above run 0's; its example calls come after run 0's event.
+    const run0Event = log.indexOf('event:examples:0:positive');
+    const run1Call = log.findIndex((l) => l.startsWith('generate:examples:seed1000'));
+    expect(run0Event).toBeGreaterThan(-1);
+    expect(run1Call).toBeGreaterThan(run0Event);
   });
 
   it('stops promptly on abort with an AbortError', async () => {
