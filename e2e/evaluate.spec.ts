@@ -151,3 +151,34 @@ test('pause and resume from the page; a file that cannot be read is one clear me
   await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
   await expect(progress).toContainText('24 / 24 rows');
 });
+
+test('a large job: the rows table renders a window of rows and pages in the rest as it scrolls', async ({ page, server }) => {
+  // 1,500 rows at n=0, k=2, r=1: one evaluator call per row on the tiny model, a few seconds.
+  const csv = writeCsv(1500);
+  const job = await callApi<{ id: string }>('jobs.start', {
+    taskId: 'sst2',
+    dataPath: csv,
+    inputColumn: 'review',
+    goldColumn: 'label',
+    labelMap: { '0': 'negative', '1': 'positive' },
+    generator: server.model,
+    evaluator: server.model,
+    settings: { n: 0, k: 2, r: 1, seed: 1, scope: 'run' },
+  });
+  await expect
+    .poll(async () => (await callApi<{ status: string }>('jobs.get', { jobId: job.id })).status, { timeout: 240_000, intervals: [1000] })
+    .toBe('done');
+
+  await openApp(page, `#/evaluate/${encodeURIComponent(job.id)}`);
+  await expect(page.getByTestId('rows-total')).toHaveText('1,500 rows');
+  const body = page.getByTestId('rows-body');
+  const rendered = body.locator('.vt-row');
+  await expect(rendered.first()).toContainText('1');
+  // Virtualised: only the visible window (plus overscan) is in the DOM, not 1,500 rows.
+  expect(await rendered.count()).toBeLessThan(60);
+
+  // Scrolling to the end pages the last rows in from the main process.
+  await body.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  await expect(body.locator('.vt-row', { hasText: '(1499)' })).toBeVisible({ timeout: 15_000 });
+  expect(await rendered.count()).toBeLessThan(60);
+});
