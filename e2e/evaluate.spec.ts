@@ -21,6 +21,21 @@ function writeCsv(rows: number): string {
   return path;
 }
 
+/** Starts an sst2 job on a reviews CSV of `rows` rows through the API, as the page would. */
+function startReviewsJob(model: string, rows: number, settings: { n: number; k: number; r: number; seed: number }, name?: string) {
+  return callApi<{ id: string; total: number }>('jobs.start', {
+    taskId: 'sst2',
+    dataPath: writeCsv(rows),
+    inputColumn: 'review',
+    goldColumn: 'label',
+    labelMap: { '0': 'negative', '1': 'positive' },
+    generator: model,
+    evaluator: model,
+    settings: { ...settings, scope: 'run' },
+    ...(name ? { name } : {}),
+  });
+}
+
 test('evaluate a CSV: preview, map, run, see the confusion matrix, export', async ({ page, server }) => {
   const csv = writeCsv(8);
   await openApp(page, '#/evaluate');
@@ -84,18 +99,7 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
 });
 
 test('reload the page mid-evaluation and see it carry on', async ({ page, server }) => {
-  const csv = writeCsv(24);
-  const job = await callApi<{ id: string; total: number }>('jobs.start', {
-    taskId: 'sst2',
-    dataPath: csv,
-    inputColumn: 'review',
-    goldColumn: 'label',
-    labelMap: { '0': 'negative', '1': 'positive' },
-    generator: server.model,
-    evaluator: server.model,
-    settings: { n: 1, k: 2, r: 2, seed: 3, scope: 'run' },
-    name: 'reload test',
-  });
+  const job = await startReviewsJob(server.model, 24, { n: 1, k: 2, r: 2, seed: 3 }, 'reload test');
   expect(job.total).toBe(24);
   await openApp(page, `#/evaluate/${job.id}`);
   const progress = page.getByTestId('job-progress');
@@ -122,18 +126,7 @@ test('pause and resume from the page; a file that cannot be read is one clear me
   await expect(page.getByRole('alert')).toContainText('Cannot read the file');
   await expect(page.getByRole('alert')).toContainText('/nowhere/data.csv');
 
-  const csv = writeCsv(24);
-  const job = await callApi<{ id: string }>('jobs.start', {
-    taskId: 'sst2',
-    dataPath: csv,
-    inputColumn: 'review',
-    goldColumn: 'label',
-    labelMap: { '0': 'negative', '1': 'positive' },
-    generator: server.model,
-    evaluator: server.model,
-    settings: { n: 1, k: 2, r: 1, seed: 4, scope: 'run' },
-    name: 'pause test',
-  });
+  const job = await startReviewsJob(server.model, 24, { n: 1, k: 2, r: 1, seed: 4 }, 'pause test');
   await openApp(page, `#/evaluate/${job.id}`);
   await page.getByTestId('job-pause').click();
   await expect(page.getByTestId('job-status').first()).toHaveText('paused');
@@ -154,17 +147,7 @@ test('pause and resume from the page; a file that cannot be read is one clear me
 
 test('a large job: the rows table renders a window of rows and pages in the rest as it scrolls', async ({ page, server }) => {
   // 1,500 rows at n=0, k=2, r=1: one evaluator call per row on the tiny model, a few seconds.
-  const csv = writeCsv(1500);
-  const job = await callApi<{ id: string }>('jobs.start', {
-    taskId: 'sst2',
-    dataPath: csv,
-    inputColumn: 'review',
-    goldColumn: 'label',
-    labelMap: { '0': 'negative', '1': 'positive' },
-    generator: server.model,
-    evaluator: server.model,
-    settings: { n: 0, k: 2, r: 1, seed: 1, scope: 'run' },
-  });
+  const job = await startReviewsJob(server.model, 1500, { n: 0, k: 2, r: 1, seed: 1 });
   await expect
     .poll(async () => (await callApi<{ status: string }>('jobs.get', { jobId: job.id })).status, { timeout: 240_000, intervals: [1000] })
     .toBe('done');
