@@ -48,7 +48,12 @@ interface CliResult {
   label: string | null;
   confidence: number;
   votes: Record<string, number>;
-  runs: { examples: { text: string; label: string }[]; paraphrases: string[]; predictions: CliPrediction[] }[];
+  runs: {
+    examples: { text: string; label: string }[];
+    paraphrases: string[];
+    predictions: CliPrediction[];
+    filtered: { wrongLabel: number; duplicate: number; malformed: number; empty: number; overK: number };
+  }[];
   stages: Record<string, { ms: number }>;
   totalMs: number;
 }
@@ -68,16 +73,29 @@ function withoutTimings(r: CliResult): unknown {
   return copy;
 }
 
-function expectSst2Shape(r: CliResult): void {
+/**
+ * `exact`: 4 examples, 2 per label. Otherwise validation may have dropped some: a random-weight
+ * model decoded on parallel sequences sometimes writes the same gibberish twice in one call (a
+ * duplicate, rightly dropped), and which requests share a batch changes its samples, so only
+ * the accounting is fixed: what was kept plus what was dropped is what was asked for.
+ */
+function expectSst2Shape(r: CliResult, exact = true): void {
   expect(r.runs).toHaveLength(2);
   const predictions = r.runs.flatMap((run) => run.predictions);
   expect(predictions).toHaveLength(6);
   for (const p of predictions) expect(['negative', 'positive']).toContain(p.label);
   for (const run of r.runs) {
     expect(run.predictions.map((p) => p.variant)).toEqual([0, 1, 2]);
-    expect(run.examples).toHaveLength(4);
-    expect(run.examples.filter((e) => e.label === 'negative')).toHaveLength(2);
-    expect(run.examples.filter((e) => e.label === 'positive')).toHaveLength(2);
+    const perLabel = ['negative', 'positive'].map((l) => run.examples.filter((e) => e.label === l).length);
+    if (exact) {
+      expect(run.examples).toHaveLength(4);
+      expect(perLabel).toEqual([2, 2]);
+    } else {
+      const f = run.filtered;
+      expect(run.examples.length + f.wrongLabel + f.duplicate + f.malformed + f.empty).toBe(4);
+      for (const n of perLabel) expect(n).toBeLessThanOrEqual(2);
+      expect(run.examples.every((e) => e.label === 'negative' || e.label === 'positive')).toBe(true);
+    }
     expect(run.paraphrases).toHaveLength(2);
     for (const p of run.paraphrases) expect(typeof p).toBe('string');
   }
@@ -95,8 +113,8 @@ afterAll(async () => {
 });
 
 describe('tatra classify on the tiny synthetic model', () => {
-  it('sst2 -n 2 -k 4 -r 2: 6 predictions in the label set, 4 examples (2 per label) and 2 paraphrases per run', async () => {
-    expectSst2Shape(parseJson(await tatra(['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--json', 'a fine film with a clumsy ending'])));
+  it('sst2 -n 2 -k 4 -r 2 on parallel sequences: 6 predictions in the label set, 4 examples asked per run (2 per label), 2 paraphrases per run', async () => {
+    expectSst2Shape(parseJson(await tatra(['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--json', 'a fine film with a clumsy ending'])), false);
   });
 
   // One sequence: batched CPU decoding is not bitwise independent of which requests share a
@@ -151,7 +169,8 @@ describe('tatra classify on stories260K (a real model without a chat template)',
   const stories = storiesModelPath();
   const name = stories === null ? 'skipped: ../shared/models/stories260K.gguf is absent' : 'sst2 -n 2 -k 4 -r 2 has the same shape';
   it.skipIf(stories === null)(name, async () => {
-    expectSst2Shape(parseJson(await tatra(['classify', '--task', 'sst2', '--model', stories as string, '-n', '2', '-k', '4', '-r', '2', '--threads', '1', '--json', 'a fine film'])));
+    // One sequence, so the sampled examples are reproducible and the exact shape can be pinned.
+    expectSst2Shape(parseJson(await tatra(['classify', '--task', 'sst2', '--model', stories as string, '-n', '2', '-k', '4', '-r', '2', '--threads', '1', '--sequences', '1', '--json', 'a fine film'])));
   });
 });
 
