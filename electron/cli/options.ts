@@ -2,7 +2,8 @@
 // and the option groups (settings, models, runtime) that several commands take alike.
 import type { Command } from 'commander';
 import { UserError } from '../common/errors';
-import { DEFAULT_SETTINGS, type ExampleScope, type TatraSettings } from '../common/tatra';
+import { INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
+import { type ExampleScope, type TatraSettings } from '../common/tatra';
 
 export function intOption(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -31,21 +32,23 @@ export interface TatraSettingsCliOptions {
 }
 
 function scopeOption(value: string): ExampleScope {
-  if (value === 'run' || value === 'input') return value;
-  throw new UserError(`--scope must be run or input, got "${value}"`, 'bad_option');
+  const scope = SCOPES.find((s) => s === value);
+  if (scope) return scope;
+  throw new UserError(`${SCOPE_SETTING.flag} must be ${SCOPES.join(' or ')}, got "${value}"`, 'bad_option');
+}
+
+function intSettingOption(cmd: Command, name: IntSettingName): Command {
+  const s = INT_SETTINGS[name];
+  return cmd.option(s.flags, s.help, intOption(s.flag, s.min, s.max), s.default);
 }
 
 /**
  * -n -k -r --seed --scope: TATRA's settings, identical on every command that runs the method
- * (classify, eval, compare), with SPEC §1.5's recommended defaults.
+ * (classify, eval, compare); bounds, defaults and help come from common/settings.ts.
  */
 export function addTatraSettingsOptions(cmd: Command): Command {
-  return cmd
-    .option('-n, --paraphrases <N>', 'paraphrases per run', intOption('-n', 0, 64), DEFAULT_SETTINGS.n)
-    .option('-k, --examples <K>', 'synthetic examples per run', intOption('-k', 0, 256), DEFAULT_SETTINGS.k)
-    .option('-r, --runs <R>', 'independent runs', intOption('-r', 1, 100), DEFAULT_SETTINGS.r)
-    .option('--seed <S>', 'base seed (run j uses seed + 10000·j)', intOption('--seed', 0, 2 ** 31 - 1), DEFAULT_SETTINGS.seed)
-    .option('--scope <scope>', 'example scope: run (made once per run and shared by all inputs, the paper) or input', scopeOption, DEFAULT_SETTINGS.scope);
+  for (const name of INT_SETTING_NAMES) intSettingOption(cmd, name);
+  return cmd.option(SCOPE_SETTING.flags, SCOPE_SETTING.help, scopeOption, SCOPE_SETTING.default);
 }
 
 export function tatraSettingsFrom(opts: TatraSettingsCliOptions): TatraSettings {

@@ -3,26 +3,38 @@
 // the engine's TypeScript types are inferred from them so the two can never drift apart.
 // common/: no Node, no DOM.
 import { z } from 'zod';
+import { INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from './settings';
 
-export const ExampleScope = z.enum(['run', 'input']);
+export const ExampleScope = z.enum(SCOPES);
 export type ExampleScope = z.infer<typeof ExampleScope>;
+
+function intSetting(name: IntSettingName) {
+  const b = INT_SETTINGS[name];
+  return z.number().int().min(b.min).max(b.max);
+}
 
 export const TatraSettings = z.object({
   /** Paraphrases per run (0 allowed: the original only). */
-  n: z.number().int().min(0).max(64),
+  n: intSetting('n'),
   /** Synthetic few-shot examples per run. */
-  k: z.number().int().min(0).max(256),
+  k: intSetting('k'),
   /** Independent runs. */
-  r: z.number().int().min(1).max(100),
+  r: intSetting('r'),
   /** Base seed; run j uses seed + 10000·j. */
-  seed: z.number().int().min(0).max(2 ** 31 - 1),
+  seed: intSetting('seed'),
   /** `run`: examples made once per run and shared by every input (the paper); `input`: per input. */
   scope: ExampleScope,
 });
 export type TatraSettings = z.infer<typeof TatraSettings>;
 
 /** The paper's recommended cost/quality trade-off (SPEC §1.5), with a few runs. */
-export const DEFAULT_SETTINGS: TatraSettings = { n: 5, k: 8, r: 3, seed: 1, scope: 'run' };
+export const DEFAULT_SETTINGS: TatraSettings = {
+  n: INT_SETTINGS.n.default,
+  k: INT_SETTINGS.k.default,
+  r: INT_SETTINGS.r.default,
+  seed: INT_SETTINGS.seed.default,
+  scope: SCOPE_SETTING.default,
+};
 
 export const Example = z.object({
   text: z.string(),

@@ -6,6 +6,7 @@ import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
 import { ComparisonStore, runComparison } from '../../models';
+import { ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, tatraSettingsFrom } from '../options';
 import { openJobSession, parseLabelMap } from './eval';
 
@@ -103,7 +104,7 @@ export function registerCompare(program: Command): void {
     .requiredOption('--generators <a.gguf,b.gguf>', 'comma-separated generator models')
     .requiredOption('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models');
   addRuntimeOptions(addTatraSettingsOptions(cmd))
-    .option('--limit <N>', 'only the first N rows', intOption('--limit', 1, 100_000_000))
+    .option(ROW_LIMIT.flags, 'only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--text-col <column>', 'column holding the input (default: guessed)')
     .option('--label-col <column>', 'column holding the gold label (default: guessed)')
     .option('--label-map <a=b,...>', 'gold value → task label (default: suggested)')

@@ -10,6 +10,7 @@ import { resolveTask } from '../../engine';
 import { JobManager, openJobStore, previewDataset, type JobInfo, type JobMetrics, type JobProgress, type JobStore } from '../../jobs';
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';
+import { ROW_LIMIT } from '../../common/settings';
 import { type ModelCliOptions, type TatraSettingsCliOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, tatraSettingsFrom } from '../options';
 import { userTasksDir } from './tasks';
 
@@ -236,7 +237,7 @@ export function registerEval(program: Command): void {
     .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']))
     .option('--allow-ragged', 'tolerate CSV rows with too few or too many fields (counted)');
   addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd)))
-    .option('--limit <N>', 'evaluate only the first N rows', intOption('--limit', 1, 100_000_000))
+    .option(ROW_LIMIT.flags, 'evaluate only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--baseline', 'also run the zero-shot baseline (one greedy evaluator call per row)')
     .option('--concurrency <C>', 'rows classified at once (parallel sequences)', intOption('--concurrency', 1, 64), 4)
     .option('--data-dir <dir>', 'data folder holding the job database (default $TATRA_DATA_DIR or ~/.tatra-studio)')

@@ -3,6 +3,7 @@
 // history survives restarts and an interrupted job can be resumed.
 import { z } from 'zod';
 import { Example, Prediction, TatraSettings } from '../tatra';
+import { ROW_LIMIT } from '../settings';
 import { method } from './define';
 
 export const DataFormat = z.enum(['csv', 'tsv', 'jsonl']);
@@ -61,7 +62,7 @@ export const JobStartInput = z.object({
   evaluator: z.string().trim().min(1, 'choose an evaluator model'),
   settings: TatraSettings,
   /** Only the first N rows. */
-  limit: z.number().int().min(1).optional(),
+  limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
   /** Also run the zero-shot baseline (one greedy evaluator call per row). */
   baseline: z.boolean().default(false),
   name: z.string().max(200).optional(),

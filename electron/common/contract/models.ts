@@ -4,6 +4,7 @@
 // common/: no Node, no DOM.
 import { z } from 'zod';
 import { method } from './define';
+import { ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 
 // ---------------------------------------------------------------- library
@@ -178,7 +179,7 @@ export const ComparisonSpec = z.object({
   generators: z.array(z.string().min(1)).min(1).max(8),
   evaluators: z.array(z.string().min(1)).min(1).max(8),
   settings: TatraSettings,
-  limit: z.number().int().min(1).optional(),
+  limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
   textColumn: z.string().optional(),
   labelColumn: z.string().optional(),
   /** gold value → task label. */

@@ -2,8 +2,9 @@
 // variant's prediction as it arrives; then the vote breakdown, the verdict, tokens and time.
 import { useEffect, useMemo, useState } from 'react';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, LabelChip, NumberField, ProgressBar } from '../components/Common';
+import { ErrorBanner, LabelChip, ProgressBar } from '../components/Common';
 import { ModelPicker } from '../components/ModelPicker';
+import { RunSettingsFields } from '../components/RunSettingsFields';
 import { VariantGrid, VoteBars } from '../components/VoteCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
@@ -178,22 +179,7 @@ export function ClassifyView() {
             </div>
           )}
         </div>
-        <div className="row" style={{ alignItems: 'flex-start' }}>
-          <NumberField label="Paraphrases n" value={tatra.n} min={0} max={64} onChange={(n) => setTatra({ ...tatra, n })} testId="classify-n" />
-          <NumberField label="Examples k" value={tatra.k} min={0} max={256} onChange={(k) => setTatra({ ...tatra, k })} testId="classify-k" />
-          <NumberField label="Runs r" value={tatra.r} min={1} max={100} onChange={(r) => setTatra({ ...tatra, r })} testId="classify-r" />
-          <NumberField label="Seed" value={tatra.seed} min={0} max={2 ** 31 - 1} onChange={(seed) => setTatra({ ...tatra, seed })} testId="classify-seed" />
-          <label className="field">
-            <span>Examples made</span>
-            <select value={tatra.scope} onChange={(e) => setTatra({ ...tatra, scope: e.target.value as TatraSettings['scope'] })} style={{ width: 170 }}>
-              <option value="run">once per run</option>
-              <option value="input">for this input</option>
-            </select>
-          </label>
-          <span className="field-hint" style={{ alignSelf: 'center', maxWidth: 260 }}>
-            {(tatra.n + 1) * tatra.r} evaluator calls. The paper's trade-off is n=5, k=8; its tables use n=10, k=16, r=15.
-          </span>
-        </div>
+        <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify" />
         <label className="field">
           <span>{task?.inputName ?? 'Input'}</span>
           <textarea

@@ -4,10 +4,12 @@
 import { useEffect, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { comparisonMatrix, modelLabel, type ComparisonPair, type ComparisonRecord } from '../../../electron/common/contract/models';
+import { ROW_LIMIT } from '../../../electron/common/settings';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { getApi, messageOf } from '../api/client';
 import { ErrorBanner, NumberField, ProgressBar } from '../components/Common';
 import { duration, pct } from '../components/labels';
+import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useResolvedColor } from '../components/VoteCharts';
 import { useStore } from '../store';
 
@@ -140,12 +142,8 @@ function SetupCard() {
         <ModelChecklist title="Generators (write examples and paraphrases)" value={generators} onChange={setGenerators} testId="compare-generators" />
         <ModelChecklist title="Evaluators (classify)" value={evaluators} onChange={setEvaluators} testId="compare-evaluators" />
       </div>
-      <div className="row" style={{ gap: 12, flexWrap: 'wrap', marginTop: 12 }}>
-        <NumberField label="n paraphrases" value={settings.n} min={0} max={64} onChange={(n) => setSettings({ ...settings, n })} testId="compare-n" />
-        <NumberField label="k examples" value={settings.k} min={0} max={256} onChange={(k) => setSettings({ ...settings, k })} testId="compare-k" />
-        <NumberField label="r runs" value={settings.r} min={1} max={100} onChange={(r) => setSettings({ ...settings, r })} testId="compare-r" />
-        <NumberField label="seed" value={settings.seed} min={0} max={2 ** 31 - 1} onChange={(seed) => setSettings({ ...settings, seed })} />
-        <NumberField label="rows (limit)" value={limit} min={1} max={100_000_000} onChange={setLimit} testId="compare-limit" />
+      <RunSettingsFields value={settings} onChange={setSettings} testIdPrefix="compare">
+        <NumberField label="rows (limit)" value={limit} min={ROW_LIMIT.min} max={ROW_LIMIT.max} onChange={setLimit} testId="compare-limit" />
         <label className="field">
           <span>Text column</span>
           <input type="text" value={textColumn} placeholder="guessed" onChange={(e) => setTextColumn(e.target.value)} />
@@ -154,7 +152,7 @@ function SetupCard() {
           <span>Label column</span>
           <input type="text" value={labelColumn} placeholder="guessed" onChange={(e) => setLabelColumn(e.target.value)} />
         </label>
-      </div>
+      </RunSettingsFields>
       <ErrorBanner message={error ?? uploadError} />
       <div className="row" style={{ marginTop: 12 }}>
         <button className="btn primary" disabled={!ready} onClick={() => void run()} data-testid="compare-run">

@@ -2,10 +2,12 @@
 // read its results; export; browse the history and resume an interrupted job.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { JobStatus, JobSummary } from '../../../electron/common/contract/jobs';
+import { ROW_LIMIT } from '../../../electron/common/settings';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, LabelChip, Metric, NumberField, ProgressBar } from '../components/Common';
+import { ErrorBanner, LabelChip, Metric, ProgressBar } from '../components/Common';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { ModelPicker } from '../components/ModelPicker';
+import { RunSettingsFields } from '../components/RunSettingsFields';
 import { RowsTable } from '../components/RowsTable';
 import { duration, pct, shortModel } from '../components/labels';
 import { useStore } from '../store';
@@ -273,23 +275,12 @@ function SettingsStep() {
         <ModelPicker label="Generator" value={generator} onChange={setGenerator} testId="eval-generator" />
         <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="eval-evaluator" />
       </div>
-      <div className="row" style={{ alignItems: 'flex-start' }}>
-        <NumberField label="Paraphrases n" value={tatra.n} min={0} max={64} onChange={(n) => setTatra({ ...tatra, n })} testId="eval-n" />
-        <NumberField label="Examples k" value={tatra.k} min={0} max={256} onChange={(k) => setTatra({ ...tatra, k })} testId="eval-k" />
-        <NumberField label="Runs r" value={tatra.r} min={1} max={100} onChange={(r) => setTatra({ ...tatra, r })} testId="eval-r" />
-        <NumberField label="Seed" value={tatra.seed} min={0} max={2 ** 31 - 1} onChange={(seed) => setTatra({ ...tatra, seed })} />
-        <label className="field">
-          <span>Examples made</span>
-          <select value={tatra.scope} onChange={(e) => setTatra({ ...tatra, scope: e.target.value as TatraSettings['scope'] })} style={{ width: 190 }}>
-            <option value="run">once per run (paper)</option>
-            <option value="input">for every input</option>
-          </select>
-        </label>
+      <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="eval">
         <label className="field">
           <span>Only the first rows</span>
-          <input type="number" min={1} value={draft.limit ?? ''} placeholder="all" onChange={(e) => setDraft({ limit: e.target.value ? Math.max(1, Math.floor(Number(e.target.value))) : null })} style={{ width: 100 }} data-testid="eval-limit" />
+          <input type="number" min={ROW_LIMIT.min} max={ROW_LIMIT.max} value={draft.limit ?? ''} placeholder="all" onChange={(e) => setDraft({ limit: e.target.value ? Math.min(ROW_LIMIT.max, Math.max(ROW_LIMIT.min, Math.floor(Number(e.target.value)))) : null })} style={{ width: 100 }} data-testid="eval-limit" />
         </label>
-      </div>
+      </RunSettingsFields>
       <div className="row">
         <label className="field inline">
           <input type="checkbox" checked={draft.baseline} onChange={(e) => setDraft({ baseline: e.target.checked })} /> Also run the zero-shot baseline

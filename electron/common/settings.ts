@@ -1,0 +1,50 @@
+// TATRA's run settings (SPEC §1.5) defined once: each field's bounds, default and wording. The zod
+// schema (tatra.ts), the CLI options (cli/options.ts) and the renderer's one settings component
+// (components/RunSettingsFields.tsx) all read them from here, so a bound changed here changes on
+// every face at once instead of drifting apart in five copies.
+// common/: no Node, no DOM.
+
+export interface IntSetting {
+  min: number;
+  max: number;
+  /** SPEC §1.5's recommended cost/quality trade-off, with a few runs. */
+  default: number;
+  /** Field label in the UI. */
+  label: string;
+  /** One line for --help and the UI's hint. */
+  help: string;
+  /** commander flags; the short or long flag first is what error messages name. */
+  flags: string;
+  /** The flag named in a CLI error ("-n must be between …"). */
+  flag: string;
+}
+
+export const INT_SETTINGS = {
+  n: { min: 0, max: 64, default: 5, label: 'Paraphrases n', help: 'paraphrases per run', flags: '-n, --paraphrases <N>', flag: '-n' },
+  k: { min: 0, max: 256, default: 8, label: 'Examples k', help: 'synthetic examples per run', flags: '-k, --examples <K>', flag: '-k' },
+  r: { min: 1, max: 100, default: 3, label: 'Runs r', help: 'independent runs', flags: '-r, --runs <R>', flag: '-r' },
+  seed: { min: 0, max: 2 ** 31 - 1, default: 1, label: 'Seed', help: 'base seed (run j uses seed + 10000·j)', flags: '--seed <S>', flag: '--seed' },
+} as const satisfies Record<string, IntSetting>;
+
+export type IntSettingName = keyof typeof INT_SETTINGS;
+export const INT_SETTING_NAMES = Object.keys(INT_SETTINGS) as IntSettingName[];
+
+export const SCOPES = ['run', 'input'] as const;
+
+export const SCOPE_SETTING = {
+  default: 'run' as (typeof SCOPES)[number],
+  label: 'Examples made',
+  help: 'example scope: run (made once per run and shared by all inputs, the paper) or input',
+  flags: '--scope <scope>',
+  flag: '--scope',
+  /** How the UI names each choice. */
+  choices: { run: 'once per run (paper)', input: 'for every input' } satisfies Record<(typeof SCOPES)[number], string>,
+};
+
+/** Evaluator calls one input costs: the original and n paraphrases, in each of r runs. */
+export function evaluatorCalls(s: { n: number; r: number }): number {
+  return (s.n + 1) * s.r;
+}
+
+/** "Only the first N rows" of a data set (eval, compare, the Evaluate and Compare views). */
+export const ROW_LIMIT = { min: 1, max: 100_000_000, flags: '--limit <N>', flag: '--limit' } as const;
