@@ -5,7 +5,6 @@
 // frame to the host. node-llama-cpp runs here, behind the host, with one core left for the UI.
 // Quitting waits for the host to dispose models and close the database.
 import { BrowserWindow, Menu, app, ipcMain, protocol, session, shell, type MenuItemConstructorOptions, type WebContents } from 'electron';
-import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiHost } from './api/host';
@@ -16,7 +15,6 @@ import { handleAppProtocol, registerAppScheme } from './protocol';
 import {
   APP_ENTRY_URL,
   BLOCKED_REQUEST_PATTERNS,
-  inferenceThreads,
   isAllowedNavigation,
   isAllowedSender,
   isPermissionAllowed,
@@ -50,7 +48,7 @@ function startHost(): Promise<ApiHost> {
     const dataDir = process.env.TATRA_DATA_DIR ? resolve(process.env.TATRA_DATA_DIR) : app.getPath('userData');
     // models/ inside app.asar is read-only: a packaged app keeps downloads under userData.
     if (app.isPackaged && !process.env.TATRA_MODELS_DIR) process.env.TATRA_MODELS_DIR = join(app.getPath('userData'), 'models');
-    const created = await createApiHost({ dataDir, threads: inferenceThreads(availableParallelism()), mode: 'electron' });
+    const created = await createApiHost({ dataDir, mode: 'electron' });
     host = created;
     created.subscribe((name, payload) => {
       for (const win of BrowserWindow.getAllWindows()) {

@@ -126,8 +126,3 @@ export const BLOCKED_REQUEST_PATTERNS: readonly string[] = Object.freeze(['http:
 export function isPermissionAllowed(_permission: string): boolean {
   return false;
 }
-
-/** Threads for node-llama-cpp in the desktop app: all cores but one, which stays free for the UI. */
-export function inferenceThreads(cores: number): number {
-  return Math.max(1, Math.floor(cores) - 1);
-}

@@ -4,7 +4,6 @@
 // contract before a handler sees it; outputs are parsed too, so defaults apply and a handler
 // that drifts from the contract fails loudly in development instead of confusing the UI.
 import { mkdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type z } from 'zod';
 import {
@@ -28,11 +27,12 @@ import { createClassifyHandlers } from './handlers/classify';
 import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
 import { createModelsHandlers } from './handlers/models';
 import { createHostPool, createHostJobs } from './resources';
+import { defaultThreads } from '../llama/threads';
 
 export interface ApiHostOptions {
   /** The data folder; created when missing. */
   dataDir: string;
-  /** Threads for node-llama-cpp (default: cores − 1, at least 1, so the UI keeps a core). */
+  /** Threads for node-llama-cpp (default: defaultThreads(), llama/threads.ts). */
   threads?: number;
   /** Extra model folders for the library (beside the default models/ and those in settings). */
   modelsDirs?: string[];
@@ -63,10 +63,6 @@ export interface ApiHost {
 }
 
 type AnyHandler = (input: unknown) => Promise<unknown>;
-
-function defaultThreads(): number {
-  return Math.max(1, availableParallelism() - 1);
-}
 
 export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   const dataDir = resolve(opts.dataDir);
@@ -101,12 +97,13 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   };
 
   const settingsStore = createSettingsStore(dataDir);
-  const pool = createHostPool({ threads: opts.threads ?? defaultThreads(), provider: opts.backendProvider });
+  const threads = opts.threads ?? defaultThreads();
+  const pool = createHostPool({ threads, provider: opts.backendProvider });
   let jobs: Promise<HostJobs> | null = null;
 
   const deps: HostDeps = {
     dataDir,
-    threads: opts.threads ?? defaultThreads(),
+    threads,
     modelsDirs: opts.modelsDirs ?? [],
     mode: opts.mode ?? 'browser',
     emit: emit as HostDeps['emit'],

@@ -2,6 +2,7 @@
 // and the option groups (settings, models, runtime) that several commands take alike.
 import type { Command } from 'commander';
 import { UserError } from '../common/errors';
+import { THREADS_HELP } from '../llama/threads';
 import { INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
 
@@ -81,6 +82,6 @@ export function modelPathsFrom(opts: ModelCliOptions): { generator: string; eval
 /** --threads and --context-size, for every command that loads models. */
 export function addRuntimeOptions(cmd: Command): Command {
   return cmd
-    .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
+    .option('--threads <T>', THREADS_HELP, intOption('--threads', 1, 256))
     .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072));
 }

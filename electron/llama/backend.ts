@@ -35,7 +35,8 @@ import { abortError, ContextOverflowError, type ChatPrompt, type GenerateRequest
 import { UserError } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { inspectGguf, type GgufInspection } from './gguf';
-import { defaultThreads, getLlamaRuntime } from './runtime';
+import { getLlamaRuntime } from './runtime';
+import { defaultThreads } from './threads';
 
 export interface LoadLlamaBackendOptions {
   /** The GGUF file; validated with inspectGguf before loading. */
@@ -44,7 +45,7 @@ export interface LoadLlamaBackendOptions {
   contextSize?: number;
   /** Parallel sequences in the context. Default 4. */
   sequences?: number;
-  /** CPU threads for this context. Default defaultThreads() ($TATRA_THREADS, else cores - 1). */
+  /** CPU threads for this context. Default defaultThreads() (llama/threads.ts). */
   threads?: number;
   /** Layers to offload to the GPU. Default "auto" (fit to free VRAM, reserving room for the context). */
   gpuLayers?: 'auto' | number;

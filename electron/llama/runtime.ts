@@ -2,16 +2,7 @@
 // GPU; loading it twice wastes memory and splits the thread budget (NODE-LLAMA-CPP.md).
 import { availableParallelism } from 'node:os';
 import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
-
-/**
- * Threads for inference: $TATRA_THREADS, else all cores but one (left for the UI), at least 1.
- * Explicit because node-llama-cpp's CPU default (4 on 2 cores) busy-waits and runs ~10x slower.
- */
-export function defaultThreads(): number {
-  const env = Number.parseInt(process.env.TATRA_THREADS ?? '', 10);
-  if (Number.isFinite(env) && env > 0) return env;
-  return Math.max(1, availableParallelism() - 1);
-}
+import { defaultThreads } from './threads';
 
 // llama.cpp warns about this on every load of a real Qwen2 vocabulary; it is harmless and would
 // drown the warnings that matter.

@@ -1,6 +1,7 @@
 // The shell of the page: navigation, theme, notices, and the view for the current route.
 import { useEffect } from 'react';
 import { Notices } from './components/Common';
+import { count } from './components/labels';
 import { connectStore, useStore } from './store';
 import { parseHash, type ThemeChoice, type ViewName, VIEWS } from './store/uiSlice';
 import { TasksView } from './views/TasksView';
@@ -98,7 +99,7 @@ export function App() {
           </span>
           {appInfo ? (
             <span className="xs hide-narrow" title={appInfo.dataDir}>
-              v{appInfo.version} · {appInfo.mode} · {appInfo.threads} threads
+              v{appInfo.version} · {appInfo.mode} · {count(appInfo.threads, 'thread')}
             </span>
           ) : null}
         </div>

@@ -4,6 +4,7 @@ import { type Command, Option } from 'commander';
 import { UserError } from '../../common/errors';
 import { openJobStore, JobManager, type JobInfo } from '../../jobs';
 import { resolveDataDir } from '../../paths';
+import { THREADS_HELP } from '../../llama/threads';
 import { intOption } from '../options';
 import { formatMetrics, openJobSession, printJobOutcome, runJobWithProgress, statusText } from './eval';
 
@@ -93,7 +94,7 @@ export function registerJobs(program: Command): void {
     .command('resume')
     .description('continue a paused, cancelled, failed or interrupted job from its first unfinished row')
     .argument('<id>', 'job id (a unique prefix is enough)')
-    .option('--threads <T>', 'CPU threads for inference (default $TATRA_THREADS or cores - 1)', intOption('--threads', 1, 256))
+    .option('--threads <T>', THREADS_HELP, intOption('--threads', 1, 256))
     .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
     .option('--data-dir <dir>', 'data folder')
     .option('--json', 'print the job and its metrics as JSON')

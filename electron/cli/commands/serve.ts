@@ -7,6 +7,7 @@ import { createApiHost } from '../../api/host';
 import { UserError } from '../../common/errors';
 import { appRoot, resolveDataDir } from '../../paths';
 import { startServer } from '../../server';
+import { THREADS_HELP } from '../../llama/threads';
 import { intOption } from '../options';
 
 interface ServeCliOptions {
@@ -28,7 +29,7 @@ export function registerServe(program: Command): void {
     .option('--port <port>', 'port to listen on; 0 picks a free one', intOption('--port', 0, 65535), 5178)
     .option('--host <host>', 'interface to listen on (anything but loopback is reachable from the network)', '127.0.0.1')
     .option('--data-dir <dir>', 'data folder (jobs, user tasks, settings); default $TATRA_DATA_DIR or ~/.tatra-studio')
-    .option('--threads <n>', 'threads for llama.cpp (default: cores - 1)', intOption('--threads', 1, 256))
+    .option('--threads <T>', THREADS_HELP, intOption('--threads', 1, 256))
     .option('--models-dir <dir>', 'extra folder of GGUF models (repeatable)', collect, [])
     .option('--allow-origin <origin>', 'extra origin allowed to call the API, e.g. a reverse proxy (repeatable)', collect, [])
     .option('--static-dir <dir>', 'folder of the built renderer (default dist/renderer)')

@@ -25,6 +25,11 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
+/** "1 thread", "2 threads". */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
+}
+
 export function shortModel(path: string | null | undefined): string {
   if (!path) return '–';
   return (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');

@@ -4,11 +4,11 @@
 // navigation, new windows and webviews; permissions are refused; the IPC handler checks the
 // sender before the host sees anything; quitting waits for host.dispose().
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_CHANNEL, INVOKE_CHANNEL } from '../../../electron/common/contract/bridge';
-import { APP_ENTRY_URL, inferenceThreads, webPreferencesFor } from '../../../electron/security';
+import { APP_ENTRY_URL, webPreferencesFor } from '../../../electron/security';
 import { fakeEvent, installFakeElectron, type FakeState, type FakeWebContents } from './fake-electron';
 
 vi.mock('electron', async () => (await import('./fake-electron')).electronModule);
@@ -99,9 +99,10 @@ describe('electron/main.ts startup', () => {
     expect(fake.menu).toBeDefined();
   });
 
-  it('starts the host on the user-data folder with cores − 1 threads', () => {
+  it('starts the host on the user-data folder with the one thread default (the host applies it, honouring $TATRA_THREADS)', () => {
     expect(scripted.options).toHaveLength(1);
-    expect(scripted.options[0]).toMatchObject({ dataDir: userData, threads: inferenceThreads(availableParallelism()), mode: 'electron' });
+    expect(scripted.options[0]).toMatchObject({ dataDir: userData, mode: 'electron' });
+    expect(scripted.options[0]).not.toHaveProperty('threads');
   });
 });
 

@@ -6,7 +6,6 @@ import {
   CONTENT_SECURITY_POLICY,
   CSP_DIRECTIVES,
   SECURITY_HEADERS,
-  inferenceThreads,
   isAllowedNavigation,
   isAllowedSender,
   isPermissionAllowed,
@@ -143,11 +142,5 @@ describe('navigation and links', () => {
     for (const p of ['media', 'notifications', 'geolocation', 'clipboard-read', 'clipboard-sanitized-write', 'openExternal', 'fullscreen']) {
       expect(isPermissionAllowed(p)).toBe(false);
     }
-  });
-
-  it('leaves one core for the UI', () => {
-    expect(inferenceThreads(2)).toBe(1);
-    expect(inferenceThreads(16)).toBe(15);
-    expect(inferenceThreads(1)).toBe(1);
   });
 });
