@@ -10,6 +10,7 @@ import { registerJobs } from './commands/jobs';
 import { registerModels } from './commands/models';
 import { registerCompare } from './commands/compare';
 import { registerServe } from './commands/serve';
+import { registerSweep } from './commands/sweep';
 
 const program = new Command('tatra')
   .description('TATRA Studio: training-free classification with synthetic examples, paraphrases and voting')
@@ -25,6 +26,7 @@ registerEval(program);
 registerJobs(program);
 registerModels(program);
 registerCompare(program);
+registerSweep(program);
 registerServe(program);
 
 try {

@@ -7,6 +7,7 @@
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
 //   metrics.ts  pure metric functions over stored rows
 //   export.ts   CSV/JSON export and readers for round trips
+//   sweep*.ts   sensitivity sweeps: one job per (n, k, seed), shared work, aggregated points
 export * from './types';
 export {
   previewDataset,
@@ -17,6 +18,10 @@ export {
   detectFormat,
 } from './dataset';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
-export { JobManager, plainModelRef, type JobManagerOptions } from './manager';
+export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper } from './manager';
+export { SweepManager, sweepCells, type SweepManagerOptions, type SweepEvent } from './sweep';
+export { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-store';
+export { aggregateSweep, meanStd, scoreUpTo, pointCost, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate } from './sweep-metrics';
+export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, csvField, type JsonExport, type CsvExportRow } from './export';

@@ -14,6 +14,7 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import { classify, generateRunExamples, lenientMathCorrect, resolveTask as engineResolveTask, zeroShot, type GenerationCache, type RunExamples } from '../engine';
+import type { TatraBackend } from '../engine/backend';
 import { inspectGguf } from '../llama/gguf';
 import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
 import { exportJob } from './export';
@@ -56,6 +57,9 @@ export interface JobManagerOptions {
   defaultConcurrency?: number;
 }
 
+/** Wraps the backends one job runs on (see `setBackendWrapper`). */
+export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBackend) => TatraBackend;
+
 const IMPORT_BATCH = 1000;
 const HEARTBEAT_MS = 5000;
 const OWNER = `${hostname()}:${process.pid}`;
@@ -88,6 +92,7 @@ export class JobManager {
   readonly cache: GenerationCache;
   private readonly defaultConcurrency: number;
   private readonly runners = new Map<string, Runner>();
+  private readonly wrappers = new Map<string, BackendWrapper>();
   private readonly emitter = new EventEmitter();
 
   constructor(opts: JobManagerOptions) {
@@ -307,6 +312,16 @@ export class JobManager {
     return this.get(job.id);
   }
 
+  /**
+   * Has this process run job `id` on wrapped backends (a sweep counts its calls and shares
+   * evaluations between its jobs); null removes the wrapper. Not stored: whoever resumes the job
+   * sets it again.
+   */
+  setBackendWrapper(id: string, wrap: BackendWrapper | null): void {
+    if (wrap) this.wrappers.set(id, wrap);
+    else this.wrappers.delete(id);
+  }
+
   /** Same as start: resuming is starting from the first unfinished row. */
   resume(id: string): Promise<JobInfo> {
     return this.start(id);
@@ -386,10 +401,13 @@ export class JobManager {
       });
     try {
       early('loading');
-      const gen = await this.backends.acquire(job.generator.path, { signal });
-      leases.push(gen);
-      const ev = await this.backends.acquire(job.evaluator.path, { signal });
-      leases.push(ev);
+      const genLease = await this.backends.acquire(job.generator.path, { signal });
+      leases.push(genLease);
+      const evLease = await this.backends.acquire(job.evaluator.path, { signal });
+      leases.push(evLease);
+      const wrap = this.wrappers.get(id);
+      const gen = { backend: wrap ? wrap('generator', genLease.backend) : genLease.backend };
+      const ev = { backend: wrap ? wrap('evaluator', evLease.backend) : evLease.backend };
 
       let examplesForRun: ((run: number) => Promise<RunExamples>) | undefined;
       if (settings.scope === 'run') {

@@ -34,7 +34,7 @@ export const JOB_DB_FILE = 'tatra.db';
 /** The error shown for a job whose data-set import did not finish. */
 export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -101,6 +101,32 @@ const MIGRATIONS: string[] = [
   // Jobs from v1 were imported before they were visible, hence the default for existing rows.
   `
   ALTER TABLE jobs ADD COLUMN imported INTEGER NOT NULL DEFAULT 1;
+  `,
+  // v3: sweeps (jobs/sweep-store.ts). A sweep is one job per (n, k, seed); the calls it made are
+  // counted here because the jobs' own stats count cached work as free.
+  `
+  CREATE TABLE sweeps (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    status TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    error TEXT,
+    owner TEXT,
+    generator_calls INTEGER NOT NULL DEFAULT 0,
+    evaluator_calls INTEGER NOT NULL DEFAULT 0,
+    -- Prompt + completion tokens of those calls: with the jobs' time, the sweep's throughput.
+    tokens INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE sweep_jobs (
+    sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    k INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    PRIMARY KEY (sweep_id, n, k, seed)
+  ) WITHOUT ROWID;
   `,
 ];
 

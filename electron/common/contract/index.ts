@@ -7,6 +7,7 @@ import { classifyEvents, classifyMethods } from './classify';
 import { jobsEvents, jobsMethods } from './jobs';
 import { modelsEvents, modelsMethods } from './models';
 import { settingsEvents, settingsMethods } from './settings';
+import { sweepsEvents, sweepsMethods } from './sweeps';
 import { tasksEvents, tasksMethods } from './tasks';
 
 export * from './define';
@@ -14,6 +15,7 @@ export * from './tasks';
 export * from './classify';
 export * from './jobs';
 export * from './settings';
+export * from './sweeps';
 
 export const apiMethods = {
   ...tasksMethods,
@@ -21,6 +23,7 @@ export const apiMethods = {
   ...jobsMethods,
   ...settingsMethods,
   ...modelsMethods,
+  ...sweepsMethods,
 };
 
 export const apiEvents = {
@@ -29,6 +32,7 @@ export const apiEvents = {
   ...jobsEvents,
   ...settingsEvents,
   ...modelsEvents,
+  ...sweepsEvents,
 };
 
 export type ApiMethods = typeof apiMethods;

@@ -1,0 +1,220 @@
+// `tatra sweep`: the paper's sensitivity study (SPEC §1.5) as one resumable experiment:
+// `tatra sweep --task sst2 --data f.csv --model m.gguf -n 0,1,2,5,10 -k 4,8,16 -r 1,3,5,10,15 --seeds 1,2,3`
+// and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: jobs/sweep.ts does the work.
+import { join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { type Command, Option } from 'commander';
+import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
+import { UserError } from '../../common/errors';
+import { resolveTask } from '../../engine';
+import { SweepManager, previewDataset } from '../../jobs';
+import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom } from '../options';
+import { openJobSession, parseLabelMap, type JobSession } from './eval';
+import { userTasksDir } from './tasks';
+
+/** Parses `0,1,2,5,10` into whole numbers within [min, max]. */
+export function intListOption(name: string, min: number, max: number) {
+  const one = intOption(name, min, max);
+  return (value: string): number[] => {
+    const parts = value.split(',').map((p) => p.trim());
+    if (parts.some((p) => p === '')) throw new UserError(`${name} takes comma-separated whole numbers, like 1,3,5; got "${value}"`, 'bad_option');
+    return parts.map(one);
+  };
+}
+
+interface SweepRuntimeOptions {
+  threads?: number;
+  contextSize?: number;
+  concurrency: number;
+  dataDir?: string;
+  out?: string;
+  json?: boolean;
+}
+
+interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions {
+  task?: string;
+  data?: string;
+  textCol?: string;
+  labelCol?: string;
+  labelMap?: string;
+  format?: 'csv' | 'tsv' | 'jsonl';
+  paraphrases: number[];
+  examples: number[];
+  runs: number[];
+  seeds: number[];
+  limit?: number;
+  name?: string;
+}
+
+function pct(v: { mean: number; std: number } | null): string {
+  return v === null ? '—' : `${(v.mean * 100).toFixed(1)} ± ${(v.std * 100).toFixed(1)}%`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => '  ' + r.map((cell, c) => (c < 3 ? cell.padStart(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
+}
+
+/** The human report: one line per point, then what sharing saved. */
+export function formatSweep(result: SweepResult): string {
+  const math = result.taskKind === 'math';
+  const head = ['n', 'k', 'r', 'seeds', math ? 'strict acc' : 'accuracy', math ? 'lenient acc' : 'macro-F1', 'calls', 'tokens', 'seconds'];
+  const line = (p: SweepPoint) => [
+    String(p.n),
+    String(p.k),
+    String(p.r),
+    String(p.seeds.length),
+    pct(p.accuracy),
+    math ? pct(p.lenientAccuracy) : p.macroF1 ? `${p.macroF1.mean.toFixed(3)} ± ${p.macroF1.std.toFixed(3)}` : '—',
+    p.calls.mean.toFixed(0),
+    p.tokens.mean.toFixed(0),
+    p.seconds.mean.toFixed(1),
+  ];
+  const { generatorCalls: g, evaluatorCalls: e } = result.sharing;
+  return [
+    `sweep ${result.id}  ${result.name}  [${result.status}]`,
+    `  task ${result.taskId}  data ${result.dataPath}  rows ${result.rows}  jobs ${result.progress.jobsDone}/${result.progress.jobsTotal}`,
+    `  generator ${result.generator}${result.evaluator !== result.generator ? `\n  evaluator ${result.evaluator}` : ''}`,
+    ...(result.error ? [`  error: ${result.error}`] : []),
+    '',
+    table([head, ...result.points.map(line)]),
+    '',
+    '  mean ± std over seeds; calls and tokens are what the setting costs alone; seconds: those tokens at the sweep\'s measured throughput',
+    `  sharing saved ${g.saved} of ${g.alone} generator calls (made ${g.made}) and ${e.saved} of ${e.alone} evaluator calls (made ${e.made})`,
+  ].join('\n');
+}
+
+/** Runs a sweep to its end with a line per finished job on stderr; Ctrl-C pauses it. */
+async function runSweep(sweeps: SweepManager, id: string, quiet: boolean): Promise<SweepSummary> {
+  let lastJobs = -1;
+  const off = sweeps.onProgress((p) => {
+    if (p.sweepId !== id || quiet || p.jobsDone === lastJobs) return;
+    lastJobs = p.jobsDone;
+    const eta = p.etaSeconds === null ? '…' : `${Math.round(p.etaSeconds)} s`;
+    process.stderr.write(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta}\n`);
+  });
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    void sweeps.pause(id).catch(() => undefined);
+  };
+  process.once('SIGINT', onSigint);
+  try {
+    sweeps.start(id);
+    const end = await sweeps.wait(id);
+    if (interrupted) {
+      process.stderr.write(`paused sweep ${id} (${end.progress.jobsDone}/${end.progress.jobsTotal} jobs done); continue with: tatra sweep resume ${id}\n`);
+      process.exitCode = 130;
+    }
+    return end;
+  } finally {
+    off();
+    process.off('SIGINT', onSigint);
+  }
+}
+
+async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOptions): Promise<void> {
+  const result = sweeps.result(id);
+  if (opts.out) {
+    const dir = resolve(opts.out);
+    await mkdir(dir, { recursive: true });
+    await sweeps.export(id, 'csv', join(dir, `${id}.csv`));
+    await sweeps.export(id, 'json', join(dir, `${id}.json`));
+    process.stderr.write(`exported ${join(dir, `${id}.csv`)} and ${id}.json\n`);
+  }
+  process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatSweep(result)}\n`);
+  if (result.status === 'failed') {
+    process.stderr.write(`tatra: sweep ${id} failed: ${result.error ?? 'unknown error'}\n`);
+    process.exitCode = 1;
+  }
+}
+
+function openSweeps(opts: SweepRuntimeOptions): { session: JobSession; sweeps: SweepManager } {
+  const session = openJobSession({ ...opts, sequences: opts.concurrency });
+  const sweeps = new SweepManager({
+    jobs: session.manager,
+    store: session.store,
+    pool: session.pool,
+    resolveTask: (id) => resolveTask(id, { userDir: userTasksDir(opts.dataDir) }),
+  });
+  return { session, sweeps };
+}
+
+function addSweepRuntimeOptions(cmd: Command): Command {
+  return addRuntimeOptions(cmd)
+    .option('--concurrency <C>', 'rows classified at once (parallel sequences)', intOption('--concurrency', 1, 64), 4)
+    .option('--data-dir <dir>', 'data folder holding the job database (default $TATRA_DATA_DIR or ~/.tatra-studio)')
+    .option('--out <dir>', 'also write <sweep id>.csv (one line per point) and <sweep id>.json into this folder')
+    .option('--json', 'print the result as one JSON object (with `points`) instead of the table');
+}
+
+export function registerSweep(program: Command): void {
+  // `resume ID` and `show ID` are arguments, not commander subcommands: those would share the
+  // runtime options' names with this command, which would take them from the subcommand.
+  const cmd = program
+    .command('sweep')
+    .description('sensitivity sweep over n, k, r and seeds on a labelled data file: one resumable experiment, shared work paid once')
+    .argument('[action]', 'resume <id> (continue a paused, interrupted or failed sweep) or show <id> (its points so far); none: start a new sweep')
+    .argument('[id]', 'sweep id (or a unique prefix) for resume and show')
+    .option('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file (required for a new sweep)')
+    .option('--data <file>', 'CSV, TSV or JSONL file with gold labels (required for a new sweep)')
+    .option('--text-col <column>', 'column holding the input (default: guessed)')
+    .option('--label-col <column>', 'column holding the gold label (default: guessed)')
+    .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
+    .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']));
+  addSweepRuntimeOptions(addModelOptions(cmd))
+    .option('-n, --paraphrases <list>', 'paraphrases per run, e.g. 0,1,2,5,10', intListOption('-n', 0, 64), [0, 1, 2, 5, 10])
+    .option('-k, --examples <list>', 'examples per run, e.g. 4,8,16', intListOption('-k', 0, 256), [4, 8, 16])
+    .option('-r, --runs <list>', 'runs, e.g. 1,3,5,10,15 (the largest is run once; smaller r read its first runs)', intListOption('-r', 1, 100), [1, 3, 5, 10, 15])
+    .option('--seeds <list>', 'base seeds, e.g. 1,2,3', intListOption('--seeds', 0, 2 ** 31 - 1), [1, 2, 3])
+    .option('--limit <N>', 'use only the first N rows', intOption('--limit', 1, 100_000_000))
+    .option('--name <name>', 'a name for the sweep')
+    .action(async (action: string | undefined, id: string | undefined, opts: SweepCliOptions) => {
+      if (action === undefined) return newSweep(opts);
+      if (action !== 'resume' && action !== 'show') throw new UserError(`unknown sweep action "${action}": use resume <id> or show <id>, or no action to start a sweep`, 'bad_option');
+      if (!id) throw new UserError(`give the sweep id: tatra sweep ${action} <id>`, 'bad_option');
+      const { session, sweeps } = openSweeps(opts);
+      try {
+        const s = sweeps.summary(id);
+        if (action === 'resume' && s.status !== 'done') await runSweep(sweeps, s.id, opts.json === true);
+        await finish(sweeps, s.id, opts);
+      } finally {
+        await sweeps.dispose();
+        await session.close();
+      }
+    });
+}
+
+async function newSweep(opts: SweepCliOptions): Promise<void> {
+  if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
+  if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
+  const { generator, evaluator } = modelPathsFrom(opts);
+  const dataPath = resolve(opts.data);
+  const preview = await previewDataset(dataPath, opts.format ? { format: opts.format } : {});
+  const textColumn = opts.textCol ?? preview.suggestedTextColumn;
+  if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
+  const labelColumn = opts.labelCol ?? preview.suggestedLabelColumn ?? null;
+  if (labelColumn === null) throw new UserError(`${opts.data}: a sweep measures accuracy; say which column holds the gold label with --label-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
+  const { session, sweeps } = openSweeps(opts);
+  try {
+    const created = await sweeps.create({
+      taskId: opts.task,
+      dataPath,
+      inputColumn: textColumn,
+      goldColumn: labelColumn,
+      labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
+      generator: resolve(generator),
+      evaluator: resolve(evaluator),
+      grid: { n: opts.paraphrases, k: opts.examples, r: opts.runs, seeds: opts.seeds },
+      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+      concurrency: opts.concurrency,
+      ...(opts.name ? { name: opts.name } : {}),
+    });
+    process.stderr.write(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}\n`);
+    await runSweep(sweeps, created.id, opts.json === true);
+    await finish(sweeps, created.id, opts);
+  } finally {
+    await sweeps.dispose();
+    await session.close();
+  }
+}

@@ -1,0 +1,180 @@
+// Sensitivity sweeps (SPEC §1.5): one experiment over a grid of n, k and r values and several
+// seeds, stored in SQLite as one evaluation job per (n, k, seed) at the largest r. The same shapes
+// are the CLI's `tatra sweep --json` output, the API's answers and the Sweep view's data.
+import { z } from 'zod';
+import { method } from './define';
+
+const SweepId = z.string().min(1);
+
+/** A sorted list of distinct whole numbers (the order and repeats on a command line do not matter). */
+function valueList(name: string, min: number, max: number, most: number) {
+  return z
+    .array(z.number().int().min(min, `${name} values must be at least ${min}`).max(max, `${name} values must be at most ${max}`))
+    .min(1, `give at least one ${name} value`)
+    .transform((xs) => [...new Set(xs)].sort((a, b) => a - b))
+    .refine((xs) => xs.length <= most, `at most ${most} ${name} values`);
+}
+
+export const SweepGrid = z.object({
+  /** Paraphrases per run. */
+  n: valueList('n', 0, 64, 16),
+  /** Examples per run. */
+  k: valueList('k', 0, 256, 16),
+  /** Runs; the sweep runs the largest once and reads the smaller ones off its first runs. */
+  r: valueList('r', 1, 100, 16),
+  seeds: valueList('seed', 0, 2 ** 31 - 1, 16),
+});
+export type SweepGrid = z.infer<typeof SweepGrid>;
+
+export const SweepStartInput = z.object({
+  taskId: z.string().trim().min(1),
+  dataPath: z.string().trim().min(1, 'give a file path'),
+  inputColumn: z.string().min(1, 'choose the input column'),
+  goldColumn: z.string().nullable().default(null),
+  labelMap: z.record(z.string(), z.string()).default({}),
+  generator: z.string().trim().min(1, 'choose a generator model'),
+  evaluator: z.string().trim().min(1, 'choose an evaluator model'),
+  grid: SweepGrid,
+  /** Only the first N rows of the data set. */
+  limit: z.number().int().min(1).optional(),
+  /** Rows classified at once within each job. */
+  concurrency: z.number().int().min(1).max(64).optional(),
+  name: z.string().max(200).optional(),
+});
+export type SweepStartInput = z.input<typeof SweepStartInput>;
+export type SweepStartSpec = z.output<typeof SweepStartInput>;
+
+/** `interrupted`: stored as running, but the process that ran it died; resume it. */
+export const SweepStatus = z.enum(['queued', 'running', 'paused', 'cancelled', 'done', 'failed', 'interrupted']);
+export type SweepStatus = z.infer<typeof SweepStatus>;
+
+export const MeanStd = z.object({
+  mean: z.number(),
+  /** Population standard deviation over seeds (0 for one seed). */
+  std: z.number(),
+});
+export type MeanStd = z.infer<typeof MeanStd>;
+
+/** What one setting costs when run alone on the sweep's rows. */
+export const SweepCost = z.object({
+  generatorCalls: z.number().int(),
+  evaluatorCalls: z.number().int(),
+  /** Prompt + completion tokens. */
+  tokens: z.number(),
+  seconds: z.number(),
+});
+export type SweepCost = z.infer<typeof SweepCost>;
+
+/** One (n, k, r) point for one seed. */
+export const SweepSeedPoint = z.object({
+  seed: z.number().int(),
+  /** Rows scored (done, with gold). */
+  scored: z.number().int(),
+  /** Strict accuracy for math tasks; null when no row has gold. */
+  accuracy: z.number().nullable(),
+  /** Classification and multiple choice; null for math. */
+  macroF1: z.number().nullable(),
+  /** Math only: the reference code's "gold string appears in an output" score. */
+  lenientAccuracy: z.number().nullable(),
+  cost: SweepCost,
+});
+export type SweepSeedPoint = z.infer<typeof SweepSeedPoint>;
+
+export const SweepPoint = z.object({
+  n: z.number().int(),
+  k: z.number().int(),
+  r: z.number().int(),
+  /** Seeds whose job is done (the mean and std are over these). */
+  seeds: z.array(z.number().int()),
+  accuracy: MeanStd.nullable(),
+  macroF1: MeanStd.nullable(),
+  lenientAccuracy: MeanStd.nullable(),
+  /** Generator + evaluator calls this setting makes alone. */
+  calls: MeanStd,
+  tokens: MeanStd,
+  seconds: MeanStd,
+  perSeed: z.array(SweepSeedPoint),
+});
+export type SweepPoint = z.infer<typeof SweepPoint>;
+
+export const CallSaving = z.object({
+  /** Calls needed to run every (n, k, r, seed) point alone, each with nothing shared. */
+  alone: z.number().int(),
+  /** Calls the sweep made. */
+  made: z.number().int(),
+  saved: z.number().int(),
+});
+export type CallSaving = z.infer<typeof CallSaving>;
+
+export const SweepJob = z.object({
+  n: z.number().int(),
+  k: z.number().int(),
+  seed: z.number().int(),
+  jobId: z.string().nullable(),
+  status: z.enum(['pending', 'queued', 'running', 'paused', 'cancelled', 'done', 'failed']),
+  rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
+});
+export type SweepJob = z.infer<typeof SweepJob>;
+
+export const SweepProgress = z.object({
+  sweepId: SweepId,
+  jobsDone: z.number().int(),
+  jobsTotal: z.number().int(),
+  /** Rows classified over every job (each job classifies every row at the largest r). */
+  rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
+  elapsedSeconds: z.number(),
+  /** null until a rate is known. */
+  etaSeconds: z.number().nullable(),
+});
+export type SweepProgress = z.infer<typeof SweepProgress>;
+
+export const SweepSummary = z.object({
+  id: SweepId,
+  name: z.string(),
+  status: SweepStatus,
+  taskId: z.string(),
+  dataPath: z.string(),
+  generator: z.string(),
+  evaluator: z.string(),
+  grid: SweepGrid,
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  error: z.string().nullable(),
+  progress: SweepProgress,
+});
+export type SweepSummary = z.infer<typeof SweepSummary>;
+
+export const SweepResult = SweepSummary.extend({
+  taskKind: z.enum(['classification', 'multiple_choice', 'math']),
+  limit: z.number().int().nullable(),
+  /** Rows in each job (the data set's rows, up to the limit). */
+  rows: z.number().int(),
+  jobs: z.array(SweepJob),
+  /** One entry per (n, k, r), n-major then k then r. */
+  points: z.array(SweepPoint),
+  /** How many calls sharing saved against running each (n, k, r, seed) point alone. */
+  sharing: z.object({ generatorCalls: CallSaving, evaluatorCalls: CallSaving }),
+});
+export type SweepResult = z.infer<typeof SweepResult>;
+
+export const sweepsMethods = {
+  /** Creates a sweep and starts it in the background; answers at once. */
+  'sweeps.start': method(SweepStartInput, SweepSummary),
+  'sweeps.pause': method(z.object({ sweepId: SweepId }), SweepSummary),
+  /** Continues a paused or interrupted sweep: finished jobs stay, the rest run. */
+  'sweeps.resume': method(z.object({ sweepId: SweepId }), SweepSummary),
+  'sweeps.list': method(z.object({}).default({}), z.array(SweepSummary)),
+  /** The whole result so far: points aggregated over the seeds whose job is done. */
+  'sweeps.get': method(z.object({ sweepId: SweepId }), SweepResult),
+  /** Writes the CSV (one line per point) or JSON (the result) export into the data folder's exports. */
+  'sweeps.export': method(
+    z.object({ sweepId: SweepId, format: z.enum(['csv', 'json']) }),
+    z.object({ path: z.string(), filename: z.string(), bytes: z.number().int() }),
+  ),
+};
+
+export const sweepsEvents = {
+  'sweep.progress': SweepProgress.extend({ status: SweepStatus }),
+};

@@ -1,0 +1,88 @@
+// The backends a sweep's jobs see: the pool's backends, wrapped so the sweep counts every call it
+// really makes and evaluates a prompt once for all its jobs.
+//
+// The generator needs no sharing of its own here: its examples and paraphrases already go through
+// the generation cache, keyed by everything that determines them. The evaluator's calls are
+// greedy, so a request with the same prompt, grammar and token limit on the same model has one
+// answer; the original input's evaluation under a run's examples is such a request for every n,
+// and the shared cache answers it after the first job. Sampled requests are never shared.
+import { contentHash, stableStringify } from '../engine/hash';
+import { PROMPT_VERSION } from '../engine/cache';
+import type { GenerateRequest, GenerateResult, GenerateResultListener, TatraBackend } from '../engine/backend';
+
+/** Where shared evaluations are kept (the job store's cache table in a sweep). */
+export interface EvaluationStore {
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+}
+
+/** Everything that determines a greedy request's output, but not its scheduling hints. */
+export function evaluationCacheKey(backendId: string, req: GenerateRequest): string {
+  const identity = stableStringify({
+    prompt: { system: req.prompt.system, user: req.prompt.user, assistantPrefix: req.prompt.assistantPrefix ?? null },
+    grammar: req.grammar ?? null,
+    maxTokens: req.maxTokens,
+  });
+  return ['tatra', `v${PROMPT_VERSION}`, 'evaluation', contentHash(backendId), contentHash(identity)].join(':');
+}
+
+function isGreedy(req: GenerateRequest): boolean {
+  return (req.temperature ?? 0) === 0;
+}
+
+function parseStored(value: string): GenerateResult | undefined {
+  try {
+    const v = JSON.parse(value) as Partial<GenerateResult>;
+    if (typeof v.text !== 'string' || typeof v.promptTokens !== 'number' || typeof v.completionTokens !== 'number' || typeof v.ms !== 'number') return undefined;
+    return { text: v.text, promptTokens: v.promptTokens, completionTokens: v.completionTokens, ms: v.ms };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Wraps a backend: `onCalls(n, tokens)` is told of every n requests the inner backend answered. With a
+ * store, greedy requests answered before (by any job of the sweep) come from it, with the tokens
+ * and time they cost then, and are not sent again.
+ */
+export function sweepBackend(inner: TatraBackend, opts: { onCalls: (calls: number, tokens: number) => void; evaluations?: EvaluationStore }): TatraBackend {
+  const store = opts.evaluations;
+  return {
+    get id() {
+      return inner.id;
+    },
+    get contextSize() {
+      return inner.contextSize;
+    },
+    countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
+    // The lease owns the inner backend; the wrapper holds nothing.
+    dispose: () => Promise.resolve(),
+    async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
+      const results: (GenerateResult | undefined)[] = new Array(requests.length);
+      const keys = requests.map((r) => (store && isGreedy(r) ? evaluationCacheKey(inner.id, r) : null));
+      const sent: number[] = [];
+      requests.forEach((_, i) => {
+        const key = keys[i];
+        const hit = key ? store!.get(key) : undefined;
+        const stored = hit === undefined ? undefined : parseStored(hit);
+        if (stored) results[i] = stored;
+        else sent.push(i);
+      });
+      results.forEach((r, i) => (r ? onResult?.(i, r) : undefined));
+      if (sent.length > 0) {
+        const fresh = await inner.generate(
+          sent.map((i) => requests[i]!),
+          onResult && ((j, r) => onResult(sent[j]!, r)),
+        );
+        opts.onCalls(sent.length, fresh.reduce((sum, r) => sum + r.promptTokens + r.completionTokens, 0));
+        sent.forEach((i, j) => {
+          const r = fresh[j]!;
+          results[i] = r;
+          const key = keys[i];
+          if (key) store!.set(key, JSON.stringify(r));
+        });
+      }
+      return results as GenerateResult[];
+    },
+  };
+}

@@ -1,0 +1,268 @@
+// A sweep's numbers, as pure functions over its jobs' stored rows, so they can be checked against
+// hand-computed values and recomputed at any time (also on a sweep that is half done).
+//
+// A sweep holds one job per (n, k, seed), run at the largest r. Point (n, k, r) for a seed reads
+// that job's first r runs: run j's seed is seed + 10000·j whatever r is, its examples depend on
+// (task, k, seed, run, generator) only and its paraphrases on (n, seed, run, input), so re-voting
+// the first r runs gives exactly the label a job at r would give (test/unit/engine/classify.test.ts
+// pins that on the engine).
+//
+// Cost of a point "alone" is what a fresh job at that setting would spend on the same rows with an
+// empty cache: calls are counted exactly from what was stored; tokens and seconds are apportioned
+// from the measured work (see pointCost).
+import { evaluationPrompt, exampleCalls } from '../engine';
+import { lenientMathCorrect } from '../engine/math';
+import type { TaskDefinition } from '../common/task';
+import type { CallSaving, MeanStd, SweepCost, SweepGrid, SweepPoint, SweepSeedPoint } from '../common/contract/sweeps';
+import { isCorrect, labelScores, revote } from './metrics';
+import type { JobRow, StoredRunExamples } from './types';
+import { csvField } from './export';
+import { labelNames } from '../common/task';
+
+/** One job of a sweep: (n, k, seed) at the largest r. */
+export interface SweepCell {
+  n: number;
+  k: number;
+  seed: number;
+  /** Only done jobs enter the points (a half-done job would mix row sets across seeds). */
+  done: boolean;
+  rows: readonly JobRow[];
+  runExamples: readonly StoredRunExamples[];
+  /** The job's measured running time (with the tokens made, the sweep's throughput). */
+  elapsedMs: number;
+}
+
+export interface SweepAggregateInput {
+  task: TaskDefinition;
+  grid: SweepGrid;
+  cells: readonly SweepCell[];
+  /** Calls the sweep made and their tokens, as counted at its backends. */
+  made: { generatorCalls: number; evaluatorCalls: number; tokens: number };
+}
+
+export interface SweepAggregate {
+  points: SweepPoint[];
+  sharing: { generatorCalls: CallSaving; evaluatorCalls: CallSaving };
+}
+
+/** Mean and population standard deviation; null for no values. */
+export function meanStd(values: readonly number[]): MeanStd | null {
+  if (values.length === 0) return null;
+  const mean = values.reduce((s, v) => s + v, 0) / values.length;
+  const variance = values.reduce((s, v) => s + (v - mean) ** 2, 0) / values.length;
+  return { mean, std: Math.sqrt(variance) };
+}
+
+const ZERO: MeanStd = { mean: 0, std: 0 };
+
+function tokensOf(s: { promptTokens: number; completionTokens: number } | undefined): number {
+  return s ? s.promptTokens + s.completionTokens : 0;
+}
+
+/**
+ * Distinct evaluation prompts of a row over its first r runs: what the engine sends (it evaluates
+ * identical prompts once), so for r = all runs this equals the row's stored evaluation calls.
+ */
+export function evaluationCallsUpTo(task: TaskDefinition, row: JobRow, examplesOf: (run: number) => StoredRunExamples['examples'] | undefined, r: number): number {
+  const seen = new Set<string>();
+  for (const run of (row.runs ?? []).slice(0, r)) {
+    const examples = run.examples ?? examplesOf(run.run) ?? [];
+    for (const candidate of [row.input.trim(), ...run.paraphrases]) {
+      const { prompt } = evaluationPrompt(task, examples, candidate);
+      seen.add(`${prompt.system}\u0000${prompt.user}`);
+    }
+  }
+  return seen.size;
+}
+
+// Prompts are rebuilt to count them; each row's counts for every r are built once.
+const callCounts = new WeakMap<JobRow, number[]>();
+
+/** `evaluationCallsUpTo` for r = 1 … the row's runs, built in one pass and remembered per row object. */
+function evaluationCallCounts(task: TaskDefinition, row: JobRow, examplesOf: (run: number) => StoredRunExamples['examples'] | undefined): number[] {
+  const known = callCounts.get(row);
+  if (known) return known;
+  const seen = new Set<string>();
+  const counts: number[] = [];
+  for (const run of row.runs ?? []) {
+    const examples = run.examples ?? examplesOf(run.run) ?? [];
+    for (const candidate of [row.input.trim(), ...run.paraphrases]) {
+      const { prompt } = evaluationPrompt(task, examples, candidate);
+      seen.add(`${prompt.system}\u0000${prompt.user}`);
+    }
+    counts.push(seen.size);
+  }
+  callCounts.set(row, counts);
+  return counts;
+}
+
+/** Quality of the vote over a cell's first r runs. */
+export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: number): Pick<SweepSeedPoint, 'scored' | 'accuracy' | 'macroF1' | 'lenientAccuracy'> {
+  let scored = 0;
+  let correct = 0;
+  let lenient = 0;
+  const pairs: { gold: string; prediction: string | null }[] = [];
+  for (const row of rows) {
+    if (row.status !== 'done' || row.gold === null) continue;
+    const runs = (row.runs ?? []).slice(0, r);
+    const label = revote(task, runs);
+    scored++;
+    if (isCorrect(task, row.gold, label)) correct++;
+    pairs.push({ gold: row.gold, prediction: label });
+    if (task.kind === 'math' && label !== null) {
+      // As the job scores a row: the gold string in the raw output of a variant that voted for the winner.
+      const raws = runs.flatMap((x) => x.predictions).filter((p) => p.label === label);
+      if (raws.some((p) => lenientMathCorrect(row.gold!, p.raw))) lenient++;
+    }
+  }
+  const ratio = (x: number) => (scored === 0 ? null : x / scored);
+  return {
+    scored,
+    accuracy: ratio(correct),
+    macroF1: task.kind === 'math' ? null : labelScores(labelNames(task), pairs).macroF1,
+    lenientAccuracy: task.kind === 'math' ? ratio(lenient) : null,
+  };
+}
+
+/** Per (k, seed, run): the stored examples and the cost of the job that generated them (later jobs read them from the cache). */
+function exampleIndex(cells: readonly SweepCell[]): Map<string, StoredRunExamples> {
+  const out = new Map<string, StoredRunExamples>();
+  for (const c of cells) {
+    for (const ex of c.runExamples) {
+      const key = `${c.k}:${c.seed}:${ex.run}`;
+      const prev = out.get(key);
+      if (!prev || ex.stats.calls > prev.stats.calls) out.set(key, ex);
+    }
+  }
+  return out;
+}
+
+/** Per (n, seed, row index): the paraphrase cost of the job that generated that row's paraphrases. */
+function paraphraseIndex(cells: readonly SweepCell[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const c of cells) {
+    for (const row of c.rows) {
+      const s = row.stages?.paraphrases;
+      if (!s || s.calls === 0) continue;
+      const key = `${c.n}:${c.seed}:${row.index}`;
+      out.set(key, Math.max(out.get(key) ?? 0, tokensOf(s)));
+    }
+  }
+  return out;
+}
+
+/**
+ * What point (cell.n, cell.k, r) costs alone for the cell's seed. Calls are exact: r example calls
+ * per label with a non-zero share of k, one paraphrase call per row and run when n > 0, and one
+ * evaluator call per distinct prompt of each row's first r runs. Tokens: the examples' and
+ * paraphrases' measured tokens where they were generated (a later job reads them from the cache),
+ * paraphrases prorated r/rmax, evaluations prorated by the share of prompts. Seconds: those tokens
+ * at the sweep's measured throughput (`secondsPerToken`; a job's own time would be lower for the
+ * work it shared with earlier jobs, so it would not compare settings fairly).
+ */
+export function pointCost(
+  task: TaskDefinition,
+  cell: SweepCell,
+  r: number,
+  rMax: number,
+  examples: Map<string, StoredRunExamples>,
+  paraphrases: Map<string, number>,
+  secondsPerToken: number,
+): SweepCost {
+  const done = cell.rows.filter((row) => row.status === 'done');
+  const examplesOf = (run: number) => examples.get(`${cell.k}:${cell.seed}:${run}`)?.examples;
+  const generatorCalls = r * exampleCalls(task, cell.k).length + (cell.n > 0 ? done.length * r : 0);
+  let evaluatorCalls = 0;
+  let tokens = 0;
+  for (let run = 0; run < r; run++) tokens += tokensOf(examples.get(`${cell.k}:${cell.seed}:${run}`)?.stats);
+  for (const row of done) {
+    const counts = evaluationCallCounts(task, row, examplesOf);
+    const upTo = counts[Math.min(r, counts.length) - 1] ?? 0;
+    const all = counts[counts.length - 1] ?? 0;
+    evaluatorCalls += upTo;
+    if (all > 0) tokens += (tokensOf(row.stages?.evaluation) * upTo) / all;
+    if (cell.n > 0) tokens += ((paraphrases.get(`${cell.n}:${cell.seed}:${row.index}`) ?? 0) * r) / rMax;
+  }
+  return { generatorCalls, evaluatorCalls, tokens: Math.round(tokens), seconds: tokens * secondsPerToken };
+}
+
+/** Every (n, k, r) point, n-major then k then r, with means and stds over the seeds whose job is done; and what sharing saved. */
+export function aggregateSweep(input: SweepAggregateInput): SweepAggregate {
+  const { task, grid } = input;
+  const rMax = Math.max(...grid.r);
+  const cells = new Map(input.cells.map((c) => [`${c.n}:${c.k}:${c.seed}`, c]));
+  const examples = exampleIndex(input.cells);
+  const paraphrases = paraphraseIndex(input.cells);
+  const seconds = input.cells.reduce((sum, c) => sum + c.elapsedMs, 0) / 1000;
+  const secondsPerToken = input.made.tokens > 0 ? seconds / input.made.tokens : 0;
+  let aloneGen = 0;
+  let aloneEval = 0;
+  const points: SweepPoint[] = [];
+  for (const n of grid.n) {
+    for (const k of grid.k) {
+      for (const r of grid.r) {
+        const perSeed: SweepSeedPoint[] = [];
+        for (const seed of grid.seeds) {
+          const cell = cells.get(`${n}:${k}:${seed}`);
+          if (!cell?.done) continue;
+          const cost = pointCost(task, cell, r, rMax, examples, paraphrases, secondsPerToken);
+          aloneGen += cost.generatorCalls;
+          aloneEval += cost.evaluatorCalls;
+          perSeed.push({ seed, ...scoreUpTo(task, cell.rows, r), cost });
+        }
+        const of = (pick: (p: SweepSeedPoint) => number | null) => meanStd(perSeed.map(pick).filter((v): v is number => v !== null));
+        points.push({
+          n,
+          k,
+          r,
+          seeds: perSeed.map((p) => p.seed),
+          accuracy: of((p) => p.accuracy),
+          macroF1: of((p) => p.macroF1),
+          lenientAccuracy: of((p) => p.lenientAccuracy),
+          calls: of((p) => p.cost.generatorCalls + p.cost.evaluatorCalls) ?? ZERO,
+          tokens: of((p) => p.cost.tokens) ?? ZERO,
+          seconds: of((p) => p.cost.seconds) ?? ZERO,
+          perSeed,
+        });
+      }
+    }
+  }
+  const saving = (alone: number, made: number): CallSaving => ({ alone, made, saved: alone - made });
+  return {
+    points,
+    sharing: { generatorCalls: saving(aloneGen, input.made.generatorCalls), evaluatorCalls: saving(aloneEval, input.made.evaluatorCalls) },
+  };
+}
+
+const CSV_COLUMNS = [
+  'n',
+  'k',
+  'r',
+  'seeds',
+  'accuracy_mean',
+  'accuracy_std',
+  'macro_f1_mean',
+  'macro_f1_std',
+  'lenient_accuracy_mean',
+  'lenient_accuracy_std',
+  'calls_mean',
+  'calls_std',
+  'tokens_mean',
+  'tokens_std',
+  'seconds_mean',
+  'seconds_std',
+] as const;
+
+/** One line per point; empty cells where a metric does not apply. */
+export function sweepPointsCsv(points: readonly SweepPoint[]): string {
+  const ms = (v: MeanStd | null) => (v ? [String(v.mean), String(v.std)] : ['', '']);
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const p of points) {
+    lines.push(
+      [String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), ...ms(p.macroF1), ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}

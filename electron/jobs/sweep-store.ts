@@ -1,0 +1,126 @@
+// Sweeps in the job database (tables `sweeps` and `sweep_jobs`, schema v3 in store.ts): the spec,
+// the status, which job holds each (n, k, seed), and the calls the sweep really made.
+import { randomBytes } from 'node:crypto';
+import type { SweepGrid } from '../common/contract/sweeps';
+import type { TaskDefinition } from '../common/task';
+import type { JobStore } from './store';
+import type { ColumnMapping } from './types';
+
+export type StoredSweepStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
+
+/** Everything a resume needs, fixed when the sweep is created. */
+export interface StoredSweepSpec {
+  task: TaskDefinition;
+  dataPath: string;
+  mapping: ColumnMapping;
+  generatorPath: string;
+  evaluatorPath: string;
+  grid: SweepGrid;
+  limit: number | null;
+  concurrency: number;
+}
+
+export interface StoredSweep {
+  id: string;
+  name: string;
+  created: string;
+  updated: string;
+  status: StoredSweepStatus;
+  spec: StoredSweepSpec;
+  error: string | null;
+  owner: string | null;
+  generatorCalls: number;
+  evaluatorCalls: number;
+  /** Tokens of the calls made. */
+  tokens: number;
+}
+
+interface SweepDbRow {
+  id: string;
+  name: string;
+  created: string;
+  updated: string;
+  status: StoredSweepStatus;
+  spec_json: string;
+  error: string | null;
+  owner: string | null;
+  generator_calls: number;
+  evaluator_calls: number;
+  tokens: number;
+}
+
+function toSweep(r: SweepDbRow): StoredSweep {
+  return {
+    id: r.id,
+    name: r.name,
+    created: r.created,
+    updated: r.updated,
+    status: r.status,
+    spec: JSON.parse(r.spec_json) as StoredSweepSpec,
+    error: r.error,
+    owner: r.owner,
+    generatorCalls: r.generator_calls,
+    evaluatorCalls: r.evaluator_calls,
+    tokens: r.tokens,
+  };
+}
+
+export class SweepStore {
+  constructor(private readonly jobStore: JobStore) {}
+
+  private get db() {
+    return this.jobStore.db;
+  }
+
+  create(name: string, spec: StoredSweepSpec): string {
+    // Sortable by creation time, short enough to type in `tatra sweep resume <id>`.
+    const id = `s${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+    const now = new Date().toISOString();
+    this.db
+      .prepare(`INSERT INTO sweeps (id, name, created, updated, status, spec_json) VALUES (?, ?, ?, ?, 'queued', ?)`)
+      .run(id, name, now, now, JSON.stringify(spec));
+    return id;
+  }
+
+  get(id: string): StoredSweep | null {
+    const r = this.db.prepare(`SELECT * FROM sweeps WHERE id = ?`).get(id) as SweepDbRow | undefined;
+    return r ? toSweep(r) : null;
+  }
+
+  /** Accepts a unique prefix of an id too. */
+  findId(idOrPrefix: string): string | null {
+    const exact = this.db.prepare(`SELECT id FROM sweeps WHERE id = ?`).get(idOrPrefix) as { id: string } | undefined;
+    if (exact) return exact.id;
+    const like = this.db.prepare(`SELECT id FROM sweeps WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(`${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`) as { id: string }[];
+    return like.length === 1 ? like[0]!.id : null;
+  }
+
+  list(): StoredSweep[] {
+    return (this.db.prepare(`SELECT * FROM sweeps ORDER BY created DESC, id DESC`).all() as SweepDbRow[]).map(toSweep);
+  }
+
+  setStatus(id: string, status: StoredSweepStatus, error: string | null = null, owner: string | null = null): void {
+    this.db.prepare(`UPDATE sweeps SET status = ?, error = ?, owner = ?, updated = ? WHERE id = ?`).run(status, error, owner, new Date().toISOString(), id);
+  }
+
+  /** Counted as each batch of calls returns, so a kill loses only calls whose answers were lost too. */
+  addCalls(id: string, role: 'generator' | 'evaluator', calls: number, tokens: number): void {
+    const column = role === 'generator' ? 'generator_calls' : 'evaluator_calls';
+    this.db.prepare(`UPDATE sweeps SET ${column} = ${column} + ?, tokens = tokens + ?, updated = ? WHERE id = ?`).run(calls, tokens, new Date().toISOString(), id);
+  }
+
+  jobOf(id: string, n: number, k: number, seed: number): string | null {
+    const r = this.db.prepare(`SELECT job_id FROM sweep_jobs WHERE sweep_id = ? AND n = ? AND k = ? AND seed = ?`).get(id, n, k, seed) as { job_id: string } | undefined;
+    return r?.job_id ?? null;
+  }
+
+  setJob(id: string, n: number, k: number, seed: number, jobId: string): void {
+    this.db.prepare(`INSERT OR REPLACE INTO sweep_jobs (sweep_id, n, k, seed, job_id) VALUES (?, ?, ?, ?, ?)`).run(id, n, k, seed, jobId);
+  }
+
+  jobs(id: string): { n: number; k: number; seed: number; jobId: string }[] {
+    return (this.db.prepare(`SELECT n, k, seed, job_id FROM sweep_jobs WHERE sweep_id = ?`).all(id) as { n: number; k: number; seed: number; job_id: string }[]).map(
+      (r) => ({ n: r.n, k: r.k, seed: r.seed, jobId: r.job_id }),
+    );
+  }
+}

@@ -1,0 +1,135 @@
+// A sweep end to end on the tiny synthetic model: `tatra sweep` over 2 n × 2 k × 3 r × 2 seeds on
+// 10 rows in a child process, SIGKILLed once some rows of its second job are committed, then
+// `tatra sweep resume` finishes it. The result has every point, the rows committed before the
+// kill are kept as they were, and it counts what sharing saved against running each point alone.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { afterAll, expect, it } from 'vitest';
+import type { SweepResult } from '../../electron/common/contract/sweeps';
+import { tinyModelPath } from '../helpers/models';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const tatra = join(repoRoot, 'bin', 'tatra.js');
+const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env = { ...process.env, TATRA_THREADS: '1' };
+
+async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [tatra, ...args], { cwd: repoRoot, env, maxBuffer: 64 * 1024 * 1024 });
+}
+
+function json<T>(stdout: string): T {
+  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
+  return JSON.parse(line) as T;
+}
+
+function query<T>(dataDir: string, sql: string, ...params: unknown[]): T[] {
+  try {
+    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  } catch {
+    return [];
+  }
+}
+
+it('completes after a SIGKILL and a resume, with every point and the calls sharing saved', async () => {
+  const model = await tinyModelPath();
+  const data = join(dir, 'reviews.csv');
+  const texts = [
+    'a warm, funny and moving film',
+    'dull, slow and far too long',
+    'the acting is superb',
+    'the plot makes no sense at all',
+    'a delight from start to finish',
+    'I wanted my money back',
+    'beautifully shot, with a great score',
+    'the dialogue is wooden and flat',
+    'an instant classic',
+    'a tedious mess',
+  ];
+  writeFileSync(data, 'review,sentiment\n' + texts.map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\n`).join(''));
+  const dataDir = join(dir, 'data');
+  const args = ['sweep', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '0,2', '-k', '2,4', '-r', '1,2,3', '--seeds', '1,2', '--threads', '1', '--data-dir', dataDir];
+
+  const child = spawn(process.execPath, [tatra, ...args], { cwd: repoRoot, env, stdio: 'ignore' });
+  const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, signal) => res(signal)));
+  // Kill once the first job is done and its successor has committed a row.
+  let done = 0;
+  for (let i = 0; i < 6000 && done < 12; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    done = query<{ n: number }>(dataDir, "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'")[0]?.n ?? 0;
+  }
+  expect(done).toBeGreaterThanOrEqual(12);
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  const committed = query<Record<string, unknown>>(dataDir, "SELECT * FROM job_rows WHERE status = 'done' ORDER BY job_id, idx");
+  expect(committed.length).toBeLessThan(80);
+  const [{ id }] = query<{ id: string }>(dataDir, 'SELECT id FROM sweeps') as [{ id: string }];
+
+  const before = json<SweepResult>((await cli(['sweep', 'show', id, '--json', '--data-dir', dataDir])).stdout);
+  expect(before.status).toBe('interrupted');
+  expect(before.progress.jobsDone).toBeLessThan(8);
+
+  const out = join(dir, 'out');
+  const result = json<SweepResult>((await cli(['sweep', 'resume', id, '--threads', '1', '--json', '--out', out, '--data-dir', dataDir])).stdout);
+  expect(result.status).toBe('done');
+  expect(result.progress).toMatchObject({ jobsDone: 8, jobsTotal: 8, rowsDone: 80, rowsTotal: 80 });
+  expect(result.rows).toBe(10);
+
+  // Rows committed before the kill were kept as they were.
+  const after = new Map(query<Record<string, unknown>>(dataDir, 'SELECT * FROM job_rows').map((r) => [`${String(r.job_id)}:${String(r.idx)}`, r]));
+  for (const r of committed) expect(after.get(`${String(r.job_id)}:${String(r.idx)}`)).toEqual(r);
+
+  // One point per (n, k, r), each over both seeds, accuracies as fractions.
+  expect(result.points.map((p) => `${p.n}/${p.k}/${p.r}`)).toEqual(['0/2/1', '0/2/2', '0/2/3', '0/4/1', '0/4/2', '0/4/3', '2/2/1', '2/2/2', '2/2/3', '2/4/1', '2/4/2', '2/4/3']);
+  for (const p of result.points) {
+    expect(p.seeds).toEqual([1, 2]);
+    expect(p.accuracy!.mean).toBeGreaterThanOrEqual(0);
+    expect(p.accuracy!.mean).toBeLessThanOrEqual(1);
+    expect(p.accuracy!.std).toBeGreaterThanOrEqual(0);
+    expect(p.calls.mean).toBeGreaterThan(0);
+  }
+
+  // Each point at the largest r counts the evaluator calls its job's rows made (distinct prompts).
+  for (const job of result.jobs) {
+    const rows = query<{ stages_json: string }>(dataDir, 'SELECT stages_json FROM job_rows WHERE job_id = ?', job.jobId);
+    const stored = rows.reduce((s, r) => s + (JSON.parse(r.stages_json) as { evaluation: { calls: number } }).evaluation.calls, 0);
+    const point = result.points.find((p) => p.n === job.n && p.k === job.k && p.r === 3)!;
+    expect(point.perSeed.find((s) => s.seed === job.seed)!.cost.evaluatorCalls).toBe(stored);
+  }
+
+  // Alone, every point pays its own examples (2 label calls per run at k 2 and 4) and, for n=2,
+  // one paraphrase call per row and run: Σr = 6 runs per (n, k, seed) → (12 + 12) + (72 + 72) per seed.
+  const { generatorCalls: gen, evaluatorCalls: ev } = result.sharing;
+  expect(gen.alone).toBe(2 * (24 + 144));
+  // The sweep generated examples once per (k, seed, run) and paraphrases once per (seed, run, row):
+  // 24 + 60, plus at most the calls in flight at the kill whose answers were lost.
+  expect(gen.made).toBeGreaterThanOrEqual(84);
+  expect(gen.made).toBeLessThan(84 + 20);
+  expect(gen.saved).toBe(gen.alone - gen.made);
+  expect(ev.saved).toBe(ev.alone - ev.made);
+  expect(ev.saved).toBeGreaterThan(0);
+
+  // The exports.
+  const csv = readFileSync(join(out, `${id}.csv`), 'utf8').trimEnd().split('\r\n');
+  expect(csv).toHaveLength(13);
+  expect(csv[1]!.startsWith('0,2,1,1 2,')).toBe(true);
+  const exported = JSON.parse(readFileSync(join(out, `${id}.json`), 'utf8')) as SweepResult;
+  expect(exported.points).toEqual(result.points);
+});
+
+it('bad input is one clear line and exit 2', async () => {
+  const err = await cli(['sweep', '--task', 'sst2', '--data', join(dir, 'nope.csv'), '--model', 'x.gguf', '-r', '1,,3', '--data-dir', join(dir, 'bad')]).catch((e: { code: number; stderr: string }) => e);
+  expect(err).toMatchObject({ code: 2 });
+  expect((err as { stderr: string }).stderr.trim()).toBe('tatra: -r takes comma-separated whole numbers, like 1,3,5; got "1,,3"');
+});
