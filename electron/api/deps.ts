@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { ApiEvents, EventName, EventPayload, MethodDef, MethodMap } from '../common/contract';
 import type { AppSettings } from '../common/contract/settings';
-import type { BackendProvider, JobManager } from '../jobs';
+import type { BackendProvider, JobManager, JobStore } from '../jobs';
 
 export interface HostDeps {
   /** Absolute data folder (job database, user tasks, settings, uploads, exports). */
@@ -26,6 +26,8 @@ export interface HostDeps {
   pool(): Promise<BackendProvider>;
   /** The host's one job manager (SQLite store in the data folder), opened on first use. */
   jobs(): Promise<JobManager>;
+  /** The job manager's SQLite store (sweeps keep their own tables in it). */
+  jobStore(): Promise<JobStore>;
   /** A signal aborted when the host is disposed: long work started by a handler listens to it. */
   readonly signal: AbortSignal;
 }

@@ -26,6 +26,7 @@ import { createTasksHandlers } from './handlers/tasks';
 import { createClassifyHandlers } from './handlers/classify';
 import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
 import { createModelsHandlers } from './handlers/models';
+import { createSweepsHandlers } from './handlers/sweeps';
 import { createHostPool, createHostJobs } from './resources';
 import { defaultThreads } from '../llama/threads';
 
@@ -124,6 +125,10 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
         });
       return (await jobs).manager;
     },
+    jobStore: async () => {
+      await deps.jobs();
+      return (await jobs!).store;
+    },
     signal: lifetime.signal,
   };
 
@@ -139,6 +144,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createModelsHandlers(deps));
   add(createJobsHandlers(deps));
   add(createClassifyHandlers(deps));
+  add(createSweepsHandlers(deps));
 
   const invoke = async (method: string, input: unknown): Promise<InvokeResult> => {
     if (disposed) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };

@@ -6,6 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
+import { INT_SETTINGS, ROW_LIMIT } from '../../common/settings';
 import { resolveTask } from '../../engine';
 import { SweepManager, previewDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom } from '../options';
@@ -163,11 +164,11 @@ export function registerSweep(program: Command): void {
     .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
     .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']));
   addSweepRuntimeOptions(addModelOptions(cmd))
-    .option('-n, --paraphrases <list>', 'paraphrases per run, e.g. 0,1,2,5,10', intListOption('-n', 0, 64), [0, 1, 2, 5, 10])
-    .option('-k, --examples <list>', 'examples per run, e.g. 4,8,16', intListOption('-k', 0, 256), [4, 8, 16])
-    .option('-r, --runs <list>', 'runs, e.g. 1,3,5,10,15 (the largest is run once; smaller r read its first runs)', intListOption('-r', 1, 100), [1, 3, 5, 10, 15])
-    .option('--seeds <list>', 'base seeds, e.g. 1,2,3', intListOption('--seeds', 0, 2 ** 31 - 1), [1, 2, 3])
-    .option('--limit <N>', 'use only the first N rows', intOption('--limit', 1, 100_000_000))
+    .option('-n, --paraphrases <list>', 'paraphrases per run, e.g. 0,1,2,5,10', intListOption('-n', INT_SETTINGS.n.min, INT_SETTINGS.n.max), [0, 1, 2, 5, 10])
+    .option('-k, --examples <list>', 'examples per run, e.g. 4,8,16', intListOption('-k', INT_SETTINGS.k.min, INT_SETTINGS.k.max), [4, 8, 16])
+    .option('-r, --runs <list>', 'runs, e.g. 1,3,5,10,15 (the largest is run once; smaller r read its first runs)', intListOption('-r', INT_SETTINGS.r.min, INT_SETTINGS.r.max), [1, 3, 5, 10, 15])
+    .option('--seeds <list>', 'base seeds, e.g. 1,2,3', intListOption('--seeds', INT_SETTINGS.seed.min, INT_SETTINGS.seed.max), [1, 2, 3])
+    .option('--limit <N>', 'use only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--name <name>', 'a name for the sweep')
     .action(async (action: string | undefined, id: string | undefined, opts: SweepCliOptions) => {
       if (action === undefined) return newSweep(opts);

@@ -2,6 +2,7 @@
 // seeds, stored in SQLite as one evaluation job per (n, k, seed) at the largest r. The same shapes
 // are the CLI's `tatra sweep --json` output, the API's answers and the Sweep view's data.
 import { z } from 'zod';
+import { INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { method } from './define';
 
 const SweepId = z.string().min(1);
@@ -17,12 +18,12 @@ function valueList(name: string, min: number, max: number, most: number) {
 
 export const SweepGrid = z.object({
   /** Paraphrases per run. */
-  n: valueList('n', 0, 64, 16),
+  n: valueList('n', INT_SETTINGS.n.min, INT_SETTINGS.n.max, 16),
   /** Examples per run. */
-  k: valueList('k', 0, 256, 16),
+  k: valueList('k', INT_SETTINGS.k.min, INT_SETTINGS.k.max, 16),
   /** Runs; the sweep runs the largest once and reads the smaller ones off its first runs. */
-  r: valueList('r', 1, 100, 16),
-  seeds: valueList('seed', 0, 2 ** 31 - 1, 16),
+  r: valueList('r', INT_SETTINGS.r.min, INT_SETTINGS.r.max, 16),
+  seeds: valueList('seed', INT_SETTINGS.seed.min, INT_SETTINGS.seed.max, 16),
 });
 export type SweepGrid = z.infer<typeof SweepGrid>;
 
@@ -36,7 +37,7 @@ export const SweepStartInput = z.object({
   evaluator: z.string().trim().min(1, 'choose an evaluator model'),
   grid: SweepGrid,
   /** Only the first N rows of the data set. */
-  limit: z.number().int().min(1).optional(),
+  limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
   /** Rows classified at once within each job. */
   concurrency: z.number().int().min(1).max(64).optional(),
   name: z.string().max(200).optional(),

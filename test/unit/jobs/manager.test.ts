@@ -348,8 +348,8 @@ describe('store migrations and crash during import', () => {
   it('migrates a v1 database (jobs kept, counted as imported) and refuses a job whose import never finished', async () => {
     const { dataDir, manager, store } = setup();
     const job = await manager.create(spec({ limit: 2 }));
-    // Pretend the file is v1: drop the v2 column and version.
-    store.db.exec('ALTER TABLE jobs DROP COLUMN imported');
+    // Pretend the file is v1: drop the v2 column, the v3 tables and the version.
+    store.db.exec('ALTER TABLE jobs DROP COLUMN imported; DROP TABLE sweep_jobs; DROP TABLE sweeps;');
     store.db.pragma('user_version = 1');
     store.close();
     const migrated = openJobStore(dataDir);

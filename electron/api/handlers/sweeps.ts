@@ -1,0 +1,52 @@
+// Sensitivity sweeps over the JOBS module's SweepManager: start, pause, resume, list, the result
+// so far, export. Progress streams as `sweep.progress`; the sweep's jobs stream as any job does.
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { sweepsMethods } from '../../common/contract/sweeps';
+import { SweepManager } from '../../jobs';
+import type { HandlerGroup, HostDeps } from '../deps';
+import { findTask } from './tasks';
+
+export function createSweepsHandlers(deps: HostDeps): HandlerGroup<typeof sweepsMethods> {
+  let sweeps: Promise<SweepManager> | null = null;
+  const manager = (): Promise<SweepManager> => {
+    sweeps ??= (async () => {
+      const [jobs, store, pool] = await Promise.all([deps.jobs(), deps.jobStore(), deps.pool()]);
+      const m = new SweepManager({ jobs, store, pool, resolveTask: async (id) => (await findTask(deps.dataDir, id)).task });
+      m.onProgress((p) => deps.emit('sweep.progress', p));
+      return m;
+    })().catch((e: unknown) => {
+      sweeps = null;
+      throw e;
+    });
+    return sweeps;
+  };
+
+  return {
+    handlers: {
+      'sweeps.start': async (input) => {
+        const m = await manager();
+        const created = await m.create(input);
+        return m.start(created.id);
+      },
+      'sweeps.pause': async ({ sweepId }) => (await manager()).pause(sweepId),
+      'sweeps.resume': async ({ sweepId }) => (await manager()).resume(sweepId),
+      'sweeps.list': async () => (await manager()).list(),
+      'sweeps.get': async ({ sweepId }) => (await manager()).result(sweepId),
+      'sweeps.export': async ({ sweepId, format }) => {
+        const m = await manager();
+        const id = m.summary(sweepId).id;
+        const dir = join(deps.dataDir, 'exports');
+        await mkdir(dir, { recursive: true });
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        const filename = `sweep-${id}-${stamp}.${format}`;
+        const path = await m.export(id, format, join(dir, filename));
+        return { path, filename, bytes: (await stat(path)).size };
+      },
+    },
+    // Running sweeps pause (resumable) before the jobs and the models go away.
+    async dispose() {
+      if (sweeps) await (await sweeps.catch(() => null))?.dispose();
+    },
+  };
+}
