@@ -9,6 +9,7 @@ import { ClassifyView } from './views/ClassifyView';
 import { EvaluateView } from './views/EvaluateView';
 import { ModelsView } from './views/ModelsView';
 import { CompareView } from './views/CompareView';
+import { SweepView } from './views/SweepView';
 
 const TITLES: Record<ViewName, string> = {
   tasks: 'Tasks',
@@ -16,6 +17,7 @@ const TITLES: Record<ViewName, string> = {
   evaluate: 'Evaluate',
   models: 'Models',
   compare: 'Compare',
+  sweep: 'Sweep',
 };
 
 function useTheme(theme: ThemeChoice) {
@@ -49,7 +51,7 @@ export function App() {
     void s.restoreClassify();
     const onHash = () => useStore.setState({ route: parseHash(window.location.hash) });
     window.addEventListener('hashchange', onHash);
-    // Alt+1…5 switch views from anywhere, including inside a text field.
+    // Alt+1…6 switch views from anywhere, including inside a text field.
     const onKey = (e: KeyboardEvent) => {
       if (!e.altKey || e.ctrlKey || e.metaKey) return;
       const i = Number(e.key) - 1;
@@ -110,6 +112,7 @@ export function App() {
         {route.view === 'evaluate' && <EvaluateView />}
         {route.view === 'models' && <ModelsView />}
         {route.view === 'compare' && <CompareView />}
+        {route.view === 'sweep' && <SweepView />}
       </main>
       <Notices />
     </div>

@@ -2,12 +2,12 @@
 // connection state of the event stream.
 import type { SliceCreator } from './types';
 
-export type ViewName = 'tasks' | 'classify' | 'evaluate' | 'models' | 'compare';
-export const VIEWS: readonly ViewName[] = ['tasks', 'classify', 'evaluate', 'models', 'compare'];
+export type ViewName = 'tasks' | 'classify' | 'evaluate' | 'models' | 'compare' | 'sweep';
+export const VIEWS: readonly ViewName[] = ['tasks', 'classify', 'evaluate', 'models', 'compare', 'sweep'];
 
 export interface Route {
   view: ViewName;
-  /** Evaluate: the job shown; Tasks: the task open in the editor. */
+  /** Evaluate: the job shown; Tasks: the task open in the editor; Sweep: the sweep shown. */
   id?: string;
 }
 

@@ -31,7 +31,7 @@ export function StatusChip({ status }: { status: JobStatus }) {
   );
 }
 
-function DataStep() {
+export function DataStep() {
   const draft = useStore((s) => s.draft);
   const setDraft = useStore((s) => s.setDraft);
   const previewData = useStore((s) => s.previewData);
@@ -95,7 +95,7 @@ function DataStep() {
   );
 }
 
-function MappingStep({ labels }: { labels: string[] }) {
+export function MappingStep({ labels }: { labels: string[] }) {
   const draft = useStore((s) => s.draft);
   const setDraft = useStore((s) => s.setDraft);
   const previewData = useStore((s) => s.previewData);

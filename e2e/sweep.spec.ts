@@ -1,0 +1,81 @@
+// A small sweep through the Sweep view: upload and map a CSV, set a 2 n × 2 k × 2 r × 2 seeds grid,
+// run it, and see the accuracy lines with std bands, the k × n heat map, the cost scatter, the
+// points table and what sharing saved; export the CSV.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SweepResult } from '../electron/common/contract/sweeps';
+import { callApi, expect, openApp, shot, test } from './fixtures';
+
+const REVIEWS = ['a wonderful, moving film', 'a dull mess', 'great acting and a clever script', 'boring and far too long', 'I loved every minute of it', 'the plot makes no sense'];
+
+test('set up, run and chart a small sweep', async ({ page, server }) => {
+  test.setTimeout(420_000);
+  const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-sweep-'));
+  const csv = join(dir, 'reviews.csv');
+  writeFileSync(csv, `review,label\r\n${REVIEWS.map((t, i) => `"${t}",${i % 2 === 0 ? 1 : 0}`).join('\r\n')}\r\n`);
+
+  await openApp(page, '#/sweep');
+  await expect(page.getByRole('heading', { name: 'Sweep', level: 1 })).toBeVisible();
+  await page.getByTestId('file-input').setInputFiles(csv);
+  await expect(page.getByTestId('preview-table')).toContainText('a wonderful, moving film');
+  await page.getByTestId('gold-column').selectOption('label');
+  await expect(page.getByLabel('Label for 1')).toHaveValue('positive');
+  await page.getByTestId('sweep-task').selectOption('sst2');
+  await page.getByTestId('sweep-generator').fill(server.model);
+  await page.getByTestId('sweep-evaluator').fill(server.model);
+
+  // A bad grid value is flagged and blocks the start.
+  await page.getByTestId('sweep-n').fill('0,x');
+  await expect(page.getByTestId('sweep-start')).toBeDisabled();
+  await page.getByTestId('sweep-n').fill('0,1');
+  await page.getByTestId('sweep-k').fill('2,4');
+  await page.getByTestId('sweep-r').fill('1,2');
+  await page.getByTestId('sweep-seeds').fill('1,2');
+  await page.getByTestId('sweep-limit').fill('6');
+  await expect(page.getByTestId('sweep-plan')).toContainText('2 n × 2 k × 2 r × 2 seeds: 8 jobs at r=2');
+  await shot(page, 'sweep-setup');
+  await page.getByTestId('sweep-start').click();
+
+  await expect(page.getByTestId('sweep-detail')).toBeVisible();
+  await expect(page.getByTestId('sweep-progress')).toContainText('/8 jobs');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('sst2: n 0,1 · k 2,4 · r 1,2 · seeds 1,2');
+  await shot(page, 'sweep-running');
+  await expect(page.getByTestId('sweep-status')).toHaveText('done', { timeout: 400_000 });
+  await expect(page.getByTestId('sweep-progress')).toContainText('8/8 jobs');
+  await expect(page.getByTestId('sweep-progress')).toContainText('48/48 rows');
+
+  // Charts: three line charts with a line and a band per series, the heat map, the scatter.
+  for (const id of ['sweep-chart-n', 'sweep-chart-k', 'sweep-chart-r']) {
+    const chart = page.getByTestId(id);
+    await expect(chart.locator('.recharts-line-curve')).toHaveCount(2);
+    await expect(chart.locator('.recharts-area-area')).toHaveCount(2);
+  }
+  await expect(page.getByTestId('sweep-heat-cell')).toHaveCount(4);
+  for (const text of await page.getByTestId('sweep-heat-cell').allTextContents()) expect(text).toMatch(/^\d+\.\d%$/);
+  await expect(page.getByTestId('sweep-cost').locator('.recharts-scatter-symbol')).toHaveCount(8);
+  await expect(page.getByTestId('sweep-point')).toHaveCount(8);
+
+  // What the page shows is what the API answers.
+  const id = page.url().split('/').pop()!;
+  const result = await callApi<SweepResult>('sweeps.get', { sweepId: id });
+  expect(result.points).toHaveLength(8);
+  for (const p of result.points) expect(p.seeds).toEqual([1, 2]);
+  const gen = result.sharing.generatorCalls;
+  expect(gen.saved).toBeGreaterThan(0);
+  await expect(page.getByText(`${gen.saved} of ${gen.alone}`)).toBeVisible();
+  await shot(page, 'sweep-done');
+
+  // CSV export: one line per point.
+  await page.getByTestId('sweep-export-csv').click();
+  await expect(page.getByTestId('sweep-export-done')).toBeVisible();
+  const path = (await page.getByTestId('sweep-export-done').locator('code').textContent())!;
+  const lines = readFileSync(path, 'utf8').trimEnd().split('\r\n');
+  expect(lines).toHaveLength(9);
+  expect(lines[0]!.startsWith('n,k,r,seeds,accuracy_mean,accuracy_std')).toBe(true);
+
+  // The history lists it.
+  await page.getByRole('button', { name: 'All sweeps' }).click();
+  await expect(page.getByTestId('sweep-history-row')).toHaveCount(1);
+  await expect(page.getByTestId('sweep-history-row')).toContainText('done');
+});

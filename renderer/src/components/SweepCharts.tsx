@@ -1,0 +1,172 @@
+// A sweep's charts: accuracy against n, k and r with ±1 std bands (like the paper's sensitivity
+// figure, SPEC §1.5), a k × n heat map, and cost against accuracy so people can pick a setting.
+import { Area, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
+import type { SweepPoint } from '../../../electron/common/contract/sweeps';
+import { pct } from './labels';
+import { useResolvedColor } from './VoteCharts';
+
+const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
+
+export type Axis = 'n' | 'k' | 'r';
+
+export interface SweepSeries {
+  /** One row per x value: `x`, and per line value v: `m${v}` (mean) and `b${v}` ([mean − std, mean + std]). */
+  rows: Array<Record<string, number | [number, number] | null>>;
+  lines: number[];
+}
+
+/**
+ * Accuracy against `x`, one line per value of `by`, the third axis held at `fixed` (the grid's
+ * largest value by default: the most runs, the most examples).
+ */
+export function sweepSeries(points: readonly SweepPoint[], x: Axis, by: Axis, fixed: Partial<Record<Axis, number>>): SweepSeries {
+  const held = (['n', 'k', 'r'] as const).find((a) => a !== x && a !== by)!;
+  const heldValue = fixed[held] ?? Math.max(...points.map((p) => p[held]));
+  const chosen = points.filter((p) => p[held] === heldValue && p.accuracy !== null);
+  const xs = [...new Set(chosen.map((p) => p[x]))].sort((a, b) => a - b);
+  const lines = [...new Set(chosen.map((p) => p[by]))].sort((a, b) => a - b);
+  const rows = xs.map((xv) => {
+    const row: Record<string, number | [number, number] | null> = { x: xv };
+    for (const v of lines) {
+      const p = chosen.find((q) => q[x] === xv && q[by] === v);
+      row[`m${v}`] = p?.accuracy ? p.accuracy.mean : null;
+      row[`b${v}`] = p?.accuracy ? [Math.max(0, p.accuracy.mean - p.accuracy.std), Math.min(1, p.accuracy.mean + p.accuracy.std)] : null;
+    }
+    return row;
+  });
+  return { rows, lines };
+}
+
+const AXIS_NAME: Record<Axis, string> = { n: 'paraphrases n', k: 'examples k', r: 'runs r' };
+
+export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; by: Axis; fixed?: Partial<Record<Axis, number>>; testId: string }) {
+  const color = useResolvedColor();
+  const { rows, lines } = sweepSeries(props.points, props.x, props.by, props.fixed ?? {});
+  const held = (['n', 'k', 'r'] as const).find((a) => a !== props.x && a !== props.by)!;
+  const heldValue = props.fixed?.[held] ?? Math.max(...props.points.map((p) => p[held]));
+  const xs = rows.map((r) => r.x as number);
+  return (
+    <figure className="card" style={{ margin: 0 }} data-testid={props.testId}>
+      <figcaption className="small muted">
+        Accuracy against {AXIS_NAME[props.x]}, one line per {props.by}, {held} = {heldValue}; bands are ±1 std over seeds
+      </figcaption>
+      <ResponsiveContainer width="100%" height={240}>
+        <ComposedChart data={rows} margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
+          <CartesianGrid strokeDasharray="3 3" stroke={color('var(--border)')} />
+          <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} ticks={xs} allowDecimals={false} stroke={color('var(--muted)')} label={{ value: props.x, position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
+          <YAxis domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} stroke={color('var(--muted)')} width={52} />
+          <Tooltip
+            formatter={(value, name) => (Array.isArray(value) ? [`${pct(value[0] as number)} – ${pct(value[1] as number)}`, `${String(name)} ±1 std`] : [pct(value as number), String(name)])}
+            labelFormatter={(l) => `${props.x} = ${String(l)}`}
+            contentStyle={{ background: color('var(--panel)'), borderColor: color('var(--border)') }}
+          />
+          <Legend verticalAlign="top" height={28} />
+          {lines.map((v, i) => (
+            <Area key={`b${v}`} dataKey={`b${v}`} name={`${props.by}=${v} band`} legendType="none" stroke="none" fill={color(SERIES[i % SERIES.length]!)} fillOpacity={0.15} isAnimationActive={false} connectNulls />
+          ))}
+          {lines.map((v, i) => (
+            <Line key={`m${v}`} dataKey={`m${v}`} name={`${props.by}=${v}`} stroke={color(SERIES[i % SERIES.length]!)} strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} connectNulls />
+          ))}
+        </ComposedChart>
+      </ResponsiveContainer>
+    </figure>
+  );
+}
+
+/** Mean accuracy per (k, n) at one r: k in rows, n in columns. */
+export function KnHeatmap({ points, r }: { points: readonly SweepPoint[]; r: number }) {
+  const ns = [...new Set(points.map((p) => p.n))].sort((a, b) => a - b);
+  const ks = [...new Set(points.map((p) => p.k))].sort((a, b) => a - b);
+  const at = (k: number, n: number) => points.find((p) => p.k === k && p.n === n && p.r === r) ?? null;
+  const values = points.filter((p) => p.r === r && p.accuracy).map((p) => p.accuracy!.mean);
+  const lo = Math.min(...values, 1);
+  const hi = Math.max(...values, 0);
+  return (
+    <figure className="card stack" style={{ margin: 0, gap: 6 }} data-testid="sweep-heatmap">
+      <figcaption className="small muted">Mean accuracy, k × n, at r = {r}</figcaption>
+      <div className="row" style={{ justifyContent: 'center' }}>
+        <span className="axis-title">n →</span>
+      </div>
+      <div className="heat" style={{ gridTemplateColumns: `minmax(60px, auto) repeat(${ns.length}, minmax(70px, 1fr))` }} role="table" aria-label={`Mean accuracy at r=${r}, k in rows, n in columns`}>
+        <div className="lab axis-title">k ↓</div>
+        {ns.map((n) => (
+          <div className="lab col" key={`c${n}`}>
+            n={n}
+          </div>
+        ))}
+        {ks.map((k) => [
+          <div className="lab" key={`r${k}`}>
+            k={k}
+          </div>,
+          ...ns.map((n) => {
+            const p = at(k, n);
+            const v = p?.accuracy?.mean ?? null;
+            const strength = v === null || hi <= lo ? 0.5 : (v - lo) / (hi - lo);
+            return (
+              <div
+                key={`${k}-${n}`}
+                className="cell"
+                role="cell"
+                data-testid="sweep-heat-cell"
+                title={`k=${k}, n=${n}, r=${r}: ${pct(v)}${p?.accuracy ? ` ± ${pct(p.accuracy.std)}` : ''} over ${p?.seeds.length ?? 0} seeds`}
+                style={{
+                  background: v === null ? 'var(--panel-2)' : `color-mix(in srgb, var(--ok) ${Math.round(20 + strength * 65)}%, var(--panel))`,
+                  color: v === null ? 'var(--faint)' : strength > 0.5 ? '#fff' : 'var(--text)',
+                }}
+              >
+                {pct(v)}
+              </div>
+            );
+          }),
+        ])}
+      </div>
+    </figure>
+  );
+}
+
+/** Tokens a setting costs alone against its mean accuracy: one dot per (n, k, r), one colour per r. */
+export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
+  const color = useResolvedColor();
+  const rs = [...new Set(points.map((p) => p.r))].sort((a, b) => a - b);
+  return (
+    <figure className="card" style={{ margin: 0 }} data-testid="sweep-cost">
+      <figcaption className="small muted">Cost against accuracy: tokens per setting run alone on these rows (mean over seeds); up and to the left is better</figcaption>
+      <ResponsiveContainer width="100%" height={260}>
+        <ScatterChart margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
+          <CartesianGrid strokeDasharray="3 3" stroke={color('var(--border)')} />
+          <XAxis dataKey="tokens" type="number" name="tokens" stroke={color('var(--muted)')} tickFormatter={(v: number) => (v >= 1000 ? `${Math.round(v / 1000)}k` : String(v))} label={{ value: 'tokens', position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
+          <YAxis dataKey="accuracy" type="number" name="accuracy" domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} stroke={color('var(--muted)')} width={52} />
+          <ZAxis range={[50, 50]} />
+          <Tooltip
+            cursor={{ strokeDasharray: '3 3' }}
+            content={({ payload }) => {
+              const d = payload?.[0]?.payload as { label: string; tokens: number; accuracy: number; calls: number } | undefined;
+              if (!d) return null;
+              return (
+                <div className="card small" style={{ padding: 8 }}>
+                  <strong>{d.label}</strong>
+                  <div>accuracy {pct(d.accuracy)}</div>
+                  <div>
+                    {Math.round(d.tokens).toLocaleString()} tokens · {Math.round(d.calls)} calls
+                  </div>
+                </div>
+              );
+            }}
+          />
+          <Legend verticalAlign="top" height={28} />
+          {rs.map((r, i) => (
+            <Scatter
+              key={r}
+              name={`r=${r}`}
+              fill={color(SERIES[i % SERIES.length]!)}
+              isAnimationActive={false}
+              data={points
+                .filter((p) => p.r === r && p.accuracy)
+                .map((p) => ({ label: `n=${p.n} k=${p.k} r=${p.r}`, tokens: p.tokens.mean, accuracy: p.accuracy!.mean, calls: p.calls.mean }))}
+            />
+          ))}
+        </ScatterChart>
+      </ResponsiveContainer>
+    </figure>
+  );
+}

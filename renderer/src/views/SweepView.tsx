@@ -1,0 +1,449 @@
+// Sweep: the paper's sensitivity study (SPEC §1.5) over a grid of n, k, r and seeds, as one
+// resumable experiment. Set-up reuses Evaluate's data and mapping steps and the model pickers;
+// a running sweep shows progress with an ETA, then accuracy against n, k and r with std bands,
+// a k × n heat map, cost against accuracy and the points table; CSV/JSON export.
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { SweepGrid, type SweepProgress, type SweepResult, type SweepStatus, type SweepSummary } from '../../../electron/common/contract/sweeps';
+import { describeZodError } from '../../../electron/common/contract';
+import { ROW_LIMIT } from '../../../electron/common/settings';
+import { getApi, messageOf } from '../api/client';
+import { ErrorBanner, Metric, ProgressBar } from '../components/Common';
+import { ModelPicker } from '../components/ModelPicker';
+import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
+import { duration, pct, shortModel } from '../components/labels';
+import { useStore } from '../store';
+import { taskById } from '../store/tasksSlice';
+import { DataStep, MappingStep } from './EvaluateView';
+
+const STATUS_CHIP: Record<SweepStatus, string> = {
+  queued: 'chip',
+  running: 'chip run',
+  paused: 'chip warn',
+  interrupted: 'chip warn',
+  cancelled: 'chip',
+  done: 'chip ok',
+  failed: 'chip bad',
+};
+
+function StatusChip({ status }: { status: SweepStatus }) {
+  return (
+    <span className={STATUS_CHIP[status]} data-testid="sweep-status">
+      {status}
+    </span>
+  );
+}
+
+/** "0, 2,5" → [0, 2, 5]; null when a part is not a whole number. */
+export function parseList(text: string): number[] | null {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.some((p) => !/^\d+$/.test(p))) return null;
+  return parts.map(Number);
+}
+
+const GRID_FIELDS = [
+  { key: 'n', label: 'Paraphrases n', initial: '0,2,5' },
+  { key: 'k', label: 'Examples k', initial: '4,8' },
+  { key: 'r', label: 'Runs r', initial: '1,3,5' },
+  { key: 'seeds', label: 'Seeds', initial: '1,2,3' },
+] as const;
+
+function SetupCard() {
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const setTask = useStore((s) => s.setCurrentTask);
+  const draft = useStore((s) => s.draft);
+  const settings = useStore((s) => s.settings);
+  const previewData = useStore((s) => s.previewData);
+  const navigate = useStore((s) => s.navigate);
+  const [generator, setGenerator] = useState(settings?.generator ?? '');
+  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? settings?.generator ?? '');
+  const [seeded, setSeeded] = useState(false);
+  if (settings && !seeded) {
+    setSeeded(true);
+    setGenerator(settings.generator ?? '');
+    setEvaluator(settings.evaluator ?? settings.generator ?? '');
+  }
+  const [lists, setLists] = useState<Record<(typeof GRID_FIELDS)[number]['key'], string>>({ n: '0,2,5', k: '4,8', r: '1,3,5', seeds: '1,2,3' });
+  const [limit, setLimit] = useState<number | null>(20);
+  const [starting, setStarting] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const parsed = SweepGrid.safeParse({ n: parseList(lists.n), k: parseList(lists.k), r: parseList(lists.r), seeds: parseList(lists.seeds) });
+  const grid = parsed.success ? parsed.data : null;
+  const jobs = grid ? grid.n.length * grid.k.length * grid.seeds.length : 0;
+  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && generator.trim() !== '' && evaluator.trim() !== '' && grid !== null && !starting;
+  const start = async () => {
+    if (!ready || !grid || !draft.inputColumn) return;
+    setStarting(true);
+    setError(null);
+    try {
+      const labelMap = Object.fromEntries(Object.entries(draft.labelMap).filter(([, v]) => v));
+      const s = await getApi().call('sweeps.start', {
+        taskId,
+        dataPath: draft.path,
+        inputColumn: draft.inputColumn,
+        goldColumn: draft.goldColumn,
+        labelMap,
+        generator,
+        evaluator,
+        grid,
+        // No name: the server names a sweep after its task and grid, which says more than the file name.
+        ...(limit !== null ? { limit } : {}),
+      });
+      navigate({ view: 'sweep', id: s.id });
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setStarting(false);
+    }
+  };
+  return (
+    <div className="card" data-testid="sweep-setup">
+      <div className="card-head">
+        <h2>3 · Task, models and grid</h2>
+        <span className="sub" data-testid="sweep-plan">
+          {grid
+            ? `${grid.n.length} n × ${grid.k.length} k × ${grid.r.length} r × ${grid.seeds.length} seeds: ${jobs} jobs at r=${Math.max(...grid.r)}; smaller r read their first runs`
+            : 'comma-separated whole numbers in every grid field'}
+        </span>
+      </div>
+      <div className="grid-3">
+        <label className="field">
+          <span>Task</span>
+          <select
+            value={taskId}
+            onChange={(e) => {
+              setTask(e.target.value);
+              if (draft.preview) void previewData();
+            }}
+            data-testid="sweep-task"
+          >
+            {tasks.map((t) => (
+              <option key={t.task.id} value={t.task.id}>
+                {t.task.name} ({t.task.id})
+              </option>
+            ))}
+          </select>
+        </label>
+        <ModelPicker label="Generator" value={generator} onChange={setGenerator} testId="sweep-generator" />
+        <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="sweep-evaluator" />
+      </div>
+      <div className="row" style={{ alignItems: 'flex-start', flexWrap: 'wrap' }}>
+        {GRID_FIELDS.map((f) => {
+          const bad = parseList(lists[f.key]) === null;
+          return (
+            <label className="field" key={f.key}>
+              <span>{f.label}</span>
+              <input type="text" value={lists[f.key]} aria-invalid={bad} spellCheck={false} style={{ width: 140 }} onChange={(e) => setLists({ ...lists, [f.key]: e.target.value })} data-testid={`sweep-${f.key}`} />
+              {bad ? <span className="field-error">e.g. {f.initial}</span> : null}
+            </label>
+          );
+        })}
+        <label className="field">
+          <span>Only the first rows</span>
+          <input
+            type="number"
+            min={ROW_LIMIT.min}
+            max={ROW_LIMIT.max}
+            value={limit ?? ''}
+            placeholder="all"
+            onChange={(e) => setLimit(e.target.value ? Math.min(ROW_LIMIT.max, Math.max(ROW_LIMIT.min, Math.floor(Number(e.target.value)))) : null)}
+            style={{ width: 100 }}
+            data-testid="sweep-limit"
+          />
+        </label>
+      </div>
+      {!parsed.success && parsed.error.issues.some((i) => i.code !== 'invalid_type') ? <ErrorBanner message={describeZodError(parsed.error)} title="Grid" /> : null}
+      {draft.preview && !draft.goldColumn ? <div className="banner warn">A sweep measures accuracy: choose the gold label column above.</div> : null}
+      <ErrorBanner message={error} title="Cannot start the sweep" />
+      <div className="row">
+        <span className="spacer" />
+        <button className="btn primary" disabled={!ready} onClick={() => void start()} data-testid="sweep-start">
+          {starting ? 'Starting…' : 'Start sweep'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function History() {
+  const navigate = useStore((s) => s.navigate);
+  const [sweeps, setSweeps] = useState<SweepSummary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    getApi()
+      .call('sweeps.list', {})
+      .then((l) => live && setSweeps(l))
+      .catch((e: unknown) => live && setError(messageOf(e)));
+    return () => {
+      live = false;
+    };
+  }, []);
+  return (
+    <div className="card" data-testid="sweep-history">
+      <div className="card-head">
+        <h2>Sweeps</h2>
+        <span className="sub">{sweeps?.length ?? 0} sweeps</span>
+      </div>
+      <ErrorBanner message={error} />
+      {sweeps && sweeps.length === 0 ? <p className="muted">No sweeps yet.</p> : null}
+      {sweeps && sweeps.length > 0 ? (
+        <div className="table-wrap">
+          <table className="data">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Models</th>
+                <th>Status</th>
+                <th className="num">Jobs</th>
+                <th>Started</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sweeps.map((s) => (
+                <tr key={s.id} data-testid="sweep-history-row">
+                  <td>
+                    <a
+                      href={`#/sweep/${encodeURIComponent(s.id)}`}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        navigate({ view: 'sweep', id: s.id });
+                      }}
+                    >
+                      {s.name}
+                    </a>
+                  </td>
+                  <td className="small">
+                    {shortModel(s.generator)}
+                    {s.evaluator !== s.generator ? ` → ${shortModel(s.evaluator)}` : ''}
+                  </td>
+                  <td>
+                    <StatusChip status={s.status} />
+                  </td>
+                  <td className="num">
+                    {s.progress.jobsDone}/{s.progress.jobsTotal}
+                  </td>
+                  <td className="small muted">{new Date(s.createdAt).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** The result, refetched when a job finishes or the status changes; live progress in between. */
+function useSweep(id: string) {
+  const [result, setResult] = useState<SweepResult | null>(null);
+  const [live, setLive] = useState<(SweepProgress & { status: SweepStatus }) | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const refresh = useCallback(
+    () =>
+      getApi()
+        .call('sweeps.get', { sweepId: id })
+        .then((r) => {
+          setResult(r);
+          setError(null);
+        })
+        .catch((e: unknown) => setError(messageOf(e))),
+    [id],
+  );
+  useEffect(() => {
+    void refresh();
+    let seen = '';
+    return getApi().on('sweep.progress', (p) => {
+      if (p.sweepId !== id) return;
+      setLive(p);
+      const key = `${p.jobsDone}:${p.status}`;
+      if (key !== seen) {
+        seen = key;
+        void refresh();
+      }
+    });
+  }, [id, refresh]);
+  return { result, live, error, refresh };
+}
+
+function SweepDetail({ id }: { id: string }) {
+  const navigate = useStore((s) => s.navigate);
+  const { result, live, error, refresh } = useSweep(id);
+  const [busy, setBusy] = useState(false);
+  const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const act = async (method: 'sweeps.pause' | 'sweeps.resume') => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      await getApi().call(method, { sweepId: id });
+      await refresh();
+    } catch (e) {
+      setActionError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const doExport = async (format: 'csv' | 'json') => {
+    setActionError(null);
+    try {
+      const out = await getApi().call('sweeps.export', { sweepId: id, format });
+      const url = getApi().downloadUrl(out.path);
+      setExported({ path: out.path, url });
+      if (url) window.location.assign(url);
+    } catch (e) {
+      setActionError(messageOf(e));
+    }
+  };
+  const rMax = useMemo(() => (result ? Math.max(...result.grid.r) : 0), [result]);
+  const kMax = useMemo(() => (result ? Math.max(...result.grid.k) : 0), [result]);
+  if (!result) {
+    return (
+      <div className="page">
+        <ErrorBanner message={error} title="Cannot load the sweep" />
+        {!error ? <p className="muted">Loading…</p> : null}
+      </div>
+    );
+  }
+  const progress = live ?? { ...result.progress, status: result.status };
+  const status = live?.status ?? result.status;
+  const charted = result.points.some((p) => p.accuracy !== null);
+  const { generatorCalls: gen, evaluatorCalls: ev } = result.sharing;
+  const math = result.taskKind === 'math';
+  return (
+    <div className="page" data-testid="sweep-detail">
+      <div className="page-head">
+        <div>
+          <h1>{result.name}</h1>
+          <p>
+            {result.taskId} · {shortModel(result.generator)}
+            {result.evaluator !== result.generator ? ` → ${shortModel(result.evaluator)}` : ''} · {result.rows} rows · <StatusChip status={status} />
+          </p>
+        </div>
+        <div className="row">
+          <button className="btn" onClick={() => navigate({ view: 'sweep' })}>
+            All sweeps
+          </button>
+          {status === 'running' ? (
+            <button className="btn" disabled={busy} onClick={() => void act('sweeps.pause')} data-testid="sweep-pause">
+              Pause
+            </button>
+          ) : null}
+          {status === 'paused' || status === 'interrupted' || status === 'failed' ? (
+            <button className="btn primary" disabled={busy} onClick={() => void act('sweeps.resume')} data-testid="sweep-resume">
+              Resume
+            </button>
+          ) : null}
+          <button className="btn" onClick={() => void doExport('csv')} data-testid="sweep-export-csv">
+            Export CSV
+          </button>
+          <button className="btn" onClick={() => void doExport('json')} data-testid="sweep-export-json">
+            Export JSON
+          </button>
+        </div>
+      </div>
+      <ErrorBanner message={result.error} title="The sweep failed" />
+      <ErrorBanner message={actionError ?? error} />
+      {exported ? (
+        <div className="banner info" data-testid="sweep-export-done">
+          Exported to <code>{exported.path}</code>
+        </div>
+      ) : null}
+      <div className="card stack" data-testid="sweep-progress">
+        <div className="row">
+          <strong>
+            {progress.jobsDone}/{progress.jobsTotal} jobs
+          </strong>
+          <span className="muted small">
+            {progress.rowsDone}/{progress.rowsTotal} rows classified · {duration(progress.elapsedSeconds * 1000)} running
+            {status === 'running' ? ` · ETA ${progress.etaSeconds === null ? '…' : duration(progress.etaSeconds * 1000)}` : ''}
+          </span>
+        </div>
+        <ProgressBar value={progress.rowsTotal > 0 ? progress.rowsDone / progress.rowsTotal : 0} label="Sweep progress" />
+      </div>
+      <div className="grid-3">
+        <Metric name="Generator calls saved" value={`${gen.saved} of ${gen.alone}`} hint={`made ${gen.made}; alone means every (n, k, r, seed) point run by itself`} />
+        <Metric name="Evaluator calls saved" value={`${ev.saved} of ${ev.alone}`} hint={`made ${ev.made}`} />
+        <Metric name="Best mean accuracy" value={pct(Math.max(...result.points.map((p) => p.accuracy?.mean ?? -1)) < 0 ? null : Math.max(...result.points.map((p) => p.accuracy?.mean ?? -1)))} />
+      </div>
+      {charted ? (
+        <>
+          <div className="grid-3" data-testid="sweep-charts">
+            <AccuracyLines points={result.points} x="n" by="k" fixed={{ r: rMax }} testId="sweep-chart-n" />
+            <AccuracyLines points={result.points} x="k" by="n" fixed={{ r: rMax }} testId="sweep-chart-k" />
+            <AccuracyLines points={result.points} x="r" by="n" fixed={{ k: kMax }} testId="sweep-chart-r" />
+          </div>
+          <div className="grid-2">
+            <KnHeatmap points={result.points} r={rMax} />
+            <CostScatter points={result.points} />
+          </div>
+        </>
+      ) : (
+        <p className="muted">The charts appear when the first seed of a setting is done.</p>
+      )}
+      <div className="card">
+        <div className="card-head">
+          <h2>Points</h2>
+          <span className="sub">mean ± std over seeds; calls and tokens are what a setting costs alone; seconds at this sweep's throughput</span>
+        </div>
+        <div className="table-wrap">
+          <table className="data" data-testid="sweep-points">
+            <thead>
+              <tr>
+                <th className="num">n</th>
+                <th className="num">k</th>
+                <th className="num">r</th>
+                <th className="num">Seeds</th>
+                <th className="num">{math ? 'Strict accuracy' : 'Accuracy'}</th>
+                <th className="num">{math ? 'Lenient accuracy' : 'Macro-F1'}</th>
+                <th className="num">Calls</th>
+                <th className="num">Tokens</th>
+                <th className="num">Seconds</th>
+              </tr>
+            </thead>
+            <tbody>
+              {result.points.map((p) => {
+                const second = math ? p.lenientAccuracy : p.macroF1;
+                return (
+                  <tr key={`${p.n}-${p.k}-${p.r}`} data-testid="sweep-point">
+                    <td className="num">{p.n}</td>
+                    <td className="num">{p.k}</td>
+                    <td className="num">{p.r}</td>
+                    <td className="num">{p.seeds.length}</td>
+                    <td className="num">{p.accuracy ? `${pct(p.accuracy.mean)} ± ${pct(p.accuracy.std)}` : '–'}</td>
+                    <td className="num">{second ? (math ? `${pct(second.mean)} ± ${pct(second.std)}` : `${second.mean.toFixed(3)} ± ${second.std.toFixed(3)}`) : '–'}</td>
+                    <td className="num">{Math.round(p.calls.mean).toLocaleString()}</td>
+                    <td className="num">{Math.round(p.tokens.mean).toLocaleString()}</td>
+                    <td className="num">{p.seconds.mean.toFixed(1)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+export function SweepView() {
+  const route = useStore((s) => s.route);
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
+  if (route.id) return <SweepDetail id={route.id} key={route.id} />;
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div>
+          <h1>Sweep</h1>
+          <p>How accuracy moves with paraphrases n, examples k and runs r, over several seeds (the paper's sensitivity study). One experiment, resumable; work shared across settings is paid once.</p>
+        </div>
+      </div>
+      <DataStep />
+      <MappingStep labels={labels} />
+      <SetupCard />
+      <History />
+    </div>
+  );
+}

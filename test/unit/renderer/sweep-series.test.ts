@@ -1,0 +1,47 @@
+// The Sweep view's chart data: accuracy against one axis, one line per value of another, the
+// third held (at the grid's largest value unless given), with ±1 std bands clipped to [0, 1].
+import { describe, expect, it } from 'vitest';
+import type { SweepPoint } from '../../../electron/common/contract/sweeps';
+import { sweepSeries } from '../../../renderer/src/components/SweepCharts';
+import { parseList } from '../../../renderer/src/views/SweepView';
+
+function point(n: number, k: number, r: number, mean: number | null, std = 0): SweepPoint {
+  const zero = { mean: 0, std: 0 };
+  return { n, k, r, seeds: [1, 2], accuracy: mean === null ? null : { mean, std }, macroF1: null, lenientAccuracy: null, calls: zero, tokens: zero, seconds: zero, perSeed: [] };
+}
+
+const points: SweepPoint[] = [];
+for (const n of [0, 2]) for (const k of [4, 8]) for (const r of [1, 3]) points.push(point(n, k, r, (n + k + r) / 20, 0.05));
+
+describe('sweepSeries', () => {
+  it('accuracy against n, one line per k, at the largest r by default', () => {
+    const s = sweepSeries(points, 'n', 'k', {});
+    expect(s.lines).toEqual([4, 8]);
+    expect(s.rows.map((r) => r.x)).toEqual([0, 2]);
+    // n=2, k=8, r=3: 13/20.
+    expect(s.rows[1]!.m8).toBeCloseTo(0.65, 12);
+    expect(s.rows[1]!.b8).toEqual([expect.closeTo(0.6, 12), expect.closeTo(0.7, 12)]);
+  });
+
+  it('holds the third axis where told', () => {
+    const s = sweepSeries(points, 'r', 'n', { k: 4 });
+    expect(s.rows.map((r) => r.x)).toEqual([1, 3]);
+    expect(s.rows[0]!.m0).toBeCloseTo(5 / 20, 12);
+  });
+
+  it('clips bands to [0, 1] and leaves gaps where a point has no accuracy yet', () => {
+    const s = sweepSeries([point(0, 4, 1, 0.98, 0.1), point(1, 4, 1, null), point(0, 8, 1, 0.02, 0.1)], 'n', 'k', {});
+    expect(s.rows).toHaveLength(1);
+    expect(s.rows[0]!.b4).toEqual([expect.closeTo(0.88, 12), 1]);
+    expect(s.rows[0]!.b8).toEqual([0, expect.closeTo(0.12, 12)]);
+  });
+});
+
+describe('parseList', () => {
+  it('reads comma-separated whole numbers and refuses anything else', () => {
+    expect(parseList('0, 2,5')).toEqual([0, 2, 5]);
+    expect(parseList('1,,3')).toBeNull();
+    expect(parseList('1.5')).toBeNull();
+    expect(parseList('-1')).toBeNull();
+  });
+});
