@@ -53,7 +53,7 @@ function pct(v: { mean: number; std: number } | null): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => '  ' + r.map((cell, c) => (c < 3 ? cell.padStart(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
+  return rows.map((r) => '  ' + r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')).join('\n');
 }
 
 /** The human report: one line per point, then what sharing saved. */
