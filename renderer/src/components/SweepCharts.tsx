@@ -13,16 +13,20 @@ export interface SweepSeries {
   /** One row per x value: `x`, and per line value v: `m${v}` (mean) and `b${v}` ([mean − std, mean + std]). */
   rows: Array<Record<string, number | [number, number] | null>>;
   lines: number[];
+  /** The third axis and the value it is held at. */
+  held: Axis;
+  heldValue: number;
 }
 
 /**
- * Accuracy against `x`, one line per value of `by`, the third axis held at `fixed` (the grid's
- * largest value by default: the most runs, the most examples).
+ * Accuracy against `x`, one line per value of `by`, the third axis held at `fixed` (by default its
+ * largest value that has results yet: the most runs, the most examples, once their jobs are done).
  */
 export function sweepSeries(points: readonly SweepPoint[], x: Axis, by: Axis, fixed: Partial<Record<Axis, number>>): SweepSeries {
   const held = (['n', 'k', 'r'] as const).find((a) => a !== x && a !== by)!;
-  const heldValue = fixed[held] ?? Math.max(...points.map((p) => p[held]));
-  const chosen = points.filter((p) => p[held] === heldValue && p.accuracy !== null);
+  const scored = points.filter((p) => p.accuracy !== null);
+  const heldValue = fixed[held] ?? Math.max(...(scored.length > 0 ? scored : points).map((p) => p[held]));
+  const chosen = scored.filter((p) => p[held] === heldValue);
   const xs = [...new Set(chosen.map((p) => p[x]))].sort((a, b) => a - b);
   const lines = [...new Set(chosen.map((p) => p[by]))].sort((a, b) => a - b);
   const rows = xs.map((xv) => {
@@ -34,16 +38,14 @@ export function sweepSeries(points: readonly SweepPoint[], x: Axis, by: Axis, fi
     }
     return row;
   });
-  return { rows, lines };
+  return { rows, lines, held, heldValue };
 }
 
 const AXIS_NAME: Record<Axis, string> = { n: 'paraphrases n', k: 'examples k', r: 'runs r' };
 
 export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; by: Axis; fixed?: Partial<Record<Axis, number>>; testId: string }) {
   const color = useResolvedColor();
-  const { rows, lines } = sweepSeries(props.points, props.x, props.by, props.fixed ?? {});
-  const held = (['n', 'k', 'r'] as const).find((a) => a !== props.x && a !== props.by)!;
-  const heldValue = props.fixed?.[held] ?? Math.max(...props.points.map((p) => p[held]));
+  const { rows, lines, held, heldValue } = sweepSeries(props.points, props.x, props.by, props.fixed ?? {});
   const xs = rows.map((r) => r.x as number);
   return (
     <figure className="card" style={{ margin: 0 }} data-testid={props.testId}>

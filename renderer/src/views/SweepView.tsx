@@ -296,7 +296,6 @@ function SweepDetail({ id }: { id: string }) {
     }
   };
   const rMax = useMemo(() => (result ? Math.max(...result.grid.r) : 0), [result]);
-  const kMax = useMemo(() => (result ? Math.max(...result.grid.k) : 0), [result]);
   if (!result) {
     return (
       <div className="page">
@@ -369,9 +368,9 @@ function SweepDetail({ id }: { id: string }) {
       {charted ? (
         <>
           <div className="grid-3" data-testid="sweep-charts">
-            <AccuracyLines points={result.points} x="n" by="k" fixed={{ r: rMax }} testId="sweep-chart-n" />
-            <AccuracyLines points={result.points} x="k" by="n" fixed={{ r: rMax }} testId="sweep-chart-k" />
-            <AccuracyLines points={result.points} x="r" by="n" fixed={{ k: kMax }} testId="sweep-chart-r" />
+            <AccuracyLines points={result.points} x="n" by="k" testId="sweep-chart-n" />
+            <AccuracyLines points={result.points} x="k" by="n" testId="sweep-chart-k" />
+            <AccuracyLines points={result.points} x="r" by="n" testId="sweep-chart-r" />
           </div>
           <div className="grid-2">
             <KnHeatmap points={result.points} r={rMax} />

@@ -23,6 +23,12 @@ describe('sweepSeries', () => {
     expect(s.rows[1]!.b8).toEqual([expect.closeTo(0.6, 12), expect.closeTo(0.7, 12)]);
   });
 
+  it('by default holds the third axis at its largest value with results yet', () => {
+    const partial = points.map((p) => (p.k === 8 ? { ...p, accuracy: null } : p));
+    expect(sweepSeries(partial, 'r', 'n', {})).toMatchObject({ held: 'k', heldValue: 4 });
+    expect(sweepSeries(points, 'r', 'n', {})).toMatchObject({ held: 'k', heldValue: 8 });
+  });
+
   it('holds the third axis where told', () => {
     const s = sweepSeries(points, 'r', 'n', { k: 4 });
     expect(s.rows.map((r) => r.x)).toEqual([1, 3]);
