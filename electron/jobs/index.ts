@@ -21,7 +21,7 @@ export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERS
 export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper } from './manager';
 export { SweepManager, sweepCells, type SweepManagerOptions, type SweepEvent } from './sweep';
 export { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-store';
-export { aggregateSweep, meanStd, scoreUpTo, pointCost, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate } from './sweep-metrics';
+export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, csvField, type JsonExport, type CsvExportRow } from './export';

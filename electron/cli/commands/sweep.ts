@@ -1,6 +1,7 @@
 // `tatra sweep`: the paper's sensitivity study (SPEC §1.5) as one resumable experiment:
 // `tatra sweep --task sst2 --data f.csv --model m.gguf -n 0,1,2,5,10 -k 4,8,16 -r 1,3,5,10,15 --seeds 1,2,3`
 // and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: jobs/sweep.ts does the work.
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
@@ -186,6 +187,14 @@ export function registerSweep(program: Command): void {
     });
 }
 
+/**
+ * A model file as an absolute path, so `tatra sweep resume` works from any folder; anything that
+ * is not a file here (a remote model's reference) is passed on as given.
+ */
+function modelRef(model: string): string {
+  return existsSync(model) ? resolve(model) : model;
+}
+
 async function newSweep(opts: SweepCliOptions): Promise<void> {
   if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
   if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
@@ -204,8 +213,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       inputColumn: textColumn,
       goldColumn: labelColumn,
       labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
-      generator: resolve(generator),
-      evaluator: resolve(evaluator),
+      generator: modelRef(generator),
+      evaluator: modelRef(evaluator),
       grid: { n: opts.paraphrases, k: opts.examples, r: opts.runs, seeds: opts.seeds },
       ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
       concurrency: opts.concurrency,

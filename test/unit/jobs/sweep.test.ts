@@ -115,6 +115,9 @@ describe('SweepManager', () => {
     expect(new Set(result.points.map((p) => p.accuracy?.mean)).size).toBeGreaterThan(1);
   });
 
+  // The pause lands in the third job (n=0, k=4, seed 1) once a row of it is done: its examples are
+  // stored by then and n=0 has no paraphrases, so no generated work whose cost a job records is in
+  // flight, and even the token estimates match (see CostIndex for when they cannot).
   it('paused part-way and resumed by another manager, it ends as an uninterrupted sweep does', async () => {
     const ref = setup();
     const refId = (await ref.sweeps.create(spec)).id;
