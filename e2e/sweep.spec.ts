@@ -63,7 +63,9 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   for (const p of result.points) expect(p.seeds).toEqual([1, 2]);
   const gen = result.sharing.generatorCalls;
   expect(gen.saved).toBeGreaterThan(0);
-  await expect(page.getByText(`${gen.saved} of ${gen.alone}`)).toBeVisible();
+  await expect(page.locator('.metric', { hasText: 'Generator calls saved' })).toContainText(`${gen.saved} of ${gen.alone}`);
+  const ev = result.sharing.evaluatorCalls;
+  await expect(page.locator('.metric', { hasText: 'Evaluator calls saved' })).toContainText(`${ev.saved} of ${ev.alone}`);
   await shot(page, 'sweep-done');
 
   // CSV export: one line per point.
