@@ -1,0 +1,346 @@
+// TatraBackend on OpenAI-compatible inference servers. One remote model may have several endpoints
+// (replicas); each request goes to the least-loaded healthy one (endpoints.ts), fails over when an
+// endpoint dies, and is retried with backoff and jitter on 429/5xx (honouring Retry-After). The
+// engine sees the same seam as for a local GGUF; only the result's `deterministic: false` differs:
+// a server batches requests as it likes, so the same seed need not give the same text.
+import { UserError, isAbortError } from '../common/errors';
+import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
+import { ContextOverflowError, abortError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
+import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
+import { HttpFailure, backoffDelay, httpJson, sleep } from './http';
+import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
+import { chatMessages, llamaServerCompletion, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
+
+export interface RemoteBackendOptions {
+  /** OpenAI API roots (…/v1) of the endpoints serving the model; several are replicas. */
+  urls: readonly string[];
+  /** Model id on the servers. */
+  model: string;
+  /** Library entry name, when the model came from one (recorded with jobs). */
+  name?: string;
+  /** API key (Bearer). Kept in memory only. */
+  key?: string;
+  /** Where the key came from, for error lines and job records (never the key itself). */
+  keyEnv?: string;
+  keyStored?: boolean;
+  /** Override what the probe detects. */
+  kind?: ServerKind;
+  constrained?: ConstrainedMode;
+  /** Context size per request; default what the server says, else 4096. */
+  contextSize?: number;
+  /** Requests in flight per endpoint; default the server's slots (llama-server), else 8. */
+  maxInFlight?: number;
+  /** Per request (default 300 s: a long generation on a busy server). */
+  requestTimeoutMs?: number;
+  /** Per probe request (default 4 s, so an unreachable server fails in under 10 s). */
+  probeTimeoutMs?: number;
+  /** Attempts per request before its error is final (default 8). */
+  maxAttempts?: number;
+  /** Backoff between attempts (default 250 ms doubling to 10 s). */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** First delay before a set-aside endpoint is probed again (default 500 ms, doubling to 15 s). */
+  reprobeMs?: number;
+  /** How long requests wait while every endpoint is down (default 120 s). */
+  downTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RemoteBackendStats {
+  requests: number;
+  /** Attempts that were sent again (other endpoint, or after a backoff). */
+  retries: number;
+  /** Outputs the server was asked to constrain / left free. */
+  constrainedOutputs: number;
+  unconstrainedOutputs: number;
+  endpoints: EndpointState[];
+}
+
+const DEFAULT_CONTEXT = 4096;
+const DEFAULT_IN_FLIGHT = 8;
+const MAX_RENDERED = 512;
+
+export class RemoteBackend implements TatraBackend {
+  readonly id: string;
+  readonly contextSize: number;
+  /** A server's batching decides which requests decode together: the same seed need not give the same text. */
+  readonly deterministic = false;
+  readonly kind: ServerKind;
+  readonly version: string | null;
+  readonly constrainedMode: ConstrainedMode;
+  readonly model: string;
+
+  private readonly set: EndpointSet;
+  private readonly rendered = new Map<string, Promise<string>>();
+  private readonly counted = new Map<string, Promise<number>>();
+  private readonly dispose_ = new AbortController();
+  private readonly counters = { requests: 0, retries: 0, constrainedOutputs: 0, unconstrainedOutputs: 0 };
+  private disposed = false;
+
+  /** @internal use connectRemoteBackend() */
+  constructor(
+    private readonly opts: RemoteBackendOptions,
+    endpoints: Endpoint[],
+    first: ServerProbe,
+  ) {
+    this.model = opts.model;
+    this.kind = opts.kind ?? first.kind;
+    this.version = first.version;
+    this.constrainedMode = opts.constrained ?? first.constrained;
+    this.contextSize = opts.contextSize ?? first.contextLength ?? DEFAULT_CONTEXT;
+    this.id = `remote:${opts.model}@${[...opts.urls].sort().join(',')}`;
+    const reprobeMs = opts.reprobeMs ?? 500;
+    this.set = new EndpointSet(endpoints, {
+      reprobeMs,
+      maxReprobeMs: Math.max(reprobeMs, 15_000),
+      downTimeoutMs: opts.downTimeoutMs ?? 120_000,
+      check: async (endpoint) => {
+        endpoint.probe = await probeServer(endpoint.url, { ...this.keyOpts(), timeoutMs: this.probeTimeoutMs, signal: this.dispose_.signal });
+        return true;
+      },
+    });
+    // Endpoints the first probe could not reach are set aside now and come back when they answer.
+    for (const e of endpoints) if (!e.probe) this.set.setAside(e, e.lastError ?? 'unreachable');
+  }
+
+  /** Whether label outputs are constrained by the server (false: parsed and validated only). */
+  get constrained(): boolean {
+    return this.constrainedMode !== 'none';
+  }
+
+  /** What a job records about this model: where it is and what it is, never the key. */
+  describe(): RemoteModelRef {
+    return {
+      ...(this.opts.name ? { name: this.opts.name } : {}),
+      urls: [...this.opts.urls],
+      model: this.opts.model,
+      ...(this.opts.keyEnv ? { keyEnv: this.opts.keyEnv } : {}),
+      ...(this.opts.keyStored ? { keyStored: true } : {}),
+      kind: this.kind,
+      version: this.version,
+      constrained: this.constrainedMode,
+    };
+  }
+
+  stats(): RemoteBackendStats {
+    return { ...this.counters, endpoints: this.set.states() };
+  }
+
+  async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
+    this.ensureNotDisposed();
+    for (const request of requests) {
+      if (request.signal?.aborted) throw abortError();
+      if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) throw new UserError(`maxTokens must be a positive integer (got ${request.maxTokens})`);
+    }
+    return Promise.all(
+      requests.map(async (request, index) => {
+        const result = await this.generateOne(request);
+        onResult?.(index, result);
+        return result;
+      }),
+    );
+  }
+
+  async countPromptTokens(prompt: ChatPrompt): Promise<number> {
+    this.ensureNotDisposed();
+    const key = promptKey(prompt);
+    let count = this.counted.get(key);
+    if (!count) {
+      count = this.countUncached(prompt);
+      remember(this.counted, key, count);
+    }
+    return count;
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.dispose_.abort();
+    this.set.dispose();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private get probeTimeoutMs(): number {
+    return this.opts.probeTimeoutMs ?? 4000;
+  }
+
+  private keyOpts(): { key?: string; keyEnv?: string } {
+    return { ...(this.opts.key ? { key: this.opts.key } : {}), ...(this.opts.keyEnv ? { keyEnv: this.opts.keyEnv } : {}) };
+  }
+
+  private ensureNotDisposed(): void {
+    if (this.disposed) throw new Error('this model backend has been disposed');
+  }
+
+  private async generateOne(request: GenerateRequest): Promise<GenerateResult> {
+    const started = performance.now();
+    const { call, answer, promptTokens } = await this.withEndpoint(request.signal, async (endpoint, signal) => {
+      let shaped: ShapedCall;
+      let renderedTokens: number | null = null;
+      if (this.kind === 'llama-server' && this.constrainedMode === 'gbnf') {
+        const prompt = await this.render(request.prompt, endpoint);
+        shaped = llamaServerCompletion(prompt, request);
+      } else {
+        shaped = shapeChatCall(this.kind, this.constrainedMode, this.model, request);
+      }
+      const json = await this.post(endpoint, shaped.fromRoot ? `${serverRoot(endpoint.url)}${shaped.path}` : `${endpoint.url}${shaped.path}`, shaped.body, signal);
+      const answer = readAnswer(shaped, json);
+      if (!answer) throw new UserError(`${endpoint.url} answered ${shaped.path} without a completion`, 'remote_not_openai');
+      if (answer.promptTokens === null) renderedTokens = await this.countPromptTokens(request.prompt).catch(() => null);
+      return { call: shaped, answer, promptTokens: answer.promptTokens ?? renderedTokens ?? 0 };
+    });
+    this.counters.requests++;
+    if (call.constrained) this.counters.constrainedOutputs++;
+    else this.counters.unconstrainedOutputs++;
+    return {
+      text: answer.text,
+      promptTokens,
+      completionTokens: answer.completionTokens ?? 0,
+      ms: performance.now() - started,
+    };
+  }
+
+  /**
+   * Runs `fn` on an endpoint, failing over and backing off as the failure says: an endpoint that
+   * is down is set aside and the request goes elsewhere (or waits for it to come back); 429 and
+   * 5xx are retried after a backoff; anything else is final and becomes one clear line.
+   */
+  private async withEndpoint<T>(requestSignal: AbortSignal | undefined, fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<T>): Promise<T> {
+    const signal = requestSignal ? AbortSignal.any([requestSignal, this.dispose_.signal]) : this.dispose_.signal;
+    const maxAttempts = this.opts.maxAttempts ?? 8;
+    const backoff = { baseMs: this.opts.backoffBaseMs ?? 250, maxMs: this.opts.backoffMaxMs ?? 10_000 };
+    for (let attempt = 1; ; attempt++) {
+      const endpoint = await this.set.acquire(signal);
+      let ok = false;
+      try {
+        const value = await fn(endpoint, signal);
+        ok = true;
+        return value;
+      } catch (e) {
+        if (signal.aborted || isAbortError(e)) throw abortError();
+        if (!(e instanceof HttpFailure)) throw e;
+        if (e.endpointDown) this.set.setAside(endpoint, e.message);
+        if (!e.retryable || attempt >= maxAttempts) throw this.finalError(e, endpoint);
+        this.counters.retries++;
+        // A dead endpoint's requests go straight to another one; a busy server gets a pause.
+        if (!e.endpointDown || this.set.endpoints.length === 1) await sleep(backoffDelay(attempt, backoff, e.retryAfterMs), signal);
+      } finally {
+        this.set.release(endpoint, ok);
+      }
+    }
+  }
+
+  private finalError(e: HttpFailure, endpoint: Endpoint): Error {
+    const message = e.serverMessage ?? '';
+    const body = e.body as { error?: { type?: unknown; code?: unknown; n_prompt_tokens?: unknown; n_ctx?: unknown } } | undefined;
+    const type = body?.error?.type ?? body?.error?.code;
+    if (e.kind === 'status' && (type === 'exceed_context_size_error' || type === 'context_length_exceeded' || /context (length|size|window)|maximum context|too long/i.test(message))) {
+      const numbers = [...message.matchAll(/\d+/g)].map((m) => Number(m[0]));
+      const ctx = typeof body?.error?.n_ctx === 'number' ? body.error.n_ctx : (numbers[0] ?? this.contextSize);
+      const needed = typeof body?.error?.n_prompt_tokens === 'number' ? body.error.n_prompt_tokens : (numbers[1] ?? ctx + 1);
+      return new ContextOverflowError(needed, ctx);
+    }
+    if (e.kind === 'status' && (e.status === 404 || e.status === 400) && /model/i.test(message) && /(not|no) (found|exist)|does not exist|unknown/i.test(message)) {
+      const models = endpoint.probe?.models ?? [];
+      return new UserError(`${endpoint.url} has no model "${this.model}"${models.length ? `; it serves: ${models.slice(0, 12).join(', ')}` : ''}`, 'remote_unknown_model');
+    }
+    if (e.kind === 'status' && e.status === 400) return new UserError(`${endpoint.url} refused the request: ${oneLine(message || 'HTTP 400')}`, 'remote_bad_request');
+    return describeFailure(e, endpoint.url, this.keyOpts());
+  }
+
+  private post(endpoint: Endpoint, url: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+    return httpJson({ method: 'POST', url, body, timeoutMs: this.opts.requestTimeoutMs ?? 300_000, signal, ...(this.opts.key ? { key: this.opts.key } : {}) });
+  }
+
+  /**
+   * The prompt as llama-server's chat template renders it (without an assistant prefix). Shared by
+   * every request with the same turns, so it listens only to dispose, not to one request's signal.
+   */
+  private render(prompt: ChatPrompt, endpoint: Endpoint): Promise<string> {
+    const signal = this.dispose_.signal;
+    const key = promptKey({ system: prompt.system, user: prompt.user });
+    let rendered = this.rendered.get(key);
+    if (!rendered) {
+      rendered = this.post(endpoint, `${serverRoot(endpoint.url)}/apply-template`, { messages: chatMessages(prompt, false) }, signal).then((json) => {
+        const p = (json as { prompt?: unknown }).prompt;
+        if (typeof p !== 'string') throw new UserError(`${endpoint.url} answered /apply-template without a prompt`, 'remote_not_openai');
+        return p;
+      });
+      remember(this.rendered, key, rendered);
+    }
+    return rendered;
+  }
+
+  private async countUncached(prompt: ChatPrompt): Promise<number> {
+    if (this.kind === 'llama-server') {
+      return this.withEndpoint(undefined, async (endpoint, signal) => {
+        const rendered = (await this.render(prompt, endpoint)) + (prompt.assistantPrefix ?? '');
+        const json = await this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { content: rendered, add_special: true, parse_special: true }, signal);
+        const tokens = (json as { tokens?: unknown }).tokens;
+        if (!Array.isArray(tokens)) throw new UserError(`${endpoint.url} answered /tokenize without tokens`, 'remote_not_openai');
+        return tokens.length;
+      });
+    }
+    if (this.kind === 'vllm') {
+      try {
+        return await this.withEndpoint(undefined, async (endpoint, signal) => {
+          const json = await this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { model: this.model, messages: chatMessages(prompt), add_generation_prompt: !prompt.assistantPrefix }, signal);
+          const count = (json as { count?: unknown }).count;
+          if (typeof count !== 'number') throw new UserError('no count', 'remote_not_openai');
+          return count;
+        });
+      } catch (e) {
+        if (!(e instanceof UserError)) throw e;
+        // An older vLLM without /tokenize: estimate as below.
+      }
+    }
+    // No tokenizer endpoint: a generous estimate (most tokenizers average 3.5-4.5 characters a
+    // token on English), so the engine's context checks err on the safe side.
+    const chars = prompt.system.length + prompt.user.length + (prompt.assistantPrefix?.length ?? 0);
+    return Math.ceil(chars / 3) + 16;
+  }
+}
+
+function promptKey(prompt: ChatPrompt): string {
+  return `${prompt.system}\u0000${prompt.user}\u0000${prompt.assistantPrefix ?? ''}`;
+}
+
+function remember<T>(map: Map<string, Promise<T>>, key: string, value: Promise<T>): void {
+  if (map.size >= MAX_RENDERED) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+  // A failed render or count is not remembered: the next call asks again.
+  value.catch(() => {
+    if (map.get(key) === value) map.delete(key);
+  });
+}
+
+/**
+ * Probes every endpoint (in parallel, each within probeTimeoutMs), checks that the model is served
+ * and returns the backend. Endpoints that cannot be reached are set aside and probed again later,
+ * as long as one answers; a wrong key, an unknown model or a server that is not OpenAI-compatible
+ * fails at once with one line.
+ */
+export async function connectRemoteBackend(opts: RemoteBackendOptions): Promise<RemoteBackend> {
+  if (opts.urls.length === 0) throw new UserError('a remote model needs at least one URL', 'remote_bad_spec');
+  const probeOpts = { ...(opts.key ? { key: opts.key } : {}), ...(opts.keyEnv ? { keyEnv: opts.keyEnv } : {}), timeoutMs: opts.probeTimeoutMs ?? 4000, ...(opts.signal ? { signal: opts.signal } : {}) };
+  const outcomes = await Promise.allSettled(opts.urls.map((url) => probeServer(url, probeOpts)));
+  if (opts.signal?.aborted) throw abortError();
+  const probes: ServerProbe[] = [];
+  for (const o of outcomes) {
+    if (o.status === 'fulfilled') probes.push(o.value);
+    else if (!(o.reason instanceof UserError && o.reason.code === 'remote_unreachable')) throw o.reason;
+  }
+  const first = probes[0];
+  if (!first) throw (outcomes[0] as PromiseRejectedResult).reason;
+  for (const p of probes) checkModelListed(p, opts.model);
+  const endpoints = opts.urls.map((url, i) => {
+    const o = outcomes[i]!;
+    const probe = o.status === 'fulfilled' ? o.value : null;
+    const endpoint = new Endpoint(url, opts.maxInFlight ?? probe?.slots ?? first.slots ?? DEFAULT_IN_FLIGHT);
+    endpoint.probe = probe;
+    if (o.status === 'rejected') endpoint.lastError = (o.reason as Error).message;
+    return endpoint;
+  });
+  return new RemoteBackend(opts, endpoints, first);
+}
