@@ -4,7 +4,7 @@
 // webview and permission is refused; one IPC channel forwards validated calls from the app's own
 // frame to the host. node-llama-cpp runs here, behind the host, with one core left for the UI.
 // Quitting waits for the host to dispose models and close the database.
-import { BrowserWindow, Menu, app, ipcMain, protocol, session, shell, type MenuItemConstructorOptions, type WebContents } from 'electron';
+import { BrowserWindow, Menu, app, ipcMain, protocol, safeStorage, session, shell, type MenuItemConstructorOptions, type WebContents } from 'electron';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiHost } from './api/host';
@@ -48,7 +48,12 @@ function startHost(): Promise<ApiHost> {
     const dataDir = process.env.TATRA_DATA_DIR ? resolve(process.env.TATRA_DATA_DIR) : app.getPath('userData');
     // models/ inside app.asar is read-only: a packaged app keeps downloads under userData.
     if (app.isPackaged && !process.env.TATRA_MODELS_DIR) process.env.TATRA_MODELS_DIR = join(app.getPath('userData'), 'models');
-    const created = await createApiHost({ dataDir, mode: 'electron' });
+    // API keys typed into the app are encrypted with the OS keychain (safeStorage) before they touch
+    // the disk; where it is unavailable they stay in the data folder's 0600 key file, as in browser mode.
+    const keyProtection = safeStorage.isEncryptionAvailable()
+      ? { encrypt: (plain: string) => safeStorage.encryptString(plain).toString('base64'), decrypt: (stored: string) => safeStorage.decryptString(Buffer.from(stored, 'base64')) }
+      : undefined;
+    const created = await createApiHost({ dataDir, mode: 'electron', ...(keyProtection ? { keyProtection } : {}) });
     host = created;
     created.subscribe((name, payload) => {
       for (const win of BrowserWindow.getAllWindows()) {

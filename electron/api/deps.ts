@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { ApiEvents, EventName, EventPayload, MethodDef, MethodMap } from '../common/contract';
 import type { AppSettings } from '../common/contract/settings';
 import type { BackendProvider, JobManager, JobStore } from '../jobs';
+import type { RemoteLibrary } from '../models/remote-library';
 
 export interface HostDeps {
   /** Absolute data folder (job database, user tasks, settings, uploads, exports). */
@@ -28,6 +29,8 @@ export interface HostDeps {
   jobs(): Promise<JobManager>;
   /** The job manager's SQLite store (sweeps keep their own tables in it). */
   jobStore(): Promise<JobStore>;
+  /** Remote models of the library (`remote:NAME`) and the keys typed for them (kept host-side). */
+  readonly remotes: RemoteLibrary;
   /** A signal aborted when the host is disposed: long work started by a handler listens to it. */
   readonly signal: AbortSignal;
 }

@@ -29,6 +29,7 @@ import { createModelsHandlers } from './handlers/models';
 import { createSweepsHandlers } from './handlers/sweeps';
 import { createHostPool, createHostJobs } from './resources';
 import { defaultThreads } from '../llama/threads';
+import { RemoteLibrary, type KeyProtection } from '../models/remote-library';
 
 export interface ApiHostOptions {
   /** The data folder; created when missing. */
@@ -48,6 +49,8 @@ export interface ApiHostOptions {
   backendProvider?: BackendProvider;
   /** Where unexpected errors are logged (default: stderr). */
   log?: (line: string) => void;
+  /** How keys typed into the app are protected at rest (Electron: safeStorage); default a 0600 file. */
+  keyProtection?: KeyProtection;
 }
 
 export type InvokeResult = { ok: true; value: unknown } | { ok: false; error: ApiErrorPayload };
@@ -99,7 +102,8 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
 
   const settingsStore = createSettingsStore(dataDir);
   const threads = opts.threads ?? defaultThreads();
-  const pool = createHostPool({ threads, provider: opts.backendProvider });
+  const remotes = new RemoteLibrary(dataDir, opts.keyProtection);
+  const pool = createHostPool({ threads, provider: opts.backendProvider, remote: { lookup: remotes } });
   let jobs: Promise<HostJobs> | null = null;
 
   const deps: HostDeps = {
@@ -110,6 +114,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     emit: emit as HostDeps['emit'],
     settings: () => settingsStore.read(),
     pool: () => pool.get(),
+    remotes,
     jobs: async (): Promise<JobManager> => {
       jobs ??= pool
         .get()

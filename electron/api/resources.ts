@@ -4,6 +4,7 @@
 import type { BackendProvider } from '../jobs';
 import { JobManager, openJobStore, type JobStore } from '../jobs';
 import { ModelPool } from '../llama';
+import type { RemoteModelsOptions } from '../llama/pool';
 import { findTask } from './handlers/tasks';
 
 /** How long an unused model stays loaded, so a second classify does not reload it. */
@@ -14,12 +15,12 @@ export interface HostPool {
   dispose(): Promise<void>;
 }
 
-export function createHostPool(opts: { threads: number; provider?: BackendProvider; keepAliveMs?: number }): HostPool {
+export function createHostPool(opts: { threads: number; provider?: BackendProvider; keepAliveMs?: number; remote?: RemoteModelsOptions }): HostPool {
   let pool: ModelPool | null = null;
   return {
     async get() {
       if (opts.provider) return opts.provider;
-      pool ??= new ModelPool({ keepAliveMs: opts.keepAliveMs ?? MODEL_KEEP_ALIVE_MS, defaults: { threads: opts.threads } });
+      pool ??= new ModelPool({ keepAliveMs: opts.keepAliveMs ?? MODEL_KEEP_ALIVE_MS, defaults: { threads: opts.threads }, ...(opts.remote ? { remote: opts.remote } : {}) });
       return pool;
     },
     async dispose() {

@@ -5,6 +5,9 @@ import { UserError } from '../common/errors';
 import { THREADS_HELP } from '../llama/threads';
 import { INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
+import type { RemoteModelsOptions } from '../llama/pool';
+import { RemoteLibrary } from '../models/remote-library';
+import { resolveDataDir } from '../paths';
 
 export function intOption(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -62,19 +65,27 @@ export interface ModelCliOptions {
   evaluator?: string;
 }
 
+/** What a model option takes, for the help text. */
+export const MODEL_ARG_HELP = 'a GGUF file, remote:NAME (see `tatra models add-remote`) or openai+http://HOST:PORT/v1#MODEL';
+
 /** --model, or --generator and --evaluator. */
 export function addModelOptions(cmd: Command): Command {
   return cmd
-    .option('--model <gguf>', 'model used as both generator and evaluator')
-    .option('--generator <gguf>', 'model that writes examples and paraphrases (default --model)')
-    .option('--evaluator <gguf>', 'model that classifies (default --model)');
+    .option('--model <model>', `model used as both generator and evaluator: ${MODEL_ARG_HELP}`)
+    .option('--generator <model>', 'model that writes examples and paraphrases (default --model)')
+    .option('--evaluator <model>', 'model that classifies (default --model)');
+}
+
+/** How the CLI's model pools reach remote models: the library of the data folder, keys from the environment. */
+export function remoteModelsFor(dataDir: string | undefined): RemoteModelsOptions {
+  return { lookup: new RemoteLibrary(resolveDataDir(dataDir)) };
 }
 
 export function modelPathsFrom(opts: ModelCliOptions): { generator: string; evaluator: string } {
   const generator = opts.generator ?? opts.model;
   const evaluator = opts.evaluator ?? opts.model;
   if (!generator || !evaluator) {
-    throw new UserError('no model: give --model <gguf>, or both --generator <gguf> and --evaluator <gguf>', 'model_missing');
+    throw new UserError('no model: give --model <model>, or both --generator <model> and --evaluator <model> (a GGUF file, remote:NAME or openai+http://HOST:PORT/v1#MODEL)', 'model_missing');
   }
   return { generator, evaluator };
 }

@@ -11,6 +11,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { isRemoteSpec } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import { classify, generateRunExamples, lenientMathCorrect, resolveTask as engineResolveTask, zeroShot, type GenerationCache, type RunExamples } from '../engine';
@@ -99,7 +100,8 @@ export class JobManager {
     this.store = opts.store;
     this.backends = opts.backends;
     this.resolveTaskFn = opts.resolveTask ?? ((id) => engineResolveTask(id));
-    this.inspectModel = opts.inspectModel ?? defaultInspect;
+    const inspectLocal = opts.inspectModel ?? defaultInspect;
+    this.inspectModel = (path) => (isRemoteSpec(path) ? this.inspectRemote(path) : inspectLocal(path));
     this.cache = opts.cache ?? new SqliteGenerationCache(opts.store);
     this.defaultConcurrency = opts.defaultConcurrency ?? 4;
     this.emitter.setMaxListeners(0);
@@ -204,6 +206,13 @@ export class JobManager {
     const job = this.get(id);
     if (this.runners.has(job.id)) await this.cancel(job.id);
     this.store.deleteJob(job.id);
+  }
+
+  /** A remote model's record: probed now (kind, version, constrained output), no key. */
+  private async inspectRemote(spec: string): Promise<ModelRef> {
+    if (!this.backends.describeRemote) throw new UserError(`remote models cannot be used here (${spec})`, 'remote_unsupported');
+    const remote = await this.backends.describeRemote(spec);
+    return { path: spec, sizeBytes: 0, headerHash: '', remote };
   }
 
   // ---------------------------------------------------------------- create
@@ -401,9 +410,10 @@ export class JobManager {
       });
     try {
       early('loading');
-      const genLease = await this.backends.acquire(job.generator.path, { signal });
+      // A remote model is reached at the endpoints the job recorded, whatever its library entry says now.
+      const genLease = await this.backends.acquire(job.generator.path, { signal, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
       leases.push(genLease);
-      const evLease = await this.backends.acquire(job.evaluator.path, { signal });
+      const evLease = await this.backends.acquire(job.evaluator.path, { signal, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
       leases.push(evLease);
       const wrap = this.wrappers.get(id);
       const gen = { backend: wrap ? wrap('generator', genLease.backend) : genLease.backend };

@@ -1,6 +1,7 @@
 // Public shapes of the evaluation-jobs module: what the UI (through the API), the CLI and the
 // pairing comparison see. Plain TypeScript types: the API contract in common/ declares its own
 // zod schemas for what crosses the wire; these are the main-process side.
+import type { RemoteModelRef } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import type {
   Example,
@@ -117,10 +118,14 @@ export interface LabelMappingSuggestion {
 export type JobStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'failed' | 'done';
 
 export interface ModelRef {
+  /** A GGUF path, or a remote model as given (`remote:NAME`, `openai+http://…#MODEL`). */
   path: string;
+  /** 0 for a remote model. */
   sizeBytes: number;
-  /** From the LLAMA engineer's inspectGguf; '' when unknown (e.g. a scripted backend). */
+  /** From the LLAMA engineer's inspectGguf; '' when unknown (e.g. a scripted backend, a remote model). */
   headerHash: string;
+  /** A remote model: its endpoints, model id, server kind and version (resume reconnects to these; no key). */
+  remote?: RemoteModelRef;
 }
 
 export interface JobSpec {
@@ -329,8 +334,13 @@ export interface BackendLease {
 
 /** What the LLAMA engineer's ModelPool provides (tests may pass a scripted one). */
 export interface BackendProvider {
-  /** `signal` aborts this caller's wait for a model that is still loading (pause during a load). */
-  acquire(modelPath: string, opts?: { signal?: AbortSignal }): Promise<BackendLease>;
+  /**
+   * `signal` aborts this caller's wait for a model that is still loading (pause during a load).
+   * `remote`: what a job recorded about a remote model, to reach exactly those endpoints again.
+   */
+  acquire(modelPath: string, opts?: { signal?: AbortSignal; remote?: RemoteModelRef }): Promise<BackendLease>;
+  /** Probes a remote model for the job record; absent where the host cannot reach remote models. */
+  describeRemote?(spec: string, opts?: { signal?: AbortSignal }): Promise<RemoteModelRef>;
 }
 
 export type ExportFormat = 'csv' | 'json';

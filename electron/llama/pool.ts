@@ -3,7 +3,9 @@
 // holds is disposed, at once or after a keep-alive, so only the models jobs need stay loaded.
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { isRemoteSpec, type RemoteModelRef } from '../common/remote';
 import { abortError, type TatraBackend } from '../engine/backend';
+import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
 import { loadLlamaBackend, type LoadLlamaBackendOptions } from './backend';
 
 /** A hold on a loaded model. Call release() exactly once when done (later calls do nothing). */
@@ -13,7 +15,20 @@ export interface BackendLease {
 }
 
 /** Load settings; they apply when the model is first loaded. A later acquire of the same file shares what is loaded. */
-export type AcquireOptions = Omit<LoadLlamaBackendOptions, 'modelPath'>;
+export type AcquireOptions = Omit<LoadLlamaBackendOptions, 'modelPath'> & {
+  /** A remote model as a job recorded it: connect to exactly these endpoints. */
+  remote?: RemoteModelRef;
+};
+
+/** How remote models (`remote:NAME`, `openai+http://…#MODEL`) are reached. */
+export interface RemoteModelsOptions {
+  /** The library's remote entries and stored keys (needed for `remote:NAME`). */
+  lookup?: RemoteLookup;
+  /** Timeouts and in-flight limits. */
+  tuning?: RemoteTuning;
+  /** How to connect; default connectRemote. */
+  connect?: typeof connectRemote;
+}
 
 export interface ModelPoolOptions {
   /** Milliseconds an unused model stays loaded, in case it is wanted again. Default 0: disposed at once. */
@@ -22,6 +37,8 @@ export interface ModelPoolOptions {
   defaults?: Omit<AcquireOptions, 'signal'>;
   /** How to load a backend; default loadLlamaBackend. Tests may pass a scripted one. */
   load?: (opts: LoadLlamaBackendOptions) => Promise<TatraBackend>;
+  /** Remote models; without a lookup only inline `openai+http://…#MODEL` specs work. */
+  remote?: RemoteModelsOptions;
 }
 
 interface Entry {
@@ -51,17 +68,18 @@ export class ModelPool {
   async acquire(modelPath: string, opts: AcquireOptions = {}): Promise<BackendLease> {
     if (this.disposed) throw new Error('the model pool has been disposed');
     if (opts.signal?.aborted) throw abortError();
-    const key = await realpath(modelPath).catch(() => resolve(modelPath));
+    const remote = opts.remote !== undefined || isRemoteSpec(modelPath);
+    const key = remote ? remoteKey(modelPath, opts.remote) : await realpath(modelPath).catch(() => resolve(modelPath));
     // The pool may have been disposed (the app quitting) while we waited: loading now would leak.
     if (this.disposed) throw new Error('the model pool has been disposed');
     let entry = this.entries.get(key);
     if (!entry) {
-      const { signal: _signal, ...loadOpts } = opts;
+      const { signal: _signal, remote: ref, ...loadOpts } = opts;
       const created: Entry = {
         key,
         path: modelPath,
         refs: 0,
-        backend: this.load({ ...this.opts.defaults, ...loadOpts, modelPath }),
+        backend: remote ? this.connectRemote(modelPath, ref) : this.load({ ...this.opts.defaults, ...loadOpts, modelPath }),
       };
       entry = created;
       this.entries.set(key, created);
@@ -92,6 +110,21 @@ export class ModelPool {
         await this.unref(held);
       },
     };
+  }
+
+  /** A remote model's record for a job (probes it, sharing the connection with later acquires). */
+  async describeRemote(spec: string, opts: { signal?: AbortSignal } = {}): Promise<RemoteModelRef> {
+    const lease = await this.acquire(spec, opts);
+    try {
+      return (lease.backend as RemoteBackend).describe();
+    } finally {
+      await lease.release();
+    }
+  }
+
+  private connectRemote(spec: string, ref: RemoteModelRef | undefined): Promise<TatraBackend> {
+    const r = this.opts.remote ?? {};
+    return (r.connect ?? connectRemote)(spec, { ...(ref ? { ref } : {}), ...(r.lookup ? { lookup: r.lookup } : {}), ...(r.tuning ? { tuning: r.tuning } : {}) });
   }
 
   /** Models loaded or loading, with how many leases hold each. */
@@ -129,6 +162,11 @@ export class ModelPool {
     const backend = await entry.backend.catch(() => undefined);
     await backend?.dispose();
   }
+}
+
+/** Remote models are shared by what identifies their endpoints: the spec, or a job's recorded endpoints. */
+function remoteKey(spec: string, ref: RemoteModelRef | undefined): string {
+  return ref ? `remote-ref:${JSON.stringify([ref.urls, ref.model, ref.name ?? null, ref.keyEnv ?? null, ref.keyStored ?? false, ref.kind, ref.constrained])}` : `remote-spec:${spec.trim()}`;
 }
 
 function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {

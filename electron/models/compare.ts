@@ -14,10 +14,12 @@ import {
   type ComparisonRecord,
   type ComparisonSpecInput,
   type ComparisonSummary,
+  modelLabel,
 } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { previewDataset, type BackendLease, type BackendProvider, type JobInfo, type JobManager } from '../jobs';
 import { inspectModelFile } from './gguf';
+import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
 import { estimateFit } from './hardware';
 
 export interface RunComparisonOptions {
@@ -106,12 +108,21 @@ export async function runComparison(specInput: ComparisonSpecInput, options: Run
   return executeComparison(record, options);
 }
 
+/** A model as a comparison job's name shows it: the file name, or the remote model's label. */
+function jobModelName(path: string): string {
+  return isRemoteSpec(path) ? modelLabel(path) : (path.split(/[\\/]/).pop() ?? path);
+}
+
 /**
  * Fails fast, before any job exists, on anything the user can fix: a model file that is not a
  * complete GGUF, a data set that cannot be read, a column that is not there. Returns the columns.
  */
 export async function checkComparisonInputs(spec: ComparisonRecord['spec']): Promise<{ textColumn: string; labelColumn: string | null }> {
-  for (const path of unique([...spec.generators, ...spec.evaluators])) await inspectModelFile(path);
+  // Remote models are probed when their jobs are created; a malformed spec fails here.
+  for (const path of unique([...spec.generators, ...spec.evaluators])) {
+    if (isRemoteSpec(path)) parseRemoteSpec(path);
+    else await inspectModelFile(path);
+  }
   const preview = await previewDataset(spec.dataset, { maxRows: 5 });
   const textColumn = spec.textColumn ?? preview.suggestedTextColumn;
   if (!textColumn) throw new UserError(`which column of ${spec.dataset} holds the text? pass a text column (columns: ${preview.columns.join(', ')})`, 'bad_option');
@@ -127,7 +138,7 @@ export async function executeComparison(record: ComparisonRecord, options: RunCo
   const spec = record.spec;
   const { textColumn, labelColumn } = await checkComparisonInputs(spec);
   // Warn before loading a model that will not fit (the jobs still try: estimates are conservative).
-  for (const path of unique([...spec.generators, ...spec.evaluators])) {
+  for (const path of unique([...spec.generators, ...spec.evaluators]).filter((p) => !isRemoteSpec(p))) {
     try {
       const fit = await estimateFit(path, { contextSize: spec.contextSize ?? 4096, sequences: options.concurrency ?? 4 });
       if (!fit.fits && fit.warning) record.warnings.push(fit.warning);
@@ -187,7 +198,7 @@ export async function executeComparison(record: ComparisonRecord, options: RunCo
           dataset: { path: spec.dataset, mapping: { textColumn, labelColumn, ...(spec.labelMap ? { labelMap: spec.labelMap } : {}) } },
           ...(spec.limit !== undefined ? { limit: spec.limit } : {}),
           ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-          name: `compare ${record.id.slice(0, 8)}: ${pair.generator.split(/[\\/]/).pop()} → ${pair.evaluator.split(/[\\/]/).pop()}`,
+          name: `compare ${record.id.slice(0, 8)}: ${jobModelName(pair.generator)} → ${jobModelName(pair.evaluator)}`,
           ...(signal ? { signal } : {}),
         });
         jobId = job.id;

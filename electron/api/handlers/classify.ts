@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
+import { isRemoteSpec, parseRemoteSpec } from '../../common/remote';
 import type { ClassifyRunState, classifyMethods } from '../../common/contract/classify';
 import { UserError, isAbortError } from '../../common/errors';
 import { classify } from '../../engine';
@@ -42,7 +43,8 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
         const { task } = await findTask(deps.dataDir, request.taskId);
         // A missing file is the commonest mistake: say so now rather than in the first event.
         for (const [role, path] of [['generator', request.generator], ['evaluator', request.evaluator]] as const) {
-          if (!existsSync(path)) throw new UserError(`${role} model not found: ${path}`, 'gguf_missing');
+          if (isRemoteSpec(path)) parseRemoteSpec(path);
+          else if (!existsSync(path)) throw new UserError(`${role} model not found: ${path}`, 'gguf_missing');
         }
         const runId = randomUUID();
         const ac = new AbortController();

@@ -19,6 +19,8 @@ import {
   newComparisonRecord,
 } from '../../models';
 import { defaultModelsDir } from '../../paths';
+import { normaliseBaseUrl } from '../../common/remote';
+import { remoteHealth } from '../../models/remote-health';
 import type { HandlerGroup, HostDeps } from '../deps';
 
 export interface ModelsHandlerOptions {
@@ -91,6 +93,30 @@ export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions 
       'models.download': async ({ source, dir }) => downloads.start(source, dir),
       'models.cancelDownload': async ({ id }) => downloads.cancel(id),
       'models.downloads': async () => downloads.list(),
+      'models.remote.list': async ({ probe }) => {
+        const entries = await deps.remotes.list();
+        if (!probe) return entries.map((entry) => ({ entry, endpoints: null }));
+        return remoteHealth(entries, { lookup: deps.remotes });
+      },
+      'models.remote.probe': async ({ urls, model, keyEnv, key }) => {
+        const target = { name: 'probe', urls: urls.map(normaliseBaseUrl), model, ...(keyEnv ? { keyEnv } : {}) };
+        const [health] = await remoteHealth([target], { ...(key ? { key } : {}) });
+        return health?.endpoints ?? [];
+      },
+      'models.remote.add': async ({ name, urls, model, keyEnv, key }) => {
+        const target = { name, urls: urls.map(normaliseBaseUrl), model, ...(keyEnv ? { keyEnv } : {}) };
+        // Probed before it is saved, like `tatra models add-remote`: refused when a server answers
+        // but will not serve (wrong key, unknown model, not OpenAI-compatible); kept when merely down.
+        const [health] = await remoteHealth([target], { ...(key ? { key } : {}) });
+        const refused = health?.endpoints.find((e) => !e.up && !/^cannot reach /.test(e.error ?? ''));
+        if (refused) throw new UserError(refused.error ?? `${refused.url} refused`, 'remote_refused');
+        const entry = await deps.remotes.add({ ...target, ...(key ? { key } : {}) });
+        return { entry, endpoints: health?.endpoints ?? null };
+      },
+      'models.remote.remove': async ({ name }) => {
+        await deps.remotes.remove(name.replace(/^remote:/, ''));
+        return { ok: true };
+      },
       'compare.start': async (spec) => {
         const record = newComparisonRecord(spec);
         // Bad models, data sets and columns answer the call itself, not a later event.

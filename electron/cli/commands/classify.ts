@@ -15,6 +15,7 @@ import {
   intOption,
   modelPathsFrom,
   readStdinIfPiped,
+  remoteModelsFor,
   tatraSettingsFrom,
 } from '../options';
 import { userTasksDir } from './tasks';
@@ -110,6 +111,7 @@ export function registerClassify(program: Command): void {
       // and land on stdout, which would corrupt --json.
       await getLlamaRuntime();
       const pool = new ModelPool({
+        remote: remoteModelsFor(opts.dataDir),
         defaults: {
           ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
           ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),

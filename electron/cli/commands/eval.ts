@@ -11,7 +11,7 @@ import { JobManager, openJobStore, previewDataset, type JobInfo, type JobMetrics
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';
 import { ROW_LIMIT } from '../../common/settings';
-import { type ModelCliOptions, type TatraSettingsCliOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, tatraSettingsFrom } from '../options';
+import { type ModelCliOptions, type TatraSettingsCliOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, remoteModelsFor, tatraSettingsFrom } from '../options';
 import { userTasksDir } from './tasks';
 
 /** Parses `a=b,c=d` (values may not contain commas; labels never do). */
@@ -39,6 +39,7 @@ export function openJobSession(opts: { dataDir?: string; threads?: number; conte
   const dataDir = resolveDataDir(opts.dataDir);
   const store = openJobStore(dataDir);
   const pool = new ModelPool({
+    remote: remoteModelsFor(opts.dataDir),
     defaults: {
       ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
       ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),

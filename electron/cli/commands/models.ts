@@ -10,6 +10,10 @@ import { disposeLlamaRuntime } from '../../llama';
 import { ModelLibrary, downloadModel, estimateFit, hardwareInfo, inspectModelFile, invalidReason, loadCatalog, scanLibrary, validateModelFile } from '../../models';
 import { defaultModelsDir, resolveDataDir } from '../../paths';
 import { intOption } from '../options';
+import { remoteHealth, type RemoteHealth } from '../../models/remote-health';
+import { RemoteLibrary } from '../../models/remote-library';
+import { normaliseBaseUrl, remoteLabel } from '../../common/remote';
+import { UserError } from '../../common/errors';
 
 export function formatBytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return '—';
@@ -70,6 +74,26 @@ export function formatLibrary(models: ModelEntry[], invalid: InvalidModel[], par
   return out.join('\n');
 }
 
+export function formatRemotes(remotes: RemoteHealth[]): string {
+  const rows = [['remote', 'model', 'kind', 'version', 'context', 'constrained', 'endpoint', 'health']];
+  for (const r of remotes) {
+    r.endpoints.forEach((e, i) => {
+      const first = i === 0;
+      rows.push([
+        first ? remoteLabel(r.entry) : '',
+        first ? r.entry.model : '',
+        first ? (e.probe?.kind ?? r.entry.kind ?? '—') : '',
+        first ? (e.probe?.version ?? '—') : '',
+        first ? (e.probe?.contextLength?.toLocaleString('en-US') ?? '—') : '',
+        first ? (e.probe?.constrained ?? '—') : '',
+        e.url,
+        e.up ? 'up' : `DOWN: ${e.error ?? 'no answer'}`,
+      ]);
+    });
+  }
+  return table(rows, (c) => c === 4);
+}
+
 export function formatFit(f: FitEstimate): string {
   const lines = [
     `memory needed  ${formatBytes(f.totalBytes)} (${formatBytes(f.modelBytes)} weights + ${formatBytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences} sequence${f.sequences === 1 ? '' : 's'})`,
@@ -103,9 +127,56 @@ export function registerModels(program: Command): void {
         const files: string[] = [];
         for (const f of folders) ((await stat(f).catch(() => null))?.isFile() ? files : dirs).push(f);
         listing = await scanLibrary(dirs, files);
-      } else listing = await new ModelLibrary(resolveDataDir(opts.dataDir)).list();
-      if (opts.json) process.stdout.write(`${JSON.stringify(listing)}\n`);
-      else process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
+        if (opts.json) process.stdout.write(`${JSON.stringify(listing)}\n`);
+        else process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
+        return;
+      }
+      const dataDir = resolveDataDir(opts.dataDir);
+      listing = await new ModelLibrary(dataDir).list();
+      // Remote entries with their health, probed now (each endpoint within a few seconds).
+      const remotes = await remoteHealth(await new RemoteLibrary(dataDir).list(), { env: process.env });
+      if (opts.json) process.stdout.write(`${JSON.stringify({ ...listing, remotes })}\n`);
+      else process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}${remotes.length > 0 ? `\n\n${formatRemotes(remotes)}` : ''}\n`);
+    });
+
+  models
+    .command('add-remote')
+    .description('add a remote model (an OpenAI-compatible server: vLLM, llama-server, Ollama, LM Studio, OpenAI), used as remote:NAME')
+    .argument('<name>', 'the name to use it by (remote:NAME)')
+    .requiredOption('--url <url>', 'the server\'s OpenAI API root, e.g. http://gpu1:8000/v1; repeat for replicas of the same model', (v: string, acc: string[] = []) => [...acc, v])
+    .requiredOption('--model <id>', 'the model id on the server')
+    .option('--key-env <VAR>', 'environment variable holding the API key (the key itself is never stored by the CLI)')
+    .option('--no-probe', 'add without asking the server (it may be down now)')
+    .option('--data-dir <dir>', 'data folder holding the library')
+    .action(async (name: string, opts: { url: string[]; model: string; keyEnv?: string; probe: boolean; dataDir?: string }) => {
+      const lib = new RemoteLibrary(resolveDataDir(opts.dataDir));
+      const input = { name, urls: opts.url.map(normaliseBaseUrl), model: opts.model, ...(opts.keyEnv ? { keyEnv: opts.keyEnv } : {}) };
+      let health: RemoteHealth | undefined;
+      if (opts.probe) {
+        if (opts.keyEnv && !process.env[opts.keyEnv]) throw new UserError(`$${opts.keyEnv} is not set; export the API key in it first (or add with --no-probe)`, 'remote_key_missing');
+        // Probed before it is saved: a wrong key, an unknown model or a server that is not
+        // OpenAI-compatible is refused; a server that is merely down now is kept, with a note.
+        [health] = await remoteHealth([{ ...input }], { env: process.env });
+        const refused = health?.endpoints.find((e) => !e.up && !/^cannot reach /.test(e.error ?? ''));
+        if (refused) throw new UserError(refused.error ?? `${refused.url} refused`, 'remote_refused');
+      }
+      const entry = await lib.add(input);
+      if (!health) {
+        process.stdout.write(`added remote:${entry.name} (not probed)\n`);
+        return;
+      }
+      process.stdout.write(`added remote:${entry.name}\n\n${formatRemotes([{ ...health, entry }])}\n`);
+      if (health.endpoints.every((e) => !e.up)) process.stderr.write(`note: no endpoint of remote:${entry.name} answers now; it is kept and will be used once it does\n`);
+    });
+
+  models
+    .command('remove-remote')
+    .description('forget a remote model (and any key typed for it)')
+    .argument('<name>', 'its name')
+    .option('--data-dir <dir>', 'data folder holding the library')
+    .action(async (name: string, opts: { dataDir?: string }) => {
+      await new RemoteLibrary(resolveDataDir(opts.dataDir)).remove(name.replace(/^remote:/, ''));
+      process.stdout.write(`removed remote:${name.replace(/^remote:/, '')}\n`);
     });
 
   models

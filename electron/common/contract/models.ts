@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { method } from './define';
 import { ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
+import { RemoteModelEntry, ServerProbe } from '../remote';
 
 // ---------------------------------------------------------------- library
 
@@ -242,9 +243,40 @@ export function comparisonMatrix(record: Pick<ComparisonRecord, 'spec' | 'pairs'
 
 /** Short display name of a model path (file name without .gguf), for tables and charts. */
 export function modelLabel(path: string): string {
+  // Remote models: remote:NAME as is; an inline openai+http://host:port/v1#MODEL as MODEL@host:port.
+  if (path.startsWith('remote:')) return path;
+  const inline = /^openai\+https?:\/\/([^/#]+)[^#]*#(.+)$/i.exec(path);
+  if (inline) return `${inline[2]}@${inline[1]}`;
   const base = path.split(/[\\/]/).pop() ?? path;
   return base.replace(/\.gguf$/i, '');
 }
+
+// ---------------------------------------------------------------- remote models
+
+/** One endpoint of a remote model as probed now: up, or down with the reason in one line. */
+export const EndpointHealth = z.object({
+  url: z.string(),
+  up: z.boolean(),
+  error: z.string().nullable(),
+  probe: ServerProbe.nullable(),
+});
+export type EndpointHealth = z.infer<typeof EndpointHealth>;
+
+/** A remote library entry (`remote:NAME`) with, when probed, each endpoint's health. No key, ever. */
+export const RemoteModelStatus = z.object({
+  entry: RemoteModelEntry,
+  endpoints: z.array(EndpointHealth).nullable(),
+});
+export type RemoteModelStatus = z.infer<typeof RemoteModelStatus>;
+
+const remoteTarget = z.object({
+  urls: z.array(z.string().min(1)).min(1).max(32),
+  model: z.string().min(1),
+  /** Environment variable (of the host process) holding the key. */
+  keyEnv: z.string().optional(),
+  /** A key typed into the app: kept on the host side, never sent back. */
+  key: z.string().min(1).optional(),
+});
 
 // ---------------------------------------------------------------- methods and events
 
@@ -264,6 +296,13 @@ export const modelsMethods = {
   'models.download': method(z.object({ source: z.string().min(1), dir: z.string().optional() }), DownloadState),
   'models.cancelDownload': method(z.object({ id: z.string() }), DownloadState),
   'models.downloads': method(z.object({}), z.array(DownloadState)),
+  /** Remote models in the library; `probe` asks every endpoint now (a few seconds at most). */
+  'models.remote.list': method(z.object({ probe: z.boolean().default(false) }), z.array(RemoteModelStatus)),
+  /** Probes servers before adding: kind, version, models, constrained output, context length. */
+  'models.remote.probe': method(remoteTarget, z.array(EndpointHealth)),
+  /** Adds (or replaces) `remote:NAME` after probing it; a wrong key, unknown model or non-OpenAI server is refused. */
+  'models.remote.add': method(remoteTarget.extend({ name: z.string().min(1) }), RemoteModelStatus),
+  'models.remote.remove': method(z.object({ name: z.string().min(1) }), z.object({ ok: z.boolean() })),
   /** Starts a comparison and answers at once; progress arrives as `compare.progress`. */
   'compare.start': method(ComparisonSpec, ComparisonRecord),
   'compare.cancel': method(z.object({ id: z.string() }), z.object({ ok: z.boolean() })),

@@ -213,6 +213,12 @@ export const electronModule = {
       };
     },
   },
+  // The OS keychain, faked reversibly: what main.ts encrypts typed API keys with.
+  safeStorage: {
+    isEncryptionAvailable: () => true,
+    encryptString: (plain: string) => Buffer.from(`fake-keychain:${[...plain].reverse().join('')}`),
+    decryptString: (data: Buffer) => [...data.toString().replace(/^fake-keychain:/, '')].reverse().join(''),
+  },
   shell: {
     openExternal: (url: string) => {
       current().opened.push(url);

@@ -104,6 +104,14 @@ describe('electron/main.ts startup', () => {
     expect(scripted.options[0]).toMatchObject({ dataDir: userData, mode: 'electron' });
     expect(scripted.options[0]).not.toHaveProperty('threads');
   });
+
+  it('protects API keys typed into the app with safeStorage (the OS keychain) before they reach the disk', () => {
+    const protect = (scripted.options[0] as { keyProtection?: { encrypt(s: string): string; decrypt(s: string): string } }).keyProtection;
+    expect(protect).toBeDefined();
+    const stored = protect!.encrypt('sk-typed');
+    expect(stored).not.toContain('sk-typed');
+    expect(protect!.decrypt(stored)).toBe('sk-typed');
+  });
 });
 
 describe('every webContents is hardened', () => {

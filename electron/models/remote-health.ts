@@ -1,0 +1,57 @@
+// Health of remote models for the library listings (`tatra models list`, the app's library):
+// every endpoint probed at once, each within a few seconds, down ones with the reason in one line.
+import { errorMessage } from '../common/errors';
+import type { RemoteModelEntry, ServerProbe } from '../common/remote';
+import { checkModelListed, probeServer, type RemoteLookup } from '../remote';
+
+export interface EndpointHealth {
+  url: string;
+  up: boolean;
+  error: string | null;
+  probe: ServerProbe | null;
+}
+
+export interface RemoteHealth {
+  entry: RemoteModelEntry;
+  endpoints: EndpointHealth[];
+}
+
+export interface RemoteHealthOptions {
+  env?: Record<string, string | undefined>;
+  /** For keys typed into the app. */
+  lookup?: Pick<RemoteLookup, 'storedKey'>;
+  /** Per probe request (default 3000 ms). */
+  timeoutMs?: number;
+  /** A key typed but not stored yet (the app's "probe" before "add"). */
+  key?: string;
+}
+
+/** Probes one endpoint for `model`; never throws for what the server does. */
+export async function endpointHealth(url: string, model: string, opts: { key?: string; keyEnv?: string; timeoutMs?: number }): Promise<EndpointHealth> {
+  try {
+    const probe = await probeServer(url, { ...opts, timeoutMs: opts.timeoutMs ?? 3000 });
+    try {
+      checkModelListed(probe, model);
+    } catch (e) {
+      return { url, up: false, error: errorMessage(e), probe };
+    }
+    return { url, up: true, error: null, probe };
+  } catch (e) {
+    return { url, up: false, error: errorMessage(e), probe: null };
+  }
+}
+
+export async function remoteHealth(entries: readonly RemoteModelEntry[], opts: RemoteHealthOptions = {}): Promise<RemoteHealth[]> {
+  const env = opts.env ?? process.env;
+  return Promise.all(
+    entries.map(async (entry) => {
+      let key = opts.key;
+      if (!key && entry.keyEnv) key = env[entry.keyEnv];
+      if (!key && entry.keyStored) key = await opts.lookup?.storedKey(entry.name).catch(() => undefined);
+      const endpoints = await Promise.all(
+        entry.urls.map((url) => endpointHealth(url, entry.model, { ...(key ? { key } : {}), ...(entry.keyEnv ? { keyEnv: entry.keyEnv } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) })),
+      );
+      return { entry, endpoints };
+    }),
+  );
+}
