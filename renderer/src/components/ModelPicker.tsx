@@ -1,4 +1,5 @@
-// Pick a GGUF for a role: the library's models (models.list) as suggestions, any path typed.
+// Pick a model for a role: the library's GGUFs (models.list) and remote models (models.remote.list,
+// as remote:NAME) as suggestions; any path or openai+http://HOST:PORT/v1#MODEL typed.
 import { useEffect, useId, useState } from 'react';
 import { getApi } from '../api/client';
 import { useStore } from '../store';
@@ -15,7 +16,8 @@ let cacheVersion = -1;
 function loadModels(version: number): Promise<Known[]> {
   if (cache && cacheVersion === version) return cache;
   cacheVersion = version;
-  cache = getApi()
+  const api = getApi();
+  const local = api
     .call('models.list', {})
     .then((l) =>
       l.models.map((m) => ({
@@ -26,6 +28,17 @@ function loadModels(version: number): Promise<Known[]> {
     )
     // Without the model library (or with an error) a typed path still works.
     .catch(() => []);
+  const remote = api
+    .call('models.remote.list', { probe: false })
+    .then((l) =>
+      l.map((r) => ({
+        path: `remote:${r.entry.name}`,
+        name: `remote:${r.entry.name}`,
+        detail: `${r.entry.model} · ${r.entry.urls.length} endpoint${r.entry.urls.length === 1 ? '' : 's'}`,
+      })),
+    )
+    .catch(() => []);
+  cache = Promise.all([local, remote]).then(([a, b]) => [...a, ...b]);
   return cache;
 }
 
@@ -47,7 +60,7 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
       <input
         type="text"
         list={`${id}-models`}
-        placeholder="/path/to/model.gguf"
+        placeholder="/path/to/model.gguf or remote:NAME"
         value={props.value}
         spellCheck={false}
         data-testid={props.testId}
@@ -60,7 +73,7 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
           </option>
         ))}
       </datalist>
-      <span className="field-hint">{known ? `${known.name} · ${known.detail}` : models.length > 0 ? `${models.length} models in the library; or type a path` : 'path of a GGUF file on the machine running TATRA'}</span>
+      <span className="field-hint">{known ? `${known.name} · ${known.detail}` : models.length > 0 ? `${models.length} models in the library; or type a path or remote:NAME` : 'path of a GGUF file on the machine running TATRA, or remote:NAME'}</span>
     </label>
   );
 }

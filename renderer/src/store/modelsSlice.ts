@@ -9,8 +9,10 @@ import type {
   ComparisonSummary,
   DownloadState,
   FitEstimate,
+  EndpointHealth,
   HardwareInfo,
   LibraryListing,
+  RemoteModelStatus,
 } from '../../../electron/common/contract/models';
 import { getApi, messageOf } from '../api/client';
 import type { SliceCreator } from './types';
@@ -34,7 +36,16 @@ export interface ModelsSlice {
   currentComparisonId: string | null;
   compareError: string | null;
 
+  /** Remote models (`remote:NAME`); endpoints are null until probed. Null: not loaded yet. */
+  remoteModels: RemoteModelStatus[] | null;
+
   loadLibrary(): Promise<void>;
+  /** Reads the remote entries; `probe` asks every endpoint for its health. */
+  loadRemoteModels(probe?: boolean): Promise<void>;
+  /** Probes servers before adding; the error line when it cannot. */
+  probeRemote(input: RemoteInput): Promise<EndpointHealth[] | { error: string }>;
+  addRemoteModel(input: RemoteInput & { name: string }): Promise<boolean>;
+  removeRemoteModel(name: string): Promise<void>;
   addModelPath(kind: 'folder' | 'file', path: string): Promise<boolean>;
   removeModelPath(path: string): Promise<void>;
   loadHardware(): Promise<void>;
@@ -52,6 +63,14 @@ export interface ModelsSlice {
   handleCompareProgress(r: ComparisonRecord): void;
   /** Follows download and comparison events; returns the function that stops. */
   watchModels(): () => void;
+}
+
+/** What the app sends to probe or add a remote model; a typed key goes to the host and never comes back. */
+export interface RemoteInput {
+  urls: string[];
+  model: string;
+  keyEnv?: string;
+  key?: string;
 }
 
 const summaryOf = (r: ComparisonRecord): ComparisonSummary => ({
@@ -72,6 +91,7 @@ let unwatch: (() => void) | null = null;
 
 export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   modelsVersion: 0,
+  remoteModels: null,
   library: null,
   libraryLoading: false,
   libraryError: null,
@@ -93,6 +113,40 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
       set({ libraryError: messageOf(e) });
     } finally {
       set({ libraryLoading: false });
+    }
+  },
+  async loadRemoteModels(probe = false) {
+    try {
+      set({ remoteModels: await getApi().call('models.remote.list', { probe }) });
+    } catch (e) {
+      get().notify('error', messageOf(e));
+    }
+  },
+  async probeRemote(input) {
+    try {
+      return await getApi().call('models.remote.probe', input);
+    } catch (e) {
+      return { error: messageOf(e) };
+    }
+  },
+  async addRemoteModel(input) {
+    try {
+      const added = await getApi().call('models.remote.add', input);
+      const rest = (get().remoteModels ?? []).filter((r) => r.entry.name !== added.entry.name);
+      set({ remoteModels: [...rest, added].sort((a, b) => a.entry.name.localeCompare(b.entry.name)), modelsVersion: get().modelsVersion + 1 });
+      get().notify('info', `Added remote:${added.entry.name}`);
+      return true;
+    } catch (e) {
+      get().notify('error', messageOf(e));
+      return false;
+    }
+  },
+  async removeRemoteModel(name) {
+    try {
+      await getApi().call('models.remote.remove', { name });
+      set({ remoteModels: (get().remoteModels ?? []).filter((r) => r.entry.name !== name), modelsVersion: get().modelsVersion + 1 });
+    } catch (e) {
+      get().notify('error', messageOf(e));
     }
   },
   async addModelPath(kind, path) {

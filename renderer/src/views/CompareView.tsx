@@ -17,8 +17,14 @@ const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)',
 
 function ModelChecklist(props: { title: string; value: string[]; onChange(v: string[]): void; testId: string }) {
   const library = useStore((s) => s.library);
+  const remotes = useStore((s) => s.remoteModels);
+  const loadRemotes = useStore((s) => s.loadRemoteModels);
+  useEffect(() => {
+    if (remotes === null) void loadRemotes(false);
+  }, [remotes, loadRemotes]);
   const [typed, setTyped] = useState('');
-  const known = library?.models.map((m) => m.path) ?? [];
+  // Local GGUFs and remote models side by side: a comparison may mix them.
+  const known = [...(library?.models.map((m) => m.path) ?? []), ...(remotes ?? []).map((r) => `remote:${r.entry.name}`)];
   const all = [...known, ...props.value.filter((p) => !known.includes(p))];
   const toggle = (p: string) => props.onChange(props.value.includes(p) ? props.value.filter((x) => x !== p) : [...props.value, p]);
   return (
@@ -39,7 +45,7 @@ function ModelChecklist(props: { title: string; value: string[]; onChange(v: str
       <div className="row" style={{ gap: 6 }}>
         <input
           type="text"
-          placeholder="/path/to/model.gguf"
+          placeholder="/path/to/model.gguf or remote:NAME"
           value={typed}
           spellCheck={false}
           onChange={(e) => setTyped(e.target.value)}

@@ -5,6 +5,7 @@ import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/c
 import { ErrorBanner, ProgressBar } from '../components/Common';
 import { duration } from '../components/labels';
 import { useStore } from '../store';
+import { RemoteModelsCard } from './RemoteModelsCard';
 
 export function bytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return '–';
@@ -382,6 +383,7 @@ export function ModelsView() {
       </div>
       <HardwareCard />
       <LibraryCard />
+      <RemoteModelsCard />
       <CatalogCard />
     </div>
   );

@@ -1,0 +1,183 @@
+// Remote models: OpenAI-compatible servers (vLLM, llama-server, Ollama, LM Studio, OpenAI) used as
+// `remote:NAME` wherever a model is chosen. Adding one probes the servers first and shows what they
+// are (kind, version, models, constrained output, context length). A key typed here goes to the
+// host, which keeps it (Electron: OS keychain; browser mode: a server-side 0600 file); it is never
+// sent back to the page.
+import { useEffect, useState } from 'react';
+import type { EndpointHealth } from '../../../electron/common/contract/models';
+import { useStore } from '../store';
+
+const CONSTRAINED: Record<string, string> = {
+  gbnf: 'GBNF grammar',
+  'structured-outputs': 'structured_outputs',
+  guided: 'guided_* (vLLM < 0.12)',
+  'ollama-format': 'format (JSON schema, labels)',
+  'json-schema': 'response_format (JSON schema, labels)',
+  none: 'none: outputs parsed and validated',
+};
+
+function EndpointLine({ e }: { e: EndpointHealth }) {
+  const p = e.probe;
+  return (
+    <div className="stack" style={{ gap: 2 }} data-testid="remote-endpoint">
+      <span className="row small" style={{ gap: 6 }}>
+        <span className={e.up ? 'chip ok' : 'chip bad'} data-testid="remote-health">
+          {e.up ? 'up' : 'down'}
+        </span>
+        <code>{e.url}</code>
+      </span>
+      {p && (
+        <span className="muted small" data-testid="remote-probe">
+          {p.kind}
+          {p.version ? ` ${p.version}` : ''} · constrained output: {CONSTRAINED[p.constrained] ?? p.constrained} · context {p.contextLength?.toLocaleString('en-US') ?? 'unknown'}
+          {p.slots ? ` · ${p.slots} slots` : ''} · models: {p.models.slice(0, 6).join(', ') || '–'}
+          {p.models.length > 6 ? ` (+${p.models.length - 6})` : ''}
+        </span>
+      )}
+      {e.error && <span className="small bad-text">{e.error}</span>}
+    </div>
+  );
+}
+
+function AddRemote() {
+  const probe = useStore((s) => s.probeRemote);
+  const add = useStore((s) => s.addRemoteModel);
+  const [name, setName] = useState('');
+  const [urls, setUrls] = useState('');
+  const [model, setModel] = useState('');
+  const [keyEnv, setKeyEnv] = useState('');
+  const [key, setKey] = useState('');
+  const [found, setFound] = useState<EndpointHealth[] | { error: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const input = () => ({
+    urls: urls
+      .split(/[\s,]+/)
+      .map((u) => u.trim())
+      .filter(Boolean),
+    model: model.trim(),
+    ...(keyEnv.trim() ? { keyEnv: keyEnv.trim() } : {}),
+    ...(key ? { key } : {}),
+  });
+  const ready = urls.trim() !== '' && model.trim() !== '' && !busy;
+  return (
+    <div className="stack" style={{ gap: 8 }} data-testid="add-remote">
+      <div className="row" style={{ gap: 8, flexWrap: 'wrap' }}>
+        <label className="field" style={{ flex: 2, minWidth: 260 }}>
+          <span>Server URL(s): the OpenAI API root; several are replicas of one model</span>
+          <input type="text" value={urls} placeholder="http://gpu1:8000/v1 http://gpu2:8000/v1" spellCheck={false} data-testid="remote-urls" onChange={(e) => setUrls(e.target.value)} />
+        </label>
+        <label className="field" style={{ flex: 1, minWidth: 160 }}>
+          <span>Model id on the server</span>
+          <input type="text" value={model} placeholder="Qwen/Qwen2.5-7B-Instruct" spellCheck={false} data-testid="remote-model" onChange={(e) => setModel(e.target.value)} />
+        </label>
+      </div>
+      <div className="row" style={{ gap: 8, flexWrap: 'wrap' }}>
+        <label className="field" style={{ flex: 1, minWidth: 140 }}>
+          <span>Name (used as remote:NAME)</span>
+          <input type="text" value={name} placeholder="vllm-a100" spellCheck={false} data-testid="remote-name" onChange={(e) => setName(e.target.value)} />
+        </label>
+        <label className="field" style={{ flex: 1, minWidth: 140 }}>
+          <span>Key from environment variable</span>
+          <input type="text" value={keyEnv} placeholder="VLLM_API_KEY" spellCheck={false} disabled={key !== ''} onChange={(e) => setKeyEnv(e.target.value)} />
+        </label>
+        <label className="field" style={{ flex: 1, minWidth: 140 }}>
+          <span>or type the key (kept by the app, never shown)</span>
+          <input type="password" value={key} autoComplete="off" disabled={keyEnv !== ''} data-testid="remote-key" onChange={(e) => setKey(e.target.value)} />
+        </label>
+      </div>
+      <div className="row" style={{ gap: 8 }}>
+        <button
+          className="btn"
+          disabled={!ready}
+          data-testid="remote-probe-btn"
+          onClick={async () => {
+            setBusy(true);
+            setFound(await probe(input()));
+            setBusy(false);
+          }}
+        >
+          {busy ? 'Probing…' : 'Probe'}
+        </button>
+        <button
+          className="btn primary"
+          disabled={!ready || name.trim() === ''}
+          data-testid="remote-add-btn"
+          onClick={async () => {
+            setBusy(true);
+            const ok = await add({ ...input(), name: name.trim() });
+            setBusy(false);
+            if (ok) {
+              setName('');
+              setUrls('');
+              setModel('');
+              setKey('');
+              setKeyEnv('');
+              setFound(null);
+            }
+          }}
+        >
+          Add remote model
+        </button>
+      </div>
+      {found && 'error' in found && <span className="small bad-text">{found.error}</span>}
+      {found && !('error' in found) && (
+        <div className="stack" style={{ gap: 6 }} data-testid="remote-probe-result">
+          {found.map((e) => (
+            <EndpointLine key={e.url} e={e} />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function RemoteModelsCard() {
+  const remotes = useStore((s) => s.remoteModels);
+  const load = useStore((s) => s.loadRemoteModels);
+  const remove = useStore((s) => s.removeRemoteModel);
+  useEffect(() => {
+    void load(true);
+  }, [load]);
+  return (
+    <div className="card" data-testid="remote-card">
+      <div className="card-head">
+        <h2>Remote models</h2>
+        <span className="sub">OpenAI-compatible servers: vLLM, llama-server, Ollama, LM Studio, OpenAI</span>
+        <span className="spacer" />
+        <button className="btn ghost small" onClick={() => void load(true)} data-testid="remote-refresh">
+          Check health
+        </button>
+      </div>
+      <div className="list" data-testid="remote-list">
+        {remotes?.length === 0 && <span className="muted small">None yet. Add one below; it can then be picked in Classify, Evaluate and Compare as remote:NAME.</span>}
+        {remotes?.map((r) => (
+          <div className="list-item" key={r.entry.name} data-testid="remote-row">
+            <div className="row" style={{ justifyContent: 'space-between', gap: 8 }}>
+              <div className="stack" style={{ gap: 4 }}>
+                <strong>
+                  remote:{r.entry.name} <span className="muted small">{r.entry.model}</span>
+                  {r.entry.keyEnv && <span className="chip">key: ${r.entry.keyEnv}</span>}
+                  {r.entry.keyStored && <span className="chip">key kept</span>}
+                </strong>
+                {r.endpoints
+                  ? r.endpoints.map((e) => <EndpointLine key={e.url} e={e} />)
+                  : r.entry.urls.map((u) => (
+                      <code key={u} className="small">
+                        {u}
+                      </code>
+                    ))}
+              </div>
+              <button className="btn ghost small" onClick={() => void remove(r.entry.name)}>
+                Remove
+              </button>
+            </div>
+          </div>
+        ))}
+      </div>
+      <h3 className="small muted" style={{ marginTop: 12 }}>
+        Add a remote model
+      </h3>
+      <AddRemote />
+    </div>
+  );
+}
