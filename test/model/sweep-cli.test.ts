@@ -133,3 +133,25 @@ it('bad input is one clear line and exit 2', async () => {
   expect(err).toMatchObject({ code: 2 });
   expect((err as { stderr: string }).stderr.trim()).toBe('tatra: -r takes comma-separated whole numbers, like 1,3,5; got "1,,3"');
 });
+
+// Why a sweep runs only the largest r: on real inference, the first r runs of a job at a larger r
+// are the runs of a job at r (same seeds, examples and paraphrases), so re-voting them gives that
+// job's labels. Requests decode one at a time here (--concurrency 1): llama.cpp on CPU is not
+// batch-invariant, so with parallel sequences the two jobs' different batches could differ in text.
+it('the first r runs of a job at a larger r are exactly a job at r', async () => {
+  const model = await tinyModelPath();
+  const data = join(dir, 'six.csv');
+  writeFileSync(data, 'review,sentiment\n' + ['a warm, funny film', 'dull and slow', 'superb acting', 'makes no sense', 'a delight', 'a tedious mess'].map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\n`).join(''));
+  const common = ['eval', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '1', '-k', '2', '--seed', '5', '--concurrency', '1', '--threads', '1', '--json'];
+  type Out = { job: { id: string }; metrics: { accuracy: number; accuracyAfterRuns: number[] } };
+  const three = json<Out>((await cli([...common, '-r', '3', '--data-dir', join(dir, 'r3')])).stdout);
+  const two = json<Out>((await cli([...common, '-r', '2', '--data-dir', join(dir, 'r2')])).stdout);
+  expect(three.metrics.accuracyAfterRuns[1]).toBe(two.metrics.accuracy);
+  const rowsOf = (d: string, id: string) => query<{ idx: number; prediction: string; runs_json: string }>(d, 'SELECT idx, prediction, runs_json FROM job_rows WHERE job_id = ? ORDER BY idx', id);
+  const long = rowsOf(join(dir, 'r3'), three.job.id);
+  const short = rowsOf(join(dir, 'r2'), two.job.id);
+  expect(short).toHaveLength(6);
+  for (const [i, row] of short.entries()) expect((JSON.parse(long[i]!.runs_json) as unknown[]).slice(0, 2)).toEqual(JSON.parse(row.runs_json));
+  const examplesOf = (d: string, id: string) => query<{ run: number; examples_json: string }>(d, 'SELECT run, examples_json FROM job_run_examples WHERE job_id = ? ORDER BY run', id);
+  expect(examplesOf(join(dir, 'r3'), three.job.id).slice(0, 2)).toEqual(examplesOf(join(dir, 'r2'), two.job.id));
+});
