@@ -3,16 +3,21 @@
 # it can be downloaded, and a build. Safe to run again.
 #   bash scripts/setup.sh            everything
 #   TATRA_SKIP_ELECTRON=1 ...        do not try to download Electron's binary (CI does this)
+#   TATRA_SKIP_LLAMA_SERVER=1 ...    do not build llama-server (the remote-backend tests need it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\n== %s\n' "$*"; }
 
 # Debian's Chromium drives the browser-mode end-to-end tests (Playwright's own browser download
-# is not reachable everywhere). git unpacks the llama.cpp source bundle for synthetic test models.
+# is not reachable everywhere). git unpacks the llama.cpp source bundle for synthetic test models;
+# cmake, ninja and g++ build llama-server from it.
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 command -v git >/dev/null || need_apt+=(git)
+command -v cmake >/dev/null || need_apt+=(cmake)
+command -v ninja >/dev/null || need_apt+=(ninja-build)
+command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     say "apt-get install ${need_apt[*]}"
@@ -42,5 +47,15 @@ fi
 
 say "build"
 npm run build
+
+# llama-server, built from the llama.cpp source node-llama-cpp ships: the real OpenAI-compatible
+# server the remote-backend tests and bench/remote.ts run against (~5-10 min on 2 cores, once).
+# A failed build does not fail the set-up: those tests then fail with the build's own error.
+if [ "${TATRA_SKIP_LLAMA_SERVER:-}" != 1 ]; then
+  say "llama-server (tools/build-llama-server.sh)"
+  if ! bash tools/build-llama-server.sh >/dev/null; then
+    echo "warning: llama-server could not be built; test/model/remote-llama-server.test.ts will fail with the reason" >&2
+  fi
+fi
 echo
 echo "Set-up done. Run the app: npm start    Run the tests: npm test"

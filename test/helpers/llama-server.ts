@@ -1,0 +1,138 @@
+// A real OpenAI-compatible server for the remote-backend tests and benchmark: llama-server, built by
+// tools/build-llama-server.sh from the llama.cpp source node-llama-cpp ships (scripts/setup.sh runs
+// it once; here it is run again, which does nothing when the binary is current, or builds it).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const llamaServerPath = join(repoRoot, '.cache', 'llama-server', 'bin', 'llama-server');
+
+let built: Promise<string> | undefined;
+
+/** The llama-server binary, built if missing or stale; rejects with the build's own error output. */
+export function ensureLlamaServer(): Promise<string> {
+  built ??= promisify(execFile)('bash', [join(repoRoot, 'tools', 'build-llama-server.sh')], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 }).then(
+    () => {
+      if (!existsSync(llamaServerPath)) throw new Error(`tools/build-llama-server.sh ran but ${llamaServerPath} is missing`);
+      return llamaServerPath;
+    },
+    (e: unknown) => {
+      const err = e as { stderr?: string; message?: string };
+      throw new Error(`llama-server could not be built (bash tools/build-llama-server.sh): ${(err.stderr ?? err.message ?? String(e)).slice(-2000)}`);
+    },
+  );
+  return built;
+}
+
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+export interface LlamaServerOptions {
+  model: string;
+  /** Name the server lists the model under (default "tiny"). */
+  alias?: string;
+  /** Parallel slots (default 2). */
+  parallel?: number;
+  /** CPU threads (default 1). */
+  threads?: number;
+  /** Total context over all slots (default 4096 per slot). */
+  contextSize?: number;
+  port?: number;
+  extraArgs?: string[];
+}
+
+export interface RunningLlamaServer {
+  /** The OpenAI API root, http://127.0.0.1:PORT/v1. */
+  url: string;
+  port: number;
+  process: ChildProcess;
+  /** Recent output, for failure messages. */
+  log(): string;
+  /** SIGKILL (a crash, not a shutdown). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts llama-server on the model and waits (up to 3 minutes on a contended CPU) until it is healthy. */
+export async function startLlamaServer(opts: LlamaServerOptions): Promise<RunningLlamaServer> {
+  const binary = await ensureLlamaServer();
+  const port = opts.port ?? (await freePort());
+  const parallel = opts.parallel ?? 2;
+  const args = [
+    '-m', opts.model,
+    '--host', '127.0.0.1',
+    '--port', String(port),
+    '--alias', opts.alias ?? 'tiny',
+    '-t', String(opts.threads ?? 1),
+    '-tb', String(opts.threads ?? 1),
+    '-np', String(parallel),
+    '-c', String(opts.contextSize ?? 4096 * parallel),
+    '-ngl', '0',
+    ...(opts.extraArgs ?? []),
+  ];
+  let output = '';
+  let child: ChildProcess;
+  const launch = async () => {
+    child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (d: Buffer) => {
+      output = (output + d.toString('utf8')).slice(-8000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    const deadline = Date.now() + 180_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`llama-server exited with ${child.exitCode}:\n${output}`);
+      if (await healthy(port)) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`llama-server did not become healthy within 180 s:\n${output}`);
+  };
+  await launch();
+  const exited = () =>
+    new Promise<void>((r) => {
+      if (child.exitCode !== null || child.signalCode !== null) return r();
+      child.once('exit', () => r());
+    });
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    get process() {
+      return child;
+    },
+    log: () => output,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited();
+    },
+    async restart() {
+      await launch();
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited();
+      clearTimeout(timer);
+    },
+  };
+}
