@@ -1,0 +1,63 @@
+// A remote model in browser mode: the test starts a real llama-server (built from the llama.cpp
+// source node-llama-cpp ships, tools/build-llama-server.sh) on the tiny synthetic model, adds it
+// in the Models page (probe first: kind, version, models, constrained output, context), then
+// classifies through it from the Classify page by picking remote:NAME.
+import { startLlamaServer, type RunningLlamaServer } from '../test/helpers/llama-server';
+import { callApi, expect, openApp, serverInfo, shot, test } from './fixtures';
+
+let llama: RunningLlamaServer | undefined;
+
+test.beforeAll(async () => {
+  // Building llama-server on a fresh machine takes minutes; once built this is a second or two.
+  test.setTimeout(1_200_000);
+  llama = await startLlamaServer({ model: serverInfo().model, parallel: 2, threads: 1, alias: 'tiny' });
+});
+
+test.afterAll(async () => {
+  await llama?.stop();
+  await callApi('models.remote.remove', { name: 'e2e-llama' }).catch(() => undefined);
+});
+
+test('add a remote model (probed) and classify through it', async ({ page }) => {
+  const url = llama!.url;
+  await openApp(page, '#/models');
+  const card = page.getByTestId('remote-card');
+  await expect(card).toContainText('Remote models');
+  await page.getByTestId('remote-urls').fill(url);
+  await page.getByTestId('remote-model').fill('tiny');
+  await page.getByTestId('remote-probe-btn').click();
+  const probe = page.getByTestId('remote-probe-result');
+  await expect(probe.getByTestId('remote-health')).toHaveText('up');
+  await expect(probe.getByTestId('remote-probe')).toContainText('llama-server');
+  await expect(probe.getByTestId('remote-probe')).toContainText('constrained output: GBNF grammar');
+  await expect(probe.getByTestId('remote-probe')).toContainText('context 4,096');
+  await expect(probe.getByTestId('remote-probe')).toContainText('models: tiny');
+  await shot(page, 'remote-probe');
+
+  // A model the server does not have is refused with the served ones listed.
+  await page.getByTestId('remote-name').fill('e2e-llama');
+  await page.getByTestId('remote-model').fill('no-such-model');
+  await page.getByTestId('remote-add-btn').click();
+  await expect(page.getByText(`has no model "no-such-model"; it serves: tiny`).first()).toBeVisible();
+
+  await page.getByTestId('remote-model').fill('tiny');
+  await page.getByTestId('remote-add-btn').click();
+  const row = page.getByTestId('remote-row').filter({ hasText: 'remote:e2e-llama' });
+  await expect(row).toBeVisible();
+  await expect(row.getByTestId('remote-health')).toHaveText('up');
+  await shot(page, 'remote-added');
+
+  await openApp(page, '#/classify');
+  await page.getByTestId('classify-task').selectOption('sst2');
+  await page.getByTestId('classify-generator').fill('remote:e2e-llama');
+  await page.getByTestId('classify-n').fill('2');
+  await page.getByTestId('classify-k').fill('2');
+  await page.getByTestId('classify-r').fill('2');
+  await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film.');
+  await page.getByTestId('classify-start').click();
+  await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 240_000 });
+  const label = (await page.getByTestId('final-label').textContent())?.trim();
+  expect(['negative', 'positive']).toContain(label);
+  await expect(page.locator('[data-testid="variant-grid"] .vcell.pending')).toHaveCount(0);
+  await shot(page, 'remote-classify');
+});
