@@ -3,6 +3,7 @@
 // endpoint dies, and is retried with backoff and jitter on 429/5xx (honouring Retry-After). The
 // engine sees the same seam as for a local GGUF; only the result's `deterministic: false` differs:
 // a server batches requests as it likes, so the same seed need not give the same text.
+import { setMaxListeners } from 'node:events';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
 import { ContextOverflowError, abortError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
@@ -89,6 +90,8 @@ export class RemoteBackend implements TatraBackend {
     this.constrainedMode = opts.constrained ?? first.constrained;
     this.contextSize = opts.contextSize ?? first.contextLength ?? DEFAULT_CONTEXT;
     this.id = `remote:${opts.model}@${[...opts.urls].sort().join(',')}`;
+    // Every request in flight (a job has hundreds) listens on the dispose signal; that is not a leak.
+    setMaxListeners(0, this.dispose_.signal);
     const reprobeMs = opts.reprobeMs ?? 500;
     this.set = new EndpointSet(endpoints, {
       reprobeMs,
