@@ -1,12 +1,64 @@
 // Layers you can see in folder names, enforced here:
 //   electron/common  - no Node, no DOM: the API contract, schemas, pure helpers (renderer may import)
-//   electron/engine  - the TATRA method; knows only its backend interface (no node-llama-cpp, no electron)
+//   electron/remote  - TatraBackend over OpenAI-compatible servers (beside llama/)
+//   electron/engine  - the TATRA method; knows only its backend interface (no node-llama-cpp, no electron, no fs)
 //   electron/**      - main-process code: node-llama-cpp, SQLite, fs
 //   renderer/**      - the UI: may import electron/common only
+// Which folder may import which is LAYERS below, checked by eslint-plugin-boundaries on the resolved
+// path of every import, so '../../llama/backend' from electron/common/contract/ is caught like
+// '../llama/backend' (path patterns in no-restricted-imports only ever reached one level).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
+import boundaries from 'eslint-plugin-boundaries';
 import globals from 'globals';
+
+/**
+ * Layer → the layers it may import (itself included). Lowest first; nothing may import upward.
+ * `web` (static files, headers) and `paths` (data folder, app root) are leaves any main-process
+ * layer may use; `shell` is Electron's main-process files, `preload` sees the contract only.
+ */
+export const LAYERS = {
+  common: ['common'],
+  engine: ['common', 'engine'],
+  remote: ['common', 'engine', 'remote'],
+  llama: ['common', 'engine', 'remote', 'llama'],
+  tasks: ['common', 'tasks', 'paths'],
+  web: ['common', 'web'],
+  jobs: ['common', 'engine', 'remote', 'llama', 'tasks', 'web', 'paths', 'jobs'],
+  models: ['common', 'engine', 'remote', 'llama', 'tasks', 'jobs', 'web', 'paths', 'models'],
+  api: ['common', 'engine', 'remote', 'llama', 'tasks', 'jobs', 'models', 'web', 'paths', 'api'],
+  server: ['common', 'api', 'web', 'paths', 'server'],
+  cli: ['common', 'engine', 'remote', 'llama', 'tasks', 'jobs', 'models', 'api', 'server', 'web', 'paths', 'cli'],
+  shell: ['common', 'api', 'web', 'paths', 'shell'],
+  renderer: ['common', 'renderer'],
+};
+
+// Folders are layers; electron/'s own files are the Electron shell, except paths.ts (data folder
+// and app root: a leaf every main-process layer may use) and preload.ts (sees the contract only).
+const layerFolders = ['common', 'engine', 'remote', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'cli'];
+const layerElements = [
+  ...layerFolders.map((type) => ({ type, pattern: `electron/${type}`, partialMatch: false })),
+  { type: 'renderer', pattern: 'renderer/src', partialMatch: false },
+  { type: 'shell', pattern: 'electron', partialMatch: false },
+];
+const layerFiles = [
+  { category: 'paths', pattern: 'electron/paths.ts' },
+  { category: 'preload', pattern: 'electron/preload.ts' },
+];
+const to = (types) => {
+  const layers = types.filter((t) => t !== 'paths');
+  return [
+    { to: { element: { types: { anyOf: layers } } } },
+    ...(types.includes('paths') ? [{ to: { file: { categories: 'paths' } } }] : []),
+  ];
+};
+const layerPolicies = [
+  ...Object.entries(LAYERS).flatMap(([from, types]) => to(types).map((allow) => ({ from: { element: { type: from } }, allow }))),
+  // paths.ts uses Node only; preload.ts sees the contract (electron/common) only.
+  { from: { file: { categories: 'paths' } }, disallow: { to: { element: { types: { anyOf: Object.keys(LAYERS) } } } } },
+  { from: { file: { categories: 'preload' } }, disallow: { to: { element: { types: { anyOf: Object.keys(LAYERS).filter((t) => t !== 'common') } } } } },
+];
 
 const nodeOnly = ['node-llama-cpp', 'better-sqlite3', 'electron', 'ws', 'commander', 'csv-parse', 'cli-progress'];
 const nodeOnlyPatterns = [...nodeOnly, ...nodeOnly.map((m) => `${m}/*`), 'node:*', 'fs', 'path', 'os', 'child_process'];
@@ -27,15 +79,32 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
   {
+    files: ['electron/**/*.ts', 'renderer/**/*.{ts,tsx}'],
+    plugins: { boundaries },
+    settings: {
+      'boundaries/elements': layerElements,
+      'boundaries/files': layerFiles,
+      'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js', '.mjs'] } },
+    },
+    rules: {
+      'boundaries/dependencies': ['error', {
+        default: 'disallow',
+        message: '{{from.type}} may not import {{to.type}}: the layer order is in eslint.config.js (LAYERS)',
+        policies: layerPolicies,
+      }],
+    },
+  },
+  {
     files: ['electron/common/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: [...nodeOnlyPatterns, 'react', 'react-dom', '../engine/*', '../llama/*', '../jobs/*', '../models/*', '../api/*', '../server/*', '../cli/*'], message: 'electron/common must stay free of Node, DOM and main-process modules.' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ group: [...nodeOnlyPatterns, 'react', 'react-dom'], message: 'electron/common must stay free of Node, DOM and main-process modules.' }] }],
     },
   },
   {
     files: ['electron/engine/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node-llama-cpp', 'electron', 'better-sqlite3', '../llama/*', '../jobs/*', '../models/*', '../api/*', '../server/*', '../cli/*'], message: 'The engine knows only its backend interface.' }] }],
+      // No fs either: reading task files is electron/tasks' job; the engine takes tasks as data.
+      'no-restricted-imports': ['error', { patterns: [{ group: ['node-llama-cpp', 'electron', 'better-sqlite3', 'ws', 'commander', 'csv-parse', 'cli-progress', 'node:fs', 'node:fs/*', 'fs', 'fs/*', 'node:child_process', 'child_process'], message: 'The engine knows only its backend interface and takes tasks as data.' }] }],
     },
   },
   {

@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { evaluationGrammar } from '../electron/engine/grammar';
 import { evaluationPrompt } from '../electron/engine/prompts';
-import { resolveTask } from '../electron/engine';
+import { resolveTask } from '../electron/tasks';
 import type { GenerateRequest, TatraBackend } from '../electron/engine/backend';
 import { disposeLlamaRuntime, loadLlamaBackend } from '../electron/llama';
 import { connectRemoteBackend } from '../electron/remote';

@@ -2,6 +2,7 @@
 // writes. Nothing in the engine is task-specific beyond `kind`; everything else is data here.
 // This module is in common/: no Node, no DOM, importable by the renderer (validation as you type).
 import { z } from 'zod';
+import { UserError } from './errors';
 
 export const TaskKind = z.enum(['classification', 'multiple_choice', 'math']);
 export type TaskKind = z.infer<typeof TaskKind>;
@@ -93,4 +94,29 @@ export function labelNames(task: TaskDefinition): string[] {
 export function topicsFor(task: TaskDefinition, label: string | null): string[] {
   const own = label === null ? undefined : task.labels.find((l) => l.name === label)?.topics;
   return own && own.length > 0 ? own : task.topics;
+}
+
+/** One line from a zod error: `labels.1.name: a label is one line without double quotes; ...`. */
+export function formatZodError(err: unknown): string {
+  if (err instanceof z.ZodError) {
+    return err.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`)
+      .join('; ')
+      .concat(err.issues.length > 5 ? `; and ${err.issues.length - 5} more` : '');
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Parses and validates task JSON text; `source` names it in the error. */
+export function parseTaskJson(text: string, source: string): TaskDefinition {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${source} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, 'task_invalid');
+  }
+  const parsed = TaskDefinition.safeParse(data);
+  if (!parsed.success) throw new UserError(`${source} is not a valid task: ${formatZodError(parsed.error)}`, 'task_invalid');
+  return parsed.data;
 }

@@ -23,7 +23,7 @@ import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
 import { tallyVotes } from './vote';
-import { formatZodError } from './tasks';
+import { formatZodError } from '../common/task';
 
 /** Sampling for paraphrases (reference code). */
 export const PARAPHRASE_SAMPLING = { temperature: 0.9, topP: 0.95, maxTokens: 256 } as const;

@@ -1,11 +1,9 @@
 // The TATRA engine (SPEC §1): a plain library every face imports (CLI, jobs, API, Electron main).
-// It knows only its backend interface (./backend); tasks are data (common/task.ts).
+// It knows only its backend interface (./backend); tasks are data (common/task.ts), read from
+// disk by electron/tasks.
 
 export type { ChatPrompt, GenerateRequest, GenerateResult, TatraBackend } from './backend';
 export { ContextOverflowError, abortError, throwIfAborted } from './backend';
-
-// Tasks as data.
-export { loadBuiltInTasks, loadUserTasks, resolveTask, saveUserTask, formatZodError, parseTaskJson, defaultTasksDir } from './tasks';
 
 // The method.
 export { classify, zeroShot, predictionLabel, PARAPHRASE_SAMPLING, type ClassifyOptions, type ZeroShotResult } from './classify';

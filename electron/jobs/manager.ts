@@ -14,8 +14,9 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { isRemoteSpec } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import { TatraSettings, type TatraResult } from '../common/tatra';
-import { classify, generateRunExamples, lenientMathCorrect, resolveTask as engineResolveTask, zeroShot, type GenerationCache, type RunExamples } from '../engine';
+import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
+import { resolveTask as engineResolveTask } from '../tasks';
 import { inspectGguf } from '../llama/gguf';
 import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
 import { exportJob } from './export';
@@ -48,7 +49,7 @@ export interface JobManagerOptions {
   store: JobStore;
   /** Loads models; the LLAMA engineer's ModelPool in the app and the CLI. */
   backends: BackendProvider;
-  /** Resolves a task id or task file path; default: the engine's `resolveTask`. */
+  /** Resolves a task id or task file path; default: electron/tasks' `resolveTask`. */
   resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;
   /** Describes a model file for the job record; default: `inspectGguf` (validates the GGUF). */
   inspectModel?: (path: string) => Promise<ModelRef>;

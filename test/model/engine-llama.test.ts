@@ -3,7 +3,8 @@
 // second evaluator run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAbortError } from '../../electron/common/errors';
-import { MemoryGenerationCache, classify, resolveTask, type TatraBackend } from '../../electron/engine';
+import { MemoryGenerationCache, classify, type TatraBackend } from '../../electron/engine';
+import { resolveTask } from '../../electron/tasks';
 import { ModelPool } from '../../electron/llama';
 import { tinyModelPath } from '../helpers/models';
 

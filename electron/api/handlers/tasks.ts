@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { tasksMethods, TaskEntry } from '../../common/contract/tasks';
 import { UserError } from '../../common/errors';
 import type { TaskDefinition } from '../../common/task';
-import { loadBuiltInTasks, loadUserTasks, saveUserTask } from '../../engine/tasks';
+import { loadBuiltInTasks, loadUserTasks, saveUserTask } from '../../tasks';
 import type { HandlerGroup, HostDeps } from '../deps';
 
 export function userTasksDir(dataDir: string): string {

@@ -4,7 +4,8 @@ import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
-import { type TatraBackend, MemoryGenerationCache, classify, resolveTask } from '../../engine';
+import { type TatraBackend, MemoryGenerationCache, classify } from '../../engine';
+import { resolveTask } from '../../tasks';
 import { ModelPool, disposeLlamaRuntime, getLlamaRuntime } from '../../llama';
 import {
   type ModelCliOptions,

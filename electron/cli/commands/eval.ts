@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { UserError } from '../../common/errors';
-import { resolveTask } from '../../engine';
+import { resolveTask } from '../../tasks';
 import { JobManager, openJobStore, previewDataset, type JobInfo, type JobMetrics, type JobProgress, type JobStore } from '../../jobs';
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';

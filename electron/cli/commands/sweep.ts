@@ -8,7 +8,7 @@ import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT } from '../../common/settings';
-import { resolveTask } from '../../engine';
+import { resolveTask } from '../../tasks';
 import { SweepManager, previewDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom } from '../options';
 import { openJobSession, parseLabelMap, type JobSession } from './eval';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { type Command } from 'commander';
 import { labelNames, type TaskDefinition } from '../../common/task';
-import { loadBuiltInTasks, loadUserTasks, resolveTask } from '../../engine';
+import { loadBuiltInTasks, loadUserTasks, resolveTask } from '../../tasks';
 import { resolveDataDir } from '../../paths';
 
 export function userTasksDir(dataDir?: string): string {

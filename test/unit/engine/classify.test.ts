@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryGenerationCache, classify, generateRunExamples, loadBuiltInTasks, zeroShot } from '../../../electron/engine';
+import { MemoryGenerationCache, classify, generateRunExamples, zeroShot } from '../../../electron/engine';
+import { loadBuiltInTasks } from '../../../electron/tasks';
 import { UserError, isAbortError } from '../../../electron/common/errors';
 import { type TatraEvent, type TatraSettings, TatraResult } from '../../../electron/common/tatra';
 import { ScriptedBackend, evaluatedCandidate, politeScript, requestStage, requestedLabel } from '../../helpers/scripted-backend';

@@ -8,7 +8,6 @@ import {
   exampleGrammar,
   extractFinalAnswer,
   lenientMathCorrect,
-  loadBuiltInTasks,
   mapLabel,
   mathAnswersEqual,
   normaliseMathAnswer,
@@ -21,6 +20,7 @@ import {
   validateExamples,
   type Vote,
 } from '../../../electron/engine';
+import { loadBuiltInTasks } from '../../../electron/tasks';
 import { formatScriptedExamples } from '../../helpers/scripted-backend';
 
 const tasks = new Map((await loadBuiltInTasks(join(import.meta.dirname, '../../../tasks'))).map((t) => [t.id, t]));

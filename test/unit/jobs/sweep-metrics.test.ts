@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { TaskDefinition } from '../../../electron/common/task';
 import { aggregateSweep, meanStd, scoreUpTo, sweepPointsCsv, type SweepCell } from '../../../electron/jobs/sweep-metrics';
 import type { JobRow, RowRun, StoredRunExamples } from '../../../electron/jobs';
-import { loadBuiltInTasks } from '../../../electron/engine';
+import { loadBuiltInTasks } from '../../../electron/tasks';
 
 const tasks = await loadBuiltInTasks();
 const sst2 = tasks.find((t) => t.id === 'sst2') as TaskDefinition;

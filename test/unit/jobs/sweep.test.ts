@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { resolveTask } from '../../../electron/engine';
+import { resolveTask } from '../../../electron/tasks';
 import { JobManager, SweepManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import type { SweepResult } from '../../../electron/common/contract/sweeps';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';

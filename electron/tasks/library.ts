@@ -1,38 +1,12 @@
-// Tasks as data: the built-in files in tasks/, user tasks in the data folder, and a task given as
-// a path. Every file goes through the one zod schema (common/task.ts); a bad file becomes one
-// readable line, never a stack trace.
+// Tasks on disk: the built-in files in tasks/, user tasks in the data folder, and a task given as
+// a path. Every file goes through the one zod schema (common/task.ts) and becomes one readable
+// line when bad, never a stack trace. Kept out of the engine, which takes tasks as data.
 import { readFile, readdir, writeFile, mkdir, rename } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve, basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { TaskDefinition } from '../common/task';
+import { TaskDefinition, formatZodError, parseTaskJson } from '../common/task';
 import { UserError } from '../common/errors';
-
-/** One line from a zod error: `labels.1.name: a label is one line without double quotes; ...`. */
-export function formatZodError(err: unknown): string {
-  if (err instanceof z.ZodError) {
-    return err.issues
-      .slice(0, 5)
-      .map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`)
-      .join('; ')
-      .concat(err.issues.length > 5 ? `; and ${err.issues.length - 5} more` : '');
-  }
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** Parses and validates task JSON text; `source` names it in the error. */
-export function parseTaskJson(text: string, source: string): TaskDefinition {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    throw new UserError(`${source} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, 'task_invalid');
-  }
-  const parsed = TaskDefinition.safeParse(data);
-  if (!parsed.success) throw new UserError(`${source} is not a valid task: ${formatZodError(parsed.error)}`, 'task_invalid');
-  return parsed.data;
-}
 
 /** tasks/ next to the code: walks up from this file (sources, dist/ bundle or packaged app) to the first folder holding one. */
 export function defaultTasksDir(): string {

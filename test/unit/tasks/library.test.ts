@@ -2,7 +2,7 @@ import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBuiltInTasks, loadUserTasks, resolveTask, saveUserTask } from '../../../electron/engine';
+import { loadBuiltInTasks, loadUserTasks, resolveTask, saveUserTask } from '../../../electron/tasks';
 import { UserError } from '../../../electron/common/errors';
 import { labelNames } from '../../../electron/common/task';
 

@@ -1,0 +1,56 @@
+// The layer order (eslint.config.js LAYERS) holds at every depth: each forbidden import below is
+// linted as if it were written in that file, and must be reported by `boundaries/dependencies`;
+// the allowed ones must not. Paths one, two and three folders deep, so a rule that only matches
+// '../x/*' (as the old no-restricted-imports patterns did) fails here.
+import { resolve } from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../../..');
+const eslint = new ESLint({ cwd: root });
+
+/** The rules that reported an import problem in `code` written as `file`. */
+async function importRules(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: resolve(root, file) });
+  return (result?.messages ?? [])
+    .filter((m) => m.ruleId === null || m.ruleId === 'boundaries/dependencies' || m.ruleId === 'no-restricted-imports')
+    .map((m) => m.ruleId ?? `fatal: ${m.message}`);
+}
+
+const forbidden: [file: string, code: string][] = [
+  ['electron/common/contract/x.ts', "import { LlamaBackend } from '../../llama/backend';\nexport const x = LlamaBackend;"],
+  ['electron/common/x.ts', "import { classify } from '../engine';\nexport const x = classify;"],
+  ['electron/engine/x.ts', "import { openJobStore } from '../jobs/store';\nexport const x = openJobStore;"],
+  ['electron/engine/x.ts', "import { loadBuiltInTasks } from '../tasks';\nexport const x = loadBuiltInTasks;"],
+  ['electron/jobs/x.ts', "import { createApiHost } from '../api/host';\nexport const x = createApiHost;"],
+  ['electron/jobs/x.ts', "import { startServer } from '../server';\nexport const x = startServer;"],
+  ['electron/api/handlers/x.ts', "import { startServer } from '../../server/server';\nexport const x = startServer;"],
+  ['electron/llama/x.ts', "import { JobManager } from '../jobs/manager';\nexport const x = JobManager;"],
+  ['electron/models/x.ts', "import { createApiHost } from '../api';\nexport const x = createApiHost;"],
+  ['electron/server/x.ts', "import { registerServe } from '../cli/commands/serve';\nexport const x = registerServe;"],
+  ['electron/preload.ts', "import { createApiHost } from './api/host';\nexport const x = createApiHost;"],
+  ['electron/paths.ts', "import { UserError } from './common/errors';\nexport const x = UserError;"],
+  ['renderer/src/components/x.ts', "import { classify } from '../../../electron/engine/classify';\nexport const x = classify;"],
+  ['renderer/src/x.ts', "import { appRoot } from '../../electron/paths';\nexport const x = appRoot;"],
+  // The engine is pure: no file system.
+  ['electron/engine/x.ts', "import { readFile } from 'node:fs/promises';\nexport const x = readFile;"],
+];
+
+const allowed: [file: string, code: string][] = [
+  ['electron/common/contract/x.ts', "import { TatraSettings } from '../tatra';\nexport const x = TatraSettings;"],
+  ['electron/engine/x.ts', "import { UserError } from '../common/errors';\nexport const x = UserError;"],
+  ['electron/jobs/x.ts', "import { classify } from '../engine';\nimport { resolveTask } from '../tasks';\nexport const x = [classify, resolveTask];"],
+  ['electron/api/handlers/x.ts', "import { JobManager } from '../../jobs/manager';\nimport { resolveDataDir } from '../../paths';\nexport const x = [JobManager, resolveDataDir];"],
+  ['electron/cli/commands/x.ts', "import { startServer } from '../../server';\nexport const x = startServer;"],
+  ['renderer/src/views/x.ts', "import { INT_SETTINGS } from '../../../electron/common/settings';\nexport const x = INT_SETTINGS;"],
+];
+
+describe('layer rules at every depth', () => {
+  it.each(forbidden)('%s: forbidden import is reported', async (file, code) => {
+    const rule = code.includes("from 'node:") ? 'no-restricted-imports' : 'boundaries/dependencies';
+    expect(await importRules(file, code)).toContain(rule);
+  });
+  it.each(allowed)('%s: allowed import passes', async (file, code) => {
+    expect(await importRules(file, code)).toEqual([]);
+  });
+});
