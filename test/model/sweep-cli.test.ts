@@ -76,6 +76,8 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
   expect(committed.length).toBeLessThan(80);
   const [{ id }] = query<{ id: string }>(dataDir, 'SELECT id FROM sweeps') as [{ id: string }];
 
+  const listed = JSON.parse((await cli(['sweep', 'list', '--json', '--data-dir', dataDir])).stdout) as { id: string; status: string }[];
+  expect(listed).toEqual([expect.objectContaining({ id, status: 'interrupted' })]);
   const before = json<SweepResult>((await cli(['sweep', 'show', id, '--json', '--data-dir', dataDir])).stdout);
   expect(before.status).toBe('interrupted');
   expect(before.progress.jobsDone).toBeLessThan(8);

@@ -156,7 +156,7 @@ export function registerSweep(program: Command): void {
   const cmd = program
     .command('sweep')
     .description('sensitivity sweep over n, k, r and seeds on a labelled data file: one resumable experiment, shared work paid once')
-    .argument('[action]', 'resume <id> (continue a paused, interrupted or failed sweep) or show <id> (its points so far); none: start a new sweep')
+    .argument('[action]', 'list (every sweep), resume <id> (continue a paused, interrupted or failed sweep) or show <id> (its points so far); none: start a new sweep')
     .argument('[id]', 'sweep id (or a unique prefix) for resume and show')
     .option('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file (required for a new sweep)')
     .option('--data <file>', 'CSV, TSV or JSONL file with gold labels (required for a new sweep)')
@@ -173,7 +173,8 @@ export function registerSweep(program: Command): void {
     .option('--name <name>', 'a name for the sweep')
     .action(async (action: string | undefined, id: string | undefined, opts: SweepCliOptions) => {
       if (action === undefined) return newSweep(opts);
-      if (action !== 'resume' && action !== 'show') throw new UserError(`unknown sweep action "${action}": use resume <id> or show <id>, or no action to start a sweep`, 'bad_option');
+      if (action === 'list') return listSweeps(opts);
+      if (action !== 'resume' && action !== 'show') throw new UserError(`unknown sweep action "${action}": use list, resume <id> or show <id>, or no action to start a sweep`, 'bad_option');
       if (!id) throw new UserError(`give the sweep id: tatra sweep ${action} <id>`, 'bad_option');
       const { session, sweeps } = openSweeps(opts);
       try {
@@ -185,6 +186,19 @@ export function registerSweep(program: Command): void {
         await session.close();
       }
     });
+}
+
+/** Every sweep in the data folder, newest first: one line each, or a JSON array. */
+async function listSweeps(opts: SweepRuntimeOptions): Promise<void> {
+  const { session, sweeps } = openSweeps(opts);
+  try {
+    const all = sweeps.list();
+    if (opts.json) process.stdout.write(`${JSON.stringify(all)}\n`);
+    else if (all.length === 0) process.stdout.write('no sweeps yet\n');
+    else for (const s of all) process.stdout.write(`${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}\n`);
+  } finally {
+    await session.close();
+  }
 }
 
 /**
