@@ -88,3 +88,41 @@ export function tallyVotes(predictions: readonly Vote[], opts: VoteOptions): Vot
   if (opts.defaultLabel !== undefined && tied.includes(opts.defaultLabel)) return done(opts.defaultLabel, 'default-label', allTied);
   return done(tied[0] as string, 'label-order', allTied);
 }
+
+/**
+ * Whether the vote is decided whatever the votes still to come: the leading label (the abstain
+ * label never leads) has more votes than the runner-up plus every vote to come. Strictly more, so
+ * even if every remaining vote went to the runner-up the leader would still win outright: no tie,
+ * so no tie-break rule can change the winner either. `votes` as tallyVotes counts them.
+ */
+export function voteDecided(votes: Readonly<Record<string, number>>, votesToCome: number, opts: Partial<VoteOptions>): boolean {
+  let leader = 0;
+  let runnerUp = 0;
+  for (const [label, count] of Object.entries(votes)) {
+    if (label === opts.abstainLabel) continue;
+    if (count > leader) {
+      runnerUp = leader;
+      leader = count;
+    } else if (count > runnerUp) runnerUp = count;
+  }
+  return leader > runnerUp + votesToCome;
+}
+
+/**
+ * The runs of each wave. Without early stop, one wave of every run (most parallel). With it, first
+ * the fewest runs that could decide the vote alone (more than half of r), then half of what is left
+ * each time, so most work still runs side by side and little is paid past the point of decision.
+ */
+export function runWaves(r: number, earlyStop: boolean): number[][] {
+  const all = Array.from({ length: r }, (_, j) => j);
+  if (!earlyStop) return [all];
+  const waves: number[][] = [];
+  let next = Math.floor(r / 2) + 1;
+  let start = 0;
+  while (start < r) {
+    waves.push(all.slice(start, start + next));
+    start += next;
+    next = Math.ceil((r - start) / 2);
+  }
+  return waves;
+}
