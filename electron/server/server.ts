@@ -254,8 +254,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // An 'error' event nobody listens to is thrown by EventEmitter and ends the process (every job
+  // it runs with it). A protocol error (frame over maxPayload, invalid UTF-8, a bad opcode) is one
+  // client's fault: ws closes that socket itself (1009/1007/1002); we only note it.
+  wss.on('error', (e) => log(`tatra serve: event socket server: ${e.message}`));
   const sockets = new Set<WebSocket>();
   server.on('upgrade', (req, socket, head) => {
+    // The raw socket can fail (reset) before the handshake completes.
+    socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://local');
     const refuse = (status: number, text: string) => {
       socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
@@ -266,6 +272,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     if (!originAllowed(req.headers.origin, req.headers.host, origins, hostname)) return refuse(403, 'Forbidden');
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
+      ws.on('error', (e) => {
+        log(`tatra serve: closed an event socket: ${e.message}`);
+        ws.terminate();
+      });
       const off = opts.host.subscribe((event, payload) => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event, payload }));
       });
