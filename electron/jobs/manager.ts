@@ -77,6 +77,53 @@ async function defaultInspect(path: string): Promise<ModelRef> {
   return { path, sizeBytes: info.fileSize, headerHash: info.headerHash };
 }
 
+export interface StartOptions {
+  /** Continue even though a model file changed since the job started; the change is recorded in the job. */
+  acceptModelChange?: boolean;
+}
+
+interface ModelChange {
+  role: 'generator' | 'evaluator';
+  before: ModelRef;
+  now: ModelRef;
+}
+
+/**
+ * What identifies a model: a local file by its size and header hash, a remote one by its model
+ * id, server URLs and server kind (not its version or library name, which change harmlessly).
+ */
+function modelIdentity(ref: ModelRef): string {
+  if (ref.remote) return JSON.stringify({ model: ref.remote.model, urls: [...ref.remote.urls].sort(), kind: ref.remote.kind });
+  return JSON.stringify({ sizeBytes: ref.sizeBytes, headerHash: ref.headerHash });
+}
+
+function describeChange(before: ModelRef, now: ModelRef): string {
+  if (before.remote || now.remote) {
+    const where = (r: ModelRef) => (r.remote ? `${r.remote.model} at ${r.remote.urls.join(', ')}` : 'a local file');
+    return `${where(before)} → ${where(now)}`;
+  }
+  const parts: string[] = [];
+  if (before.sizeBytes !== now.sizeBytes) parts.push(`size ${before.sizeBytes} → ${now.sizeBytes} bytes`);
+  if (before.headerHash !== now.headerHash) parts.push(`header hash ${before.headerHash.slice(0, 12) || '?'} → ${now.headerHash.slice(0, 12) || '?'}`);
+  return parts.length > 0 ? parts.join(', ') : 'its identity differs';
+}
+
+/** The new reference, remembering the one it replaced. */
+function acceptChange(before: ModelRef, now: ModelRef): ModelRef {
+  const { path: _path, replaced = [], ...identity } = before;
+  return { ...now, replaced: [...replaced, { ...identity, acceptedAt: new Date().toISOString() }] };
+}
+
+/** Whether a recorded owner ("host:pid") still runs: a live pid here, a recent heartbeat elsewhere. */
+function ownerLive(owner: string, updated: string): boolean {
+  if (owner === OWNER) return false; // this process, but no runner: it ended abnormally
+  const [host, pidText] = owner.split(':');
+  // Another machine on a shared folder: trust a recent heartbeat.
+  if (host !== hostname()) return Date.now() - Date.parse(updated) < 3 * HEARTBEAT_MS;
+  const pid = Number(pidText);
+  return Number.isInteger(pid) && pidAlive(pid);
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -162,19 +209,10 @@ export class JobManager {
     return { ...job, interrupted: !this.ownerAlive(job.id) };
   }
 
-  /** Whether another live process on this machine runs the job (owner pid still alive). */
+  /** Whether another live process runs the job (owner pid still alive, or a recent heartbeat). */
   private ownerAlive(id: string): boolean {
-    const owner = (this.store.db.prepare(`SELECT owner FROM jobs WHERE id = ?`).get(id) as { owner: string | null } | undefined)?.owner;
-    if (!owner) return false;
-    const [host, pidText] = owner.split(':');
-    const pid = Number(pidText);
-    if (owner === OWNER) return false; // this process, but no runner: it ended abnormally
-    if (host !== hostname()) {
-      // Another machine on a shared folder: trust a recent heartbeat.
-      const updated = this.store.getJob(id)?.updated;
-      return updated !== undefined && Date.now() - Date.parse(updated) < 3 * HEARTBEAT_MS;
-    }
-    return Number.isInteger(pid) && pidAlive(pid);
+    const owner = this.store.jobOwner(id);
+    return owner !== null && ownerLive(owner, this.store.getJob(id)?.updated ?? '');
   }
 
   rows(id: string, q: RowQuery = {}): RowPage {
@@ -302,16 +340,29 @@ export class JobManager {
    * through in the background (`wait(id)` resolves when that ends). Continues from the first
    * unfinished row with the stored examples and the same seeds.
    */
-  async start(id: string): Promise<JobInfo> {
+  async start(id: string, opts: StartOptions = {}): Promise<JobInfo> {
     const job = this.get(id);
     if (this.runners.has(job.id)) return job;
     if (job.status === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
     if (!this.store.isImported(job.id)) throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
-    if (job.status === 'running' && !job.interrupted) {
+    // Rows from two different models under one job would be a silent lie: compare first.
+    const changed = await this.changedModels(job);
+    if (this.runners.has(job.id)) return this.get(job.id);
+    if (changed.length > 0 && !opts.acceptModelChange) {
+      const c = changed[0]!;
+      throw new UserError(
+        `job ${job.id}: the ${c.role} model ${c.now.path} is not the one the job started with (${describeChange(c.before, c.now)}); resume with --accept-model-change to continue with it anyway, or start a new job`,
+        'model_changed',
+      );
+    }
+    // Two processes resuming at once: the claim is one transaction, so only one of them wins.
+    const claim = this.store.claimJob(job.id, OWNER, ownerLive);
+    if (!claim.claimed) {
+      if (claim.reason === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
+      if (claim.reason === 'unimported') throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
       throw new UserError(`job ${job.id} is running in another process`, 'job_state');
     }
-    this.store.db.prepare(`UPDATE jobs SET owner = ? WHERE id = ?`).run(OWNER, job.id);
-    this.store.setStatus(job.id, 'running');
+    for (const c of changed) this.store.setModel(job.id, c.role, acceptChange(c.before, c.now));
     const ac = new AbortController();
     // Every request of every row in flight listens on this one signal; that is not a leak.
     setMaxListeners(0, ac.signal);
@@ -333,8 +384,25 @@ export class JobManager {
   }
 
   /** Same as start: resuming is starting from the first unfinished row. */
-  resume(id: string): Promise<JobInfo> {
-    return this.start(id);
+  resume(id: string, opts: StartOptions = {}): Promise<JobInfo> {
+    return this.start(id, opts);
+  }
+
+  /** The job's models whose file no longer matches what the job recorded (size, header hash, …). */
+  private async changedModels(job: JobInfo): Promise<ModelChange[]> {
+    const seen = new Map<string, Promise<ModelRef>>();
+    const inspect = (path: string) => {
+      let p = seen.get(path);
+      if (!p) seen.set(path, (p = this.inspectModel(path)));
+      return p;
+    };
+    const out: ModelChange[] = [];
+    for (const role of ['generator', 'evaluator'] as const) {
+      const before = job[role];
+      const now = await inspect(before.path);
+      if (modelIdentity(before) !== modelIdentity(now)) out.push({ role, before, now });
+    }
+    return out;
   }
 
   /** Resolves when the job's runner in this process ends (at once when none runs). */
@@ -525,16 +593,15 @@ export class JobManager {
       } else if (runner.stop) status = runner.stop;
       else if (this.store.unfinishedRowIndexes(id).length === 0 || this.failedOnly(id)) status = 'done';
       else status = 'paused';
-      this.store.setStatus(id, status, error);
-      this.store.db.prepare(`UPDATE jobs SET owner = NULL WHERE id = ?`).run(id);
+      // Only the owner sets the outcome; a runner that lost its claim leaves the status alone.
+      this.store.releaseJob(id, OWNER, status, error);
       this.emitStatus(id);
     }
   }
 
   /** True when every unfinished row is a failed one (nothing pending): the job is as done as it gets. */
   private failedOnly(id: string): boolean {
-    const r = this.store.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(id) as { n: number };
-    return r.n === 0;
+    return this.store.pendingRowCount(id) === 0;
   }
 
   private rowRecord(

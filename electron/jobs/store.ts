@@ -142,6 +142,8 @@ export interface NewJobRecord {
   concurrency: number;
 }
 
+export type ClaimResult = { claimed: true } | { claimed: false; reason: 'unknown' | 'unimported' | 'done' | 'running' };
+
 /** What the runner writes for a finished row. */
 export interface RowResultRecord {
   prediction: string | null;
@@ -215,12 +217,13 @@ export class JobStore {
 
   constructor(dbPath: string) {
     this.path = dbPath;
-    this.db = new Database(dbPath);
+    // The CLI and the app may share the file; wait for a writer instead of failing at once
+    // (generously: five processes on two busy cores can hold the lock for seconds). Set at open,
+    // so even the pragmas below wait.
+    this.db = new Database(dbPath, { timeout: 30_000 });
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${process.env.TATRA_DB_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma('foreign_keys = ON');
-    // The CLI and the app may share the file; wait for a writer instead of failing at once.
-    this.db.pragma('busy_timeout = 5000');
     this.migrate();
   }
 
@@ -301,6 +304,56 @@ export class JobStore {
 
   deleteJob(jobId: string): void {
     this.db.prepare(`DELETE FROM jobs WHERE id = ?`).run(jobId);
+  }
+
+  /**
+   * Makes `owner` the job's runner, atomically across processes: BEGIN IMMEDIATE takes SQLite's
+   * write lock before the job is read, so of two processes claiming at once the second reads the
+   * first one's claim and is refused. `ownerLive` tells whether a recorded owner still runs.
+   */
+  claimJob(jobId: string, owner: string, ownerLive: (owner: string, updated: string) => boolean): ClaimResult {
+    return this.db
+      .transaction((): ClaimResult => {
+        const row = this.db.prepare(`SELECT status, owner, updated, imported FROM jobs WHERE id = ?`).get(jobId) as
+          | { status: JobStatus; owner: string | null; updated: string; imported: number }
+          | undefined;
+        if (!row) return { claimed: false, reason: 'unknown' };
+        if (row.imported !== 1) return { claimed: false, reason: 'unimported' };
+        if (row.status === 'done') return { claimed: false, reason: 'done' };
+        if (row.status === 'running' && row.owner !== null && row.owner !== owner && ownerLive(row.owner, row.updated)) {
+          return { claimed: false, reason: 'running' };
+        }
+        this.db.prepare(`UPDATE jobs SET owner = ?, status = 'running', error = NULL, updated = ? WHERE id = ?`).run(owner, new Date().toISOString(), jobId);
+        return { claimed: true };
+      })
+      .immediate();
+  }
+
+  /** Replaces the recorded generator or evaluator (a model change accepted on resume). */
+  setModel(jobId: string, role: 'generator' | 'evaluator', ref: ModelRef): void {
+    this.db.prepare(`UPDATE jobs SET ${role === 'generator' ? 'generator_json' : 'evaluator_json'} = ? WHERE id = ?`).run(JSON.stringify(ref), jobId);
+  }
+
+  /** Who runs the job ("host:pid"), or null. */
+  jobOwner(jobId: string): string | null {
+    return (this.db.prepare(`SELECT owner FROM jobs WHERE id = ?`).get(jobId) as { owner: string | null } | undefined)?.owner ?? null;
+  }
+
+  /**
+   * The runner's last word: sets the final status and gives the job up, only while `owner` still
+   * holds it (so a process that lost the job never overwrites the status of the one running it).
+   * False when it did not hold it.
+   */
+  releaseJob(jobId: string, owner: string, status: JobStatus, error: string | null): boolean {
+    const r = this.db
+      .prepare(`UPDATE jobs SET status = ?, error = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`)
+      .run(status, error, new Date().toISOString(), jobId, owner);
+    return r.changes === 1;
+  }
+
+  /** Rows not yet attempted (failed ones are attempted). */
+  pendingRowCount(jobId: string): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(jobId) as { n: number }).n;
   }
 
   setStatus(jobId: string, status: JobStatus, error: string | null = null): void {

@@ -126,6 +126,20 @@ export interface ModelRef {
   headerHash: string;
   /** A remote model: its endpoints, model id, server kind and version (resume reconnects to these; no key). */
   remote?: RemoteModelRef;
+  /**
+   * Models this one replaced at the same path, accepted on resume (`--accept-model-change`): the
+   * job's earlier rows came from them.
+   */
+  replaced?: ReplacedModel[];
+}
+
+export interface ReplacedModel {
+  sizeBytes: number;
+  headerHash: string;
+  /** The replaced remote model (its id and server), for a remote reference. */
+  remote?: RemoteModelRef;
+  /** When the change was accepted (ISO time). */
+  acceptedAt: string;
 }
 
 export interface JobSpec {

@@ -146,7 +146,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
         return jobSummary(await m.start(created.id));
       },
       'jobs.pause': async ({ jobId }) => jobSummary(await (await manager()).pause(jobId)),
-      'jobs.resume': async ({ jobId }) => jobSummary(await (await manager()).resume(jobId)),
+      'jobs.resume': async ({ jobId, acceptModelChange }) => jobSummary(await (await manager()).resume(jobId, { acceptModelChange: acceptModelChange === true })),
       'jobs.cancel': async ({ jobId }) => jobSummary(await (await manager()).cancel(jobId)),
       'jobs.list': async () => (await manager()).list().map(jobSummary),
       'jobs.get': async ({ jobId }) => {

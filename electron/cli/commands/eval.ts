@@ -7,7 +7,7 @@ import { type Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { UserError } from '../../common/errors';
 import { resolveTask } from '../../tasks';
-import { JobManager, openJobStore, previewDataset, type JobInfo, type JobMetrics, type JobProgress, type JobStore } from '../../jobs';
+import { JobManager, openJobStore, previewDataset, type StartOptions, type JobInfo, type JobMetrics, type JobProgress, type JobStore } from '../../jobs';
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';
 import { ROW_LIMIT } from '../../common/settings';
@@ -91,6 +91,10 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
   out.push(`job ${job.id}  ${job.name}  [${statusText(job)}]`);
   out.push(`  task ${job.task.id}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}`);
   out.push(`  generator ${job.generator.path}${job.evaluator.path !== job.generator.path ? `\n  evaluator ${job.evaluator.path}` : ''}`);
+  for (const role of ['generator', 'evaluator'] as const) {
+    const n = job[role].replaced?.length ?? 0;
+    if (n > 0) out.push(`  the ${role} file changed ${n === 1 ? 'once' : `${n} times`} during this job (accepted on resume): earlier rows came from another model`);
+  }
   out.push(`  rows ${job.rowsDone}/${job.rowsTotal} done${job.rowsFailed > 0 ? `, ${job.rowsFailed} failed` : ''}, ${m.evaluated} with gold  time ${duration(job.elapsedMs)}`);
   if (job.dataset.stats.skippedEmpty > 0) out.push(`  skipped ${job.dataset.stats.skippedEmpty} rows with an empty input`);
   const unmapped = Object.entries(job.dataset.stats.unmappedGold);
@@ -129,7 +133,11 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
  * Runs (or resumes) a job to its end with a progress bar on stderr. Ctrl-C pauses the job (its
  * finished rows are kept) and says how to resume it.
  */
-export async function runJobWithProgress(manager: JobManager, jobId: string, opts: { quiet?: boolean } = {}): Promise<JobInfo> {
+export async function runJobWithProgress(
+  manager: JobManager,
+  jobId: string,
+  opts: { quiet?: boolean; start?: StartOptions; onStarted?: (job: JobInfo) => void } = {},
+): Promise<JobInfo> {
   const tty = process.stderr.isTTY === true && !opts.quiet;
   const bar = tty
     ? new cliProgress.SingleBar(
@@ -180,7 +188,9 @@ export async function runJobWithProgress(manager: JobManager, jobId: string, opt
   };
   process.once('SIGINT', onSigint);
   try {
-    await manager.start(jobId);
+    // Not `onStarted?.(await start())`: an optional call skips evaluating its arguments.
+    const started = await manager.start(jobId, opts.start);
+    opts.onStarted?.(started);
     const end = await manager.wait(jobId);
     bar?.stop();
     if (interrupted) {

@@ -96,9 +96,10 @@ export function registerJobs(program: Command): void {
     .argument('<id>', 'job id (a unique prefix is enough)')
     .option('--threads <T>', THREADS_HELP, intOption('--threads', 1, 256))
     .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072))
+    .option('--accept-model-change', 'continue even though a model file changed since the job started (the change is recorded in the job)')
     .option('--data-dir <dir>', 'data folder')
     .option('--json', 'print the job and its metrics as JSON')
-    .action(async (id: string, opts: { threads?: number; contextSize?: number; dataDir?: string; json?: boolean }) => {
+    .action(async (id: string, opts: { threads?: number; contextSize?: number; acceptModelChange?: boolean; dataDir?: string; json?: boolean }) => {
       const peek = readOnlySession(opts.dataDir);
       let concurrency: number;
       try {
@@ -109,8 +110,12 @@ export function registerJobs(program: Command): void {
       const session = openJobSession({ ...opts, sequences: concurrency });
       try {
         const job = session.manager.get(id);
-        process.stderr.write(`resuming job ${job.id} at ${job.rowsDone}/${job.rowsTotal} rows\n`);
-        const end = await runJobWithProgress(session.manager, job.id, { quiet: opts.json === true });
+        const end = await runJobWithProgress(session.manager, job.id, {
+          quiet: opts.json === true,
+          start: { acceptModelChange: opts.acceptModelChange === true },
+          // Only once it really runs, so a refused resume says one line, not two.
+          onStarted: () => process.stderr.write(`resuming job ${job.id} at ${job.rowsDone}/${job.rowsTotal} rows\n`),
+        });
         const metrics = session.manager.metrics(job.id);
         printJobOutcome(end, metrics, opts.json === true);
       } finally {

@@ -183,7 +183,8 @@ export const jobsMethods = {
   'jobs.start': method(JobStartInput, JobSummary),
   'jobs.pause': method(z.object({ jobId: JobId }), JobSummary),
   /** Continues a paused or interrupted job from its first unfinished row. */
-  'jobs.resume': method(z.object({ jobId: JobId }), JobSummary),
+  /** acceptModelChange: continue although a model file changed since the job started (recorded in the job). */
+  'jobs.resume': method(z.object({ jobId: JobId, acceptModelChange: z.boolean().optional() }), JobSummary),
   'jobs.cancel': method(z.object({ jobId: JobId }), JobSummary),
   /** History, newest first. */
   'jobs.list': method(z.object({}).default({}), z.array(JobSummary)),

@@ -1,0 +1,142 @@
+// `tatra jobs resume` as an adversary uses it, in real processes on a real job database:
+// - the GGUF at the job's path swapped for another model: refused with one line; continued only
+//   with --accept-model-change, and the change is recorded in the job;
+// - two resumes of one job launched together: exactly one runs it, the other is refused, and the
+//   loser never touches the job's status.
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { JobInfo } from '../../electron/jobs';
+import { tinyModelBPath, tinyModelPath } from '../helpers/models';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const tatra = join(repoRoot, 'bin', 'tatra.js');
+const dir = mkdtempSync(join(tmpdir(), 'tatra-claim-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env = { ...process.env, TATRA_THREADS: '1' };
+const model = join(dir, 'model.gguf');
+const data = join(dir, 'reviews.csv');
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  pid: number;
+}
+
+function start(args: string[]): { pid: number; done: Promise<Ran> } {
+  const child = spawn(process.execPath, [tatra, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<Ran>((res) => child.on('close', (code) => res({ code, stdout, stderr, pid: child.pid! })));
+  return { pid: child.pid!, done };
+}
+
+const cli = (args: string[]) => start(args).done;
+
+function lastJson<T>(stdout: string): T {
+  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
+  return JSON.parse(line) as T;
+}
+
+/** A finished 3-row job in its own data folder, reset to "paused with every row pending". */
+async function pausedJob(dataDir: string): Promise<string> {
+  const r = await cli(['eval', '--task', 'sst2', '--data', data, '--text-col', 'review', '--label-col', 'sentiment', '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '2', '-k', '4', '-r', '1', '--seed', '3', '--concurrency', '1', '--threads', '1', '--json', '--data-dir', dataDir]);
+  expect(r.code, r.stderr).toBe(0);
+  const id = lastJson<{ job: JobInfo }>(r.stdout).job.id;
+  const db = new Database(join(dataDir, 'tatra.db'));
+  db.prepare(`UPDATE job_rows SET status = 'pending', prediction = NULL, correct = NULL, votes_json = NULL, runs_json = NULL WHERE job_id = ?`).run(id);
+  db.prepare(`UPDATE jobs SET status = 'paused', owner = NULL WHERE id = ?`).run(id);
+  db.close();
+  return id;
+}
+
+function jobRow(dataDir: string, id: string): { status: string; owner: string | null; generator_json: string; done: number } {
+  const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
+  try {
+    const j = db.prepare(`SELECT status, owner, generator_json FROM jobs WHERE id = ?`).get(id) as { status: string; owner: string | null; generator_json: string };
+    const n = (db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'done'`).get(id) as { n: number }).n;
+    return { ...j, done: n };
+  } finally {
+    db.close();
+  }
+}
+
+beforeAll(async () => {
+  copyFileSync(await tinyModelPath(), model);
+  writeFileSync(data, 'review,sentiment\n"a warm and funny film",pos\n"dull and far too long",neg\n"an instant classic",pos\n');
+});
+
+it('resume refuses a swapped model with one line, and --accept-model-change continues and records the change', async () => {
+  const dataDir = join(dir, 'swap');
+  const id = await pausedJob(dataDir);
+  const before = JSON.parse(jobRow(dataDir, id).generator_json) as { sizeBytes: number; headerHash: string };
+  copyFileSync(await tinyModelBPath(), model);
+  try {
+    const refused = await cli(['jobs', 'resume', id, '--threads', '1', '--data-dir', dataDir]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^tatra: job \S+: the generator model .*model\.gguf is not the one the job started with \(size \d+ → \d+ bytes, header hash \w+ → \w+\); resume with --accept-model-change/);
+    // Nothing ran, nothing changed.
+    expect(jobRow(dataDir, id)).toMatchObject({ status: 'paused', owner: null, done: 0 });
+
+    const accepted = await cli(['jobs', 'resume', id, '--accept-model-change', '--threads', '1', '--json', '--data-dir', dataDir]);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    const job = lastJson<{ job: JobInfo }>(accepted.stdout).job;
+    expect(job.status).toBe('done');
+    expect(job.generator.sizeBytes).not.toBe(before.sizeBytes);
+    expect(job.generator.replaced).toEqual([{ sizeBytes: before.sizeBytes, headerHash: before.headerHash, acceptedAt: expect.any(String) }]);
+    const shown = await cli(['jobs', 'show', id, '--data-dir', dataDir]);
+    expect(shown.stdout).toContain('the generator file changed once during this job');
+  } finally {
+    copyFileSync(await tinyModelPath(), model);
+  }
+});
+
+/** Whether the process has the job database open (it opens it before it checks the job). */
+function hasDbOpen(pid: number): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith('tatra.db');
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+it.runIf(process.platform === 'linux')('two resumes of one job launched together: one runs it, the other is refused and leaves the status alone', async () => {
+  const dataDir = join(dir, 'race');
+  const id = await pausedJob(dataDir);
+  // Hold SQLite's write lock while both processes start, so both read the job before either can
+  // write its claim: the widest possible race window, every time.
+  const lock = new Database(join(dataDir, 'tatra.db'));
+  lock.exec('BEGIN IMMEDIATE');
+  const a = start(['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  const b = start(['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  const ended: Ran[] = [];
+  void a.done.then((r) => ended.push(r));
+  void b.done.then((r) => ended.push(r));
+  for (let i = 0; i < 2400 && !(hasDbOpen(a.pid) && hasDbOpen(b.pid)) && ended.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  lock.exec('ROLLBACK');
+  lock.close();
+  const results = await Promise.all([a.done, b.done]);
+  const winners = results.filter((r) => r.code === 0);
+  const losers = results.filter((r) => r.code !== 0);
+  expect(winners, results.map((r) => r.stderr).join('\n---\n')).toHaveLength(1);
+  expect(losers).toHaveLength(1);
+  expect(losers[0]!.code).toBe(2);
+  expect(losers[0]!.stderr.trim()).toMatch(new RegExp(`^tatra: job ${id} (is running in another process|is already done)$`));
+  expect(lastJson<{ job: JobInfo }>(winners[0]!.stdout).job).toMatchObject({ status: 'done', rowsDone: 3 });
+  expect(jobRow(dataDir, id)).toMatchObject({ status: 'done', owner: null, done: 3 });
+});
