@@ -11,7 +11,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { join, resolve as resolvePath } from 'node:path';
+import { basename, dirname, join, resolve as resolvePath } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
@@ -63,6 +63,8 @@ interface Sidecar {
   /** Total length the server declared. */
   total: number | null;
   etag: string | null;
+  /** The server's Last-Modified, the validator left when it sends no ETag. */
+  lastModified: string | null;
 }
 
 const PARTIAL = '.partial';
@@ -84,7 +86,13 @@ async function readSidecar(path: string): Promise<Sidecar | null> {
   try {
     const s = JSON.parse(await readFile(path, 'utf8')) as Partial<Sidecar>;
     if (typeof s.url !== 'string') return null;
-    return { url: s.url, source: String(s.source ?? ''), total: typeof s.total === 'number' ? s.total : null, etag: typeof s.etag === 'string' ? s.etag : null };
+    return {
+      url: s.url,
+      source: String(s.source ?? ''),
+      total: typeof s.total === 'number' ? s.total : null,
+      etag: typeof s.etag === 'string' ? s.etag : null,
+      lastModified: typeof s.lastModified === 'string' ? s.lastModified : null,
+    };
   } catch {
     return null;
   }
@@ -199,6 +207,10 @@ export async function downloadModel(source: string, options: DownloadOptions = {
     throw new UserError(`cannot create the download folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`, 'download_failed');
   }
   const dest = join(dir, resolved.fileName);
+  // Whatever the source said, the file lands in `dir` itself (a catalog or URL could name a path).
+  if (dirname(dest) !== dir || basename(dest) !== resolved.fileName) {
+    throw new UserError(`refusing to download "${resolved.fileName}": the name would put the file outside ${dir}`, 'bad_uri');
+  }
   const { partial, sidecar } = partialPaths(dest);
   const state: DownloadState = {
     id: options.id ?? randomUUID(),
@@ -270,7 +282,9 @@ export async function downloadModel(source: string, options: DownloadOptions = {
     if (have > 0) {
       headers.range = `bytes=${have}-`;
       // If the file changed on the server, If-Range makes it send the whole new file (200).
+      // Without a strong ETag the Last-Modified date is the validator If-Range allows.
       if (side?.etag && !side.etag.startsWith('W/')) headers['if-range'] = side.etag;
+      else if (side?.lastModified) headers['if-range'] = side.lastModified;
     }
     const { res } = await openResponse(resolved.url, headers, connectTimeoutMs, signal);
     const status = res.statusCode ?? 0;
@@ -286,6 +300,19 @@ export async function downloadModel(source: string, options: DownloadOptions = {
         if (++attempt > retries + 1) throw new UserError(`the server at ${new URL(resolved.url).host} answered a resume with the wrong byte range`, 'download_failed');
         continue;
       }
+      // A server without validators (or one that ignores If-Range) answers 206 for a file that
+      // changed since the partial was written; splicing would yield a corrupt mix that may
+      // still pass the header check. A different total or date means another file: start over.
+      const lastModified = typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null;
+      const totalChanged = side?.total != null && cr.total !== null && cr.total !== side.total;
+      const dateChanged = side?.lastModified != null && lastModified !== null && lastModified !== side.lastModified;
+      if (totalChanged || dateChanged) {
+        res.destroy();
+        await rm(partial, { force: true });
+        await rm(sidecar, { force: true });
+        if (++attempt > retries + 1) throw new UserError(`${resolved.fileName} keeps changing on the server at ${new URL(resolved.url).host}; try again later`, 'download_failed');
+        continue;
+      }
       total = cr.total;
       append = true;
     } else if (status === 200) {
@@ -298,7 +325,7 @@ export async function downloadModel(source: string, options: DownloadOptions = {
       res.resume();
       const cr = parseContentRange(res.headers['content-range']);
       if (cr?.total === have) {
-        await writeFile(sidecar, JSON.stringify({ ...(side ?? { url: resolved.url, source, etag: null }), total: have }));
+        await writeFile(sidecar, JSON.stringify({ ...(side ?? { url: resolved.url, source, etag: null, lastModified: null }), total: have }));
         break;
       }
       await rm(partial, { force: true });
@@ -320,7 +347,8 @@ export async function downloadModel(source: string, options: DownloadOptions = {
     }
     const etagHeader = res.headers.etag;
     const etag = typeof etagHeader === 'string' ? etagHeader : null;
-    const meta: Sidecar = { url: resolved.url, source, total, etag };
+    const lastModifiedHeader = res.headers['last-modified'];
+    const meta: Sidecar = { url: resolved.url, source, total, etag, lastModified: typeof lastModifiedHeader === 'string' ? lastModifiedHeader : null };
     await writeFile(sidecar, JSON.stringify(meta));
     if (firstAttempt) state.resumedFrom = have;
     firstAttempt = false;

@@ -29,6 +29,24 @@ function encodePath(p: string): string {
   return p.split('/').map(encodeURIComponent).join('/');
 }
 
+/**
+ * The file name a URL's path ends in, decoded and reduced to a base name: `/x/..%2f..%2fm.gguf`
+ * is `m.gguf`, never a path that climbs out of the download folder. '' when there is none.
+ */
+export function urlFileName(pathname: string): string {
+  let last = pathname.split('/').pop() ?? '';
+  try {
+    last = decodeURIComponent(last);
+  } catch {
+    return '';
+  }
+  // Decoding can reveal separators (%2f, %5c): only what follows the last one is a name.
+  const base = last.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  if (base === '.' || base === '..' || /[\u0000-\u001f\u007f]/.test(base)) return '';
+  return base;
+}
+
 /** `hf:user/repo/path/file.gguf` → https://huggingface.co/user/repo/resolve/main/path/file.gguf (no network). */
 export function resolveHfUri(uri: string, endpoint?: string): ResolvedSource {
   const rest = uri.replace(/^hf:/, '').replace(/^\/+/, '');
@@ -101,8 +119,8 @@ export async function resolveModelUri(source: string, options: ResolveOptions = 
     } catch {
       throw new UserError(`"${s}" is not a valid URL`, 'bad_uri');
     }
-    const fileName = decodeURIComponent(url.pathname.split('/').pop() ?? '');
-    if (!/\.gguf$/i.test(fileName) || fileName.includes('\\')) throw new UserError(`the URL ${s} does not end in a .gguf file name`, 'bad_uri');
+    const fileName = urlFileName(url.pathname);
+    if (!/\.gguf$/i.test(fileName)) throw new UserError(`the URL ${s} does not end in a .gguf file name`, 'bad_uri');
     return { url: url.toString(), fileName };
   }
   const entry = await findCatalogEntry(s, options.catalogPath);

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DownloadManager, downloadModel, resolveHfUri, resolveModelUri } from '../../../electron/models';
 import { UserError } from '../../../electron/common/errors';
 import type { DownloadState } from '../../../electron/common/contract/models';
-import { tinyModelPath } from '../../helpers/models';
+import { tinyModelBPath, tinyModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -261,6 +261,65 @@ describe('DownloadManager after a restart', () => {
     expect(server.requests.at(-1)?.status).toBe(206);
     expect(sha(await readFile(join(dir, 'r.gguf')))).toBe(sha(model));
     await second.dispose();
+  });
+});
+
+describe('hostile servers and names', () => {
+  it('a URL whose name decodes to ../../escaped.gguf lands inside --dir as escaped.gguf', async () => {
+    await fresh();
+    const target = join(dir, 'a', 'b');
+    // The fixture decodes the path as a naive server would: it serves the bytes at that name.
+    server = await serveBuffer({ '/x/../../escaped.gguf': model });
+    const done = await downloadModel(server.url('/x/..%2f..%2fescaped.gguf'), { dir: target });
+    expect(done.dest).toBe(join(target, 'escaped.gguf'));
+    expect(await readdir(target)).toEqual(['escaped.gguf']);
+    expect(await readdir(dir)).toEqual(['a']);
+    expect(await readdir(join(dir, 'a'))).toEqual(['b']);
+    expect(sha(await readFile(join(target, 'escaped.gguf')))).toBe(sha(model));
+  });
+
+  it('reduces decoded separators to a base name and refuses names that are none', async () => {
+    expect((await resolveModelUri('http://h/a%5c..%5cwin.gguf')).fileName).toBe('win.gguf');
+    expect((await resolveModelUri('http://h/x/%2e%2e%2fup.gguf')).fileName).toBe('up.gguf');
+    await expect(resolveModelUri('http://h/x/..%2f..')).rejects.toThrow(/does not end in a \.gguf file name/);
+    await expect(resolveModelUri('http://h/x/%2e%2e')).rejects.toThrow(/does not end in a \.gguf file name/);
+    await expect(resolveModelUri('http://h/x/bad%0a.gguf')).rejects.toThrow(/does not end in a \.gguf file name/);
+  });
+
+  it('a file that changed on a server without ETag is not spliced: a resumed 206 with another total starts over', async () => {
+    await fresh();
+    const other = await readFile(await tinyModelBPath());
+    expect(other.length).not.toBe(model.length);
+    const files: Record<string, Buffer> = { '/m.gguf': model };
+    server = await serveBuffer(files, { etag: null, cutAfter: 3_000_000 });
+    await expect(downloadModel(server.url('/m.gguf'), { dir, retries: 0 })).rejects.toThrow(/interrupted/);
+    files['/m.gguf'] = other;
+    const done = await downloadModel(server.url('/m.gguf'), { dir, retries: 0 });
+    expect(server.requests.map((r) => [r.range === undefined ? 'whole' : 'range', r.status])).toEqual([
+      ['whole', 200],
+      ['range', 206],
+      ['whole', 200],
+    ]);
+    expect(done.bytes).toBe(other.length);
+    expect(sha(await readFile(join(dir, 'm.gguf')))).toBe(sha(other));
+    expect(await readdir(dir)).toEqual(['m.gguf']);
+  });
+
+  it('a same-size file with a new Last-Modified is not spliced either; the old date travels in If-Range', async () => {
+    await fresh();
+    const changed = Buffer.from(model);
+    changed.writeUInt8(changed.readUInt8(changed.length - 1) ^ 0xff, changed.length - 1);
+    const files: Record<string, Buffer> = { '/m.gguf': model };
+    let date = 'Mon, 02 Nov 2026 10:00:00 GMT';
+    // This server ignores If-Range, like the ones that caused the bug.
+    server = await serveBuffer(files, { etag: null, lastModified: () => date, cutAfter: 3_000_000 });
+    await expect(downloadModel(server.url('/m.gguf'), { dir, retries: 0 })).rejects.toThrow(/interrupted/);
+    files['/m.gguf'] = changed;
+    date = 'Mon, 23 Nov 2026 10:00:00 GMT';
+    await downloadModel(server.url('/m.gguf'), { dir, retries: 0 });
+    expect(server.requests[1]).toMatchObject({ ifRange: 'Mon, 02 Nov 2026 10:00:00 GMT', status: 206 });
+    expect(server.requests[2]).toMatchObject({ range: undefined, status: 200 });
+    expect(sha(await readFile(join(dir, 'm.gguf')))).toBe(sha(changed));
   });
 });
 

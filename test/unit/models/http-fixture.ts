@@ -11,7 +11,10 @@ export interface ServeOptions {
   ignoreRange?: boolean;
   /** Send the body slowly: bytes per tick and ms between ticks. */
   throttle?: { bytes: number; everyMs: number };
-  etag?: string;
+  /** The ETag sent (default "v1"); null sends none. */
+  etag?: string | null;
+  /** Last-Modified to send, asked per request (so a test can change the file and its date). */
+  lastModified?: () => string;
 }
 
 export interface TestServer {
@@ -42,7 +45,9 @@ export async function serveBuffer(files: Record<string, Buffer>, options: ServeO
     let start = 0;
     let status = 200;
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
-    const headers: Record<string, string | number> = { 'accept-ranges': 'bytes', etag: options.etag ?? '"v1"' };
+    const headers: Record<string, string | number> = { 'accept-ranges': 'bytes' };
+    if (options.etag !== null) headers.etag = options.etag ?? '"v1"';
+    if (options.lastModified) headers['last-modified'] = options.lastModified();
     if (range && !options.ignoreRange) {
       start = Number(range[1]);
       if (start >= body.length) {
