@@ -4,9 +4,11 @@
 // Electron's `protocol` object is passed in rather than imported: the handler is plain fetch-API
 // code over fs, and a unit test can exercise it (traversal, MIME types, CSP) without Electron.
 import type { Protocol } from 'electron';
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { APP_HOST, APP_SCHEME, SECURITY_HEADERS } from './security';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { APP_HOST, APP_SCHEME } from './security';
+import { SECURITY_HEADERS } from './web/headers';
+import { findStaticFile, resolveStaticPath } from './web/static';
 
 /** Registered before `app.whenReady()`. standard: real origin and relative URLs; secure: like https. */
 export const APP_SCHEME_PRIVILEGES = Object.freeze({
@@ -14,40 +16,10 @@ export const APP_SCHEME_PRIVILEGES = Object.freeze({
   privileges: Object.freeze({ standard: true, secure: true, supportFetchAPI: true }),
 });
 
-const MIME_TYPES: Readonly<Record<string, string>> = Object.freeze({
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.txt': 'text/plain; charset=utf-8',
-  '.wasm': 'application/wasm',
-});
-
-/** Content-Type for a file name; unknown types are served as opaque bytes (with nosniff). */
-export function mimeTypeFor(path: string): string {
-  return MIME_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream';
-}
-
 export type AssetResolution = { ok: true; path: string } | { ok: false; status: 400 | 403 | 404; reason: string };
 
-/**
- * Maps an `app://tatra/<path>` URL onto a file under `rootDir`, lexically: a foreign host, a
- * malformed escape, a NUL byte, a backslash or any path that leaves `rootDir` after decoding is
- * refused. `/` is index.html. Symlinks are checked separately by the handler.
- */
-export function resolveAssetPath(rootDir: string, url: string): AssetResolution {
+/** The path part of an `app://tatra/…` URL, or why it is refused (malformed, foreign origin). */
+function appPathname(url: string): { ok: true; pathname: string } | { ok: false; status: 400 | 403; reason: string } {
   let u: URL;
   try {
     u = new URL(url);
@@ -55,26 +27,17 @@ export function resolveAssetPath(rootDir: string, url: string): AssetResolution 
     return { ok: false, status: 400, reason: 'malformed URL' };
   }
   if (u.protocol !== `${APP_SCHEME}:` || u.hostname !== APP_HOST) return { ok: false, status: 403, reason: 'foreign origin' };
-  let pathname: string;
-  try {
-    pathname = decodeURIComponent(u.pathname);
-  } catch {
-    return { ok: false, status: 400, reason: 'malformed escape' };
-  }
-  // A backslash is a separator on Windows; a NUL truncates paths in native code.
-  if (pathname.includes('\0') || pathname.includes('\\')) return { ok: false, status: 400, reason: 'bad character in path' };
-  const root = resolve(rootDir);
-  const wantsIndex = pathname === '' || pathname.endsWith('/');
-  // resolve() against the root, then a containment check: catches `..`, encoded `%2e%2e%2f` and
-  // drive-absolute paths alike, since decoding happened first.
-  const file = resolve(root, pathname.replace(/^\/+/, ''), wantsIndex ? 'index.html' : '');
-  if (!isInside(root, file)) return { ok: false, status: 403, reason: 'outside the renderer folder' };
-  return { ok: true, path: file };
+  return { ok: true, pathname: u.pathname };
 }
 
-function isInside(root: string, file: string): boolean {
-  const rel = relative(root, file);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+/**
+ * Maps an `app://tatra/<path>` URL onto a file under `rootDir`, lexically (web/static.ts): a
+ * foreign host, a malformed escape, a NUL byte, a backslash or any path that leaves `rootDir`
+ * after decoding is refused. `/` is index.html. Symlinks are checked by the handler.
+ */
+export function resolveAssetPath(rootDir: string, url: string): AssetResolution {
+  const p = appPathname(url);
+  return p.ok ? resolveStaticPath(rootDir, p.pathname) : p;
 }
 
 function errorResponse(status: number, reason: string): Response {
@@ -84,46 +47,21 @@ function errorResponse(status: number, reason: string): Response {
   });
 }
 
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /**
- * The request handler for `protocol.handle(APP_SCHEME, …)`: GET/HEAD of files under `rootDir`
- * with their MIME type and SECURITY_HEADERS (the CSP among them) on every response, errors
- * included. A path without an extension that names no file gets index.html, so a client-side
- * route survives a reload.
+ * The request handler for `protocol.handle(APP_SCHEME, …)`: GET/HEAD of the renderer's files
+ * through the same lookup `tatra serve` uses, SECURITY_HEADERS (the CSP among them) on every
+ * response, errors included.
  */
 export function createAppProtocolHandler(rootDir: string): (request: Request) => Promise<Response> {
   const root = resolve(rootDir);
-  let realRoot: Promise<string> | undefined;
   return async (request) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return errorResponse(405, 'method not allowed');
-    const resolved = resolveAssetPath(root, request.url);
-    if (!resolved.ok) return errorResponse(resolved.status, resolved.reason);
-    let path = resolved.path;
-    const index = join(root, 'index.html');
-    if (!(await isFile(path))) {
-      if (extname(path) !== '' && path !== index) return errorResponse(404, 'not found');
-      path = index;
-      if (!(await isFile(path))) return errorResponse(404, 'renderer not built (run `npm run build:renderer`)');
-    }
-    // A symlink inside the folder could still point outside it; compare real paths.
-    try {
-      realRoot ??= realpath(root);
-      if (!isInside(await realRoot, await realpath(path))) return errorResponse(403, 'outside the renderer folder');
-    } catch {
-      return errorResponse(404, 'not found');
-    }
-    const body = request.method === 'HEAD' ? null : await readFile(path);
-    return new Response(body, {
-      status: 200,
-      headers: { ...SECURITY_HEADERS, 'Content-Type': mimeTypeFor(path), 'Cache-Control': 'no-cache' },
-    });
+    const p = appPathname(request.url);
+    if (!p.ok) return errorResponse(p.status, p.reason);
+    const file = await findStaticFile(root, p.pathname);
+    if (!file.ok) return errorResponse(file.status, file.reason);
+    const body = request.method === 'HEAD' ? null : await readFile(file.path);
+    return new Response(body, { status: 200, headers: file.headers });
   };
 }
 

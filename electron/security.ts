@@ -2,7 +2,8 @@
 // assert them without an Electron binary and main.ts cannot quietly drift from them.
 // Follows Electron's security checklist (https://www.electronjs.org/docs/latest/tutorial/security):
 // isolated, sandboxed renderer without Node; a strict CSP sent as a header by our own protocol;
-// every navigation, new window, permission and foreign IPC sender refused.
+// every navigation, new window, permission and foreign IPC sender refused. The CSP and the other
+// response headers live in web/ (one definition for this shell and for `tatra serve`).
 import type { WebPreferences } from 'electron';
 
 /** The privileged scheme the renderer is served from (never `file://`). */
@@ -11,41 +12,6 @@ export const APP_SCHEME = 'app';
 export const APP_HOST = 'tatra';
 /** Where the window starts. */
 export const APP_ENTRY_URL = `${APP_SCHEME}://${APP_HOST}/index.html`;
-
-/**
- * CSP directives for every response of the app protocol. No 'unsafe-eval' and no inline script
- * anywhere. style-src is 'self' only: the Vite build emits CSS files, and React writes `style`
- * props through the CSSOM, which CSP does not govern; if a library ever injects <style> tags the
- * renderer would show unstyled parts, which the Electron e2e test would catch.
- */
-export const CSP_DIRECTIVES: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  'default-src': ["'self'"],
-  'script-src': ["'self'"],
-  'style-src': ["'self'"],
-  'img-src': ["'self'", 'data:'],
-  'font-src': ["'self'"],
-  'connect-src': ["'self'"],
-  'object-src': ["'none'"],
-  'frame-src': ["'none'"],
-  'worker-src': ["'none'"],
-  'base-uri': ["'none'"],
-  'frame-ancestors': ["'none'"],
-  'form-action': ["'none'"],
-});
-
-/** The Content-Security-Policy header value built from CSP_DIRECTIVES. */
-export const CONTENT_SECURITY_POLICY = Object.entries(CSP_DIRECTIVES)
-  .map(([name, sources]) => `${name} ${sources.join(' ')}`)
-  .join('; ');
-
-/** Headers every app-protocol response carries besides Content-Type. */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-});
 
 export interface WebPreferencesOptions {
   /** Devtools are for development builds only. Default false. */

@@ -98,28 +98,3 @@ export function originAllowed(origin: string | undefined, hostHeader: string | u
   if (isWildcardHost(bindHost) && hostHeader && o === `http://${hostHeader.toLowerCase()}`) return true;
   return false;
 }
-
-/** The page's Content-Security-Policy: nothing but this origin; no inline script, no framing. */
-export function contentSecurityPolicy(): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    // React and recharts style elements through the CSSOM, which CSP allows; no inline <style>.
-    "style-src 'self'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-    "form-action 'none'",
-  ].join('; ');
-}
-
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};

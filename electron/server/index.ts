@@ -1,5 +1,5 @@
 // Browser mode: the renderer and the API contract over HTTP + WebSocket, token- and Origin-guarded.
-export { startServer, safeFileName, type ServeOptions, type RunningServer } from './server';
+export { startServer, type ServeOptions, type RunningServer } from './server';
 export {
   newToken,
   cookieName,
@@ -10,8 +10,6 @@ export {
   originAllowed,
   isLoopbackHost,
   isWildcardHost,
-  contentSecurityPolicy,
-  SECURITY_HEADERS,
   TOKEN_HEADER,
   TOKEN_QUERY,
 } from './auth';

@@ -5,16 +5,19 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, realpath, stat, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { basename, extname, join, normalize, resolve, sep } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
+import { SECURITY_HEADERS } from '../web/headers';
+import { mimeTypeFor } from '../web/mime';
+import { isInside } from '../web/inside';
+import { safeFileName } from '../web/file-name';
+import { findStaticFile } from '../web/static';
 import {
-  SECURITY_HEADERS,
   TOKEN_QUERY,
   allowedOrigins,
-  contentSecurityPolicy,
   cookieName,
   isLoopbackHost,
   newToken,
@@ -51,20 +54,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff2': 'font/woff2',
-  '.txt': 'text/plain; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-};
-
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -96,17 +85,6 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** A file name safe to keep: letters, digits, dot, dash, underscore; never a path. */
-export function safeFileName(name: string): string {
-  const base = basename(name.replace(/\\/g, '/')).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '');
-  return base.slice(-120) || 'upload';
-}
-
-function isInside(child: string, parent: string): boolean {
-  const p = parent.endsWith(sep) ? parent : parent + sep;
-  return child === parent || child.startsWith(p);
-}
-
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const hostname = opts.hostname ?? '127.0.0.1';
   const token = opts.token ?? newToken();
@@ -118,42 +96,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const maxUpload = opts.maxUploadBytes ?? 2 * 1024 * 1024 * 1024;
   let port = opts.port;
   let origins = new Set<string>();
-  const csp = contentSecurityPolicy();
 
   const serveStatic = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
-    let rel: string;
-    try {
-      rel = decodeURIComponent(url.pathname);
-    } catch {
-      throw new HttpError(400, 'bad path');
-    }
-    let file = normalize(join(staticDir, rel));
-    if (!isInside(file, staticDir)) throw new HttpError(404, 'not found');
-    let info = await stat(file).catch(() => null);
-    if (!info || info.isDirectory()) {
-      // Client-side routes fall back to the page itself; missing assets stay 404.
-      if (extname(rel) !== '' && !rel.endsWith('/')) throw new HttpError(404, 'not found');
-      file = join(staticDir, 'index.html');
-      info = await stat(file).catch(() => null);
-      if (!info) {
-        throw new HttpError(503, 'the renderer is not built; run `npm run build:renderer` (vite build) and restart tatra serve');
-      }
-    }
-    const real = await realpath(file);
-    if (!isInside(real, await realpath(staticDir))) throw new HttpError(404, 'not found');
-    const isPage = extname(file) === '.html';
-    const headers: Record<string, string> = {
-      'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
-      'Content-Length': String(info.size),
-      // Hashed assets may be cached; the page never (it carries no token, but stays fresh).
-      'Cache-Control': isPage ? 'no-store' : 'private, max-age=3600',
-      ...SECURITY_HEADERS,
-    };
-    if (isPage) headers['Content-Security-Policy'] = csp;
-    res.writeHead(200, headers);
+    // The same lookup as the desktop app's protocol (web/static.ts); only the transport differs.
+    const file = await findStaticFile(staticDir, url.pathname);
+    if (!file.ok) throw new HttpError(file.status, file.status === 503 ? `${file.reason} and restart tatra serve` : file.reason);
+    res.writeHead(200, file.headers);
     if (req.method === 'HEAD') return void res.end();
-    await pipeline(createReadStream(file), res);
+    await pipeline(createReadStream(file.path), res);
   };
 
   const handleInvoke = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -204,10 +155,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const file = await realpath(resolve(wanted)).catch(() => null);
     // Only exports may leave the server this way; never an arbitrary file.
     const root = await realpath(exportsDir).catch(() => null);
-    if (!file || !root || !isInside(file, root)) throw new HttpError(404, 'no such export');
+    if (!file || !root || !isInside(root, file)) throw new HttpError(404, 'no such export');
     const info = await stat(file);
     res.writeHead(200, {
-      'Content-Type': MIME[extname(file)] ?? 'application/octet-stream',
+      'Content-Type': mimeTypeFor(file),
       'Content-Length': String(info.size),
       'Content-Disposition': `attachment; filename="${safeFileName(basename(file))}"`,
       'Cache-Control': 'no-store',

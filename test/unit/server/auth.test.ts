@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   allowedOrigins,
-  contentSecurityPolicy,
   cookieName,
   isLoopbackHost,
   originAllowed,
@@ -9,7 +8,8 @@ import {
   tokenSource,
   tokensEqual,
 } from '../../../electron/server/auth';
-import { safeFileName } from '../../../electron/server/server';
+import { CONTENT_SECURITY_POLICY } from '../../../electron/web/csp';
+import { safeFileName } from '../../../electron/web/file-name';
 
 describe('token checks', () => {
   const token = 'abcDEF123_-xyz';
@@ -71,7 +71,7 @@ describe('Origin checks', () => {
 
 describe('page headers and uploads', () => {
   it('has a CSP with no inline script, no framing, nothing from elsewhere', () => {
-    const csp = contentSecurityPolicy();
+    const csp = CONTENT_SECURITY_POLICY;
     expect(csp).toContain("default-src 'self'");
     expect(csp).toMatch(/script-src 'self'(;|$)/);
     expect(csp).toContain("frame-ancestors 'none'");

@@ -8,11 +8,11 @@ import {
   APP_SCHEME_PRIVILEGES,
   createAppProtocolHandler,
   handleAppProtocol,
-  mimeTypeFor,
   registerAppScheme,
   resolveAssetPath,
 } from '../../../electron/protocol';
-import { CONTENT_SECURITY_POLICY } from '../../../electron/security';
+import { CONTENT_SECURITY_POLICY } from '../../../electron/web/csp';
+import { mimeTypeFor } from '../../../electron/web/mime';
 
 let base: string;
 let root: string;
@@ -108,7 +108,7 @@ describe('app:// handler', () => {
     const empty = mkdtempSync(join(tmpdir(), 'tatra-empty-'));
     try {
       const res = await createAppProtocolHandler(empty)({ url: 'app://tatra/', method: 'GET' } as Request);
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(503);
       expect(await res.text()).toContain('npm run build:renderer');
     } finally {
       rmSync(empty, { recursive: true, force: true });

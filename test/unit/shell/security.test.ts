@@ -3,15 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   APP_ENTRY_URL,
-  CONTENT_SECURITY_POLICY,
-  CSP_DIRECTIVES,
-  SECURITY_HEADERS,
   isAllowedNavigation,
   isAllowedSender,
   isPermissionAllowed,
   isSafeExternalUrl,
   webPreferencesFor,
 } from '../../../electron/security';
+import { CONTENT_SECURITY_POLICY, CSP_DIRECTIVES } from '../../../electron/web/csp';
+import { SECURITY_HEADERS } from '../../../electron/web/headers';
 
 function cspMap(policy: string): Map<string, string[]> {
   const map = new Map<string, string[]>();
