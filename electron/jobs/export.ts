@@ -7,6 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { parse as parseCsvSync } from 'csv-parse/sync';
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import type { JobStore } from './store';
 import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
 
@@ -37,13 +38,20 @@ export interface CsvExportRow {
   error: string | null;
 }
 
-/** One CSV field: quoted when it holds a comma, quote, CR/LF or edge spaces (RFC 4180). */
-export function csvField(v: string): string {
-  return /[",\r\n]|^\s|\s$/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+/**
+ * One CSV record (RFC 4180, CRLF) written by csv-stringify, the sibling of the csv-parse we import
+ * with. Exports are opened in spreadsheets, where a cell starting with `=`, `+`, `-`, `@`, tab or
+ * CR runs as a formula: a data set or a model output could carry `=HYPERLINK(…)` or worse. Such
+ * cells get a leading `'` (escape_formulas), which spreadsheets show as text;
+ * `readCsvExport` takes it off again.
+ */
+export function toCsv(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
+  return stringifyCsv([values.map((v) => (v === null || v === undefined ? '' : String(v)))], { escape_formulas: true, record_delimiter: '\r\n' });
 }
 
-export function toCsv(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
-  return values.map((v) => csvField(v === null || v === undefined ? '' : String(v))).join(',') + '\r\n';
+/** Undoes escape_formulas on a cell read back. */
+function unescapeFormula(cell: string): string {
+  return /^'[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell;
 }
 
 function boolCell(v: boolean | null): string {
@@ -142,7 +150,8 @@ export async function readJsonExport(path: string): Promise<JsonExport> {
 }
 
 export async function readCsvExport(path: string): Promise<CsvExportRow[]> {
-  const records = parseCsvSync(await readFile(path, 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+  const raw = parseCsvSync(await readFile(path, 'utf8'), { columns: true, bom: true }) as Record<string, string>[];
+  const records = raw.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, unescapeFormula(v)])));
   const nul = (s: string | undefined) => (s === undefined || s === '' ? null : s);
   const boolOf = (s: string | undefined) => (s === 'true' ? true : s === 'false' ? false : null);
   return records.map((r) => {

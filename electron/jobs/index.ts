@@ -24,4 +24,4 @@ export { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-stor
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
-export { exportJob, readCsvExport, readJsonExport, toCsv, csvField, type JsonExport, type CsvExportRow } from './export';
+export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';

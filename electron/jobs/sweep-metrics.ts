@@ -16,7 +16,7 @@ import type { TaskDefinition } from '../common/task';
 import type { CallSaving, MeanStd, SweepCost, SweepGrid, SweepPoint, SweepSeedPoint } from '../common/contract/sweeps';
 import { isCorrect, labelScores, revote } from './metrics';
 import type { JobRow, StoredRunExamples } from './types';
-import { csvField } from './export';
+import { toCsv } from './export';
 import { labelNames } from '../common/task';
 
 /** One job of a sweep: (n, k, seed) at the largest r. */
@@ -275,13 +275,10 @@ const CSV_COLUMNS = [
 /** One line per point; empty cells where a metric does not apply. */
 export function sweepPointsCsv(points: readonly SweepPoint[]): string {
   const ms = (v: MeanStd | null) => (v ? [String(v.mean), String(v.std)] : ['', '']);
-  const lines = [CSV_COLUMNS.join(',')];
+  // The same CSV writer as the job exports (RFC 4180, CRLF, formula escaping).
+  let out = toCsv(CSV_COLUMNS);
   for (const p of points) {
-    lines.push(
-      [String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), ...ms(p.macroF1), ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]
-        .map(csvField)
-        .join(','),
-    );
+    out += toCsv([String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), ...ms(p.macroF1), ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]);
   }
-  return `${lines.join('\r\n')}\r\n`;
+  return out;
 }

