@@ -156,7 +156,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     // Only exports may leave the server this way; never an arbitrary file.
     const root = await realpath(exportsDir).catch(() => null);
     if (!file || !root || !isInside(root, file)) throw new HttpError(404, 'no such export');
+    // The folder itself (or a folder in it) is no export: answer before any header is sent,
+    // rather than fail mid-stream with an empty reply.
     const info = await stat(file);
+    if (!info.isFile()) throw new HttpError(404, 'no such export');
     res.writeHead(200, {
       'Content-Type': mimeTypeFor(file),
       'Content-Length': String(info.size),

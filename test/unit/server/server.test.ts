@@ -134,6 +134,13 @@ describe('tatra serve', () => {
     const dl = await fetch(`${server.origin}/api/download?path=${encodeURIComponent(join(dir, 'data', 'exports', 'x.csv'))}`, { headers: { 'x-tatra-token': server.token } });
     expect(dl.status).toBe(200);
     expect(dl.headers.get('content-disposition')).toContain('attachment; filename="x.csv"');
+    // The exports folder itself, and a folder inside it, are no export: a clear 404, not an empty reply.
+    mkdirSync(join(dir, 'data', 'exports', 'sub'), { recursive: true });
+    for (const p of [join(dir, 'data', 'exports'), join(dir, 'data', 'exports', 'sub'), `${join(dir, 'data', 'exports')}/`]) {
+      const res = await fetch(`${server.origin}/api/download?path=${encodeURIComponent(p)}`, { headers: { 'x-tatra-token': server.token } });
+      expect(res.status, p).toBe(404);
+      expect(await res.text()).toBe('no such export\n');
+    }
   });
 
   it('says how to build the renderer when it is missing', async () => {
