@@ -12,6 +12,15 @@ import { registerCompare } from './commands/compare';
 import { registerServe } from './commands/serve';
 import { registerSweep } from './commands/sweep';
 
+// `tatra jobs show ID --rows 2000 | head -1`: the reader went away, which ends the output; it is
+// not an error worth a stack trace. Anything else on these streams still is.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw e;
+  });
+}
+
 const program = new Command('tatra')
   .description('TATRA Studio: training-free classification with synthetic examples, paraphrases and voting')
   .version('0.1.0')

@@ -58,10 +58,12 @@ function boolCell(v: boolean | null): string {
   return v === null ? '' : v ? 'true' : 'false';
 }
 
-async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>): Promise<void> {
+async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>, signal?: AbortSignal): Promise<void> {
   const tmp = `${outPath}.partial`;
   const out = createWriteStream(tmp, { encoding: 'utf8' });
   const write = async (s: string) => {
+    // Stopped (Ctrl-C): the catch below removes the partial file, so nothing half-written stays.
+    signal?.throwIfAborted();
     if (!out.write(s)) await once(out, 'drain');
   };
   try {
@@ -81,7 +83,7 @@ function voteLabels(job: JobInfo): string[] | null {
   return job.task.kind === 'math' ? null : job.task.labels.map((l) => l.name);
 }
 
-export async function exportCsv(store: JobStore, job: JobInfo, outPath: string): Promise<void> {
+export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, signal?: AbortSignal): Promise<void> {
   const labels = voteLabels(job);
   await writeAtomically(outPath, async (write) => {
     await write(
@@ -120,10 +122,10 @@ export async function exportCsv(store: JobStore, job: JobInfo, outPath: string):
         ]),
       );
     }
-  });
+  }, signal);
 }
 
-export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetrics, outPath: string): Promise<void> {
+export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetrics, outPath: string, signal?: AbortSignal): Promise<void> {
   await writeAtomically(outPath, async (write) => {
     const head = { format: 'tatra-job-export', version: 1, job, metrics, runExamples: store.runExamples(job.id) };
     const headText = JSON.stringify(head, null, 1);
@@ -134,13 +136,13 @@ export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetr
       first = false;
     }
     await write('\n ]\n}\n');
-  });
+  }, signal);
 }
 
 /** Writes a job's export; the manager's `export()` calls this. */
-export async function exportJob(store: JobStore, job: JobInfo, metrics: JobMetrics, format: 'csv' | 'json', outPath: string): Promise<void> {
-  if (format === 'csv') await exportCsv(store, job, outPath);
-  else await exportJson(store, job, metrics, outPath);
+export async function exportJob(store: JobStore, job: JobInfo, metrics: JobMetrics, format: 'csv' | 'json', outPath: string, signal?: AbortSignal): Promise<void> {
+  if (format === 'csv') await exportCsv(store, job, outPath, signal);
+  else await exportJson(store, job, metrics, outPath, signal);
 }
 
 export async function readJsonExport(path: string): Promise<JsonExport> {

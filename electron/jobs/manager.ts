@@ -233,10 +233,10 @@ export class JobManager {
   }
 
   /** Writes the export (CSV: one row per input; JSON: everything) and returns its path. */
-  async export(id: string, format: ExportFormat, outPath: string): Promise<string> {
+  async export(id: string, format: ExportFormat, outPath: string, signal?: AbortSignal): Promise<string> {
     if (format !== 'csv' && format !== 'json') throw new UserError(`unknown export format "${String(format)}" (csv or json)`, 'bad_option');
     const job = this.get(id);
-    await exportJob(this.store, job, this.metrics(job.id), format, outPath);
+    await exportJob(this.store, job, this.metrics(job.id), format, outPath, signal);
     return outPath;
   }
 

@@ -13,6 +13,7 @@ import { resolveDataDir } from '../../paths';
 import { ROW_LIMIT } from '../../common/settings';
 import { type ModelCliOptions, type TatraSettingsCliOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, remoteModelsFor, tatraSettingsFrom } from '../options';
 import { userTasksDir } from './tasks';
+import { terminalSafe } from '../terminal';
 
 /** Parses `a=b,c=d` (values may not contain commas; labels never do). */
 export function parseLabelMap(text: string): Record<string, string> {
@@ -86,6 +87,11 @@ export function statusText(job: JobInfo): string {
 
 /** The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`. */
 export function formatMetrics(job: JobInfo, m: JobMetrics): string {
+  // Names, paths and gold values come from files: no control character reaches the terminal.
+  return terminalSafe(metricsReport(job, m));
+}
+
+function metricsReport(job: JobInfo, m: JobMetrics): string {
   const s = job.settings;
   const out: string[] = [];
   out.push(`job ${job.id}  ${job.name}  [${statusText(job)}]`);

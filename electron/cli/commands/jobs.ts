@@ -6,6 +6,7 @@ import { openJobStore, JobManager, type JobInfo } from '../../jobs';
 import { resolveDataDir } from '../../paths';
 import { THREADS_HELP } from '../../llama/threads';
 import { intOption } from '../options';
+import { terminalSafe } from '../terminal';
 import { formatMetrics, openJobSession, printJobOutcome, runJobWithProgress, statusText } from './eval';
 
 /** Store + manager without models, for commands that only read. */
@@ -46,10 +47,10 @@ export function registerJobs(program: Command): void {
         }
         const rows = [
           ['id', 'status', 'task', 'rows', 'accuracy', 'created', 'name'],
-          ...list.map((j) => [j.id, statusText(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, accuracy(j), j.created.replace('T', ' ').slice(0, 19), j.name]),
+          ...list.map((j) => [j.id, statusText(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, accuracy(j), j.created.replace('T', ' ').slice(0, 19), terminalSafe(j.name)]),
         ];
         const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-        process.stdout.write(rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n');
+        process.stdout.write(terminalSafe(rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n')) + '\n');
       } finally {
         s.close();
       }
@@ -79,9 +80,11 @@ export function registerJobs(program: Command): void {
           process.stdout.write('\n');
           for (const r of page.rows) {
             const mark = r.correct === null ? ' ' : r.correct ? '✓' : '✗';
-            const text = r.input.replace(/\s+/g, ' ');
+            // Escaped before it is cut, so a cut never splits an escape sequence into a live one.
+            const text = terminalSafe(r.input.replace(/\s+/g, ' '));
             process.stdout.write(
-              `  ${mark} #${r.index} ${r.status === 'done' ? `${r.prediction ?? '(no vote)'} ${((r.confidence ?? 0) * 100).toFixed(0)}%` : r.status}${r.gold !== null ? ` gold ${r.gold}` : ''}  ${text.length > 80 ? `${text.slice(0, 77)}...` : text}\n`,
+              terminalSafe(`  ${mark} #${r.index} ${r.status === 'done' ? `${r.prediction ?? '(no vote)'} ${((r.confidence ?? 0) * 100).toFixed(0)}%` : r.status}${r.gold !== null ? ` gold ${r.gold}` : ''}  `) +
+                `${text.length > 80 ? `${text.slice(0, 77)}...` : text}\n`,
             );
           }
         }
@@ -135,7 +138,18 @@ export function registerJobs(program: Command): void {
       try {
         const job = s.manager.get(id);
         const out = resolve(opts.out ?? `${job.id}.${opts.format}`);
-        await s.manager.export(job.id, opts.format, out);
+        // Ctrl-C or a kill mid-export: stop writing and remove <out>.partial (the default
+        // handlers would exit at once and leave it behind).
+        const ac = new AbortController();
+        const stop = () => ac.abort();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        try {
+          await s.manager.export(job.id, opts.format, out, ac.signal);
+        } finally {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+        }
         process.stdout.write(`${out}\n`);
       } finally {
         s.close();

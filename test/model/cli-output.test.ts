@@ -1,0 +1,120 @@
+// The CLI's output against hostile readers and data, on a real job database with 60,000 rows
+// (written through the store, no model needed): a pipe closed early (`| head -1`), Ctrl-C in the
+// middle of an export, and terminal escape sequences in data-set cells.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { resolveTask } from '../../electron/tasks';
+import { openJobStore, type DatasetRow } from '../../electron/jobs';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'tatra-cli-out-'));
+const dataDir = join(dir, 'data');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let jobId = '';
+const ROWS = 60_000;
+const HOSTILE = 'evil \x1b]0;pwned\x07title \x1b[2Jclear \x9b31mred \x1b]8;;http://x\x1b\\link';
+
+beforeAll(async () => {
+  const store = openJobStore(dataDir);
+  try {
+    const task = await resolveTask('sst2');
+    jobId = store.createJob({
+      name: 'hostile \x1b[31mname',
+      task,
+      settings: { n: 2, k: 4, r: 1, seed: 1, scope: 'run' },
+      generator: { path: '/m.gguf', sizeBytes: 1, headerHash: 'h' },
+      evaluator: { path: '/m.gguf', sizeBytes: 1, headerHash: 'h' },
+      dataset: { path: '/d.csv', fingerprint: 'f', format: 'csv', mapping: { textColumn: 'text', labelColumn: 'label' }, stats: { rows: ROWS, skippedEmpty: 0, goldValueCounts: {}, unmappedGold: {} } as never },
+      limit: null,
+      baseline: false,
+      concurrency: 1,
+    });
+    const filler = 'a long and winding review of a film that goes on and on '.repeat(8);
+    for (let start = 0; start < ROWS; start += 5000) {
+      const batch: DatasetRow[] = [];
+      for (let i = start; i < start + 5000; i++) {
+        batch.push({ index: i, line: i + 2, input: i === 0 ? HOSTILE : `${filler}${i}`, gold: i % 2 ? 'positive' : 'negative', goldRaw: i % 2 ? '1' : '0' } as DatasetRow);
+      }
+      store.insertRows(jobId, batch);
+    }
+    store.markImported(jobId);
+    store.setStatus(jobId, 'paused');
+  } finally {
+    store.close();
+  }
+});
+
+function tatra(args: string[]) {
+  return spawn(process.execPath, [join(repoRoot, 'bin', 'tatra.js'), ...args, '--data-dir', dataDir], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function ended(child: ReturnType<typeof tatra>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((res) => child.on('close', (code, signal) => res({ code, signal, stderr })));
+}
+
+it('`jobs show --rows 2000 | head -1`: the closed pipe ends the output quietly (exit 0, no stack trace)', async () => {
+  const child = tatra(['jobs', 'show', jobId, '--rows', '2000']);
+  const end = ended(child);
+  await new Promise<void>((res) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) {
+        // What `head -1` does after its line: close the reading end.
+        child.stdout!.destroy();
+        res();
+      }
+    });
+  });
+  const r = await end;
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+});
+
+it('`jobs show --rows` and `jobs list` print escape sequences from cells as visible text', async () => {
+  const child = tatra(['jobs', 'show', jobId, '--rows', '1']);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const r = await ended(child);
+  expect(r.code, r.stderr).toBe(0);
+  // eslint-disable-next-line no-control-regex
+  expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  expect(out).toContain('evil \\x1b]0;pwned\\x07title \\x1b[2Jclear \\x9b31mred');
+  expect(out).toContain('hostile \\x1b[31mname');
+  const list = tatra(['jobs', 'list']);
+  let listed = '';
+  list.stdout!.on('data', (d: Buffer) => (listed += d.toString()));
+  expect((await ended(list)).code).toBe(0);
+  expect(listed).toContain('hostile \\x1b[31mname');
+  expect(listed).not.toContain('\x1b');
+});
+
+it.runIf(process.platform !== 'win32')('SIGINT in the middle of `jobs export` removes <out>.partial (exit 130, one line)', async () => {
+  const out = join(dir, 'export.csv');
+  const child = tatra(['jobs', 'export', jobId, '--out', out]);
+  const end = ended(child);
+  let exited = false;
+  void end.then(() => (exited = true));
+  // Freeze the process while its partial file exists, so the signal surely lands mid-export.
+  let caught = false;
+  while (!exited && !caught) {
+    if (existsSync(`${out}.partial`)) {
+      child.kill('SIGSTOP');
+      caught = existsSync(`${out}.partial`) && !existsSync(out);
+      if (!caught) child.kill('SIGCONT');
+    } else await new Promise((r) => setTimeout(r, 5));
+  }
+  expect(caught, 'the export finished before it could be interrupted').toBe(true);
+  child.kill('SIGINT');
+  child.kill('SIGCONT');
+  const r = await end;
+  expect(r.code).toBe(130);
+  expect(r.stderr).toBe('tatra: cancelled\n');
+  expect(readdirSync(dir).filter((f) => f.startsWith('export'))).toEqual([]);
+});
