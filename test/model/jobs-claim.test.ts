@@ -50,7 +50,9 @@ function lastJson<T>(stdout: string): T {
 async function pausedJob(dataDir: string): Promise<string> {
   const r = await cli(['eval', '--task', 'sst2', '--data', data, '--text-col', 'review', '--label-col', 'sentiment', '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '2', '-k', '4', '-r', '1', '--seed', '3', '--concurrency', '1', '--threads', '1', '--json', '--data-dir', dataDir]);
   expect(r.code, r.stderr).toBe(0);
-  const id = lastJson<{ job: JobInfo }>(r.stdout).job.id;
+  const created = lastJson<{ job: JobInfo }>(r.stdout).job;
+  expect(created).toMatchObject({ status: 'done', rowsDone: 3 });
+  const id = created.id;
   const db = new Database(join(dataDir, 'tatra.db'));
   db.prepare(`UPDATE job_rows SET status = 'pending', prediction = NULL, correct = NULL, votes_json = NULL, runs_json = NULL WHERE job_id = ?`).run(id);
   db.prepare(`UPDATE jobs SET status = 'paused', owner = NULL WHERE id = ?`).run(id);
