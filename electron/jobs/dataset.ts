@@ -487,10 +487,19 @@ export async function datasetFingerprint(path: string): Promise<string> {
   return `sha256:${hash.digest('hex')}`;
 }
 
+/** The one label that `value` abbreviates (`pos` → positive, `Neg` → negative), null when none or several. */
+function prefixOf(value: string, labels: readonly string[]): string | null {
+  const v = value.toLowerCase();
+  if (v.length < 2) return null;
+  const hits = labels.filter((l) => l.toLowerCase().startsWith(v));
+  return hits.length === 1 ? hits[0]! : null;
+}
+
 /**
  * Suggests gold value → label: exact, then case-insensitive (trimmed) match against the task's
  * labels, then numeric index (`0`, `1`, … → labels in task order) when every numeric value is a
- * valid index. Math tasks map nothing: their gold is the answer itself.
+ * valid index, then an unambiguous prefix (`pos` → positive). Math tasks map nothing: their gold
+ * is the answer itself.
  */
 export function suggestLabelMapping(goldValueCounts: Record<string, number>, task: TaskDefinition): LabelMappingSuggestion {
   const map: Record<string, string> = {};
@@ -515,6 +524,9 @@ export function suggestLabelMapping(goldValueCounts: Record<string, number>, tas
     } else if (indexOk && /^\d+$/.test(t)) {
       map[v] = voting[Number(t)]!;
       how[v] = 'index';
+    } else if (prefixOf(t, labels) !== null) {
+      map[v] = prefixOf(t, labels)!;
+      how[v] = 'prefix';
     } else unmapped.push({ value: v, count: goldValueCounts[v] ?? 0 });
   }
   unmapped.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));

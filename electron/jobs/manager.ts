@@ -290,9 +290,18 @@ export class JobManager {
           if (!valid.has(to)) throw new UserError(`label map "${from}=${to}": "${to}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
         }
       } else {
-        // No map given: suggest one (exact, case-insensitive, numeric index) from the gold values.
+        // No map given: suggest one (exact, case-insensitive, numeric index, prefix) from the gold values.
         const scan = await scanDataset(spec.dataset.path, { textColumn: mapping.textColumn, labelColumn: labelCol }, dsOpts);
-        mapping.labelMap = suggestLabelMapping(scan.goldValueCounts, task).map;
+        const suggestion = suggestLabelMapping(scan.goldValueCounts, task);
+        if (Object.keys(suggestion.map).length === 0 && suggestion.unmapped.length > 0) {
+          // Not one row could be scored: running would spend hours to report no accuracy at all.
+          const seen = suggestion.unmapped.slice(0, 6).map((u) => u.value);
+          throw new UserError(
+            `no value of the gold column "${labelCol}" maps to a label of task ${task.id} (values ${seen.join(', ')}${suggestion.unmapped.length > seen.length ? ', …' : ''}; labels ${[...valid].join(', ')}): give a label map (--label-map value=label,…) or run without gold labels (--no-label)`,
+            'label_unmapped',
+          );
+        }
+        mapping.labelMap = suggestion.map;
       }
     }
     const fingerprint = await datasetFingerprint(spec.dataset.path);

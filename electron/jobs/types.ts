@@ -110,7 +110,7 @@ export interface LabelMappingSuggestion {
   /** Values no rule could map, most frequent first. */
   unmapped: Array<{ value: string; count: number }>;
   /** How each mapped value was matched. */
-  how: Record<string, 'exact' | 'case-insensitive' | 'index'>;
+  how: Record<string, 'exact' | 'case-insensitive' | 'index' | 'prefix'>;
 }
 
 // ---------------------------------------------------------------- jobs

@@ -289,7 +289,7 @@ export function registerEval(program: Command): void {
         });
         const map = job.dataset.mapping.labelMap;
         process.stderr.write(
-          `job ${job.id}: ${job.rowsTotal} rows from ${opts.data} (input "${textColumn}"${labelColumn ? `, gold "${labelColumn}"` : ', no gold'}${map ? `; labels ${Object.entries(map).map(([a, b]) => (a === b ? a : `${a}→${b}`)).join(', ')}` : ''})\n`,
+          `job ${job.id}: ${job.rowsTotal} rows from ${opts.data} (input "${textColumn}"${labelColumn ? `, gold "${labelColumn}"` : ', no gold'}${map && Object.keys(map).length > 0 ? `; labels ${Object.entries(map).map(([a, b]) => (a === b ? a : `${a}→${b}`)).join(', ')}` : ''})\n`,
         );
         const end = await runJobWithProgress(session.manager, job.id, { quiet: opts.json === true });
         const metrics = session.manager.metrics(job.id);

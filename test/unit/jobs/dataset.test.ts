@@ -210,6 +210,15 @@ describe('suggestLabelMapping', () => {
     expect(suggestLabelMapping({ '0': 1, '1': 1, '2': 1 }, sst2).unmapped.map((u) => u.value)).toEqual(['0', '1', '2']);
   });
 
+  it('maps an unambiguous abbreviation of one label (pos/neg), never an ambiguous or one-letter one', () => {
+    const s = suggestLabelMapping({ pos: 6, NEG: 4, p: 1 }, sst2);
+    expect(s.map).toEqual({ pos: 'positive', NEG: 'negative' });
+    expect(s.how).toEqual({ pos: 'prefix', NEG: 'prefix' });
+    expect(s.unmapped.map((u) => u.value)).toEqual(['p']);
+    const five = TaskDefinition.parse({ ...sst2, id: 's5', labels: ['very negative', 'negative', 'neutral', 'positive', 'very positive'].map((name) => ({ name, description: name })) });
+    expect(suggestLabelMapping({ neg: 1, ne: 1, very: 1 }, five).map).toEqual({ neg: 'negative' });
+  });
+
   it('maps nothing for math tasks (gold is the answer)', () => {
     const math = TaskDefinition.parse({ id: 'm', name: 'M', kind: 'math', instruction: 'Solve.', inputName: 'Problem', topics: ['algebra'], preserve: 'numbers', evaluatorMaxTokens: 64 });
     expect(suggestLabelMapping({ '12': 1 }, math)).toEqual({ map: {}, how: {}, unmapped: [] });

@@ -345,6 +345,25 @@ describe('JobManager', () => {
   });
 });
 
+describe('gold labels that map to no label', () => {
+  it('abbreviated gold values are mapped by prefix; a gold column that maps to nothing is refused before anything is stored', async () => {
+    const { manager } = setup();
+    const abbreviated = csv('abbreviated.csv', [['a good film', 'pos'], ['a dull film', 'neg']]);
+    const job = await manager.create(spec({ dataset: { path: abbreviated, mapping: { textColumn: 'text', labelColumn: 'label' } } }));
+    expect(job.dataset.mapping.labelMap).toEqual({ pos: 'positive', neg: 'negative' });
+    const foreign = csv('foreign.csv', [['a good film', 'thumbs up'], ['a dull film', 'thumbs down']]);
+    const e = await manager.create(spec({ dataset: { path: foreign, mapping: { textColumn: 'text', labelColumn: 'label' } } })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(UserError);
+    expect((e as UserError).code).toBe('label_unmapped');
+    expect((e as Error).message).toBe(
+      'no value of the gold column "label" maps to a label of task sst2 (values thumbs down, thumbs up; labels negative, positive): give a label map (--label-map value=label,…) or run without gold labels (--no-label)',
+    );
+    expect(manager.list().map((j) => j.id)).toEqual([job.id]);
+    // Without a gold column the same file runs (unscored), as asked.
+    await expect(manager.create(spec({ dataset: { path: foreign, mapping: { textColumn: 'text', labelColumn: null } } }))).resolves.toMatchObject({ rowsTotal: 2 });
+  });
+});
+
 describe('CSV export against a malicious data set', () => {
   it('no exported cell starts a spreadsheet formula, and reading the export back restores the cells', async () => {
     const { manager } = setup();
