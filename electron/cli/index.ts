@@ -27,7 +27,13 @@ const program = new Command('tatra')
   .option('--debug', 'print stack traces for unexpected errors')
   .showSuggestionAfterError()
   .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // Usage errors say `tatra: …` like every other bad input, not commander's own `error: …`.
+  // Set before the commands are registered, so every subcommand inherits it.
+  .configureOutput({
+    writeErr: (s) => process.stderr.write(s),
+    // One line: commander puts its "(Did you mean …?)" on a line of its own.
+    outputError: (s, write) => write(`tatra: ${s.replace(/^error: /, '').trimEnd().replace(/\s*\n\s*/g, ' ')}\n`),
+  });
 
 registerTasks(program);
 registerClassify(program);

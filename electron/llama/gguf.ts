@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { getLlamaRuntime } from './runtime';
+import * as nodeLlamaCpp from 'node-llama-cpp';
 import { GgufFileType, GgufInsights, readGgufFileInfo, type GgufFileInfo } from 'node-llama-cpp';
 import { UserError, errorMessage } from '../common/errors';
 
@@ -43,7 +44,16 @@ export interface InspectGgufOptions {
 }
 
 /** Machine-readable reasons carried by the UserError an invalid file raises. */
-export type GgufErrorCode = 'gguf_missing' | 'gguf_invalid' | 'gguf_truncated';
+export type GgufErrorCode = 'gguf_missing' | 'gguf_invalid' | 'gguf_truncated' | 'gguf_unsupported';
+
+/**
+ * The architectures the bundled llama.cpp can load: node-llama-cpp generates GgufArchitectureType
+ * from the llama.cpp it ships. Read at run time (it is a const enum in the typings, which
+ * isolatedModules cannot inline).
+ */
+const SUPPORTED_ARCHITECTURES: ReadonlySet<string> = new Set(
+  Object.values((nodeLlamaCpp as unknown as { GgufArchitectureType: Record<string, string> }).GgufArchitectureType),
+);
 
 const HEAD_BYTES = 1024 * 1024;
 const TAIL_BYTES = 64 * 1024;
@@ -54,7 +64,8 @@ const ignoredKeys = ['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenize
 /**
  * Validates and describes a GGUF model without loading it. Throws UserError with code
  * `gguf_missing` (no such path), `gguf_invalid` (a folder, empty, not GGUF, unreadable header,
- * no architecture) or `gguf_truncated` (the tensor data is cut short), each one line naming the file.
+ * no architecture), `gguf_unsupported` (an architecture this llama.cpp cannot run) or
+ * `gguf_truncated` (the tensor data is cut short), each one line naming the file.
  */
 export async function inspectGguf(path: string, opts: InspectGgufOptions = {}): Promise<GgufInspection> {
   const { info, fileSize } = await readValidHeader(path);
@@ -62,6 +73,14 @@ export async function inspectGguf(path: string, opts: InspectGgufOptions = {}): 
   const architecture = metadata.general?.architecture;
   if (typeof architecture !== 'string' || architecture === '')
     throw new UserError(`not a usable GGUF model: ${path} (its metadata names no general.architecture)`, 'gguf_invalid');
+
+  if (opts.checkData !== false && !SUPPORTED_ARCHITECTURES.has(architecture)) {
+    // Loading it would fail with a bare "Failed to load model" after reading the whole file.
+    throw new UserError(
+      `unsupported model architecture "${architecture}": ${path} (the llama.cpp built into this TATRA Studio, through node-llama-cpp, cannot run it; use a model of a supported architecture such as llama, qwen2, qwen3, gemma3 or phi3)`,
+      'gguf_unsupported',
+    );
+  }
 
   const tensors = info.fullTensorInfo ?? info.tensorInfo ?? [];
   if (opts.checkData !== false && tensors.length > 0 && (info.splicedParts ?? 1) === 1) {

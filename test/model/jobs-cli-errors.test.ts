@@ -42,6 +42,18 @@ describe('tatra eval / jobs bad input', () => {
     expect(r.stderr.split('\n').find((l) => l.includes('tatra:') || /must be/.test(l))).toMatch(message);
   });
 
+  it.each([
+    ['an unknown option', ['jobs', 'list', '--bogus'], /^tatra: unknown option '--bogus'/],
+    ['a missing required option', ['eval', '--bogus'], /^tatra: required option '--task <id\|file>' not specified$/],
+    ['a missing argument', ['jobs', 'show'], /^tatra: missing required argument 'id'$/],
+    ['an unknown command', ['jbos'], /^tatra: unknown command 'jbos' \(Did you mean jobs\?\)$/],
+    ['a bad number', ['jobs', 'show', 'x', '--rows', 'many'], /^tatra: --rows must be a whole number, got "many"$/],
+  ])("commander's usage errors are one tatra: line too: %s", (_name, args, message) => {
+    const r = tatra(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')).toEqual([expect.stringMatching(message)]);
+  });
+
   it('leaves no job behind', () => {
     const r = tatra(['jobs', 'list', '--json']);
     expect(r.code).toBe(0);

@@ -80,7 +80,33 @@ describe('tatra models', () => {
     const info = JSON.parse(j.stdout) as { usable: boolean; problem: string; fit: { modelBytes: number; totalBytes: number } };
     expect(info.usable).toBe(false);
     expect(info.problem).toMatch(/truncated/);
+    // The reason is on stderr too, as one `tatra:` line (it was empty).
+    expect(j.stderr.split('\n').filter((l) => l.startsWith('tatra:'))).toEqual([`tatra: ${p7} is not usable: ${info.problem}`]);
     expect(info.fit.modelBytes).toBeGreaterThan(6e9);
+  });
+
+  it('an architecture this llama.cpp lacks: info says so and is not "usable", classify refuses in one line', async () => {
+    // The tiny model with general.architecture "qwen2" rewritten to an unknown "zorp9" (same length).
+    const body = Buffer.from(await readFile(tiny));
+    const key = body.indexOf('general.architecture');
+    const value = key + 'general.architecture'.length + 4 + 8;
+    expect(body.toString('latin1', value, value + 5)).toBe('qwen2');
+    body.write('zorp9', value, 'latin1');
+    const odd = join(dir, 'odd-arch.gguf');
+    await writeFile(odd, body);
+    const info = await tatra(['models', 'info', odd]);
+    expect(info.code).toBe(2);
+    expect(info.stdout).toMatch(/architecture\s+zorp9/);
+    expect(info.stdout).toMatch(/usable\s+NO: unsupported model architecture "zorp9"/);
+    // (llama.cpp's own load messages may surround it until they are shown only with --verbose.)
+    const verdict = info.stderr.split('\n').filter((l) => l.startsWith('tatra:'));
+    expect(verdict).toEqual([expect.stringMatching(/^tatra: .*odd-arch\.gguf is not usable: unsupported model architecture "zorp9".*cannot run it/)]);
+    const run = await tatra(['classify', '--task', 'sst2', '--model', odd, '--threads', '1', 'a fine film']);
+    expect(run.code).toBe(2);
+    const lines = run.stderr.trim().split('\n').filter((l) => l.startsWith('tatra:'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^tatra: unsupported model architecture "zorp9": .*odd-arch\.gguf \(the llama\.cpp built into this TATRA Studio/);
+    expect(run.stderr).not.toContain('unexpected error');
   });
 
   it('one-line errors with exit code 2', async () => {

@@ -195,8 +195,12 @@ export function registerModels(program: Command): void {
           () => null,
           (e: unknown) => invalidReason(e, path),
         );
-        if (problem !== null) process.exitCode = 2;
         const [fit, hw] = await Promise.all([estimateFit(path, { contextSize: opts.contextSize, sequences: opts.sequences }), hardwareInfo()]);
+        if (problem !== null) {
+          // Exit 2 says something is wrong; stderr says what, last (stdout still gets the description).
+          process.exitCode = 2;
+          process.stderr.write(`tatra: ${path} is not usable: ${problem}\n`);
+        }
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ model, usable: problem === null, problem, fit, hardware: hw })}\n`);
           return;
