@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import { type ApiErrorPayload, describeZodError } from '../common/contract';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { environmentError } from '../common/env-errors';
 import { ContextOverflowError } from '../engine/backend';
 
 /** Error codes the UI may rely on besides the UserError codes the modules raise. */
@@ -22,5 +23,7 @@ export function toApiError(e: unknown): ApiErrorPayload & { internal: boolean } 
   if (e instanceof Error && e.name === 'ZodError' && 'issues' in e) {
     return { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(e as unknown as z.ZodError), internal: false };
   }
+  const env = environmentError(e);
+  if (env) return { code: env.code, message: env.message, internal: false };
   return { code: HOST_ERROR_CODES.internal, message: `unexpected error: ${errorMessage(e)}`, internal: true };
 }

@@ -3,6 +3,7 @@
 // model library, and print.
 import { Command, CommanderError } from 'commander';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { environmentError } from '../common/env-errors';
 import { registerTasks } from './commands/tasks';
 import { registerClassify } from './commands/classify';
 import { registerEval } from './commands/eval';
@@ -58,6 +59,12 @@ try {
   if (isAbortError(e)) {
     process.stderr.write('tatra: cancelled\n');
     process.exit(130);
+  }
+  // A full or read-only disk, a missing folder: the user's to fix, said as such.
+  const env = environmentError(e);
+  if (env) {
+    process.stderr.write(`tatra: ${env.message}\n`);
+    process.exit(2);
   }
   process.stderr.write(`tatra: unexpected error: ${errorMessage(e)}\n`);
   if (program.opts<{ debug?: boolean }>().debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);

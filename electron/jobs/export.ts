@@ -6,8 +6,10 @@
 import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
+import { environmentError } from '../common/env-errors';
 import type { JobStore } from './store';
 import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
 
@@ -61,20 +63,27 @@ function boolCell(v: boolean | null): string {
 async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>, signal?: AbortSignal): Promise<void> {
   const tmp = `${outPath}.partial`;
   const out = createWriteStream(tmp, { encoding: 'utf8' });
+  // Kept, not thrown from the event: an 'error' with no listener would end the process.
+  let failed: unknown = null;
+  out.on('error', (e) => (failed ??= e));
   const write = async (s: string) => {
     // Stopped (Ctrl-C): the catch below removes the partial file, so nothing half-written stays.
     signal?.throwIfAborted();
+    if (failed !== null) throw failed;
     if (!out.write(s)) await once(out, 'drain');
   };
   try {
     await body(write);
+    if (failed !== null) throw failed;
     out.end();
-    await once(out, 'finish');
+    // finished() also settles for a stream that failed before we started waiting.
+    await finished(out);
     await rename(tmp, outPath);
   } catch (e) {
     out.destroy();
     await rm(tmp, { force: true });
-    throw e;
+    // A full or read-only disk names the export, not the temporary file.
+    throw environmentError(e, outPath) ?? e;
   }
 }
 

@@ -10,6 +10,7 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { isRemoteSpec } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
@@ -112,6 +113,16 @@ function describeChange(before: ModelRef, now: ModelRef): string {
 function acceptChange(before: ModelRef, now: ModelRef): ModelRef {
   const { path: _path, replaced = [], ...identity } = before;
   return { ...now, replaced: [...replaced, { ...identity, acceptedAt: new Date().toISOString() }] };
+}
+
+/** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
+async function checkOutPath(outPath: string): Promise<void> {
+  const target = await stat(outPath).catch(() => null);
+  if (target?.isDirectory()) throw new UserError(`${outPath} is a folder; give a file name to export to`, 'bad_option');
+  const folder = dirname(outPath);
+  const parent = await stat(folder).catch(() => null);
+  if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
+  if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
 
 /** Whether a recorded owner ("host:pid") still runs: a live pid here, a recent heartbeat elsewhere. */
@@ -236,6 +247,7 @@ export class JobManager {
   async export(id: string, format: ExportFormat, outPath: string, signal?: AbortSignal): Promise<string> {
     if (format !== 'csv' && format !== 'json') throw new UserError(`unknown export format "${String(format)}" (csv or json)`, 'bad_option');
     const job = this.get(id);
+    await checkOutPath(outPath);
     await exportJob(this.store, job, this.metrics(job.id), format, outPath, signal);
     return outPath;
   }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
+import { environmentError } from '../common/env-errors';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import type {
@@ -555,10 +556,19 @@ function toRow(r: RowDbRow): JobRow {
   };
 }
 
-/** Opens (creating if needed) `<dataDir>/tatra.db`. */
+/** Opens (creating if needed) `<dataDir>/tatra.db`; a folder or disk that cannot hold it is a UserError naming it. */
 export function openJobStore(dataDir: string): JobStore {
-  mkdirSync(dataDir, { recursive: true });
-  return new JobStore(join(dataDir, JOB_DB_FILE));
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (e) {
+    throw environmentError(e, `the data folder ${dataDir}`) ?? e;
+  }
+  const path = join(dataDir, JOB_DB_FILE);
+  try {
+    return new JobStore(path);
+  } catch (e) {
+    throw environmentError(e, `the job database ${path}`) ?? e;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // (written through the store, no model needed): a pipe closed early (`| head -1`), Ctrl-C in the
 // middle of an export, and terminal escape sequences in data-set cells.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,8 +48,8 @@ beforeAll(async () => {
   }
 });
 
-function tatra(args: string[]) {
-  return spawn(process.execPath, [join(repoRoot, 'bin', 'tatra.js'), ...args, '--data-dir', dataDir], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+function tatra(args: string[], data = dataDir) {
+  return spawn(process.execPath, [join(repoRoot, 'bin', 'tatra.js'), ...args, '--data-dir', data], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 function ended(child: ReturnType<typeof tatra>): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
@@ -117,4 +117,30 @@ it.runIf(process.platform !== 'win32')('SIGINT in the middle of `jobs export` re
   expect(r.code).toBe(130);
   expect(r.stderr).toBe('tatra: cancelled\n');
   expect(readdirSync(dir).filter((f) => f.startsWith('export'))).toEqual([]);
+});
+
+it.each([
+  ['an export into a missing folder', () => tatra(['jobs', 'export', jobId, '--out', join(dir, 'nowhere', 'x.csv')]), /^tatra: cannot export to .*nowhere\/x\.csv: the folder .*nowhere does not exist$/],
+  ['an export onto a folder', () => tatra(['jobs', 'export', jobId, '--out', dir]), /^tatra: .* is a folder; give a file name to export to$/],
+  ['a data folder that is a file', () => tatra(['jobs', 'list'], join(dir, 'plain-file')), /^tatra: cannot use the data folder .*plain-file: something else already exists there$/],
+  ['a data folder under a file', () => tatra(['jobs', 'list'], join(dir, 'plain-file', 'sub')), /^tatra: cannot use the data folder .*plain-file\/sub: a part of the path is a file, not a folder$/],
+])('an environment problem is one line naming the path and the cause: %s', async (_name, run, message) => {
+  writeFileSync(join(dir, 'plain-file'), 'x');
+  const r = await ended(run());
+  expect(r.code).toBe(2);
+  expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
+});
+
+// Root writes anywhere, so only an ordinary user can see a read-only folder refuse.
+it.runIf(process.getuid?.() !== 0)('a read-only data folder is one line naming the database and the cause', async () => {
+  const ro = join(dir, 'read-only');
+  mkdirSync(ro);
+  chmodSync(ro, 0o555);
+  try {
+    const r = await ended(tatra(['jobs', 'list'], ro));
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^tatra: cannot use the job database .*read-only\/tatra\.db: (the database file cannot be opened|the database is read-only|permission denied)/);
+  } finally {
+    chmodSync(ro, 0o755);
+  }
 });
