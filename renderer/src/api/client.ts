@@ -111,7 +111,12 @@ export function ipcTransport(bridge: TatraBridge): Transport {
     invoke: (method, input) => bridge.invoke(method, input),
     subscribe: (listener) => bridge.subscribe(listener),
     async upload(file) {
-      // The sandboxed renderer cannot learn a dropped file's path, so its bytes travel over IPC.
+      // A file from disk is read in place by the main process: no copy over IPC (capped at the
+      // invoke limit), and its bytes reach the importer as they are, so a bad UTF-8 sequence is
+      // named with its line instead of being replaced by file.text() on the way.
+      const path = bridge.pathForFile(file);
+      if (path) return { path, bytes: file.size };
+      // A File made in the page (no path on disk): its text travels over IPC.
       const reply = await bridge.invoke('jobs.upload', { name: file.name, content: await file.text() });
       if (!reply.ok) throw new ApiCallError(reply.error.code, reply.error.message);
       return reply.value as { path: string; bytes: number };
