@@ -35,7 +35,7 @@ export const JOB_DB_FILE = 'tatra.db';
 /** The error shown for a job whose data-set import did not finish. */
 export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -128,6 +128,16 @@ const MIGRATIONS: string[] = [
     job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
     PRIMARY KEY (sweep_id, n, k, seed)
   ) WITHOUT ROWID;
+  `,
+  // v4: generator × evaluator comparisons (models/compare.ts). Until v3 that module created the
+  // table itself, outside these migrations; IF NOT EXISTS adopts such a table as it is.
+  `
+  CREATE TABLE IF NOT EXISTS model_comparisons (
+    id TEXT PRIMARY KEY,
+    created INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    record_json TEXT NOT NULL
+  );
   `,
 ];
 
@@ -516,6 +526,27 @@ export class JobStore {
   /** Every row of a job in index order, streamed (exports and metrics of large jobs). */
   *iterateRows(jobId: string): Generator<JobRow> {
     for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield toRow(r);
+  }
+
+  // ---------------------------------------------------------------- model comparisons
+
+  /** Stores a comparison record (as JSON; models/compare.ts validates what it reads back). */
+  saveComparison(id: string, created: number, status: string, recordJson: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO model_comparisons (id, created, status, record_json) VALUES (?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json`,
+      )
+      .run(id, created, status, recordJson);
+  }
+
+  comparisonJson(id: string): string | null {
+    return (this.db.prepare(`SELECT record_json FROM model_comparisons WHERE id = ?`).get(id) as { record_json: string } | undefined)?.record_json ?? null;
+  }
+
+  /** Every comparison's record JSON, newest first. */
+  comparisonJsons(): string[] {
+    return (this.db.prepare(`SELECT record_json FROM model_comparisons ORDER BY created DESC`).all() as { record_json: string }[]).map((r) => r.record_json);
   }
 
   // ---------------------------------------------------------------- generation cache

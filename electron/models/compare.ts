@@ -5,7 +5,6 @@
 // paraphrases and the generator's work is done once. While a generator's pairs run we hold a lease
 // on it, so it stays loaded between its jobs; nothing else is held, so a model no job uses unloads.
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { resolve } from 'node:path';
 import {
   ComparisonRecord as ComparisonRecordSchema,
@@ -17,7 +16,7 @@ import {
   modelLabel,
 } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { previewDataset, type BackendLease, type BackendProvider, type JobInfo, type JobManager } from '../jobs';
+import { openJobStore, previewDataset, type BackendLease, type BackendProvider, type JobInfo, type JobManager, type JobStore } from '../jobs';
 import { inspectModelFile } from './gguf';
 import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
 import { estimateFit } from './hardware';
@@ -251,50 +250,34 @@ export async function executeComparison(record: ComparisonRecord, options: RunCo
 }
 
 /**
- * Comparisons recorded in the jobs' SQLite file (`<dataDir>/tatra.db`), in a table of their own
- * (`model_comparisons`) so the jobs' schema migrations never touch it. WAL lets this connection
- * and the job store's share the file.
+ * Comparisons recorded in the jobs' SQLite file (`<dataDir>/tatra.db`), in the job store's
+ * `model_comparisons` table (created by its migrations like every other table); this class
+ * validates what it reads back and summarises it.
  */
 export class ComparisonStore {
-  private readonly db: Database.Database;
-  private readonly owned: boolean;
+  /** `owned`: close the job store with this one (it was opened for it). */
+  constructor(
+    private readonly store: JobStore,
+    private readonly owned = false,
+  ) {}
 
-  /** `db`: a path to open, or an open better-sqlite3 handle (e.g. the JobStore's `db`). */
-  constructor(db: string | Database.Database) {
-    if (typeof db === 'string') {
-      this.db = new Database(db);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('busy_timeout = 5000');
-      this.owned = true;
-    } else {
-      this.db = db;
-      this.owned = false;
-    }
-    this.db.exec(`CREATE TABLE IF NOT EXISTS model_comparisons (
-      id TEXT PRIMARY KEY,
-      created INTEGER NOT NULL,
-      status TEXT NOT NULL,
-      record_json TEXT NOT NULL
-    )`);
+  /** A store of its own on `<dataDir>/tatra.db` (WAL lets it share the file with the jobs'). */
+  static open(dataDir: string): ComparisonStore {
+    return new ComparisonStore(openJobStore(dataDir), true);
   }
 
   save(record: ComparisonRecord): void {
-    this.db
-      .prepare(`INSERT INTO model_comparisons (id, created, status, record_json) VALUES (?, ?, ?, ?)
-        ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json`)
-      .run(record.id, record.createdAt, record.status, JSON.stringify(record));
+    this.store.saveComparison(record.id, record.createdAt, record.status, JSON.stringify(record));
   }
 
   get(id: string): ComparisonRecord | undefined {
-    const row = this.db.prepare(`SELECT record_json FROM model_comparisons WHERE id = ?`).get(id) as { record_json: string } | undefined;
-    if (!row) return undefined;
-    return ComparisonRecordSchema.parse(JSON.parse(row.record_json));
+    const json = this.store.comparisonJson(id);
+    return json === null ? undefined : ComparisonRecordSchema.parse(JSON.parse(json));
   }
 
   list(): ComparisonSummary[] {
-    const rows = this.db.prepare(`SELECT record_json FROM model_comparisons ORDER BY created DESC`).all() as { record_json: string }[];
-    return rows.map((r) => {
-      const rec = ComparisonRecordSchema.parse(JSON.parse(r.record_json));
+    return this.store.comparisonJsons().map((json) => {
+      const rec = ComparisonRecordSchema.parse(JSON.parse(json));
       return {
         id: rec.id,
         createdAt: rec.createdAt,
@@ -326,6 +309,6 @@ export class ComparisonStore {
   }
 
   close(): void {
-    if (this.owned && this.db.open) this.db.close();
+    if (this.owned) this.store.close();
   }
 }

@@ -48,7 +48,7 @@ describe('runComparison on real models', () => {
       },
     };
     const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
-    const cstore = new ComparisonStore(store.db);
+    const cstore = new ComparisonStore(store);
     const progress: ComparisonRecord[] = [];
     const record = await runComparison(
       { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a, b], settings: { n: 2, k: 2, r: 2, seed: 7, scope: 'run' }, limit: 3, labelMap: { '0': 'negative', '1': 'positive' } },

@@ -5,7 +5,6 @@ import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ComparisonRecord, modelsMethods } from '../../common/contract/models';
 import { UserError, errorMessage } from '../../common/errors';
-import { JOB_DB_FILE } from '../../jobs';
 import {
   ComparisonStore,
   DownloadManager,
@@ -68,8 +67,7 @@ export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions 
   const running = new Map<string, { ac: AbortController; done: Promise<unknown> }>();
   const comparisons = (): ComparisonStore => {
     if (!store) {
-      mkdirSync(deps.dataDir, { recursive: true });
-      store = new ComparisonStore(join(deps.dataDir, JOB_DB_FILE));
+      store = ComparisonStore.open(deps.dataDir);
       store.markInterrupted(new Set(running.keys()));
     }
     return store;

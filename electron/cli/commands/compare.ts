@@ -116,7 +116,7 @@ export function registerCompare(program: Command): void {
       const generators = splitList(opts.generators, '--generators');
       const evaluators = splitList(opts.evaluators, '--evaluators');
       const session = openJobSession({ ...opts, sequences: opts.concurrency });
-      const cstore = new ComparisonStore(session.store.db);
+      const cstore = new ComparisonStore(session.store);
       const ac = new AbortController();
       const onSigint = () => ac.abort();
       process.once('SIGINT', onSigint);

@@ -393,6 +393,22 @@ describe('CSV export against a malicious data set', () => {
 });
 
 describe('store migrations and crash during import', () => {
+  it('holds the model comparisons table in its own migrations, adopting one that compare.ts made on the side before v4', () => {
+    const fresh = openJobStore(join(dir, `cmp${n++}`));
+    stores.push(fresh);
+    expect(fresh.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'model_comparisons'`).get()).toEqual({ name: 'model_comparisons' });
+    fresh.saveComparison('c1', 1, 'done', '{"id":"c1"}');
+    expect(fresh.comparisonJsons()).toEqual(['{"id":"c1"}']);
+    // A v3 file with the table as the old compare.ts created it, holding a record.
+    fresh.db.pragma('user_version = 3');
+    const path = fresh.path;
+    fresh.close();
+    const migrated = new (fresh.constructor as new (p: string) => JobStore)(path);
+    stores.push(migrated);
+    expect(migrated.schemaVersion).toBe(SCHEMA_VERSION);
+    expect(migrated.comparisonJson('c1')).toBe('{"id":"c1"}');
+  });
+
   it('migrates a v1 database (jobs kept, counted as imported) and refuses a job whose import never finished', async () => {
     const { dataDir, manager, store } = setup();
     const job = await manager.create(spec({ limit: 2 }));
