@@ -37,6 +37,10 @@ export async function openApp(page: Page, hash = ''): Promise<void> {
   await page.goto(s.url);
   if (hash) await page.evaluate((h) => (window.location.hash = h), hash);
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
+  // Views seed their fields from the saved settings once these arrive; a field filled before that
+  // can be overwritten mid-fill (CI saw a typed path appended to the saved model path). Settings
+  // and app info arrive in one store update, and the footer shows the latter.
+  await expect(page.getByText(/ · \d+ threads?$/)).toHaveCount(1);
 }
 
 export const test = base.extend<{ server: ServerInfo; cspGuard: void }>({
