@@ -23,6 +23,7 @@ import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabe
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
+import { OWNER, pidAlive } from './owner';
 import type {
   BackendLease,
   BackendProvider,
@@ -65,7 +66,6 @@ export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBac
 
 const IMPORT_BATCH = 1000;
 const HEARTBEAT_MS = 5000;
-const OWNER = `${hostname()}:${process.pid}`;
 
 interface Runner {
   ac: AbortController;
@@ -133,15 +133,6 @@ function ownerLive(owner: string, updated: string): boolean {
   if (host !== hostname()) return Date.now() - Date.parse(updated) < 3 * HEARTBEAT_MS;
   const pid = Number(pidText);
   return Number.isInteger(pid) && pidAlive(pid);
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export class JobManager {

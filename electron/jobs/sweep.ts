@@ -35,8 +35,7 @@ import { aggregateSweep, sweepPointsCsv, type SweepCell } from './sweep-metrics'
 import { sweepBackend } from './sweep-backends';
 import { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-store';
 import type { BackendLease, BackendProvider, JobInfo } from './types';
-
-const OWNER = `${hostname()}:${process.pid}`;
+import { OWNER, pidAlive } from './owner';
 
 export interface SweepManagerOptions {
   jobs: JobManager;
@@ -60,15 +59,6 @@ export function sweepCells(grid: StoredSweepSpec['grid']): { n: number; k: numbe
   const out: { n: number; k: number; seed: number }[] = [];
   for (const seed of grid.seeds) for (const k of grid.k) for (const n of grid.n) out.push({ n, k, seed });
   return out;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export class SweepManager {
