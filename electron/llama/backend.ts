@@ -37,6 +37,7 @@ import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { inspectGguf, type GgufInspection } from './gguf';
 import { getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
+import { loadGpuLayers } from './fit';
 
 export interface LoadLlamaBackendOptions {
   /** The GGUF file; validated with inspectGguf before loading. */
@@ -485,7 +486,7 @@ export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<L
   const llama = await getLlamaRuntime();
   const model = await llama.loadModel({
     modelPath: opts.modelPath,
-    gpuLayers: opts.gpuLayers === undefined || opts.gpuLayers === 'auto' ? { fitContext: { contextSize: contextSize * sequences } } : opts.gpuLayers,
+    gpuLayers: opts.gpuLayers === undefined || opts.gpuLayers === 'auto' ? loadGpuLayers(contextSize, sequences) : opts.gpuLayers,
     loadSignal: opts.signal,
   });
   try {

@@ -4,5 +4,6 @@
 export { getLlamaRuntime, disposeLlamaRuntime } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
+export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
 export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats } from './backend';
 export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';

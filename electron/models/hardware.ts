@@ -1,30 +1,21 @@
-// Hardware facts and whether a model fits: memory for weights plus context (node-llama-cpp's
-// GgufInsights), the GPU-layer plan, and a warning to show before loading one that won't fit.
-// Header only: a 7B model is estimated without reading its weights.
+// Hardware facts and whether a model fits: the GPU-layer plan and memory the load itself would
+// choose (node-llama-cpp's configuration resolver, llama/fit.ts), and a warning to show before
+// loading one that won't fit. Header only: a 7B model is estimated without reading its weights.
 import { availableParallelism, freemem, totalmem } from 'node:os';
 import { basename } from 'node:path';
 import { GgufInsights, readGgufFileInfo, type GgufFileInfo, type Llama } from 'node-llama-cpp';
 import { UserError } from '../common/errors';
 import type { FitEstimate, FitOptions, HardwareInfo } from '../common/contract/models';
 import { FitOptions as FitOptionsSchema } from '../common/contract/models';
-import { defaultThreads, getLlamaRuntime } from '../llama';
+import { defaultThreads, getLlamaRuntime, planLoad, type MemoryBudget } from '../llama';
+import { formatBytes } from '../common/bytes';
 import { checkHeaderFields, inspectModelFile } from './gguf';
 
 export interface EstimateFitOptions extends FitOptions {
-  /**
-   * Pretend this much memory is free (bytes) instead of asking the machine: for tests and
-   * "what if" questions. `vram` 0 or omitted with a budget means no GPU.
-   */
-  budget?: { ram: number; vram?: number };
+  /** Pretend this much memory is free instead of asking the machine (llama/fit.ts MemoryBudget). */
+  budget?: MemoryBudget;
   /** The Llama to estimate with (default: the process's one). */
   llama?: Llama;
-}
-
-/** Leave this share of free memory untouched: the OS, the UI and estimation error need it. */
-const HEADROOM = 0.9;
-
-function gb(n: number): string {
-  return `${(n / 1024 ** 3).toFixed(n < 1024 ** 3 ? 2 : 1)} GB`;
 }
 
 /** GPU kind and names, VRAM and RAM (total/free), CPU cores. Uses the process's one Llama. */
@@ -68,50 +59,23 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
   const name = (info.metadata.general as { name?: string }).name?.trim() || basename(modelPath).replace(/\.gguf$/i, '');
   const llama = options.llama ?? (await getLlamaRuntime());
   const insights = await GgufInsights.from(info, llama);
-  const totalLayers = insights.totalLayers;
-
-  const hasGpu = options.budget ? (options.budget.vram ?? 0) > 0 : llama.gpu !== false;
-  const ramFree = options.budget ? options.budget.ram : freemem();
-  const vramFree = options.budget ? (options.budget.vram ?? 0) : hasGpu ? (await llama.getVramState()).free : 0;
-
-  // The synchronous (v1) estimates are instant and, for the weights, equal to v2 (measured); v2's
-  // context estimate simulates the real backend (more conservative, ~1 s a call), so it answers
-  // about this machine, and v1 answers what-if budgets (where the backend is not the real one).
-  const need = async (gpuLayers: number, precise = false) => {
-    const m = insights.estimateModelResourceRequirements({ gpuLayers });
-    const args = { contextSize, modelGpuLayers: gpuLayers, sequences, batchSize: Math.min(512, contextSize) };
-    const c = precise ? await insights.estimateContextResourceRequirementsV2(args) : insights.estimateContextResourceRequirements(args);
-    return { ram: m.cpuRam + c.cpuRam, vram: m.gpuVram + c.gpuVram, ctx: c.cpuRam + c.gpuVram };
-  };
-  const precise = !options.budget;
-
-  // Most layers whose weights and cache fit in free VRAM: monotonic in the layer count, so bisect.
-  let gpuLayers = 0;
-  if (hasGpu) {
-    let lo = 0;
-    let hi = totalLayers;
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2);
-      if ((await need(mid, precise)).vram <= vramFree * HEADROOM) lo = mid;
-      else hi = mid - 1;
-    }
-    gpuLayers = lo;
-  }
-  const plan = await need(gpuLayers, precise);
-  const cpuOnly = gpuLayers === 0 ? plan : await need(0, precise);
+  // The load's own resolver, with the load's own gpuLayers option (llama/fit.ts).
+  const plan = await planLoad(insights, llama, { contextSize, sequences, budget: options.budget });
+  const { gpuLayers, totalLayers, ramFree, vramFree } = plan;
+  const hasGpu = llama.gpu !== false;
   const modelBytes = insights.modelSize;
-  const contextBytes = cpuOnly.ctx;
+  const contextBytes = plan.contextRam + plan.contextVram;
   const totalBytes = modelBytes + contextBytes;
-  const fits = plan.ram <= ramFree * HEADROOM && plan.vram <= Math.max(0, vramFree * HEADROOM);
+  const fits = plan.contextFits && plan.ram <= ramFree && plan.vram <= vramFree;
   const mode: FitEstimate['plan'] = gpuLayers === 0 ? 'cpu' : gpuLayers >= totalLayers ? 'gpu' : 'partial';
 
   let warning: string | null = null;
   const shape = `${contextSize.toLocaleString('en-US')} tokens × ${sequences} sequence${sequences === 1 ? '' : 's'}`;
   if (!fits) {
-    const where = hasGpu ? `${gb(ramFree)} RAM and ${gb(vramFree)} VRAM are free` : `only ${gb(ramFree)} RAM is free`;
-    warning = `${name} will not fit: it needs about ${gb(hasGpu ? plan.ram + plan.vram : plan.ram)} (${gb(modelBytes)} weights + ${gb(contextBytes)} for ${shape}) but ${where}; use a smaller quantisation or model, a shorter context or fewer sequences`;
+    const where = hasGpu ? `${formatBytes(ramFree)} RAM and ${formatBytes(vramFree)} VRAM are free` : `only ${formatBytes(ramFree)} RAM is free`;
+    warning = `${name} will not fit: it needs about ${formatBytes(plan.ram + plan.vram)} (${formatBytes(modelBytes)} weights + ${formatBytes(contextBytes)} for ${shape}) but ${where}; use a smaller quantisation or model, a shorter context or fewer sequences`;
   } else if (plan.ram > ramFree * 0.75) {
-    warning = `${name} only just fits (${gb(plan.ram)} of ${gb(ramFree)} free RAM); other programs may push it into swap`;
+    warning = `${name} only just fits (${formatBytes(plan.ram)} of ${formatBytes(ramFree)} free RAM); other programs may push it into swap`;
   } else if (mode === 'partial') {
     warning = `${name} fits with ${gpuLayers} of ${totalLayers} layers on the GPU; the rest run on the CPU, which is slower`;
   }
