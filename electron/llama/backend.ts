@@ -16,9 +16,10 @@
 //   on the prefix hint; the hint only decides what is worth snapshotting.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   GeneralChatWrapper,
+  InsufficientMemoryError,
   LlamaGrammarEvaluationState,
   resolveChatWrapper,
   TokenBias,
@@ -32,12 +33,12 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { abortError, ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
-import { UserError } from '../common/errors';
+import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { inspectGguf, type GgufInspection } from './gguf';
 import { getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
-import { loadGpuLayers } from './fit';
+import { loadGpuLayers, memoryShortfall } from './fit';
 
 export interface LoadLlamaBackendOptions {
   /** The GGUF file; validated with inspectGguf before loading. */
@@ -484,20 +485,50 @@ export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<L
   const threads = opts.threads ?? defaultThreads();
 
   const llama = await getLlamaRuntime();
-  const model = await llama.loadModel({
-    modelPath: opts.modelPath,
-    gpuLayers: opts.gpuLayers === undefined || opts.gpuLayers === 'auto' ? loadGpuLayers(contextSize, sequences) : opts.gpuLayers,
-    loadSignal: opts.signal,
-  });
+  const shape = { contextSize, sequences };
+  let model: LlamaModel;
+  try {
+    model = await llama.loadModel({
+      modelPath: opts.modelPath,
+      gpuLayers: opts.gpuLayers === undefined || opts.gpuLayers === 'auto' ? loadGpuLayers(contextSize, sequences) : opts.gpuLayers,
+      loadSignal: opts.signal,
+    });
+  } catch (e) {
+    if (opts.signal?.aborted) throw abortError();
+    throw await outOfMemoryError(e, llama, inspection, shape, 'load');
+  }
   try {
     if (opts.signal?.aborted) throw abortError();
     const usesFallback = !inspection.hasChatTemplate;
     const chatWrapper = usesFallback ? fallbackChatWrapper() : resolveChatWrapper(model);
-    const context = await model.createContext({ contextSize, sequences, threads, createSignal: opts.signal });
+    let context: LlamaContext;
+    try {
+      context = await model.createContext({ contextSize, sequences, threads, createSignal: opts.signal });
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      throw await outOfMemoryError(e, llama, inspection, shape, 'context');
+    }
     return new LlamaBackend(llama, model, context, inspection, chatWrapper, usesFallback, opts.reuse ?? true);
   } catch (e) {
     await model.dispose();
     if (opts.signal?.aborted) throw abortError();
     throw e;
   }
+}
+
+/**
+ * node-llama-cpp's InsufficientMemoryError, or a context llama.cpp could not allocate, as one
+ * UserError naming the model, what it needed, what was free and what to change. Anything else
+ * (a damaged file, a bug) is passed on unchanged.
+ */
+async function outOfMemoryError(e: unknown, llama: Llama, inspection: GgufInspection, shape: { contextSize: number; sequences: number }, stage: 'load' | 'context'): Promise<unknown> {
+  // "Failed to create context": llama.cpp could not allocate what the resolver let through.
+  const contextFailed = stage === 'context' && e instanceof Error && e.message === 'Failed to create context';
+  if (!(e instanceof InsufficientMemoryError) && !contextFailed) return e;
+  const name = basename(inspection.path);
+  const tokens = `${shape.contextSize.toLocaleString('en-US')} tokens × ${shape.sequences} sequence${shape.sequences === 1 ? '' : 's'}`;
+  const what = stage === 'load' ? `cannot load ${name}` : `cannot create a ${tokens} context for ${name}`;
+  const shortfall = await memoryShortfall(inspection.path, llama, shape).catch(() => null);
+  const figures = shortfall ? `: it needs about ${shortfall}` : ` (${errorMessage(e)})`;
+  return new UserError(`${what}: not enough memory${figures}; use a shorter context (--context-size), fewer parallel sequences (--sequences / --concurrency), or a smaller model or quantisation`, 'insufficient_memory');
 }

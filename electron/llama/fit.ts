@@ -2,7 +2,8 @@
 // options the real load passes (loadGpuLayers below). The fit badge, `tatra models fit`, Compare's
 // warnings and the out-of-memory message therefore say what the load will do, rather than a
 // separate hand-made estimate that can disagree with it.
-import { InsufficientMemoryError, type GgufInsights, type Llama } from 'node-llama-cpp';
+import { GgufInsights, InsufficientMemoryError, readGgufFileInfo, type Llama } from 'node-llama-cpp';
+import { formatBytes } from '../common/bytes';
 
 /** The gpuLayers option every load passes: as many layers as fit in VRAM with room for the whole context. */
 export function loadGpuLayers(contextSize: number, sequences: number): { fitContext: { contextSize: number } } {
@@ -36,8 +37,12 @@ export interface LoadPlan {
 }
 
 /** The plan the load would choose for `contextSize` tokens × `sequences` on `llama` (or a budget). */
-export async function planLoad(insights: GgufInsights, llama: Llama, opts: { contextSize: number; sequences: number; budget?: MemoryBudget }): Promise<LoadPlan> {
-  const { contextSize, sequences, budget } = opts;
+export async function planLoad(
+  insights: GgufInsights,
+  llama: Llama,
+  opts: { contextSize: number; sequences: number; budget?: MemoryBudget; /** Skip the context check (already known to fail); it costs seconds on a huge context. */ checkContext?: boolean },
+): Promise<LoadPlan> {
+  const { contextSize, sequences, budget, checkContext = true } = opts;
   const hasGpu = llama.gpu !== false;
   const vramState = budget ? { total: budget.vram ?? 0, free: hasGpu ? (budget.vram ?? 0) : 0, unifiedSize: 0 } : hasGpu ? await llama.getVramState() : { total: 0, free: 0, unifiedSize: 0 };
   const ramFree = budget ? budget.ram : (await llama.getRamState()).free;
@@ -55,16 +60,18 @@ export async function planLoad(insights: GgufInsights, llama: Llama, opts: { con
   const v = scored.resolvedValues;
   // The check LlamaContext makes before it allocates: throws InsufficientMemoryError when it won't fit.
   let contextFits = true;
-  try {
-    await resolver.resolveContextContextSize(contextSize, {
-      modelGpuLayers: gpuLayers,
-      modelTrainContextSize: insights.trainContextSize ?? contextSize,
-      sequences,
-      ...overrides,
-    });
-  } catch (e) {
-    if (!(e instanceof InsufficientMemoryError)) throw e;
-    contextFits = false;
+  if (checkContext) {
+    try {
+      await resolver.resolveContextContextSize(contextSize, {
+        modelGpuLayers: gpuLayers,
+        modelTrainContextSize: insights.trainContextSize ?? contextSize,
+        sequences,
+        ...overrides,
+      });
+    } catch (e) {
+      if (!(e instanceof InsufficientMemoryError)) throw e;
+      contextFits = false;
+    }
   }
   return {
     gpuLayers,
@@ -79,4 +86,15 @@ export async function planLoad(insights: GgufInsights, llama: Llama, opts: { con
     vramFree: vramState.free,
     contextFits,
   };
+}
+
+/**
+ * "8.1 GiB (7.5 GiB weights + 560.0 MiB for the context) but only 2.0 GiB RAM is free": what
+ * loading `modelPath` with this context needs against what is free, for an out-of-memory message.
+ */
+export async function memoryShortfall(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<string> {
+  const info = await readGgufFileInfo(modelPath, { logWarnings: false, ignoreKeys: ['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenizer.ggml.token_type', 'tokenizer.ggml.scores'] });
+  const plan = await planLoad(await GgufInsights.from(info, llama), llama, { ...shape, checkContext: false });
+  const free = llama.gpu === false ? `only ${formatBytes(plan.ramFree)} RAM is free` : `${formatBytes(plan.ramFree)} RAM and ${formatBytes(plan.vramFree)} VRAM are free`;
+  return `${formatBytes(plan.ram + plan.vram)} (${formatBytes(plan.modelRam + plan.modelVram)} weights + ${formatBytes(plan.contextRam + plan.contextVram)} for the context) but ${free}`;
 }
