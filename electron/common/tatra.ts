@@ -96,6 +96,16 @@ export const RunResult = z.object({
 });
 export type RunResult = z.infer<typeof RunResult>;
 
+/**
+ * How a backend held its outputs to the engine's grammars: `grammar` (the GBNF as is: in-process
+ * llama.cpp, llama-server, vLLM's grammar), `choice` (a server-side choice among the literal
+ * labels: vLLM), `json-schema` (a JSON-schema enum of the labels: OpenAI, LM Studio, Ollama), `none`
+ * (free text, parsed and validated as the engine parses every output; nothing stopped the model
+ * from writing something else, which then counts as no vote or a dropped example).
+ */
+export const OutputConstraint = z.enum(['grammar', 'choice', 'json-schema', 'none']);
+export type OutputConstraint = z.infer<typeof OutputConstraint>;
+
 export const TatraResult = z.object({
   taskId: z.string(),
   input: z.string(),
@@ -108,6 +118,8 @@ export const TatraResult = z.object({
   votes: z.record(z.string(), z.number().int()),
   /** Which tie-break rule decided, when there was a tie. */
   tieBreak: z.enum(['none', 'first-original', 'originals-majority', 'default-label', 'label-order']),
+  /** How each role's outputs were constrained (examples and paraphrases: generator; answers: evaluator). */
+  constrained: z.object({ generator: OutputConstraint, evaluator: OutputConstraint }),
   runs: z.array(RunResult),
   filteredExamples: z.number().int(),
   fallbacks: z.number().int(),

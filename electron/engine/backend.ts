@@ -2,6 +2,7 @@
 // (electron/llama/), tests script it, and an OpenAI-compatible server could implement it too.
 // Kept deliberately small: a backend generates text for chat prompts, optionally constrained by
 // a GBNF grammar, and counts tokens. Everything TATRA-specific lives in the engine.
+import type { OutputConstraint } from '../common/tatra';
 
 /** A prompt as chat turns; the backend renders it with the model's chat template. */
 export interface ChatPrompt {
@@ -56,6 +57,13 @@ export interface TatraBackend {
   /** Tokens the rendered prompt (chat template included) would take. */
   countPromptTokens(prompt: ChatPrompt): Promise<number>;
   dispose(): Promise<void>;
+  /**
+   * How this backend holds an output to a request's grammar, for a general GBNF grammar (examples,
+   * paraphrases, math answers) and for one that is a set of literal strings (a label set). A
+   * server without GBNF may offer only a label choice, or nothing; its free outputs are parsed and
+   * validated as usual, and results say so. Absent: `grammar` for both (in-process llama.cpp).
+   */
+  readonly outputConstraint?: { readonly grammar: OutputConstraint; readonly choice: OutputConstraint };
 }
 
 /** Raised for a prompt that does not fit the context; the engine reports it as a user error. */

@@ -17,6 +17,7 @@ import {
 import { type TaskDefinition, labelNames } from '../common/task';
 import { ContextOverflowError, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, throwIfAborted } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
+import { outputConstraints } from './constraint';
 import { type RunExamples, emitExampleEvents, generateExamplesForRuns } from './examples';
 import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphraseGrammar, paraphraseLineLimit } from './grammar';
 import { extractFinalAnswer, normaliseMathAnswer } from './math';
@@ -281,6 +282,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     confidence: outcome.confidence,
     votes: outcome.votes,
     tieBreak: outcome.tieBreak,
+    constrained: outputConstraints(task, generator, evaluator),
     runs: runResults,
     filteredExamples: totalFiltered(runResults.reduce((acc, r) => addFilterCounts(acc, r.filtered), emptyFilterCounts())),
     fallbacks: runResults.filter((r) => r.fallback !== null).length,

@@ -6,11 +6,12 @@
 import { setMaxListeners } from 'node:events';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
+import type { OutputConstraint } from '../common/tatra';
 import { ContextOverflowError, abortError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
 import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
 import { HttpFailure, backoffDelay, httpJson, sleep } from './http';
 import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
-import { chatMessages, llamaServerCompletion, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
+import { chatMessages, llamaServerCompletion, outputConstraintFor, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
 
 export interface RemoteBackendOptions {
   /** OpenAI API roots (…/v1) of the endpoints serving the model; several are replicas. */
@@ -69,6 +70,8 @@ export class RemoteBackend implements TatraBackend {
   readonly kind: ServerKind;
   readonly version: string | null;
   readonly constrainedMode: ConstrainedMode;
+  /** How this server holds outputs to a grammar and to a label set (results record it). */
+  readonly outputConstraint: { readonly grammar: OutputConstraint; readonly choice: OutputConstraint };
   readonly model: string;
 
   private readonly set: EndpointSet;
@@ -88,6 +91,7 @@ export class RemoteBackend implements TatraBackend {
     this.kind = opts.kind ?? first.kind;
     this.version = first.version;
     this.constrainedMode = opts.constrained ?? first.constrained;
+    this.outputConstraint = outputConstraintFor(this.kind, this.constrainedMode);
     this.contextSize = opts.contextSize ?? first.contextLength ?? DEFAULT_CONTEXT;
     this.id = `remote:${opts.model}@${[...opts.urls].sort().join(',')}`;
     // Every request in flight (a job has hundreds) listens on the dispose signal; that is not a leak.

@@ -14,6 +14,7 @@
 // - Anything else, and grammars a JSON schema cannot express (examples, paraphrases): free text,
 //   which the engine parses and validates as it does every output; the result says so.
 import type { ConstrainedMode, ServerKind } from '../common/remote';
+import type { OutputConstraint } from '../common/tatra';
 import type { ChatPrompt, GenerateRequest } from '../engine/backend';
 import { literalChoices } from '../engine/literal-choices';
 
@@ -133,6 +134,23 @@ export function shapeChatCall(kind: ServerKind, mode: ConstrainedMode, model: st
     }
   }
   return { path: '/chat/completions', fromRoot: false, body, constrained, ...(unwrap ? { unwrap } : {}) };
+}
+
+/**
+ * How outputs come back on a server of `kind` offering `mode`, for a general GBNF grammar and for a
+ * label set: read off the requests shapeChatCall builds (or llama-server's /completion), so what a
+ * result records is what was asked of the server.
+ */
+export function outputConstraintFor(kind: ServerKind, mode: ConstrainedMode): { grammar: OutputConstraint; choice: OutputConstraint } {
+  if (kind === 'llama-server' && mode === 'gbnf') return { grammar: 'grammar', choice: 'grammar' };
+  const of = (grammar: string): OutputConstraint => {
+    const call = shapeChatCall(kind, mode, 'model', { prompt: { system: '', user: '' }, grammar, maxTokens: 1 });
+    if (!call.constrained) return 'none';
+    if (call.unwrap === 'answer') return 'json-schema';
+    if (call.body.grammar !== undefined || call.body.guided_grammar !== undefined || (call.body.structured_outputs as { grammar?: unknown } | undefined)?.grammar !== undefined) return 'grammar';
+    return 'choice';
+  };
+  return { grammar: of('root ::= [a-z]+'), choice: of('root ::= "yes" | "no"') };
 }
 
 function count(v: unknown): number | null {

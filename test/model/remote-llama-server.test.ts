@@ -88,6 +88,7 @@ describe('llama-server as a remote model', () => {
     const r = lastJson<{
       label: string | null;
       generator: string;
+      constrained: unknown;
       votes: Record<string, number>;
       runs: { examples: { label: string }[]; paraphrases: string[]; predictions: { label: string | null }[] }[];
     }>(stdout);
@@ -106,6 +107,19 @@ describe('llama-server as a remote model', () => {
       for (const n of perLabel.values()) expect(n).toBeLessThanOrEqual(2);
     }
     expect(Object.values(r.votes).reduce((s, v) => s + v, 0)).toBe(6);
+    expect(r.constrained).toEqual({ generator: 'grammar', evaluator: 'grammar' });
+  });
+
+  it('constrained decoding turned off for a server: tatra classify records unconstrained outputs (JSON and the human report)', async () => {
+    const dataDir = join(dir, 'free');
+    await new RemoteLibrary(dataDir).add({ name: 'free', urls: [a!.url], model: 'tiny', constrained: 'none' });
+    const args = ['classify', '--task', 'sst2', '--model', 'remote:free', '-n', '1', '-k', '2', '-r', '1', '--data-dir', dataDir, 'a gorgeous, witty, seductive movie'];
+    const r = lastJson<{ constrained: unknown; runs: { predictions: { label: string | null }[] }[] }>((await cli([...args, '--json'])).stdout);
+    expect(r.constrained).toEqual({ generator: 'none', evaluator: 'none' });
+    // Free text from a gibberish model is parsed and validated: a prediction is a label of the set or no vote.
+    for (const p of r.runs[0]!.predictions) expect([null, 'negative', 'positive']).toContain(p.label);
+    const human = await cli(args);
+    expect(human.stdout).toContain('note: generator outputs unconstrained (parsed and validated only); evaluator outputs unconstrained (parsed and validated only)');
   });
 
   it('tatra eval on 20 rows through remote:NAME records the server and gives every row a label of the set', async () => {

@@ -2,7 +2,7 @@
 // JSON object with everything). Thin: options are checked, the engine does the work.
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
-import { type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
+import { type OutputConstraint, type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
 import { type TatraBackend, MemoryGenerationCache, classify } from '../../engine';
 import { resolveTask } from '../../tasks';
@@ -61,8 +61,23 @@ function humanReport(task: TaskDefinition, result: TatraResult): string {
   if (result.fallbacks > 0) notes.push(`paraphrases fell back (padded or copies of the input) in ${result.fallbacks} run${result.fallbacks === 1 ? '' : 's'}`);
   const noVote = result.runs.reduce((s, r) => s + r.predictions.filter((p) => p.label === null).length, 0);
   if (noVote > 0) notes.push(`${noVote} prediction${noVote === 1 ? '' : 's'} gave no valid answer`);
+  const constraint = constraintNote(result.constrained);
+  if (constraint) notes.push(constraint);
   if (notes.length > 0) out.push('', ...notes.map((n) => `  note: ${n}`));
   return out.join('\n');
+}
+
+const CONSTRAINT_WORDS: Record<OutputConstraint, string> = {
+  grammar: 'held to the grammar',
+  choice: 'held to the label choice',
+  'json-schema': 'held to a JSON-schema enum',
+  none: 'unconstrained (parsed and validated only)',
+};
+
+/** A note when some outputs were not held to the engine's grammar (a remote server without GBNF). */
+function constraintNote(c: TatraResult['constrained']): string | null {
+  if (c.generator === 'grammar' && c.evaluator === 'grammar') return null;
+  return `generator outputs ${CONSTRAINT_WORDS[c.generator]}; evaluator outputs ${CONSTRAINT_WORDS[c.evaluator]}`;
 }
 
 /** Live progress on a terminal's stderr: one line, rewritten. */

@@ -1,7 +1,7 @@
 // Classify: one input, watched live: per run the examples by label, the paraphrases and each
 // variant's prediction as it arrives; then the vote breakdown, the verdict, tokens and time.
 import { useEffect, useMemo, useState } from 'react';
-import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
+import { DEFAULT_SETTINGS, type OutputConstraint, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, ProgressBar } from '../components/Common';
 import { ModelPicker } from '../components/ModelPicker';
 import { RunSettingsFields } from '../components/RunSettingsFields';
@@ -10,6 +10,14 @@ import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { leader, liveCounts, liveStage, liveVotes, type LiveRun } from '../store/classifyLive';
 import { taskById } from '../store/tasksSlice';
+
+/** How a role's outputs were held (a remote server may offer only a label choice, or nothing). */
+const CONSTRAINED_WORDS: Record<OutputConstraint, string> = {
+  grammar: 'were held to the grammar',
+  choice: 'were held to the label choice',
+  'json-schema': 'were held to a JSON-schema enum',
+  none: 'were unconstrained (the server offers no constrained decoding for them; parsed and validated only)',
+};
 
 function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; open: boolean }) {
   const groups = Object.entries(run.examplesByLabel);
@@ -286,6 +294,11 @@ export function ClassifyView() {
                     </tr>
                   </tbody>
                 </table>
+              ) : null}
+              {result && (result.constrained.generator !== 'grammar' || result.constrained.evaluator !== 'grammar') ? (
+                <p className="muted small" data-testid="constrained">
+                  Generator outputs {CONSTRAINED_WORDS[result.constrained.generator]}; evaluator outputs {CONSTRAINED_WORDS[result.constrained.evaluator]}.
+                </p>
               ) : null}
               {result && (result.filteredExamples > 0 || result.fallbacks > 0) ? (
                 <p className="muted small">
