@@ -17,6 +17,7 @@ import { RemoteLibrary } from '../../electron/models/remote-library';
 import type { RemoteBackend } from '../../electron/remote';
 import { freePort, startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';
 import { tinyModelPath } from '../helpers/models';
+import { fakeServer, type json } from '../unit/remote/fake-server';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-remote-'));
@@ -78,6 +79,55 @@ describe('bad input through the CLI: one line, exit 2', () => {
     );
     expect(unknown?.code).toBe(2);
     expect(unknown?.stderr.trim()).toBe(`tatra: ${a!.url} has no model "qwen-72b"; it serves: tiny`);
+  });
+
+  it('a server that answers HTML (a web server, not an inference server): one line, exit 2', async () => {
+    const html = await fakeServer({
+      'GET /v1/models': (_req: unknown, res: Parameters<typeof json>[0]) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<!doctype html>\n<html><body><h1>Welcome to nginx!</h1></body></html>');
+      },
+    });
+    try {
+      const e = await cli(['classify', '--task', 'sst2', '--model', `openai+${html.origin}/v1#m`, 'fine']).then(
+        () => null,
+        (err: { code: number; stdout: string; stderr: string }) => err,
+      );
+      expect(e?.code).toBe(2);
+      expect(e?.stderr.trim()).toBe(`tatra: ${html.origin}/v1 is not an OpenAI-compatible server: /v1/models answered an HTML page`);
+      expect(e?.stdout).toBe('');
+    } finally {
+      await html.close();
+    }
+  });
+
+  it('a wrong key against llama-server --api-key (HTTP 401): one line naming the variable, never the key; the right key works', async () => {
+    const keyed = await startLlamaServer({ model: await tinyModelPath(), parallel: 1, threads: 1, extraArgs: ['--api-key', 'sk-right-secret'] });
+    const dataDir = join(dir, 'keyed');
+    try {
+      const wrongEnv = { TATRA_TEST_KEY: 'sk-wrong-secret' };
+      const refused = await cli(['models', 'add-remote', 'keyed', '--url', keyed.url, '--model', 'tiny', '--key-env', 'TATRA_TEST_KEY', '--data-dir', dataDir], wrongEnv).then(
+        () => null,
+        (err: { code: number; stdout: string; stderr: string }) => err,
+      );
+      expect(refused?.code).toBe(2);
+      expect(refused?.stderr.trim()).toBe(`tatra: ${keyed.url} rejected the API key (HTTP 401: Invalid API Key); check the key in $TATRA_TEST_KEY`);
+      // Added without a probe, the same wrong key fails the classification the same way.
+      await cli(['models', 'add-remote', 'keyed', '--url', keyed.url, '--model', 'tiny', '--key-env', 'TATRA_TEST_KEY', '--no-probe', '--data-dir', dataDir]);
+      const args = ['classify', '--task', 'sst2', '--model', 'remote:keyed', '-n', '0', '-k', '2', '-r', '1', '--data-dir', dataDir, '--json', 'fine'];
+      const wrong = await cli(args, wrongEnv).then(
+        () => null,
+        (err: { code: number; stdout: string; stderr: string }) => err,
+      );
+      expect(wrong?.code).toBe(2);
+      expect(wrong?.stderr.trim()).toBe(`tatra: ${keyed.url} rejected the API key (HTTP 401: Invalid API Key); check the key in $TATRA_TEST_KEY`);
+      for (const out of [refused!.stdout, refused!.stderr, wrong!.stdout, wrong!.stderr]) expect(out).not.toContain('sk-wrong-secret');
+      const right = await cli(args, { TATRA_TEST_KEY: 'sk-right-secret' });
+      expect(['negative', 'positive', null]).toContain(lastJson<{ label: string | null }>(right.stdout).label);
+      expect(right.stdout + right.stderr).not.toContain('sk-right-secret');
+    } finally {
+      await keyed.stop();
+    }
   });
 });
 

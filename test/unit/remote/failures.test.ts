@@ -1,7 +1,7 @@
 // Failures are normal: unreachable servers, HTML pages, wrong keys, unknown models, 429 with
 // Retry-After, 5xx, context overflow, an endpoint dying with requests in flight. Each either ends
 // in one clear line or is retried where it can succeed, and no request is answered twice.
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { ContextOverflowError } from '../../../electron/engine/backend';
@@ -80,6 +80,43 @@ describe('connecting', () => {
     expect(e.message).not.toContain('sk-wrong-secret');
   });
 
+  it('a server that takes the connection but never answers fails in under 10 seconds with one line', async () => {
+    // A hung process or a firewall that accepts and drops: the socket opens, no byte comes back.
+    const sockets: Socket[] = [];
+    const hung = createNetServer((socket) => void sockets.push(socket));
+    await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+    const { port } = hung.address() as AddressInfo;
+    try {
+      const started = Date.now();
+      const e = await failure(connectRemoteBackend({ urls: [`http://127.0.0.1:${port}/v1`], model: 'm' }));
+      expect(e).toBeInstanceOf(UserError);
+      expect(e.message).toBe(`cannot reach http://127.0.0.1:${port}/v1: no answer within 4 s`);
+      // A range, not a timing: the probe's own 4 s limit, with room for a contended CPU.
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((r) => hung.close(() => r()));
+    }
+  });
+
+  it('403 (a key without access) is named as a key problem too, without the key', async () => {
+    const s = await serve({ 'GET /v1/models': (_req: unknown, res: Parameters<typeof json>[0]) => json(res, 403, { error: { message: 'Project does not have access to model', type: 'invalid_request_error' } }) });
+    const e = await failure(connect([`${s.origin}/v1`], { key: 'sk-forbidden-secret' }));
+    expect(e.message).toBe(`${s.origin}/v1 rejected the API key (HTTP 403: Project does not have access to model); give one with --key-env VAR (or type it in the app)`);
+    expect(e.message).not.toContain('sk-forbidden-secret');
+  });
+
+  it('an HTML error page without JSON (a proxy in front) is one line, not the page', async () => {
+    const s = await serve({
+      'GET /v1/models': (_req: unknown, res: Parameters<typeof json>[0]) => {
+        res.writeHead(404, { 'content-type': 'text/html' });
+        res.end('<html><head><title>404 Not Found</title></head>\n<body><h1>Not Found</h1></body></html>');
+      },
+    });
+    const e = await failure(connect([`${s.origin}/v1`]));
+    expect(e.message).toBe(`${s.origin}/v1 is not an OpenAI-compatible server: /v1/models answered HTTP 404`);
+  });
+
   it('an unknown model lists the models the server has', async () => {
     const s = await serve({ 'GET /v1/models': { object: 'list', data: [{ id: 'qwen2.5-7b' }, { id: 'llama3.1-8b' }] } });
     const e = await failure(connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'gpt-5' }));
@@ -116,6 +153,23 @@ describe('generating', () => {
     const e = await failure(b.generate([{ prompt, maxTokens: 4 }]));
     expect(e).toBeInstanceOf(ContextOverflowError);
     expect(e).toMatchObject({ contextSize: 2048, promptTokens: 4000 });
+  });
+
+  it('a server whose models list is JSON but whose completions answer HTML: one line, not retried', async () => {
+    let posts = 0;
+    const s = await serve({
+      'GET /v1/models': models,
+      'POST /v1/chat/completions': (_req: unknown, res: Parameters<typeof json>[0]) => {
+        posts++;
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end('<!doctype html><html><body>Sign in to continue</body></html>');
+      },
+    });
+    const b = await connect([`${s.origin}/v1`]);
+    const e = await failure(b.generate([{ prompt, maxTokens: 4 }]));
+    expect(e).toBeInstanceOf(UserError);
+    expect(e.message).toBe(`${s.origin}/v1 is not an OpenAI-compatible server: /v1/chat/completions answered an HTML page`);
+    expect(posts).toBe(1);
   });
 
   it('a 401 during generation is one line and not retried', async () => {
