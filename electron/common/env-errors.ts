@@ -46,3 +46,14 @@ export function environmentError(e: unknown, what?: string): UserError | null {
   const subject = what ?? (typeof path === 'string' ? path : null);
   return new UserError(subject ? `cannot use ${subject}: ${cause}` : cause, 'environment');
 }
+
+/** Whether `e` says the disk (or the quota) is full: SQLite's SQLITE_FULL or the errno. */
+export function isDiskFull(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** The one line for a full disk: which folder, what was being done, what was kept or undone. */
+export function diskFullError(folder: string, detail: string): UserError {
+  return new UserError(`disk full: no space left in ${folder}; ${detail}`, 'disk_full');
+}

@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { diskFullError, isDiskFull } from '../common/env-errors';
 import { isRemoteSpec } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import { TatraSettings, type TatraResult } from '../common/tatra';
@@ -65,6 +66,8 @@ export interface JobManagerOptions {
 export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBackend) => TatraBackend;
 
 const IMPORT_BATCH = 1000;
+/** A batch also ends at this much input text: each is checkpointed, and on a full disk the store's reserve must hold one. */
+const IMPORT_BATCH_CHARS = 96 * 1024;
 const HEARTBEAT_MS = 5000;
 
 interface Runner {
@@ -320,15 +323,18 @@ export class JobManager {
       baseline: spec.baseline ?? false,
       concurrency,
     });
+    let count = 0;
     try {
       let batch: DatasetRow[] = [];
-      let count = 0;
+      let chars = 0;
       for await (const row of reader) {
         batch.push(row);
         count++;
-        if (batch.length >= IMPORT_BATCH) {
+        chars += row.input.length;
+        if (batch.length >= IMPORT_BATCH || chars >= IMPORT_BATCH_CHARS) {
           this.store.insertRows(id, batch);
           batch = [];
+          chars = 0;
         }
         if (spec.limit !== undefined && count >= spec.limit) break;
       }
@@ -337,12 +343,33 @@ export class JobManager {
       this.store.updateDatasetStats(id, reader.stats);
       this.store.markImported(id);
     } catch (e) {
-      this.store.deleteJob(id);
-      throw e;
+      throw this.undoImport(id, spec.dataset.path, count, e);
     }
     const job = this.get(id);
     this.emitStatus(id);
     return job;
+  }
+
+  /**
+   * Removes the job of an import that failed and returns the error to throw: the import's own,
+   * or for a full disk one line naming the folder and saying whether the partial job is gone.
+   */
+  private undoImport(id: string, dataPath: string, rowsRead: number, e: unknown): unknown {
+    let undone = true;
+    try {
+      this.store.deleteJob(id);
+    } catch (cleanup) {
+      if (!isDiskFull(e)) throw cleanup;
+      undone = false;
+    }
+    if (!isDiskFull(e)) return e;
+    const what = `the import of ${dataPath} stopped after reading ${rowsRead} rows`;
+    return diskFullError(
+      dirname(this.store.path),
+      undone
+        ? `${what} and was undone; free some space and create the job again`
+        : `${what}; the partial job ${id} is marked failed: delete it (tatra jobs delete ${id}) once there is space`,
+    );
   }
 
   // ---------------------------------------------------------------- control

@@ -7,12 +7,21 @@
 // SIGKILL of this process (what the resume test does). Only an OS crash or power loss can drop
 // the last few commits under NORMAL; FULL would fsync every row and cost far more than a row of
 // inference is worth protecting against that. Set TATRA_DB_SYNC=FULL to choose otherwise.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+//
+// A full disk: to write anything, even a DELETE, SQLite needs room for WAL frames (one per page
+// the statement changes; deleting rows rewrites every page that held them before it is freed),
+// and a checkpoint needs room for any page the database file does not have yet. So the WAL is
+// kept small (journal_size_limit; imports checkpoint after each batch, so the data set sits in
+// the database file, not in a WAL that grew with it), and `<db>-reserve`, a few hundred KiB the
+// store holds in the data folder, is given back to the file system when SQLite reports the disk
+// full. A delete then runs in chunks with a checkpoint between them, so each chunk rewrites the
+// WAL in place instead of growing it (see deleteJob).
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
-import { environmentError } from '../common/env-errors';
+import { diskFullError, environmentError, isDiskFull } from '../common/env-errors';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import type {
@@ -34,6 +43,14 @@ import type {
 export const JOB_DB_FILE = 'tatra.db';
 /** The error shown for a job whose data-set import did not finish. */
 export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
+/** The error of a job whose deletion a full disk cut short. */
+export const DELETE_UNFINISHED = 'its deletion did not finish (the disk was full); delete it again';
+/** The WAL is cut back to this size after a checkpoint instead of keeping the largest it ever was. */
+export const WAL_LIMIT_BYTES = 1024 * 1024;
+/** Room held in `<db>-reserve` for deleting on a full disk: a checkpoint of one import batch and a chunk of a delete. */
+export const RESERVE_BYTES = 256 * 1024;
+/** Rows deleted per transaction when the disk is full: their pages' WAL frames fit in the reserve. */
+const FULL_DISK_DELETE_CHUNK = 200;
 /** Bump with a new entry in MIGRATIONS. */
 export const SCHEMA_VERSION = 4;
 
@@ -232,10 +249,52 @@ export class JobStore {
     // (generously: five processes on two busy cores can hold the lock for seconds). Set at open,
     // so even the pragmas below wait.
     this.db = new Database(dbPath, { timeout: 30_000 });
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${process.env.TATRA_DB_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
-    this.db.pragma('foreign_keys = ON');
-    this.migrate();
+    try {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma(`synchronous = ${process.env.TATRA_DB_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
+      this.db.pragma('foreign_keys = ON');
+      this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
+      this.migrate();
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
+    this.takeReserve();
+  }
+
+  /** `<db>-reserve`: disk space held back for deleting when the disk is full. */
+  get reservePath(): string {
+    return `${this.path}-reserve`;
+  }
+
+  /** Holds the reserve again if it is missing and there is room (on a full disk it stays given back). */
+  private takeReserve(): void {
+    if (existsSync(this.reservePath)) return;
+    try {
+      writeFileSync(this.reservePath, Buffer.alloc(RESERVE_BYTES), { flag: 'wx' });
+    } catch {
+      // No room (or no permission): no reserve until there is; a partial one is no use.
+      try {
+        rmSync(this.reservePath, { force: true });
+      } catch {
+        /* nothing was written */
+      }
+    }
+  }
+
+  /** Gives the reserve back to the file system; true if there was one. */
+  private giveBackReserve(): boolean {
+    const had = existsSync(this.reservePath);
+    rmSync(this.reservePath, { force: true });
+    return had;
+  }
+
+  /**
+   * Copies the WAL into the database file (PASSIVE: without waiting for readers), so the next
+   * write starts the WAL from its beginning, in place, and journal_size_limit can cut it back.
+   */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(PASSIVE)');
   }
 
   /** Schema version of the open file (PRAGMA user_version). */
@@ -257,7 +316,10 @@ export class JobStore {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.db.close();
+    // Closing the last connection checkpoints and removes the WAL: room to hold the reserve again.
+    this.takeReserve();
   }
 
   // ---------------------------------------------------------------- jobs
@@ -288,13 +350,18 @@ export class JobStore {
     return id;
   }
 
-  /** Appends imported rows in one transaction (the importer calls this per batch). */
+  /**
+   * Appends imported rows in one transaction (the importer calls this per batch) and checkpoints:
+   * an import writes more than anything else, and the WAL would otherwise hold the whole data set
+   * until an automatic checkpoint at 4 MiB, twice the space, all of it needed again to delete it.
+   */
   insertRows(jobId: string, rows: readonly DatasetRow[]): void {
     const ins = this.db.prepare(`INSERT INTO job_rows (job_id, idx, line, input, gold, gold_raw) VALUES (?, ?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
       for (const r of rows) ins.run(jobId, r.index, r.line, r.input, r.gold, r.goldRaw);
       this.db.prepare(`UPDATE jobs SET rows_total = rows_total + ? WHERE id = ?`).run(rows.length, jobId);
     })();
+    this.checkpoint();
   }
 
   updateDatasetStats(jobId: string, stats: DatasetStats): void {
@@ -313,8 +380,40 @@ export class JobStore {
     return (this.db.prepare(`SELECT imported FROM jobs WHERE id = ?`).get(jobId) as { imported: number } | undefined)?.imported === 1;
   }
 
+  /**
+   * Removes a job and its rows; on a full disk too (see the top of this file). A DiskFull
+   * UserError naming the folder when not even the reserve made room.
+   */
   deleteJob(jobId: string): void {
+    try {
+      this.db.prepare(`DELETE FROM jobs WHERE id = ?`).run(jobId);
+      return;
+    } catch (e) {
+      if (!isDiskFull(e)) throw e;
+    }
+    try {
+      this.deleteJobOnFullDisk(jobId);
+    } catch (e) {
+      if (!isDiskFull(e)) throw e;
+      throw diskFullError(dirname(this.path), `job ${jobId} could not be deleted; free some space and delete it again`);
+    }
+  }
+
+  private deleteJobOnFullDisk(jobId: string): void {
+    this.giveBackReserve();
+    // Frames still only in the WAL go to the file first (the reserve leaves room for one import
+    // batch), so every write below restarts the WAL and rewrites it in place.
+    this.checkpoint();
+    // Marked first: a deletion cut short leaves a job that says so, and deleting it again finishes.
+    this.db.prepare(`UPDATE jobs SET status = 'failed', error = ?, owner = NULL WHERE id = ?`).run(DELETE_UNFINISHED, jobId);
+    this.checkpoint();
+    const chunk = this.db.prepare(`DELETE FROM job_rows WHERE job_id = ? AND idx IN (SELECT idx FROM job_rows WHERE job_id = ? ORDER BY idx DESC LIMIT ?)`);
+    while (chunk.run(jobId, jobId, FULL_DISK_DELETE_CHUNK).changes > 0) this.checkpoint();
     this.db.prepare(`DELETE FROM jobs WHERE id = ?`).run(jobId);
+    this.checkpoint();
+    // Space the delete freed stays in the database file (free pages for the next job); the
+    // reserve comes back once the WAL is closed or cut back, whichever gives room first.
+    this.takeReserve();
   }
 
   /**
@@ -598,6 +697,17 @@ export function openJobStore(dataDir: string): JobStore {
   try {
     return new JobStore(path);
   } catch (e) {
+    // Opening needs room for the WAL index (32 KiB; SQLite says SQLITE_IOERR_SHMSIZE when it
+    // cannot have it) and a WAL: on a full disk, the reserve makes it.
+    const code = (e as { code?: unknown }).code;
+    if ((isDiskFull(e) || (typeof code === 'string' && code.startsWith('SQLITE_IOERR'))) && existsSync(`${path}-reserve`)) {
+      rmSync(`${path}-reserve`, { force: true });
+      try {
+        return new JobStore(path);
+      } catch (again) {
+        throw environmentError(again, `the job database ${path}`) ?? again;
+      }
+    }
     throw environmentError(e, `the job database ${path}`) ?? e;
   }
 }
