@@ -11,7 +11,8 @@ import { ContextOverflowError, abortError, type ChatPrompt, type GenerateRequest
 import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
 import { HttpFailure, backoffDelay, httpJson, sleep } from './http';
 import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
-import { chatMessages, llamaServerCompletion, outputConstraintFor, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
+import { literalChoices } from '../engine/literal-choices';
+import { type ChoiceTokens, chatMessages, choiceTokensFrom, llamaServerCompletion, outputConstraintFor, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
 
 export interface RemoteBackendOptions {
   /** OpenAI API roots (…/v1) of the endpoints serving the model; several are replicas. */
@@ -77,6 +78,7 @@ export class RemoteBackend implements TatraBackend {
   private readonly set: EndpointSet;
   private readonly rendered = new Map<string, Promise<string>>();
   private readonly counted = new Map<string, Promise<number>>();
+  private readonly choices = new Map<string, Promise<ChoiceTokens | null>>();
   private readonly dispose_ = new AbortController();
   private readonly counters = { requests: 0, retries: 0, constrainedOutputs: 0, unconstrainedOutputs: 0 };
   private disposed = false;
@@ -186,8 +188,8 @@ export class RemoteBackend implements TatraBackend {
       let shaped: ShapedCall;
       let renderedTokens: number | null = null;
       if (this.kind === 'llama-server' && this.constrainedMode === 'gbnf') {
-        const prompt = await this.render(request.prompt, endpoint);
-        shaped = llamaServerCompletion(prompt, request);
+        const [prompt, choice] = await Promise.all([this.render(request.prompt, endpoint), request.grammar === undefined ? null : this.choiceTokens(request.grammar, endpoint)]);
+        shaped = llamaServerCompletion(prompt, request, choice);
       } else {
         shaped = shapeChatCall(this.kind, this.constrainedMode, this.model, request);
       }
@@ -277,6 +279,29 @@ export class RemoteBackend implements TatraBackend {
       remember(this.rendered, key, rendered);
     }
     return rendered;
+  }
+
+  /**
+   * A label-set grammar's choices as the server tokenizes them (llama-server's /tokenize), asked
+   * once per grammar: every replica serves the same model, so one answer holds for all. Null for
+   * any other grammar, or when the tokens do not spell the choices back.
+   */
+  private choiceTokens(grammar: string, endpoint: Endpoint): Promise<ChoiceTokens | null> {
+    let known = this.choices.get(grammar);
+    if (!known) {
+      const choices = literalChoices(grammar);
+      known = !choices
+        ? Promise.resolve(null)
+        : Promise.all(choices.map((content) => this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { content, add_special: false, parse_special: false, with_pieces: true }, this.dispose_.signal))).then((answers) =>
+            choiceTokensFrom(choices, answers),
+          ).catch((e: unknown) => {
+            // A server without /tokenize (or refusing it) still has the grammar; a down one is retried.
+            if (e instanceof HttpFailure && !e.retryable) return null;
+            throw e;
+          });
+      remember(this.choices, grammar, known);
+    }
+    return known;
   }
 
   private async countUncached(prompt: ChatPrompt): Promise<number> {

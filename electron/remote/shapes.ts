@@ -11,6 +11,11 @@
 // - Ollama: its native `/api/chat` with `format` = a JSON schema (label sets only) and
 //   `options` (seed, temperature, top_p, num_predict).
 // - OpenAI and LM Studio: `/v1/chat/completions` with `response_format` json_schema (label sets only).
+//   No `logit_bias`, though both take it: a bias needs the model's token ids, and neither HTTP API
+//   tokenizes (LM Studio only in its SDK; OpenAI's ids depend on a tokenizer per model family that a
+//   client can only guess), while the strict schema already holds the answer to the set.
+// - llama-server label sets also get `logit_bias` on the labels' tokens (its /tokenize) and the
+//   labels as stop words: the grammar then costs nothing (see ChoiceTokens).
 // - Anything else, and grammars a JSON schema cannot express (examples, paraphrases): free text,
 //   which the engine parses and validates as it does every output; the result says so.
 import type { ConstrainedMode, ServerKind } from '../common/remote';
@@ -31,6 +36,8 @@ export interface ShapedCall {
   constrained: boolean;
   /** When the answer is a JSON object wrapping the choice: the property holding it. */
   unwrap?: 'answer' | 'string';
+  /** llama-server leaves a matched stop word out of `content`; here that word is the answer's end. */
+  stopWordIsAnswer?: boolean;
 }
 
 export interface ShapedAnswer {
@@ -69,8 +76,51 @@ export function choiceSchema(choices: readonly string[]): Record<string, unknown
   };
 }
 
+/**
+ * A label set as llama-server's tokenizer spells it. llama.cpp samples first as if there were no
+ * grammar and applies the grammar to the whole vocabulary (Qwen: 151,936 tokens) only when that
+ * token is rejected, which for a model with no idea of the answer is every step and costs more than
+ * decoding. Biasing the tokens that spell the choices makes the first sample valid, and the choices
+ * as stop words end the request as soon as one is written, instead of one more full-vocabulary step
+ * whose only legal token is end-of-generation. The grammar stays in force, so the output is still
+ * one of the choices (the in-process backend does the same: llama/choices.ts).
+ */
+export interface ChoiceTokens {
+  choices: string[];
+  /** Every token of every choice's tokenization (biased by CHOICE_BIAS). */
+  tokens: number[];
+  /** Whether the choices can be stop words: none occurs inside another, so a match is a whole answer. */
+  stop: boolean;
+}
+
+/** Logits added to the choices' tokens (as node-llama-cpp's path does). */
+export const CHOICE_BIAS = 100;
+
+/**
+ * ChoiceTokens from llama-server's `/tokenize` answers (with_pieces) for each choice; null when a
+ * tokenization does not spell its choice back exactly (then the grammar alone decides).
+ */
+export function choiceTokensFrom(choices: readonly string[], tokenized: readonly unknown[]): ChoiceTokens | null {
+  if (choices.length === 0 || tokenized.length !== choices.length) return null;
+  const tokens = new Set<number>();
+  for (const [i, answer] of tokenized.entries()) {
+    const list = (answer as { tokens?: unknown } | null)?.tokens;
+    if (!Array.isArray(list) || list.length === 0) return null;
+    let spelled = '';
+    for (const t of list as { id?: unknown; piece?: unknown }[]) {
+      // A piece that is not valid UTF-8 on its own comes back as bytes: not worth the edge case.
+      if (typeof t?.id !== 'number' || typeof t.piece !== 'string') return null;
+      spelled += t.piece;
+      tokens.add(t.id);
+    }
+    if (spelled !== choices[i]) return null;
+  }
+  const stop = choices.every((a, i) => choices.every((b, j) => i === j || !b.includes(a)));
+  return { choices: [...choices], tokens: [...tokens].sort((a, b) => a - b), stop };
+}
+
 /** llama-server's native completion of a prompt already rendered with its chat template. */
-export function llamaServerCompletion(renderedPrompt: string, req: GenerateRequest): ShapedCall {
+export function llamaServerCompletion(renderedPrompt: string, req: GenerateRequest, choice: ChoiceTokens | null = null): ShapedCall {
   const s = sampling(req);
   const body: Record<string, unknown> = {
     prompt: renderedPrompt + (req.prompt.assistantPrefix ?? ''),
@@ -83,7 +133,12 @@ export function llamaServerCompletion(renderedPrompt: string, req: GenerateReque
     stream: false,
   };
   if (req.grammar !== undefined) body.grammar = req.grammar;
-  return { path: '/completion', fromRoot: true, body, constrained: req.grammar !== undefined };
+  if (req.grammar !== undefined && choice) {
+    body.logit_bias = choice.tokens.map((t) => [t, CHOICE_BIAS]);
+    if (choice.stop) body.stop = choice.choices;
+  }
+  const stopWordIsAnswer = req.grammar !== undefined && !!choice?.stop;
+  return { path: '/completion', fromRoot: true, body, constrained: req.grammar !== undefined, ...(stopWordIsAnswer ? { stopWordIsAnswer } : {}) };
 }
 
 /** The request for one generation on a server of `kind` offering `mode`. */
@@ -162,7 +217,8 @@ export function readAnswer(call: ShapedCall, json: unknown): ShapedAnswer | null
   const j = json as Record<string, unknown>;
   let answer: ShapedAnswer | null = null;
   if (call.path === '/completion' && typeof j.content === 'string') {
-    answer = { text: j.content, promptTokens: count(j.tokens_evaluated), completionTokens: count(j.tokens_predicted) };
+    const stopWord = call.stopWordIsAnswer && j.stop_type === 'word' && typeof j.stopping_word === 'string' ? j.stopping_word : '';
+    answer = { text: j.content + stopWord, promptTokens: count(j.tokens_evaluated), completionTokens: count(j.tokens_predicted) };
   } else if (call.path === '/api/chat') {
     const message = j.message as { content?: unknown } | undefined;
     if (typeof message?.content === 'string') answer = { text: message.content, promptTokens: count(j.prompt_eval_count), completionTokens: count(j.eval_count) };

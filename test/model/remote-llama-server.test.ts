@@ -14,7 +14,7 @@ import type { JobInfo, JobMetrics } from '../../electron/jobs';
 import { JobManager, openJobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/llama';
 import { RemoteLibrary } from '../../electron/models/remote-library';
-import type { RemoteBackend } from '../../electron/remote';
+import { connectRemoteBackend, type RemoteBackend } from '../../electron/remote';
 import { freePort, startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';
 import { tinyModelPath } from '../helpers/models';
 import { fakeServer, type json } from '../unit/remote/fake-server';
@@ -170,6 +170,25 @@ describe('llama-server as a remote model', () => {
     for (const p of r.runs[0]!.predictions) expect([null, 'negative', 'positive']).toContain(p.label);
     const human = await cli(args);
     expect(human.stdout).toContain('note: generator outputs unconstrained (parsed and validated only); evaluator outputs unconstrained (parsed and validated only)');
+  });
+
+  it('a label answer costs one decoding step per label token: the choice tokens are biased and a whole choice stops the request, the grammar still holds', async () => {
+    const backend = await connectRemoteBackend({ urls: [a!.url], model: 'tiny' });
+    try {
+      const requests = Array.from({ length: 6 }, (_, i) => ({ prompt: { system: 'You classify sentiment.', user: `Text: "review number ${i}"\nAnswer:` }, grammar: 'root ::= "negative" | "positive"', maxTokens: 4 }));
+      const results = await backend.generate(requests);
+      for (const r of results) {
+        expect(['negative', 'positive']).toContain(r.text);
+        // Both labels are one token in the Qwen vocabulary; the grammar alone made this gibberish
+        // model write invisible tokens up to the limit (4), each after a pass over the whole vocabulary.
+        expect(r.completionTokens).toBe(1);
+      }
+      // Labels whose tokens are byte pieces (not spelled back as text) are answered by the grammar alone.
+      const [odd] = await backend.generate([{ ...requests[0]!, grammar: 'root ::= "ᚠ" | "ꙮ"', maxTokens: 8 }]);
+      expect(['ᚠ', 'ꙮ']).toContain(odd!.text);
+    } finally {
+      await backend.dispose();
+    }
   });
 
   it('tatra eval on 20 rows through remote:NAME records the server and gives every row a label of the set', async () => {

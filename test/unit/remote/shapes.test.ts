@@ -172,6 +172,9 @@ describe('OpenAI and LM Studio (fixtures from their API docs)', () => {
       },
     });
     expect(a).not.toHaveProperty('max_tokens');
+    // No logit_bias: OpenAI's API cannot say which token ids spell the labels (no tokenize endpoint).
+    expect(a).not.toHaveProperty('logit_bias');
+    expect(s.requests.map((q) => q.path)).not.toContain('/tokenize');
     expect(s.requests.every((q) => q.authorization === 'Bearer sk-test-secret')).toBe(true);
     // The key is not part of anything the backend describes.
     expect(JSON.stringify(b.describe())).not.toContain('sk-test-secret');
@@ -193,6 +196,8 @@ describe('OpenAI and LM Studio (fixtures from their API docs)', () => {
     const [r] = await b.generate([{ prompt, grammar: LABELS, maxTokens: 4 }]);
     expect(r?.text).toBe('negative');
     expect(generations(s, '/v1/chat/completions')[0]).toMatchObject({ max_tokens: 4, response_format: { type: 'json_schema' } });
+    // LM Studio takes logit_bias, but its HTTP API has no tokenizer to find the labels' token ids.
+    expect(generations(s, '/v1/chat/completions')[0]).not.toHaveProperty('logit_bias');
   });
 
   it('an unknown OpenAI-compatible server gets free text and the outputs are recorded as unconstrained', async () => {
