@@ -4,32 +4,25 @@
 // server offering a JSON-schema enum holds only the label answers. The fake server answers like a
 // polite model (test/helpers/scripted-backend.ts) so the run is well-formed even without a grammar.
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classify } from '../../../electron/engine';
 import { TatraResult } from '../../../electron/common/tatra';
 import { ConstrainedMode, ServerKind } from '../../../electron/common/remote';
-import { connectRemoteBackend, type RemoteBackend } from '../../../electron/remote';
+import { connectRemoteBackend } from '../../../electron/remote';
 import { outputConstraintFor } from '../../../electron/remote/shapes';
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
-import { chatCompletion, fakeServer, json, type FakeServer, type RecordedRequest } from './fake-server';
+import { chatCompletion, fakeServerScope, json, type FakeServer, type RecordedRequest } from './fake-server';
 
 const tasks = new Map((await loadBuiltInTasks(join(import.meta.dirname, '../../../tasks'))).map((t) => [t.id, t]));
 const sst2 = tasks.get('sst2')!;
 
-let servers: FakeServer[] = [];
-let backends: RemoteBackend[] = [];
-afterEach(async () => {
-  await Promise.all(backends.map((b) => b.dispose()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  backends = [];
-});
+const { serve, track } = fakeServerScope();
 
 /** A chat-completions server answering like a polite model; `wrap` puts the answer in {"answer": …} when a JSON schema was asked. */
 async function politeServer(extra: Record<string, unknown> = {}): Promise<FakeServer> {
   const script = politeScript({ answer: () => 'positive' });
-  const s = await fakeServer({
+  return serve({
     'GET /v1/models': { object: 'list', data: [{ id: 'm', object: 'model' }] },
     ...extra,
     'POST /v1/chat/completions': async (req: RecordedRequest, res: Parameters<typeof json>[0]) => {
@@ -41,8 +34,6 @@ async function politeServer(extra: Record<string, unknown> = {}): Promise<FakeSe
       json(res, 200, chatCompletion(body.response_format ? JSON.stringify({ answer: text }) : text, 'm'));
     },
   });
-  servers.push(s);
-  return s;
 }
 
 const CONSTRAINT_FIELDS = ['grammar', 'structured_outputs', 'guided_choice', 'guided_grammar', 'response_format', 'format'];
@@ -51,7 +42,7 @@ describe('results record how outputs were constrained', () => {
   it('a generic OpenAI-compatible server: free text, parsed and validated; the result says generator and evaluator were unconstrained', async () => {
     const s = await politeServer();
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'm' });
-    backends.push(b);
+    track(b);
     expect(b.kind).toBe('openai-compatible');
     const result = await classify({ task: sst2, input: 'a fine film', settings: { n: 2, k: 4, r: 2, seed: 1, scope: 'run' }, generator: b, evaluator: b });
     expect(() => TatraResult.parse(result)).not.toThrow();
@@ -71,7 +62,7 @@ describe('results record how outputs were constrained', () => {
       'GET /api/v0/models': { object: 'list', data: [{ id: 'm', object: 'model', type: 'llm', state: 'loaded', max_context_length: 8192 }] },
     });
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'm' });
-    backends.push(b);
+    track(b);
     expect(b.kind).toBe('lmstudio');
     const result = await classify({ task: sst2, input: 'a fine film', settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' }, generator: b, evaluator: b });
     expect(result.constrained).toEqual({ generator: 'none', evaluator: 'json-schema' });

@@ -2,33 +2,20 @@
 // Retry-After, 5xx, context overflow, an endpoint dying with requests in flight. Each either ends
 // in one clear line or is retried where it can succeed, and no request is answered twice.
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { ContextOverflowError } from '../../../electron/engine/backend';
 import { backoffDelay, connectRemoteBackend, parseRetryAfter, type RemoteBackend } from '../../../electron/remote';
-import { chatCompletion, fakeServer, json, type FakeServer } from './fake-server';
+import { chatCompletion, fakeServerScope, json } from './fake-server';
 
 const prompt = { system: '', user: 'Text: "fine"\nAnswer:' };
 const models = { object: 'list', data: [{ id: 'm', object: 'model' }] };
 
-let servers: FakeServer[] = [];
-let backends: RemoteBackend[] = [];
-afterEach(async () => {
-  await Promise.all(backends.map((b) => b.dispose()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  backends = [];
-});
-
-async function serve(routes: Record<string, unknown>): Promise<FakeServer> {
-  const s = await fakeServer(routes);
-  servers.push(s);
-  return s;
-}
+const { serve, track } = fakeServerScope();
 
 async function connect(urls: string[], extra: Partial<Parameters<typeof connectRemoteBackend>[0]> = {}): Promise<RemoteBackend> {
   const b = await connectRemoteBackend({ urls, model: 'm', backoffBaseMs: 5, backoffMaxMs: 20, reprobeMs: 20, ...extra });
-  backends.push(b);
+  track(b);
   return b;
 }
 

@@ -3,6 +3,7 @@
 // every request is recorded with its parsed body, so a test can pin what the backend sent.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 
 export interface RecordedRequest {
   method: string;
@@ -67,6 +68,32 @@ export async function fakeServer(routes: Record<string, Route>): Promise<FakeSer
       }),
   };
   return fake;
+}
+
+/**
+ * The fake servers and backends of one test file, closed after each test (call it once, at the
+ * top level): `serve` starts a server, `track` hands a backend over to be disposed.
+ */
+export function fakeServerScope(): { serve(routes: Record<string, Route>): Promise<FakeServer>; track<B extends { dispose(): Promise<void> }>(backend: B): B } {
+  let servers: FakeServer[] = [];
+  let backends: { dispose(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(backends.map((b) => b.dispose()));
+    await Promise.all(servers.map((s) => s.close()));
+    servers = [];
+    backends = [];
+  });
+  return {
+    async serve(routes) {
+      const s = await fakeServer(routes);
+      servers.push(s);
+      return s;
+    },
+    track(backend) {
+      backends.push(backend);
+      return backend;
+    },
+  };
 }
 
 export function json(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {

@@ -3,28 +3,15 @@
 // (the URL is beside each fixture), and the test pins what the backend sends: the documented
 // constrained-output fields, sampling fields, and how the answer is read back. llama-server itself
 // is tested for real in test/model/remote-llama-server.test.ts.
-import { afterEach, describe, expect, it } from 'vitest';
-import { connectRemoteBackend, type RemoteBackend } from '../../../electron/remote';
+import { describe, expect, it } from 'vitest';
+import { connectRemoteBackend } from '../../../electron/remote';
 import { paraphraseGrammar } from '../../../electron/engine/grammar';
-import { chatCompletion, fakeServer, json, type FakeServer } from './fake-server';
+import { chatCompletion, fakeServerScope, json, type FakeServer } from './fake-server';
 
 const LABELS = 'root ::= "negative" | "positive"';
 const prompt = { system: 'You classify sentiment.', user: 'Text: "a gorgeous film"\nAnswer:' };
 
-let servers: FakeServer[] = [];
-let backends: RemoteBackend[] = [];
-afterEach(async () => {
-  await Promise.all(backends.map((b) => b.dispose()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  backends = [];
-});
-
-async function serve(routes: Record<string, unknown>): Promise<FakeServer> {
-  const s = await fakeServer(routes);
-  servers.push(s);
-  return s;
-}
+const { serve, track } = fakeServerScope();
 
 function generations(s: FakeServer, path: string): Record<string, unknown>[] {
   return s.requests.filter((r) => r.method === 'POST' && r.path === path).map((r) => r.body as Record<string, unknown>);
@@ -47,7 +34,7 @@ describe('vLLM (fixtures from docs.vllm.ai)', () => {
       'POST /v1/chat/completions': chatCompletion('positive', VLLM_MODEL),
     });
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: VLLM_MODEL });
-    backends.push(b);
+    track(b);
     expect(b.kind).toBe('vllm');
     expect(b.version).toBe('0.12.0');
     expect(b.constrainedMode).toBe('structured-outputs');
@@ -86,7 +73,7 @@ describe('vLLM (fixtures from docs.vllm.ai)', () => {
       'POST /v1/chat/completions': chatCompletion(' 42', VLLM_MODEL),
     });
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: VLLM_MODEL });
-    backends.push(b);
+    track(b);
     expect(b.constrainedMode).toBe('guided');
     await b.generate([{ prompt, grammar: LABELS, maxTokens: 4 }]);
     await b.generate([{ prompt: { ...prompt, assistantPrefix: 'Final Answer:' }, grammar: 'root ::= " " answer\nanswer ::= [0-9]+', maxTokens: 8 }]);
@@ -123,7 +110,7 @@ describe('Ollama (fixtures from the Ollama API docs)', () => {
       },
     });
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'llama3.2:latest' });
-    backends.push(b);
+    track(b);
     expect(b.kind).toBe('ollama');
     expect(b.version).toBe('0.5.1');
     expect(b.constrainedMode).toBe('ollama-format');
@@ -159,7 +146,7 @@ describe('OpenAI and LM Studio (fixtures from their API docs)', () => {
     });
     // The kind is overridable: the fake cannot be api.openai.com.
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'gpt-4o-mini', kind: 'openai', constrained: 'json-schema', key: 'sk-test-secret' });
-    backends.push(b);
+    track(b);
     const [r] = await b.generate([{ prompt, grammar: LABELS, maxTokens: 4 }]);
     expect(r?.text).toBe('positive');
     const [a] = generations(s, '/v1/chat/completions');
@@ -190,7 +177,7 @@ describe('OpenAI and LM Studio (fixtures from their API docs)', () => {
       'POST /v1/chat/completions': chatCompletion('{"answer":"negative"}', 'qwen2.5-7b-instruct'),
     });
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'qwen2.5-7b-instruct' });
-    backends.push(b);
+    track(b);
     expect(b.kind).toBe('lmstudio');
     expect(b.contextSize).toBe(32768);
     const [r] = await b.generate([{ prompt, grammar: LABELS, maxTokens: 4 }]);
@@ -206,7 +193,7 @@ describe('OpenAI and LM Studio (fixtures from their API docs)', () => {
       'POST /v1/chat/completions': chatCompletion('Positive.', 'm'),
     });
     const b = await connectRemoteBackend({ urls: [`${s.origin}/v1`], model: 'm' });
-    backends.push(b);
+    track(b);
     expect(b.kind).toBe('openai-compatible');
     expect(b.constrained).toBe(false);
     const [r] = await b.generate([{ prompt, grammar: LABELS, maxTokens: 4 }]);
