@@ -1,246 +1,40 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
-import { useEffect, useMemo, useRef, useState } from 'react';
-import type { JobStatus, JobSummary } from '../../../electron/common/contract/jobs';
-import { ROW_LIMIT } from '../../../electron/common/settings';
+import { useEffect, useMemo, useState } from 'react';
+import type { JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ProgressBar } from '../components/Common';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
-import { ModelPicker } from '../components/ModelPicker';
+import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { RowsTable } from '../components/RowsTable';
-import { duration, pct, shortModel } from '../components/labels';
+import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
+import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { taskById } from '../store/tasksSlice';
 
-const STATUS_CHIP: Record<JobStatus, string> = {
-  queued: 'chip',
-  running: 'chip run',
-  paused: 'chip warn',
-  interrupted: 'chip warn',
-  cancelled: 'chip',
-  done: 'chip ok',
-  failed: 'chip bad',
-};
-
-export function StatusChip({ status }: { status: JobStatus }) {
-  return (
-    <span className={STATUS_CHIP[status]} data-testid="job-status">
-      {status}
-    </span>
-  );
-}
-
-export function DataStep() {
-  const draft = useStore((s) => s.draft);
-  const setDraft = useStore((s) => s.setDraft);
-  const previewData = useStore((s) => s.previewData);
-  const uploadData = useStore((s) => s.uploadData);
-  const [over, setOver] = useState(false);
-  const fileRef = useRef<HTMLInputElement>(null);
-  const pick = (files: FileList | null) => {
-    const f = files?.[0];
-    if (f) void uploadData(f);
-  };
-  return (
-    <div className="card">
-      <div className="card-head">
-        <h2>1 · Data</h2>
-        <span className="sub">CSV, TSV or JSONL (the paper's messages/solution format or flat objects)</span>
-      </div>
-      <div
-        className={`dropzone ${over ? 'over' : ''}`}
-        role="button"
-        tabIndex={0}
-        onClick={() => fileRef.current?.click()}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' || e.key === ' ') {
-            e.preventDefault();
-            fileRef.current?.click();
-          }
-        }}
-        onDragOver={(e) => {
-          e.preventDefault();
-          setOver(true);
-        }}
-        onDragLeave={() => setOver(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setOver(false);
-          pick(e.dataTransfer.files);
-        }}
-        data-testid="dropzone"
-      >
-        <strong>Drop a data file here, or click to choose one</strong>
-        <span className="small">It is copied into the data folder of the machine running TATRA.</span>
-        <input ref={fileRef} type="file" accept=".csv,.tsv,.jsonl,.json,.txt" hidden onChange={(e) => pick(e.target.files)} data-testid="file-input" />
-      </div>
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void previewData();
-        }}
-      >
-        <label className="field" style={{ flex: 1 }}>
-          <span>…or a path on that machine</span>
-          <input type="text" value={draft.path} onChange={(e) => setDraft({ path: e.target.value })} placeholder="/data/sst2_test.jsonl" spellCheck={false} data-testid="data-path" />
-        </label>
-        <button className="btn" type="submit" disabled={!draft.path.trim() || draft.previewing} style={{ alignSelf: 'flex-end' }} data-testid="data-preview">
-          {draft.previewing ? 'Reading…' : 'Preview'}
-        </button>
-      </form>
-      <ErrorBanner message={draft.previewError} title="Cannot read the file" />
-    </div>
-  );
-}
-
-export function MappingStep({ labels }: { labels: string[] }) {
-  const draft = useStore((s) => s.draft);
-  const setDraft = useStore((s) => s.setDraft);
-  const previewData = useStore((s) => s.previewData);
-  const p = draft.preview;
-  if (!p) return null;
-  const shownCols = p.columns.slice(0, 6);
-  const unmapped = p.goldValues.filter((g) => !draft.labelMap[g.value]);
-  return (
-    <div className="card" data-testid="mapping">
-      <div className="card-head">
-        <h2>2 · Columns and labels</h2>
-        <span className="sub">
-          {p.format.toUpperCase()} · {p.rowCount === null ? 'many' : p.rowCount.toLocaleString()} rows{p.emptyInputs ? ` · ${p.emptyInputs} empty inputs skipped` : ''}
-        </span>
-      </div>
-      <div className="table-wrap" style={{ maxHeight: 220 }}>
-        <table className="data" data-testid="preview-table">
-          <thead>
-            <tr>
-              {shownCols.map((c) => (
-                <th key={c}>
-                  {c}
-                  {c === draft.inputColumn ? <span className="chip run" style={{ marginLeft: 6 }}>input</span> : null}
-                  {c === draft.goldColumn ? <span className="chip ok" style={{ marginLeft: 6 }}>gold</span> : null}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {p.sample.slice(0, 8).map((row, i) => (
-              <tr key={i}>
-                {shownCols.map((c) => (
-                  <td key={c} style={{ maxWidth: 420, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
-                    {row[c]}
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <div className="grid-2">
-        <label className="field">
-          <span>Input column</span>
-          <select value={draft.inputColumn ?? ''} onChange={(e) => setDraft({ inputColumn: e.target.value || null })} data-testid="input-column">
-            <option value="">choose…</option>
-            {p.columns.map((c) => (
-              <option key={c}>{c}</option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Gold label column (optional: without it, no accuracy)</span>
-          <select
-            value={draft.goldColumn ?? ''}
-            onChange={(e) => {
-              setDraft({ goldColumn: e.target.value || null });
-              void previewData();
-            }}
-            data-testid="gold-column"
-          >
-            <option value="">none</option>
-            {p.columns.map((c) => (
-              <option key={c}>{c}</option>
-            ))}
-          </select>
-        </label>
-      </div>
-      {draft.goldColumn && labels.length > 0 && p.goldValues.length > 0 ? (
-        <div className="stack">
-          <h3>Gold values → task labels</h3>
-          <div className="table-wrap">
-            <table className="data" data-testid="label-map">
-              <thead>
-                <tr>
-                  <th>Value in the file</th>
-                  <th className="num">Rows</th>
-                  <th>Task label</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.goldValues.slice(0, 50).map((g) => (
-                  <tr key={g.value}>
-                    <td>
-                      <code>{g.value}</code>
-                    </td>
-                    <td className="num">{g.count.toLocaleString()}</td>
-                    <td>
-                      <select value={draft.labelMap[g.value] ?? ''} onChange={(e) => setDraft({ labelMap: { ...draft.labelMap, [g.value]: e.target.value } })} aria-label={`Label for ${g.value}`} style={{ width: 200 }}>
-                        <option value="">(unmapped: no gold)</option>
-                        {labels.map((l) => (
-                          <option key={l}>{l}</option>
-                        ))}
-                      </select>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {unmapped.length > 0 ? (
-            <div className="banner warn">
-              {unmapped.length} value{unmapped.length === 1 ? '' : 's'} ({unmapped.reduce((a, g) => a + g.count, 0)} rows) map to no label; those rows will have no gold.
-            </div>
-          ) : null}
-        </div>
-      ) : null}
-    </div>
-  );
-}
-
 function SettingsStep() {
-  const tasks = useStore((s) => s.tasks);
   const taskId = useStore((s) => s.currentTaskId);
-  const setTask = useStore((s) => s.setCurrentTask);
   const draft = useStore((s) => s.draft);
   const setDraft = useStore((s) => s.setDraft);
   const settings = useStore((s) => s.settings);
   const startJob = useStore((s) => s.startJob);
   const navigate = useStore((s) => s.navigate);
-  const previewData = useStore((s) => s.previewData);
   const [tatra, setTatra] = useState<TatraSettings>(settings?.tatra ?? DEFAULT_SETTINGS);
-  const [generator, setGenerator] = useState(settings?.generator ?? '');
-  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? settings?.generator ?? '');
+  const models = useModelPair((saved) => setTatra(saved.tatra));
   const [starting, setStarting] = useState(false);
-  const [seeded, setSeeded] = useState(false);
-  if (settings && !seeded) {
-    setSeeded(true);
-    setTatra(settings.tatra);
-    setGenerator(settings.generator ?? '');
-    setEvaluator(settings.evaluator ?? settings.generator ?? '');
-  }
-  const ready = !!draft.preview && !!draft.inputColumn && generator.trim() !== '' && evaluator.trim() !== '' && !starting;
+  const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting;
   const start = async () => {
     if (!ready || !draft.inputColumn) return;
     setStarting(true);
-    const labelMap = Object.fromEntries(Object.entries(draft.labelMap).filter(([, v]) => v));
     const job = await startJob({
       taskId,
       dataPath: draft.path,
       inputColumn: draft.inputColumn,
       goldColumn: draft.goldColumn,
-      labelMap,
-      generator,
-      evaluator,
+      labelMap: chosenLabelMap(draft.labelMap),
+      generator: models.generator,
+      evaluator: models.evaluator,
       settings: tatra,
       limit: draft.limit ?? undefined,
       baseline: draft.baseline,
@@ -254,32 +48,9 @@ function SettingsStep() {
       <div className="card-head">
         <h2>3 · Task, models and settings</h2>
       </div>
-      <div className="grid-3">
-        <label className="field">
-          <span>Task</span>
-          <select
-            value={taskId}
-            onChange={(e) => {
-              setTask(e.target.value);
-              if (draft.preview) void previewData();
-            }}
-            data-testid="eval-task"
-          >
-            {tasks.map((t) => (
-              <option key={t.task.id} value={t.task.id}>
-                {t.task.name} ({t.task.id})
-              </option>
-            ))}
-          </select>
-        </label>
-        <ModelPicker label="Generator" value={generator} onChange={setGenerator} testId="eval-generator" />
-        <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="eval-evaluator" />
-      </div>
+      <TaskAndModels models={models} testIdPrefix="eval" />
       <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="eval">
-        <label className="field">
-          <span>Only the first rows</span>
-          <input type="number" min={ROW_LIMIT.min} max={ROW_LIMIT.max} value={draft.limit ?? ''} placeholder="all" onChange={(e) => setDraft({ limit: e.target.value ? Math.min(ROW_LIMIT.max, Math.max(ROW_LIMIT.min, Math.floor(Number(e.target.value)))) : null })} style={{ width: 100 }} data-testid="eval-limit" />
-        </label>
+        <RowLimitField value={draft.limit} onChange={(limit) => setDraft({ limit })} testId="eval-limit" />
       </RunSettingsFields>
       <div className="row">
         <label className="field inline">
@@ -340,12 +111,9 @@ function History() {
                     </a>
                   </td>
                   <td>{j.taskId}</td>
-                  <td className="small">
-                    {shortModel(j.generator)}
-                    {j.evaluator !== j.generator ? ` → ${shortModel(j.evaluator)}` : ''}
-                  </td>
+                  <td className="small">{modelPairText(j.generator, j.evaluator)}</td>
                   <td>
-                    <StatusChip status={j.status} />
+                    <StatusChip status={j.status} testId="job-status" />
                   </td>
                   <td className="num">
                     {j.done}/{j.total}
@@ -430,11 +198,10 @@ function JobView({ jobId }: { jobId: string }) {
             </button>
           </div>
           <h1>
-            {job.name || job.id} <StatusChip status={job.status} />
+            {job.name || job.id} <StatusChip status={job.status} testId="job-status" />
           </h1>
           <p>
-            {task?.name ?? job.taskId} · {shortModel(job.generator)}
-            {job.evaluator !== job.generator ? ` → ${shortModel(job.evaluator)}` : ''} · n={job.settings.n}, k={job.settings.k}, r={job.settings.r}, seed {job.settings.seed}, examples per {job.settings.scope}
+            {task?.name ?? job.taskId} · {modelPairText(job.generator, job.evaluator)} · n={job.settings.n}, k={job.settings.k}, r={job.settings.r}, seed {job.settings.seed}, examples per {job.settings.scope}
           </p>
         </div>
         <div className="row">

@@ -1,37 +1,18 @@
 // Sweep: the paper's sensitivity study (SPEC §1.5) over a grid of n, k, r and seeds, as one
-// resumable experiment. Set-up reuses Evaluate's data and mapping steps and the model pickers;
+// resumable experiment. Set-up shares Evaluate's data and mapping steps, task and model fields;
 // a running sweep shows progress with an ETA, then accuracy against n, k and r with std bands,
 // a k × n heat map, cost against accuracy and the points table; CSV/JSON export.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { SweepGrid, type SweepProgress, type SweepResult, type SweepStatus, type SweepSummary } from '../../../electron/common/contract/sweeps';
 import { describeZodError } from '../../../electron/common/contract';
-import { ROW_LIMIT } from '../../../electron/common/settings';
 import { getApi, messageOf } from '../api/client';
 import { ErrorBanner, Metric, ProgressBar } from '../components/Common';
-import { ModelPicker } from '../components/ModelPicker';
+import { DataStep, MappingStep } from '../components/DataSteps';
+import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
-import { duration, pct, shortModel } from '../components/labels';
+import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { taskById } from '../store/tasksSlice';
-import { DataStep, MappingStep } from './EvaluateView';
-
-const STATUS_CHIP: Record<SweepStatus, string> = {
-  queued: 'chip',
-  running: 'chip run',
-  paused: 'chip warn',
-  interrupted: 'chip warn',
-  cancelled: 'chip',
-  done: 'chip ok',
-  failed: 'chip bad',
-};
-
-function StatusChip({ status }: { status: SweepStatus }) {
-  return (
-    <span className={STATUS_CHIP[status]} data-testid="sweep-status">
-      {status}
-    </span>
-  );
-}
 
 /** "0, 2,5" → [0, 2, 5]; null when a part is not a whole number. */
 export function parseList(text: string): number[] | null {
@@ -48,21 +29,10 @@ const GRID_FIELDS = [
 ] as const;
 
 function SetupCard() {
-  const tasks = useStore((s) => s.tasks);
   const taskId = useStore((s) => s.currentTaskId);
-  const setTask = useStore((s) => s.setCurrentTask);
   const draft = useStore((s) => s.draft);
-  const settings = useStore((s) => s.settings);
-  const previewData = useStore((s) => s.previewData);
   const navigate = useStore((s) => s.navigate);
-  const [generator, setGenerator] = useState(settings?.generator ?? '');
-  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? settings?.generator ?? '');
-  const [seeded, setSeeded] = useState(false);
-  if (settings && !seeded) {
-    setSeeded(true);
-    setGenerator(settings.generator ?? '');
-    setEvaluator(settings.evaluator ?? settings.generator ?? '');
-  }
+  const models = useModelPair();
   const [lists, setLists] = useState<Record<(typeof GRID_FIELDS)[number]['key'], string>>({ n: '0,2,5', k: '4,8', r: '1,3,5', seeds: '1,2,3' });
   const [limit, setLimit] = useState<number | null>(20);
   const [starting, setStarting] = useState(false);
@@ -70,21 +40,20 @@ function SetupCard() {
   const parsed = SweepGrid.safeParse({ n: parseList(lists.n), k: parseList(lists.k), r: parseList(lists.r), seeds: parseList(lists.seeds) });
   const grid = parsed.success ? parsed.data : null;
   const jobs = grid ? grid.n.length * grid.k.length * grid.seeds.length : 0;
-  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && generator.trim() !== '' && evaluator.trim() !== '' && grid !== null && !starting;
+  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && models.chosen && grid !== null && !starting;
   const start = async () => {
     if (!ready || !grid || !draft.inputColumn) return;
     setStarting(true);
     setError(null);
     try {
-      const labelMap = Object.fromEntries(Object.entries(draft.labelMap).filter(([, v]) => v));
       const s = await getApi().call('sweeps.start', {
         taskId,
         dataPath: draft.path,
         inputColumn: draft.inputColumn,
         goldColumn: draft.goldColumn,
-        labelMap,
-        generator,
-        evaluator,
+        labelMap: chosenLabelMap(draft.labelMap),
+        generator: models.generator,
+        evaluator: models.evaluator,
         grid,
         // No name: the server names a sweep after its task and grid, which says more than the file name.
         ...(limit !== null ? { limit } : {}),
@@ -106,27 +75,7 @@ function SetupCard() {
             : 'comma-separated whole numbers in every grid field'}
         </span>
       </div>
-      <div className="grid-3">
-        <label className="field">
-          <span>Task</span>
-          <select
-            value={taskId}
-            onChange={(e) => {
-              setTask(e.target.value);
-              if (draft.preview) void previewData();
-            }}
-            data-testid="sweep-task"
-          >
-            {tasks.map((t) => (
-              <option key={t.task.id} value={t.task.id}>
-                {t.task.name} ({t.task.id})
-              </option>
-            ))}
-          </select>
-        </label>
-        <ModelPicker label="Generator" value={generator} onChange={setGenerator} testId="sweep-generator" />
-        <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="sweep-evaluator" />
-      </div>
+      <TaskAndModels models={models} testIdPrefix="sweep" />
       <div className="row" style={{ alignItems: 'flex-start', flexWrap: 'wrap' }}>
         {GRID_FIELDS.map((f) => {
           const bad = parseList(lists[f.key]) === null;
@@ -138,19 +87,7 @@ function SetupCard() {
             </label>
           );
         })}
-        <label className="field">
-          <span>Only the first rows</span>
-          <input
-            type="number"
-            min={ROW_LIMIT.min}
-            max={ROW_LIMIT.max}
-            value={limit ?? ''}
-            placeholder="all"
-            onChange={(e) => setLimit(e.target.value ? Math.min(ROW_LIMIT.max, Math.max(ROW_LIMIT.min, Math.floor(Number(e.target.value)))) : null)}
-            style={{ width: 100 }}
-            data-testid="sweep-limit"
-          />
-        </label>
+        <RowLimitField value={limit} onChange={setLimit} testId="sweep-limit" />
       </div>
       {!parsed.success && parsed.error.issues.some((i) => i.code !== 'invalid_type') ? <ErrorBanner message={describeZodError(parsed.error)} title="Grid" /> : null}
       {draft.preview && !draft.goldColumn ? <div className="banner warn">A sweep measures accuracy: choose the gold label column above.</div> : null}
@@ -213,12 +150,9 @@ function History() {
                       {s.name}
                     </a>
                   </td>
-                  <td className="small">
-                    {shortModel(s.generator)}
-                    {s.evaluator !== s.generator ? ` → ${shortModel(s.evaluator)}` : ''}
-                  </td>
+                  <td className="small">{modelPairText(s.generator, s.evaluator)}</td>
                   <td>
-                    <StatusChip status={s.status} />
+                    <StatusChip status={s.status} testId="sweep-status" />
                   </td>
                   <td className="num">
                     {s.progress.jobsDone}/{s.progress.jobsTotal}
@@ -315,8 +249,7 @@ function SweepDetail({ id }: { id: string }) {
         <div>
           <h1>{result.name}</h1>
           <p>
-            {result.taskId} · {shortModel(result.generator)}
-            {result.evaluator !== result.generator ? ` → ${shortModel(result.evaluator)}` : ''} · {result.rows} rows · <StatusChip status={status} />
+            {result.taskId} · {modelPairText(result.generator, result.evaluator)} · {result.rows} rows · <StatusChip status={status} testId="sweep-status" />
           </p>
         </div>
         <div className="row">

@@ -1,0 +1,117 @@
+// What Evaluate and Sweep ask for after the data steps (DataSteps.tsx): the task, a generator
+// and an evaluator seeded once from the saved settings, and a row limit; what both send of the
+// label mapping; and how both list what they ran (a status chip, "generator → evaluator").
+import { useState } from 'react';
+import type { JobStatus } from '../../../electron/common/contract/jobs';
+import type { AppSettings } from '../../../electron/common/contract/settings';
+import type { SweepStatus } from '../../../electron/common/contract/sweeps';
+import { ROW_LIMIT } from '../../../electron/common/settings';
+import { ModelPicker } from './ModelPicker';
+import { shortModel } from './labels';
+import { useStore } from '../store';
+
+export interface ModelPair {
+  generator: string;
+  evaluator: string;
+  setGenerator(v: string): void;
+  setEvaluator(v: string): void;
+  /** Both chosen. */
+  chosen: boolean;
+}
+
+/**
+ * The generator and evaluator fields, filled from the saved settings once they arrive (they come
+ * after the first render) and then left to the user; `onSeed` seeds a view's other fields too.
+ */
+export function useModelPair(onSeed?: (settings: AppSettings) => void): ModelPair {
+  const settings = useStore((s) => s.settings);
+  const [generator, setGenerator] = useState(settings?.generator ?? '');
+  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? settings?.generator ?? '');
+  const [seeded, setSeeded] = useState(false);
+  if (settings && !seeded) {
+    setSeeded(true);
+    setGenerator(settings.generator ?? '');
+    setEvaluator(settings.evaluator ?? settings.generator ?? '');
+    onSeed?.(settings);
+  }
+  return { generator, evaluator, setGenerator, setEvaluator, chosen: generator.trim() !== '' && evaluator.trim() !== '' };
+}
+
+/** The task (a change re-reads the preview, whose label suggestions depend on it) and the two models. */
+export function TaskAndModels({ models, testIdPrefix }: { models: ModelPair; testIdPrefix: string }) {
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const setTask = useStore((s) => s.setCurrentTask);
+  const hasPreview = useStore((s) => !!s.draft.preview);
+  const previewData = useStore((s) => s.previewData);
+  return (
+    <div className="grid-3">
+      <label className="field">
+        <span>Task</span>
+        <select
+          value={taskId}
+          onChange={(e) => {
+            setTask(e.target.value);
+            if (hasPreview) void previewData();
+          }}
+          data-testid={`${testIdPrefix}-task`}
+        >
+          {tasks.map((t) => (
+            <option key={t.task.id} value={t.task.id}>
+              {t.task.name} ({t.task.id})
+            </option>
+          ))}
+        </select>
+      </label>
+      <ModelPicker label="Generator" value={models.generator} onChange={models.setGenerator} testId={`${testIdPrefix}-generator`} />
+      <ModelPicker label="Evaluator" value={models.evaluator} onChange={models.setEvaluator} testId={`${testIdPrefix}-evaluator`} />
+    </div>
+  );
+}
+
+/** "Only the first rows": empty for all, else clamped to the bounds the API accepts. */
+export function RowLimitField({ value, onChange, testId }: { value: number | null; onChange(v: number | null): void; testId: string }) {
+  return (
+    <label className="field">
+      <span>Only the first rows</span>
+      <input
+        type="number"
+        min={ROW_LIMIT.min}
+        max={ROW_LIMIT.max}
+        value={value ?? ''}
+        placeholder="all"
+        onChange={(e) => onChange(e.target.value ? Math.min(ROW_LIMIT.max, Math.max(ROW_LIMIT.min, Math.floor(Number(e.target.value)))) : null)}
+        style={{ width: 100 }}
+        data-testid={testId}
+      />
+    </label>
+  );
+}
+
+/** The gold values mapped to a label; "(unmapped: no gold)" choices are left out. */
+export function chosenLabelMap(labelMap: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(labelMap).filter(([, v]) => v));
+}
+
+const STATUS_CHIP: Record<JobStatus | SweepStatus, string> = {
+  queued: 'chip',
+  running: 'chip run',
+  paused: 'chip warn',
+  interrupted: 'chip warn',
+  cancelled: 'chip',
+  done: 'chip ok',
+  failed: 'chip bad',
+};
+
+export function StatusChip({ status, testId }: { status: JobStatus | SweepStatus; testId: string }) {
+  return (
+    <span className={STATUS_CHIP[status]} data-testid={testId}>
+      {status}
+    </span>
+  );
+}
+
+/** "gen → eval", or one name when one model does both. */
+export function modelPairText(generator: string, evaluator: string): string {
+  return evaluator !== generator ? `${shortModel(generator)} → ${shortModel(evaluator)}` : shortModel(generator);
+}
