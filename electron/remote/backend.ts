@@ -31,7 +31,7 @@ export interface RemoteBackendOptions {
   constrained?: ConstrainedMode;
   /** Context size per request; default what the server says, else 4096. */
   contextSize?: number;
-  /** Requests in flight per endpoint; default the server's slots (llama-server), else 8. */
+  /** Requests in flight per endpoint; default twice the server's slots (llama-server), else 8. */
   maxInFlight?: number;
   /** Per request (default 300 s: a long generation on a busy server). */
   requestTimeoutMs?: number;
@@ -369,7 +369,11 @@ export async function connectRemoteBackend(opts: RemoteBackendOptions): Promise<
   const endpoints = opts.urls.map((url, i) => {
     const o = outcomes[i]!;
     const probe = o.status === 'fulfilled' ? o.value : null;
-    const endpoint = new Endpoint(url, opts.maxInFlight ?? probe?.slots ?? first.slots ?? DEFAULT_IN_FLIGHT);
+    const slots = probe?.slots ?? first.slots;
+    // Twice the server's slots: a request spends part of its time outside a slot (the HTTP round
+    // trip, llama-server's /apply-template), and one waiting in the server's queue keeps the slot
+    // busy meanwhile, where a limit of one per slot left it idle for that time.
+    const endpoint = new Endpoint(url, opts.maxInFlight ?? (slots ? slots * 2 : DEFAULT_IN_FLIGHT));
     endpoint.probe = probe;
     if (o.status === 'rejected') endpoint.lastError = (o.reason as Error).message;
     return endpoint;

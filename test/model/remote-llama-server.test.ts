@@ -175,6 +175,8 @@ describe('llama-server as a remote model', () => {
   it('a label answer costs one decoding step per label token: the choice tokens are biased and a whole choice stops the request, the grammar still holds', async () => {
     const backend = await connectRemoteBackend({ urls: [a!.url], model: 'tiny' });
     try {
+      // Two requests in flight per slot (2 slots): one waits in the server's queue while another's round trip is on the wire.
+      expect(backend.stats().endpoints[0]!.limit).toBe(4);
       const requests = Array.from({ length: 6 }, (_, i) => ({ prompt: { system: 'You classify sentiment.', user: `Text: "review number ${i}"\nAnswer:` }, grammar: 'root ::= "negative" | "positive"', maxTokens: 4 }));
       const results = await backend.generate(requests);
       for (const r of results) {
