@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { resolveTask } from '../../electron/tasks';
-import { openJobStore, type DatasetRow } from '../../electron/jobs';
+import { openJobStore } from '../../electron/jobs';
+import { storePausedJob } from '../helpers/stored-job';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cli-out-'));
@@ -21,28 +21,8 @@ const HOSTILE = 'evil \x1b]0;pwned\x07title \x1b[2Jclear \x9b31mred \x1b]8;;http
 beforeAll(async () => {
   const store = openJobStore(dataDir);
   try {
-    const task = await resolveTask('sst2');
-    jobId = store.createJob({
-      name: 'hostile \x1b[31mname',
-      task,
-      settings: { n: 2, k: 4, r: 1, seed: 1, scope: 'run' },
-      generator: { path: '/m.gguf', sizeBytes: 1, headerHash: 'h' },
-      evaluator: { path: '/m.gguf', sizeBytes: 1, headerHash: 'h' },
-      dataset: { path: '/d.csv', fingerprint: 'f', format: 'csv', mapping: { textColumn: 'text', labelColumn: 'label' }, stats: { rows: ROWS, skippedEmpty: 0, goldValueCounts: {}, unmappedGold: {} } as never },
-      limit: null,
-      baseline: false,
-      concurrency: 1,
-    });
     const filler = 'a long and winding review of a film that goes on and on '.repeat(8);
-    for (let start = 0; start < ROWS; start += 5000) {
-      const batch: DatasetRow[] = [];
-      for (let i = start; i < start + 5000; i++) {
-        batch.push({ index: i, line: i + 2, input: i === 0 ? HOSTILE : `${filler}${i}`, gold: i % 2 ? 'positive' : 'negative', goldRaw: i % 2 ? '1' : '0' } as DatasetRow);
-      }
-      store.insertRows(jobId, batch);
-    }
-    store.markImported(jobId);
-    store.setStatus(jobId, 'paused');
+    jobId = await storePausedJob(store, { name: 'hostile \x1b[31mname', rows: ROWS, input: (i) => (i === 0 ? HOSTILE : `${filler}${i}`) });
   } finally {
     store.close();
   }

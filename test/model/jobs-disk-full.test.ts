@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
-import { resolveTask } from '../../electron/tasks';
 const WAL_LIMIT_BYTES = 1024 * 1024;
-import { openJobStore, type DatasetRow } from '../../electron/jobs';
+import { openJobStore } from '../../electron/jobs';
+import { storePausedJob } from '../helpers/stored-job';
 import { tinyModelPath } from '../helpers/models';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -73,22 +73,7 @@ if (notMounted !== null) {
     const store = openJobStore(dataDir);
     let keptId = '';
     try {
-      keptId = store.createJob({
-        name: 'small',
-        task: await resolveTask('sst2'),
-        settings: { n: 2, k: 4, r: 1, seed: 1, scope: 'run' },
-        generator: { path: '/m.gguf', sizeBytes: 1, headerHash: 'h' },
-        evaluator: { path: '/m.gguf', sizeBytes: 1, headerHash: 'h' },
-        dataset: { path: '/d.csv', fingerprint: 'f', format: 'csv', mapping: { textColumn: 'text', labelColumn: 'label' }, stats: { rows: KEPT_ROWS, skippedEmpty: 0, goldValueCounts: {}, unmappedGold: {} } as never },
-        limit: null,
-        baseline: false,
-        concurrency: 1,
-      });
-      const rows: DatasetRow[] = [];
-      for (let i = 0; i < KEPT_ROWS; i++) rows.push({ index: i, line: i + 2, input: `a kept review of a film that goes on and on, number ${i}`, gold: 'positive', goldRaw: '1' } as DatasetRow);
-      for (let i = 0; i < KEPT_ROWS; i += 1000) store.insertRows(keptId, rows.slice(i, i + 1000));
-      store.markImported(keptId);
-      store.setStatus(keptId, 'paused');
+      keptId = await storePausedJob(store, { name: 'kept', rows: KEPT_ROWS, input: (i) => `a kept review of a film that goes on and on, number ${i}` });
     } finally {
       store.close();
     }
