@@ -8,7 +8,6 @@
 // in text between any two runs, resumed or not. With concurrency 1 resumed rows were identical
 // to an uninterrupted run's (test/model/jobs-resume.test.ts).
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
@@ -24,7 +23,7 @@ import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabe
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
-import { OWNER, pidAlive } from './owner';
+import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
 import type {
   BackendLease,
   BackendProvider,
@@ -68,7 +67,6 @@ export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBac
 const IMPORT_BATCH = 1000;
 /** A batch also ends at this much input text: each is checkpointed, and on a full disk the store's reserve must hold one. */
 const IMPORT_BATCH_CHARS = 96 * 1024;
-const HEARTBEAT_MS = 5000;
 
 interface Runner {
   ac: AbortController;
@@ -126,16 +124,6 @@ async function checkOutPath(outPath: string): Promise<void> {
   const parent = await stat(folder).catch(() => null);
   if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
-}
-
-/** Whether a recorded owner ("host:pid") still runs: a live pid here, a recent heartbeat elsewhere. */
-function ownerLive(owner: string, updated: string): boolean {
-  if (owner === OWNER) return false; // this process, but no runner: it ended abnormally
-  const [host, pidText] = owner.split(':');
-  // Another machine on a shared folder: trust a recent heartbeat.
-  if (host !== hostname()) return Date.now() - Date.parse(updated) < 3 * HEARTBEAT_MS;
-  const pid = Number(pidText);
-  return Number.isInteger(pid) && pidAlive(pid);
 }
 
 export class JobManager {

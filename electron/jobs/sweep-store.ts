@@ -8,6 +8,8 @@ import type { ColumnMapping } from './types';
 
 export type StoredSweepStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
 
+export type SweepClaim = { claimed: true } | { claimed: false; reason: 'unknown' | 'done' | 'running' };
+
 /** Everything a resume needs, fixed when the sweep is created. */
 export interface StoredSweepSpec {
   task: TaskDefinition;
@@ -99,8 +101,41 @@ export class SweepStore {
     return (this.db.prepare(`SELECT * FROM sweeps ORDER BY created DESC, id DESC`).all() as SweepDbRow[]).map(toSweep);
   }
 
-  setStatus(id: string, status: StoredSweepStatus, error: string | null = null, owner: string | null = null): void {
-    this.db.prepare(`UPDATE sweeps SET status = ?, error = ?, owner = ?, updated = ? WHERE id = ?`).run(status, error, owner, new Date().toISOString(), id);
+  /**
+   * Makes `owner` the sweep's runner, atomically across processes: one UPDATE whose WHERE admits
+   * only a sweep nobody live runs, so SQLite's write lock covers reading the owner and replacing
+   * it, and of two processes resuming at once the second finds the first one's claim.
+   * `ownerLive` (owner, updated) tells whether a recorded owner still runs.
+   */
+  claim(id: string, owner: string, ownerLive: (owner: string, updated: string) => boolean): SweepClaim {
+    this.db.function('tatra_owner_live', { deterministic: false }, (o: unknown, updated: unknown) => (ownerLive(String(o), String(updated)) ? 1 : 0));
+    const claimed = this.db
+      .prepare(
+        `UPDATE sweeps SET status = 'running', error = NULL, owner = ?, updated = ?
+         WHERE id = ? AND status != 'done' AND (status != 'running' OR owner IS NULL OR NOT tatra_owner_live(owner, updated))`,
+      )
+      .run(owner, new Date().toISOString(), id);
+    if (claimed.changes === 1) return { claimed: true };
+    const now = this.get(id);
+    return { claimed: false, reason: !now ? 'unknown' : now.status === 'done' ? 'done' : 'running' };
+  }
+
+  /** The runner's heartbeat: `updated` is how other machines tell a live sweep from a dead one. */
+  beat(id: string, owner: string): void {
+    this.db.prepare(`UPDATE sweeps SET updated = ? WHERE id = ? AND owner = ?`).run(new Date().toISOString(), id, owner);
+  }
+
+  /**
+   * The runner's last word: the final status, and the sweep given up, only while `owner` still
+   * holds it (a process that lost the sweep never overwrites the status of the one running it).
+   */
+  release(id: string, owner: string, status: StoredSweepStatus, error: string | null): boolean {
+    return this.db.prepare(`UPDATE sweeps SET status = ?, error = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`).run(status, error, new Date().toISOString(), id, owner).changes === 1;
+  }
+
+  /** A sweep whose runner died (`owner`), marked paused; not if another process claimed it meanwhile. */
+  pauseAbandoned(id: string, owner: string | null): void {
+    this.db.prepare(`UPDATE sweeps SET status = 'paused', owner = NULL, updated = ? WHERE id = ? AND status = 'running' AND owner IS ?`).run(new Date().toISOString(), id, owner);
   }
 
   /** Counted as each batch of calls returns, so a kill loses only calls whose answers were lost too. */

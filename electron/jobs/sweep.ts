@@ -14,7 +14,6 @@
 // A kill loses only rows in flight: jobs keep their finished rows, the caches keep every finished
 // call, and `resume` walks the grid again, skipping done jobs and resuming the rest.
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import {
   SweepStartInput,
@@ -35,7 +34,7 @@ import { aggregateSweep, sweepPointsCsv, type SweepCell } from './sweep-metrics'
 import { sweepBackend } from './sweep-backends';
 import { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-store';
 import type { BackendLease, BackendProvider, JobInfo } from './types';
-import { OWNER, pidAlive } from './owner';
+import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
 
 export interface SweepManagerOptions {
   jobs: JobManager;
@@ -131,9 +130,8 @@ export class SweepManager {
 
   private status(s: StoredSweep): SweepStatus {
     if (s.status !== 'running' || this.runners.has(s.id)) return s.status;
-    const [host, pidText] = (s.owner ?? '').split(':');
-    const alive = s.owner !== null && s.owner !== OWNER && host === hostname() && pidAlive(Number(pidText));
-    return alive ? 'running' : 'interrupted';
+    // Like a job's: a live pid here, a recent heartbeat from another machine sharing the folder.
+    return s.owner !== null && ownerLive(s.owner, s.updated) ? 'running' : 'interrupted';
   }
 
   /** The sweep's jobs, one per (n, k, seed), with their state. */
@@ -246,10 +244,13 @@ export class SweepManager {
   start(id: string): SweepSummary {
     const s = this.find(id);
     if (this.runners.has(s.id)) return this.summaryOf(s);
-    const status = this.status(s);
-    if (status === 'done') throw new UserError(`sweep ${s.id} is already done`, 'sweep_state');
-    if (status === 'running') throw new UserError(`sweep ${s.id} is running in another process`, 'sweep_state');
-    this.store.setStatus(s.id, 'running', null, OWNER);
+    // Two processes resuming at once: the claim is one conditional UPDATE, so only one of them wins.
+    const claim = this.store.claim(s.id, OWNER, ownerLive);
+    if (!claim.claimed) {
+      if (claim.reason === 'done') throw new UserError(`sweep ${s.id} is already done`, 'sweep_state');
+      if (claim.reason === 'unknown') throw new UserError(`no sweep "${id}"`, 'sweep_unknown');
+      throw new UserError(`sweep ${s.id} is running in another process`, 'sweep_state');
+    }
     const ac = new AbortController();
     setMaxListeners(0, ac.signal);
     const runner: SweepRunner = { ac, stop: null, current: null, done: Promise.resolve() };
@@ -279,7 +280,7 @@ export class SweepManager {
       if (runner.current) await this.jobs.pause(runner.current).catch(() => undefined);
       await runner.done;
     } else if (this.status(s) === 'interrupted') {
-      this.store.setStatus(s.id, 'paused', s.error);
+      this.store.pauseAbandoned(s.id, s.owner);
     }
     return this.summary(s.id);
   }
@@ -332,6 +333,8 @@ export class SweepManager {
     const offProgress = this.jobs.on('progress', (e) => {
       if (e.progress.jobId === runner.current) this.publish(id);
     });
+    const heartbeat = setInterval(() => this.store.beat(id, OWNER), HEARTBEAT_MS);
+    heartbeat.unref();
     const evaluations = { get: (key: string) => this.jobStore.cacheGet(key), set: (key: string, value: string) => this.jobStore.cacheSet(key, value) };
     const wrap = (role: 'generator' | 'evaluator', backend: Parameters<typeof sweepBackend>[0]) =>
       sweepBackend(backend, { onCalls: (calls, tokens) => this.store.addCalls(id, role, calls, tokens), ...(role === 'evaluator' ? { evaluations } : {}) });
@@ -366,11 +369,13 @@ export class SweepManager {
       if (!(isAbortError(e) && signal.aborted)) failure = errorMessage(e);
     } finally {
       offProgress();
+      clearInterval(heartbeat);
       for (const l of leases.reverse()) await l.release().catch(() => undefined);
       const rows = this.jobRows(this.store.get(id)!);
       const allDone = rows.every((r) => r.info?.status === 'done');
       const status = failure !== null ? 'failed' : allDone ? 'done' : (runner.stop ?? 'paused');
-      this.store.setStatus(id, status, failure);
+      // Only the owner sets the outcome (a process that lost the sweep leaves it alone).
+      this.store.release(id, OWNER, status, failure);
       this.runners.delete(id);
       this.publish(id);
     }

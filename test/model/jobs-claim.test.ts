@@ -2,7 +2,8 @@
 // - the GGUF at the job's path swapped for another model: refused with one line; continued only
 //   with --accept-model-change, and the change is recorded in the job;
 // - two resumes of one job launched together: exactly one runs it, the other is refused, and the
-//   loser never touches the job's status.
+//   loser never touches the job's status;
+// - the same for two `tatra sweep resume` of one sweep.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { SweepSummary } from '../../electron/common/contract/sweeps';
 import type { JobInfo } from '../../electron/jobs';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 
@@ -141,4 +143,50 @@ it.runIf(process.platform === 'linux')('two resumes of one job launched together
   expect(losers[0]!.stderr.trim()).toMatch(new RegExp(`^tatra: job ${id} (is running in another process|is already done)$`));
   expect(lastJson<{ job: JobInfo }>(winners[0]!.stdout).job).toMatchObject({ status: 'done', rowsDone: 3 });
   expect(jobRow(dataDir, id)).toMatchObject({ status: 'done', owner: null, done: 3 });
+});
+
+/** A finished one-job sweep over the 3 rows in its own data folder, reset to "paused with every row pending". */
+async function pausedSweep(dataDir: string): Promise<string> {
+  const r = await cli(['sweep', '--task', 'sst2', '--data', data, '--text-col', 'review', '--label-col', 'sentiment', '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '0', '-k', '2', '-r', '1', '--seeds', '3', '--concurrency', '1', '--threads', '1', '--json', '--data-dir', dataDir]);
+  expect(r.code, r.stderr).toBe(0);
+  const created = lastJson<SweepSummary>(r.stdout);
+  expect(created.status).toBe('done');
+  const db = new Database(join(dataDir, 'tatra.db'));
+  db.prepare(`UPDATE job_rows SET status = 'pending', prediction = NULL, correct = NULL, votes_json = NULL, runs_json = NULL`).run();
+  db.prepare(`UPDATE jobs SET status = 'paused', owner = NULL`).run();
+  db.prepare(`UPDATE sweeps SET status = 'paused', owner = NULL WHERE id = ?`).run(created.id);
+  db.close();
+  return created.id;
+}
+
+it.runIf(process.platform === 'linux')('two sweep resumes launched together: one runs it, the other is refused and leaves the status alone', async () => {
+  const dataDir = join(dir, 'sweep-race');
+  const id = await pausedSweep(dataDir);
+  // As for jobs: both processes read the sweep while this connection holds the write lock.
+  const lock = new Database(join(dataDir, 'tatra.db'));
+  lock.exec('BEGIN IMMEDIATE');
+  const a = start(['sweep', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  const b = start(['sweep', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  const ended: Ran[] = [];
+  void a.done.then((r) => ended.push(r));
+  void b.done.then((r) => ended.push(r));
+  for (let i = 0; i < 2400 && !(hasDbOpen(a.pid) && hasDbOpen(b.pid)) && ended.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  lock.exec('ROLLBACK');
+  lock.close();
+  const results = await Promise.all([a.done, b.done]);
+  const winners = results.filter((r) => r.code === 0);
+  const losers = results.filter((r) => r.code !== 0);
+  expect(winners, results.map((r) => r.stderr).join('\n---\n')).toHaveLength(1);
+  expect(losers).toHaveLength(1);
+  expect(losers[0]!.code).toBe(2);
+  expect(losers[0]!.stderr.trim()).toMatch(new RegExp(`^tatra: sweep ${id} (is running in another process|is already done)$`));
+  expect(lastJson<SweepSummary>(winners[0]!.stdout)).toMatchObject({ id, status: 'done', error: null });
+  const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
+  try {
+    expect(db.prepare(`SELECT status, owner, error FROM sweeps WHERE id = ?`).get(id)).toEqual({ status: 'done', owner: null, error: null });
+    expect(db.prepare(`SELECT status, owner FROM jobs`).all()).toEqual([{ status: 'done', owner: null }]);
+    expect(db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'`).get()).toEqual({ n: 3 });
+  } finally {
+    db.close();
+  }
 });

@@ -150,6 +150,23 @@ describe('SweepManager', () => {
     expect(untimed(second.sweeps.result(id))).toEqual(expected);
   });
 
+  it("another machine's sweep (shared data folder) counts as running while its heartbeat is fresh, and only then refuses a resume", async () => {
+    const { sweeps, store } = setup();
+    const created = await sweeps.create(spec);
+    const foreign = (updated: Date) =>
+      store.db.prepare(`UPDATE sweeps SET status = 'running', owner = 'another-host:4242', updated = ? WHERE id = ?`).run(updated.toISOString(), created.id);
+    // Beating: running there, so a resume here is refused and changes nothing.
+    foreign(new Date());
+    expect(sweeps.summary(created.id).status).toBe('running');
+    expect(() => sweeps.start(created.id)).toThrow(`sweep ${created.id} is running in another process`);
+    expect(store.db.prepare(`SELECT owner FROM sweeps WHERE id = ?`).get(created.id)).toEqual({ owner: 'another-host:4242' });
+    // Silent for a minute: that machine's process is gone; the sweep is interrupted and resumable.
+    foreign(new Date(Date.now() - 60_000));
+    expect(sweeps.summary(created.id).status).toBe('interrupted');
+    sweeps.start(created.id);
+    expect((await sweeps.wait(created.id)).status).toBe('done');
+  });
+
   it('bad input fails before anything runs, with one clear line', async () => {
     const { sweeps } = setup();
     await expect(sweeps.create({ ...spec, inputColumn: 'nope' })).rejects.toThrow(/has no column "nope"/);
