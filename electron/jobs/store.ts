@@ -481,9 +481,14 @@ export class JobStore {
 
   /** Accepts a unique prefix of an id too (typing `tatra jobs show mabc` is enough). */
   findJobId(idOrPrefix: string): string | null {
-    const exact = this.db.prepare(`SELECT id FROM jobs WHERE id = ?`).get(idOrPrefix) as { id: string } | undefined;
+    return this.findId('jobs', idOrPrefix);
+  }
+
+  /** The id in `table` equal to `idOrPrefix`, else the one id it is a prefix of, else null. */
+  findId(table: 'jobs' | 'sweeps', idOrPrefix: string): string | null {
+    const exact = this.db.prepare(`SELECT id FROM ${table} WHERE id = ?`).get(idOrPrefix) as { id: string } | undefined;
     if (exact) return exact.id;
-    const like = this.db.prepare(`SELECT id FROM jobs WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(`${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`) as { id: string }[];
+    const like = this.db.prepare(`SELECT id FROM ${table} WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(`${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`) as { id: string }[];
     return like.length === 1 ? like[0]!.id : null;
   }
 

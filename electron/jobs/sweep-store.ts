@@ -37,34 +37,14 @@ export interface StoredSweep {
   tokens: number;
 }
 
-interface SweepDbRow {
-  id: string;
-  name: string;
-  created: string;
-  updated: string;
-  status: StoredSweepStatus;
-  spec_json: string;
-  error: string | null;
-  owner: string | null;
-  generator_calls: number;
-  evaluator_calls: number;
-  tokens: number;
-}
+/** The columns as StoredSweep's fields: SQL renames them, so only the spec needs reading. */
+const SWEEP_FIELDS = `id, name, created, updated, status, spec_json, error, owner,
+  generator_calls AS generatorCalls, evaluator_calls AS evaluatorCalls, tokens`;
 
-function toSweep(r: SweepDbRow): StoredSweep {
-  return {
-    id: r.id,
-    name: r.name,
-    created: r.created,
-    updated: r.updated,
-    status: r.status,
-    spec: JSON.parse(r.spec_json) as StoredSweepSpec,
-    error: r.error,
-    owner: r.owner,
-    generatorCalls: r.generator_calls,
-    evaluatorCalls: r.evaluator_calls,
-    tokens: r.tokens,
-  };
+type SweepDbRow = Omit<StoredSweep, 'spec'> & { spec_json: string };
+
+function toSweep({ spec_json, ...r }: SweepDbRow): StoredSweep {
+  return { ...r, spec: JSON.parse(spec_json) as StoredSweepSpec };
 }
 
 export class SweepStore {
@@ -85,20 +65,17 @@ export class SweepStore {
   }
 
   get(id: string): StoredSweep | null {
-    const r = this.db.prepare(`SELECT * FROM sweeps WHERE id = ?`).get(id) as SweepDbRow | undefined;
+    const r = this.db.prepare(`SELECT ${SWEEP_FIELDS} FROM sweeps WHERE id = ?`).get(id) as SweepDbRow | undefined;
     return r ? toSweep(r) : null;
   }
 
   /** Accepts a unique prefix of an id too. */
   findId(idOrPrefix: string): string | null {
-    const exact = this.db.prepare(`SELECT id FROM sweeps WHERE id = ?`).get(idOrPrefix) as { id: string } | undefined;
-    if (exact) return exact.id;
-    const like = this.db.prepare(`SELECT id FROM sweeps WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(`${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`) as { id: string }[];
-    return like.length === 1 ? like[0]!.id : null;
+    return this.jobStore.findId('sweeps', idOrPrefix);
   }
 
   list(): StoredSweep[] {
-    return (this.db.prepare(`SELECT * FROM sweeps ORDER BY created DESC, id DESC`).all() as SweepDbRow[]).map(toSweep);
+    return (this.db.prepare(`SELECT ${SWEEP_FIELDS} FROM sweeps ORDER BY created DESC, id DESC`).all() as SweepDbRow[]).map(toSweep);
   }
 
   /**
