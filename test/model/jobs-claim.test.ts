@@ -7,19 +7,16 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SweepSummary } from '../../electron/common/contract/sweeps';
 import type { JobInfo } from '../../electron/jobs';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
+import { CLI_ENV as env, TATRA as tatra, lastJson, repoRoot } from '../helpers/tatra-cli';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const tatra = join(repoRoot, 'bin', 'tatra.js');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-claim-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const env = { ...process.env, TATRA_THREADS: '1' };
 const model = join(dir, 'model.gguf');
 const data = join(dir, 'reviews.csv');
 
@@ -41,12 +38,6 @@ function start(args: string[]): { pid: number; done: Promise<Ran> } {
 }
 
 const cli = (args: string[]) => start(args).done;
-
-function lastJson<T>(stdout: string): T {
-  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
-  return JSON.parse(line) as T;
-}
 
 /** A finished 3-row job in its own data folder, reset to "paused with every row pending". */
 async function pausedJob(dataDir: string): Promise<string> {
@@ -119,15 +110,16 @@ function hasDbOpen(pid: number): boolean {
   }
 }
 
-it.runIf(process.platform === 'linux')('two resumes of one job launched together: one runs it, the other is refused and leaves the status alone', async () => {
-  const dataDir = join(dir, 'race');
-  const id = await pausedJob(dataDir);
-  // Hold SQLite's write lock while both processes start, so both read the job before either can
-  // write its claim: the widest possible race window, every time.
+/**
+ * Launches `args` twice at once and returns the one that ran (exit 0) and the one refused (exit
+ * 2, stderr one line). SQLite's write lock is held while both processes start, so both read the
+ * row before either can write its claim: the widest possible race window, every time.
+ */
+async function race(dataDir: string, args: string[]): Promise<{ winner: Ran; loser: Ran }> {
   const lock = new Database(join(dataDir, 'tatra.db'));
   lock.exec('BEGIN IMMEDIATE');
-  const a = start(['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
-  const b = start(['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  const a = start(args);
+  const b = start(args);
   const ended: Ran[] = [];
   void a.done.then((r) => ended.push(r));
   void b.done.then((r) => ended.push(r));
@@ -140,8 +132,15 @@ it.runIf(process.platform === 'linux')('two resumes of one job launched together
   expect(winners, results.map((r) => r.stderr).join('\n---\n')).toHaveLength(1);
   expect(losers).toHaveLength(1);
   expect(losers[0]!.code).toBe(2);
-  expect(losers[0]!.stderr.trim()).toMatch(new RegExp(`^tatra: job ${id} (is running in another process|is already done)$`));
-  expect(lastJson<{ job: JobInfo }>(winners[0]!.stdout).job).toMatchObject({ status: 'done', rowsDone: 3 });
+  return { winner: winners[0]!, loser: losers[0]! };
+}
+
+it.runIf(process.platform === 'linux')('two resumes of one job launched together: one runs it, the other is refused and leaves the status alone', async () => {
+  const dataDir = join(dir, 'race');
+  const id = await pausedJob(dataDir);
+  const { winner, loser } = await race(dataDir, ['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  expect(loser.stderr.trim()).toMatch(new RegExp(`^tatra: job ${id} (is running in another process|is already done)$`));
+  expect(lastJson<{ job: JobInfo }>(winner.stdout).job).toMatchObject({ status: 'done', rowsDone: 3 });
   expect(jobRow(dataDir, id)).toMatchObject({ status: 'done', owner: null, done: 3 });
 });
 
@@ -162,25 +161,9 @@ async function pausedSweep(dataDir: string): Promise<string> {
 it.runIf(process.platform === 'linux')('two sweep resumes launched together: one runs it, the other is refused and leaves the status alone', async () => {
   const dataDir = join(dir, 'sweep-race');
   const id = await pausedSweep(dataDir);
-  // As for jobs: both processes read the sweep while this connection holds the write lock.
-  const lock = new Database(join(dataDir, 'tatra.db'));
-  lock.exec('BEGIN IMMEDIATE');
-  const a = start(['sweep', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
-  const b = start(['sweep', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
-  const ended: Ran[] = [];
-  void a.done.then((r) => ended.push(r));
-  void b.done.then((r) => ended.push(r));
-  for (let i = 0; i < 2400 && !(hasDbOpen(a.pid) && hasDbOpen(b.pid)) && ended.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
-  lock.exec('ROLLBACK');
-  lock.close();
-  const results = await Promise.all([a.done, b.done]);
-  const winners = results.filter((r) => r.code === 0);
-  const losers = results.filter((r) => r.code !== 0);
-  expect(winners, results.map((r) => r.stderr).join('\n---\n')).toHaveLength(1);
-  expect(losers).toHaveLength(1);
-  expect(losers[0]!.code).toBe(2);
-  expect(losers[0]!.stderr.trim()).toMatch(new RegExp(`^tatra: sweep ${id} (is running in another process|is already done)$`));
-  expect(lastJson<SweepSummary>(winners[0]!.stdout)).toMatchObject({ id, status: 'done', error: null });
+  const { winner, loser } = await race(dataDir, ['sweep', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
+  expect(loser.stderr.trim()).toMatch(new RegExp(`^tatra: sweep ${id} (is running in another process|is already done)$`));
+  expect(lastJson<SweepSummary>(winner.stdout)).toMatchObject({ id, status: 'done', error: null });
   const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
   try {
     expect(db.prepare(`SELECT status, owner, error FROM sweeps WHERE id = ?`).get(id)).toEqual({ status: 'done', owner: null, error: null });

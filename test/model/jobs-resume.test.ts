@@ -8,33 +8,19 @@
 // then differ in the last digits and so in text, between any two runs, resumed or not. The jobs
 // layer's part (same stored rows, examples, seeds and cached generator outputs) is pinned for
 // concurrent rows by test/unit/jobs/manager.test.ts with a scripted backend.
-import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import type { JobInfo, JobRow } from '../../electron/jobs';
 import { tinyModelPath } from '../helpers/models';
+import { writeReviewsCsv } from '../helpers/reviews';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const tatra = join(repoRoot, 'bin', 'tatra.js');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-resume-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const env = { ...process.env, TATRA_THREADS: '1' };
-
-async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, [tatra, ...args], { cwd: repoRoot, env, maxBuffer: 64 * 1024 * 1024 });
-}
-
-/** The JSON object a --json command printed (its last line). */
-function json<T>(stdout: string): T {
-  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{') || l.startsWith('[')).pop();
-  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
-  return JSON.parse(line) as T;
-}
 
 function rowsOf(dataDir: string, jobId: string): JobRow[] {
   const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
@@ -56,36 +42,13 @@ function rowsOf(dataDir: string, jobId: string): JobRow[] {
 }
 
 function doneCount(dataDir: string): number {
-  try {
-    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare("SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'").get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
+  return queryJobDb<{ n: number }>(dataDir, "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'")[0]?.n ?? 0;
 }
 
 it('SIGKILL part-way, resume, and the rows equal an uninterrupted job with the same seed', async () => {
   const model = await tinyModelPath();
   const data = join(dir, 'reviews.csv');
-  const texts = [
-    'a warm, funny and moving film',
-    'dull, slow and far too long',
-    'the acting is superb',
-    'the plot makes no sense at all',
-    'a delight from start to finish',
-    'I wanted my money back',
-    'beautifully shot, with a great score',
-    'the dialogue is wooden and flat',
-    'an instant classic',
-    'a tedious mess',
-    'charming and clever',
-    'forgettable in every way',
-  ];
-  writeFileSync(data, 'review,sentiment\r\n' + texts.map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\r\n`).join(''));
+  writeReviewsCsv(data, 12, '\r\n');
   const common = ['eval', '--task', 'sst2', '--data', data, '--text-col', 'review', '--label-col', 'sentiment', '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '2', '-k', '4', '-r', '2', '--seed', '11', '--concurrency', '1', '--threads', '1', '--json'];
 
   // Uninterrupted reference.

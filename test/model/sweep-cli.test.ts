@@ -2,62 +2,23 @@
 // 10 rows in a child process, SIGKILLed once some rows of its second job are committed, then
 // `tatra sweep resume` finishes it. The result has every point, the rows committed before the
 // kill are kept as they were, and it counts what sharing saved against running each point alone.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelPath } from '../helpers/models';
+import { writeReviewsCsv } from '../helpers/reviews';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const tatra = join(repoRoot, 'bin', 'tatra.js');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const env = { ...process.env, TATRA_THREADS: '1' };
-
-async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, [tatra, ...args], { cwd: repoRoot, env, maxBuffer: 64 * 1024 * 1024 });
-}
-
-function json<T>(stdout: string): T {
-  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
-  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
-  return JSON.parse(line) as T;
-}
-
-function query<T>(dataDir: string, sql: string, ...params: unknown[]): T[] {
-  try {
-    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
-  } catch {
-    return [];
-  }
-}
 
 it('completes after a SIGKILL and a resume, with every point and the calls sharing saved', async () => {
   const model = await tinyModelPath();
   const data = join(dir, 'reviews.csv');
-  const texts = [
-    'a warm, funny and moving film',
-    'dull, slow and far too long',
-    'the acting is superb',
-    'the plot makes no sense at all',
-    'a delight from start to finish',
-    'I wanted my money back',
-    'beautifully shot, with a great score',
-    'the dialogue is wooden and flat',
-    'an instant classic',
-    'a tedious mess',
-  ];
-  writeFileSync(data, 'review,sentiment\n' + texts.map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\n`).join(''));
+  writeReviewsCsv(data, 10);
   const dataDir = join(dir, 'data');
   const args = ['sweep', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '0,2', '-k', '2,4', '-r', '1,2,3', '--seeds', '1,2', '--threads', '1', '--data-dir', dataDir];
 

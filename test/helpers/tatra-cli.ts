@@ -1,0 +1,38 @@
+// Running the built `tatra` CLI from a model test, and reading what it left: the last JSON line
+// of its output, and the job database (read-only) while or after it runs.
+import { execFile } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const TATRA = join(repoRoot, 'bin', 'tatra.js');
+/** One thread: several test processes share two cores. */
+export const CLI_ENV = { ...process.env, TATRA_THREADS: '1' };
+
+/** Runs `tatra …` to the end; rejects (with code, stdout, stderr) on a non-zero exit. */
+export function tatraCli(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [TATRA, ...args], { cwd: repoRoot, env: CLI_ENV, maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** The JSON a --json command printed (its last line that is an object or an array). */
+export function lastJson<T>(stdout: string): T {
+  const line = stdout.trim().split('\n').filter((l) => l.startsWith('{') || l.startsWith('[')).pop();
+  if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
+  return JSON.parse(line) as T;
+}
+
+/** Rows of a query on `<dataDir>/tatra.db`, read-only; none while the file does not exist yet. */
+export function queryJobDb<T>(dataDir: string, sql: string, ...params: unknown[]): T[] {
+  try {
+    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  } catch {
+    return [];
+  }
+}
