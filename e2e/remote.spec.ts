@@ -3,6 +3,8 @@
 // in the Models page (probe first: kind, version, models, constrained output, context), then
 // classifies through it from the Classify page by picking remote:NAME.
 import { startLlamaServer, type RunningLlamaServer } from '../test/helpers/llama-server';
+import { politeScript } from '../test/helpers/scripted-backend';
+import { chatCompletion, fakeServer, json, type RecordedRequest } from '../test/unit/remote/fake-server';
 import { callApi, expect, openApp, serverInfo, shot, test } from './fixtures';
 
 let llama: RunningLlamaServer | undefined;
@@ -60,4 +62,37 @@ test('add a remote model (probed) and classify through it', async ({ page }) => 
   expect(['negative', 'positive']).toContain(label);
   await expect(page.locator('[data-testid="variant-grid"] .vcell.pending')).toHaveCount(0);
   await shot(page, 'remote-classify');
+});
+
+test('a server without constrained decoding: the result panel says the outputs were unconstrained', async ({ page }) => {
+  // A generic OpenAI-compatible server (no llama-server, vLLM, Ollama or LM Studio endpoints) that
+  // answers like a well-behaved model, so the free text parses into examples, paraphrases and votes.
+  const script = politeScript({ answer: () => 'positive' });
+  const generic = await fakeServer({
+    'GET /v1/models': { object: 'list', data: [{ id: 'm', object: 'model' }] },
+    'POST /v1/chat/completions': async (req: RecordedRequest, res: Parameters<typeof json>[0]) => {
+      const body = req.body as { messages: { role: string; content: string }[]; temperature: number; top_p?: number; seed?: number };
+      const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
+      const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
+      const out = await script({ prompt: { system, user }, maxTokens: 1, temperature: body.temperature, ...(body.top_p !== undefined ? { topP: body.top_p } : {}), ...(body.seed !== undefined ? { seed: body.seed } : {}) }, { index: 0, batch: 0, stage: 'evaluation' });
+      json(res, 200, chatCompletion(typeof out === 'string' ? out : out.text, 'm'));
+    },
+  });
+  try {
+    await openApp(page, '#/classify');
+    await page.getByTestId('classify-task').selectOption('sst2');
+    await page.getByTestId('classify-generator').fill(`openai+${generic.origin}/v1#m`);
+    await page.getByTestId('classify-n').fill('1');
+    await page.getByTestId('classify-k').fill('2');
+    await page.getByTestId('classify-r').fill('1');
+    await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film.');
+    await page.getByTestId('classify-start').click();
+    await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 240_000 });
+    await expect(page.getByTestId('final-label')).toHaveText('positive');
+    await expect(page.getByTestId('constrained')).toContainText('Generator outputs were unconstrained');
+    await expect(page.getByTestId('constrained')).toContainText('evaluator outputs were unconstrained');
+    await shot(page, 'remote-unconstrained');
+  } finally {
+    await generic.close();
+  }
 });
