@@ -1,9 +1,10 @@
 // The data steps Evaluate and Sweep both begin with: 1 · a data file (dropped, chosen or a path
 // on the machine running TATRA) and 2 · its columns and the gold values' task labels. Both edit
 // the store's one draft, so a file previewed in one view is still mapped in the other.
-import { useRef, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { ErrorBanner } from './Common';
 import { useStore } from '../store';
+import { taskById } from '../store/tasksSlice';
 
 export function DataStep() {
   const draft = useStore((s) => s.draft);
@@ -69,7 +70,11 @@ export function DataStep() {
   );
 }
 
-export function MappingStep({ labels }: { labels: string[] }) {
+/** The gold values are mapped to the labels of the task chosen in step 3 (the store's current task). */
+export function MappingStep() {
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
   const draft = useStore((s) => s.draft);
   const setDraft = useStore((s) => s.setDraft);
   const previewData = useStore((s) => s.previewData);

@@ -330,9 +330,6 @@ function JobView({ jobId }: { jobId: string }) {
 
 export function EvaluateView() {
   const route = useStore((s) => s.route);
-  const tasks = useStore((s) => s.tasks);
-  const taskId = useStore((s) => s.currentTaskId);
-  const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
   if (route.id) return <JobView jobId={route.id} key={route.id} />;
   return (
     <div className="page">
@@ -343,7 +340,7 @@ export function EvaluateView() {
         </div>
       </div>
       <DataStep />
-      <MappingStep labels={labels} />
+      <MappingStep />
       <SettingsStep />
       <History />
     </div>

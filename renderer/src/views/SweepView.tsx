@@ -12,7 +12,6 @@ import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
-import { taskById } from '../store/tasksSlice';
 
 /** "0, 2,5" → [0, 2, 5]; null when a part is not a whole number. */
 export function parseList(text: string): number[] | null {
@@ -360,9 +359,6 @@ function SweepDetail({ id }: { id: string }) {
 
 export function SweepView() {
   const route = useStore((s) => s.route);
-  const tasks = useStore((s) => s.tasks);
-  const taskId = useStore((s) => s.currentTaskId);
-  const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
   if (route.id) return <SweepDetail id={route.id} key={route.id} />;
   return (
     <div className="page">
@@ -373,7 +369,7 @@ export function SweepView() {
         </div>
       </div>
       <DataStep />
-      <MappingStep labels={labels} />
+      <MappingStep />
       <SetupCard />
       <History />
     </div>
