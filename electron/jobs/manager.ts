@@ -126,6 +126,40 @@ async function checkOutPath(outPath: string): Promise<void> {
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
 
+interface RowModels {
+  generator: TatraBackend;
+  evaluator: TatraBackend;
+  examplesForRun?: (run: number) => Promise<RunExamples>;
+}
+
+/** A session's running counts (done and correct include rows finished before it). */
+interface RowTally {
+  done: number;
+  failed: number;
+  correct: number;
+  withGold: number;
+  /** Rows finished in this session: the rate's numerator. */
+  session: number;
+  total: number;
+  sessionStart: number;
+}
+
+function rowsProgress(jobId: string, tally: RowTally): JobProgress {
+  const minutes = (Date.now() - tally.sessionStart) / 60000;
+  const rate = minutes > 0 && tally.session > 0 ? tally.session / minutes : 0;
+  const remaining = tally.total - tally.done;
+  return {
+    jobId,
+    phase: 'rows',
+    rowsDone: tally.done,
+    rowsTotal: tally.total,
+    rowsFailed: tally.failed,
+    rowsPerMinute: rate,
+    etaSeconds: rate > 0 ? (remaining / rate) * 60 : remaining === 0 ? 0 : null,
+    runningAccuracy: tally.withGold > 0 ? tally.correct / tally.withGold : null,
+  };
+}
+
 export class JobManager {
   private readonly store: JobStore;
   private readonly backends: BackendProvider;
@@ -477,9 +511,26 @@ export class JobManager {
   private async run(id: string, runner: Runner): Promise<void> {
     const signal = runner.ac.signal;
     const job = this.store.getJob(id)!;
-    const { task, settings } = job;
-    const started = Date.now();
-    let lastBeat = started;
+    const stopHeartbeat = this.startHeartbeat(id);
+    const leases: BackendLease[] = [];
+    const outcome: { failure: unknown } = { failure: null };
+    try {
+      this.emitStartProgress(job, 'loading');
+      const models = await this.acquireModels(job, signal, leases);
+      const examplesForRun = await this.runScopeExamples(job, models.generator, signal);
+      await this.classifyRows(job, runner, { ...models, ...(examplesForRun ? { examplesForRun } : {}) }, outcome);
+    } catch (e) {
+      if (!(isAbortError(e) && signal.aborted) && outcome.failure === null) outcome.failure = e;
+    } finally {
+      stopHeartbeat();
+      for (const l of leases.reverse()) await l.release().catch(() => undefined);
+      this.recordEnd(id, runner, outcome.failure);
+    }
+  }
+
+  /** Adds the time spent to the job every few seconds (so a crash loses little); returns the stop, which adds the rest. */
+  private startHeartbeat(id: string): () => void {
+    let lastBeat = Date.now();
     const beat = () => {
       const now = Date.now();
       this.store.addElapsed(id, now - lastBeat);
@@ -487,143 +538,149 @@ export class JobManager {
     };
     const heartbeat = setInterval(beat, HEARTBEAT_MS);
     heartbeat.unref();
-    const leases: BackendLease[] = [];
-    let failure: unknown = null;
-    const before = this.store.getJob(id)!;
-    const early = (phase: JobProgress['phase']) =>
-      this.emit({
-        type: 'progress',
-        progress: {
-          jobId: id,
-          phase,
-          rowsDone: before.rowsDone,
-          rowsTotal: before.rowsTotal,
-          rowsFailed: before.rowsFailed,
-          rowsPerMinute: 0,
-          etaSeconds: null,
-          runningAccuracy: before.rowsWithGold > 0 ? before.rowsCorrect / before.rowsWithGold : null,
-        },
-      });
-    try {
-      early('loading');
-      // A remote model is reached at the endpoints the job recorded, whatever its library entry says now.
-      const genLease = await this.backends.acquire(job.generator.path, { signal, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
-      leases.push(genLease);
-      const evLease = await this.backends.acquire(job.evaluator.path, { signal, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
-      leases.push(evLease);
-      const wrap = this.wrappers.get(id);
-      const gen = { backend: wrap ? wrap('generator', genLease.backend) : genLease.backend };
-      const ev = { backend: wrap ? wrap('evaluator', evLease.backend) : evLease.backend };
-
-      let examplesForRun: ((run: number) => Promise<RunExamples>) | undefined;
-      if (settings.scope === 'run') {
-        const stored = new Map(this.store.runExamples(id).map((e) => [e.run, e]));
-        const missing = Array.from({ length: settings.r }, (_, j) => j).filter((j) => !stored.has(j));
-        if (missing.length > 0) early('examples');
-        // All missing runs at once, so their label calls decode on parallel sequences.
-        const made = await Promise.all(
-          missing.map((run) => generateRunExamples({ task, settings, run, generator: gen.backend, cache: this.cache, signal })),
-        );
-        for (const m of made) {
-          const rec: StoredRunExamples = { run: m.run, seed: m.seed, examples: m.examples, filtered: m.filtered, stats: m.stats };
-          this.store.saveRunExamples(id, rec);
-          stored.set(m.run, rec);
-        }
-        examplesForRun = (run: number) => {
-          const e = stored.get(run);
-          if (!e) return Promise.reject(new Error(`no stored examples for run ${run}`));
-          return Promise.resolve({ run: e.run, seed: e.seed, examples: e.examples, filtered: e.filtered, cached: true, stats: e.stats });
-        };
-      }
-
-      const queue = this.store.unfinishedRowIndexes(id);
-      const counts = this.get(id);
-      const tally = { done: counts.rowsDone, failed: 0, correct: counts.rowsCorrect, withGold: counts.rowsWithGold, session: 0 };
-      const total = counts.rowsTotal;
-      const sessionStart = Date.now();
-      const progress = (): JobProgress => {
-        const minutes = (Date.now() - sessionStart) / 60000;
-        const rate = minutes > 0 && tally.session > 0 ? tally.session / minutes : 0;
-        const remaining = total - tally.done;
-        return {
-          jobId: id,
-          phase: 'rows',
-          rowsDone: tally.done,
-          rowsTotal: total,
-          rowsFailed: tally.failed,
-          rowsPerMinute: rate,
-          etaSeconds: rate > 0 ? (remaining / rate) * 60 : remaining === 0 ? 0 : null,
-          runningAccuracy: tally.withGold > 0 ? tally.correct / tally.withGold : null,
-        };
-      };
-      this.emit({ type: 'progress', progress: progress() });
-
-      let next = 0;
-      const worker = async () => {
-        while (!signal.aborted && next < queue.length) {
-          const index = queue[next++]!;
-          const row = this.store.row(id, index)!;
-          const t0 = Date.now();
-          try {
-            const [result, base] = await Promise.all([
-              classify({
-                task,
-                input: row.input,
-                settings,
-                generator: gen.backend,
-                evaluator: ev.backend,
-                cache: this.cache,
-                signal,
-                ...(examplesForRun ? { examplesForRun } : {}),
-              }),
-              job.baseline ? zeroShot({ task, input: row.input, evaluator: ev.backend, signal }) : Promise.resolve(null),
-            ]);
-            const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
-            this.store.saveRowResult(id, index, rec);
-            tally.done++;
-            tally.session++;
-            if (row.gold !== null) {
-              tally.withGold++;
-              if (rec.correct) tally.correct++;
-            }
-          } catch (e) {
-            if (isAbortError(e) && signal.aborted) return;
-            if (!(e instanceof UserError)) throw e;
-            // A problem with this row alone (e.g. an input too long for the context): record it
-            // and go on; a resume retries failed rows.
-            this.store.saveRowFailure(id, index, e.message);
-            tally.failed++;
-          }
-          this.emit({ type: 'row', jobId: id, row: this.store.row(id, index)! });
-          this.emit({ type: 'progress', progress: progress() });
-        }
-      };
-      const workers = Array.from({ length: Math.min(job.concurrency, Math.max(1, queue.length)) }, () =>
-        worker().catch((e: unknown) => {
-          // The first real failure stops the other rows too.
-          if (failure === null) failure = e;
-          runner.ac.abort();
-        }),
-      );
-      await Promise.all(workers);
-    } catch (e) {
-      if (!(isAbortError(e) && signal.aborted) && failure === null) failure = e;
-    } finally {
+    return () => {
       clearInterval(heartbeat);
       beat();
-      for (const l of leases.reverse()) await l.release().catch(() => undefined);
-      let status: JobStatus;
-      let error: string | null = null;
-      if (failure !== null) {
-        status = 'failed';
-        error = errorMessage(failure);
-      } else if (runner.stop) status = runner.stop;
-      else if (this.store.unfinishedRowIndexes(id).length === 0 || this.failedOnly(id)) status = 'done';
-      else status = 'paused';
-      // Only the owner sets the outcome; a runner that lost its claim leaves the status alone.
-      this.store.releaseJob(id, OWNER, status, error);
-      this.emitStatus(id);
+    };
+  }
+
+  /** Progress before any row of this session is done (loading models, making examples): the counts as stored. */
+  private emitStartProgress(job: JobInfo, phase: JobProgress['phase']): void {
+    this.emit({
+      type: 'progress',
+      progress: {
+        jobId: job.id,
+        phase,
+        rowsDone: job.rowsDone,
+        rowsTotal: job.rowsTotal,
+        rowsFailed: job.rowsFailed,
+        rowsPerMinute: 0,
+        etaSeconds: null,
+        runningAccuracy: job.rowsWithGold > 0 ? job.rowsCorrect / job.rowsWithGold : null,
+      },
+    });
+  }
+
+  /** The job's generator and evaluator, leased into `leases` (released by the caller), wrapped when a wrapper is registered. */
+  private async acquireModels(job: JobInfo, signal: AbortSignal, leases: BackendLease[]): Promise<{ generator: TatraBackend; evaluator: TatraBackend }> {
+    // A remote model is reached at the endpoints the job recorded, whatever its library entry says now.
+    const genLease = await this.backends.acquire(job.generator.path, { signal, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
+    leases.push(genLease);
+    const evLease = await this.backends.acquire(job.evaluator.path, { signal, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
+    leases.push(evLease);
+    const wrap = this.wrappers.get(job.id);
+    return {
+      generator: wrap ? wrap('generator', genLease.backend) : genLease.backend,
+      evaluator: wrap ? wrap('evaluator', evLease.backend) : evLease.backend,
+    };
+  }
+
+  /**
+   * Scope `run`: every run's examples, made once per job and stored (the missing runs made now,
+   * all at once so their label calls decode on parallel sequences), read back for each row.
+   * Scope `input`: undefined (each row makes its own).
+   */
+  private async runScopeExamples(job: JobInfo, generator: TatraBackend, signal: AbortSignal): Promise<((run: number) => Promise<RunExamples>) | undefined> {
+    const { task, settings } = job;
+    if (settings.scope !== 'run') return undefined;
+    const stored = new Map(this.store.runExamples(job.id).map((e) => [e.run, e]));
+    const missing = Array.from({ length: settings.r }, (_, j) => j).filter((j) => !stored.has(j));
+    if (missing.length > 0) this.emitStartProgress(job, 'examples');
+    const made = await Promise.all(missing.map((run) => generateRunExamples({ task, settings, run, generator, cache: this.cache, signal })));
+    for (const m of made) {
+      const rec: StoredRunExamples = { run: m.run, seed: m.seed, examples: m.examples, filtered: m.filtered, stats: m.stats };
+      this.store.saveRunExamples(job.id, rec);
+      stored.set(m.run, rec);
     }
+    return (run: number) => {
+      const e = stored.get(run);
+      if (!e) return Promise.reject(new Error(`no stored examples for run ${run}`));
+      return Promise.resolve({ run: e.run, seed: e.seed, examples: e.examples, filtered: e.filtered, cached: true, stats: e.stats });
+    };
+  }
+
+  /**
+   * Classifies the unfinished rows with `job.concurrency` rows in flight, saving each as it ends.
+   * The first real failure is put in `outcome` and stops the other rows too.
+   */
+  private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }): Promise<void> {
+    const id = job.id;
+    const signal = runner.ac.signal;
+    const queue = this.store.unfinishedRowIndexes(id);
+    const counts = this.get(id);
+    const tally: RowTally = { done: counts.rowsDone, failed: 0, correct: counts.rowsCorrect, withGold: counts.rowsWithGold, session: 0, total: counts.rowsTotal, sessionStart: Date.now() };
+    this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
+    let next = 0;
+    const worker = async () => {
+      while (!signal.aborted && next < queue.length) {
+        const index = queue[next++]!;
+        if (!(await this.classifyRow(job, index, models, signal, tally))) return;
+        this.emit({ type: 'row', jobId: id, row: this.store.row(id, index)! });
+        this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
+      }
+    };
+    const workers = Array.from({ length: Math.min(job.concurrency, Math.max(1, queue.length)) }, () =>
+      worker().catch((e: unknown) => {
+        if (outcome.failure === null) outcome.failure = e;
+        runner.ac.abort();
+      }),
+    );
+    await Promise.all(workers);
+  }
+
+  /**
+   * One row through TATRA (and the zero-shot baseline when the job has it), saved with its
+   * outcome and counted in `tally`. A user error (e.g. an input too long for the context) is this
+   * row's alone: recorded as its failure (a resume retries it). False when the job was stopped.
+   */
+  private async classifyRow(job: JobInfo, index: number, models: RowModels, signal: AbortSignal, tally: RowTally): Promise<boolean> {
+    const { task, settings } = job;
+    const row = this.store.row(job.id, index)!;
+    const t0 = Date.now();
+    try {
+      const [result, base] = await Promise.all([
+        classify({
+          task,
+          input: row.input,
+          settings,
+          generator: models.generator,
+          evaluator: models.evaluator,
+          cache: this.cache,
+          signal,
+          ...(models.examplesForRun ? { examplesForRun: models.examplesForRun } : {}),
+        }),
+        job.baseline ? zeroShot({ task, input: row.input, evaluator: models.evaluator, signal }) : Promise.resolve(null),
+      ]);
+      const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
+      this.store.saveRowResult(job.id, index, rec);
+      tally.done++;
+      tally.session++;
+      if (row.gold !== null) {
+        tally.withGold++;
+        if (rec.correct) tally.correct++;
+      }
+    } catch (e) {
+      if (isAbortError(e) && signal.aborted) return false;
+      if (!(e instanceof UserError)) throw e;
+      this.store.saveRowFailure(job.id, index, e.message);
+      tally.failed++;
+    }
+    return true;
+  }
+
+  /** Records how the session ended: failed, stopped (paused/cancelled), done, or paused with rows left. */
+  private recordEnd(id: string, runner: Runner, failure: unknown): void {
+    let status: JobStatus;
+    let error: string | null = null;
+    if (failure !== null) {
+      status = 'failed';
+      error = errorMessage(failure);
+    } else if (runner.stop) status = runner.stop;
+    else if (this.store.unfinishedRowIndexes(id).length === 0 || this.failedOnly(id)) status = 'done';
+    else status = 'paused';
+    // Only the owner sets the outcome; a runner that lost its claim leaves the status alone.
+    this.store.releaseJob(id, OWNER, status, error);
+    this.emitStatus(id);
   }
 
   /** True when every unfinished row is a failed one (nothing pending): the job is as done as it gets. */
