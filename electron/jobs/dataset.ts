@@ -83,6 +83,8 @@ interface TextSource {
   chunks: AsyncGenerator<string>;
   /** Bytes consumed so far (for preview size estimates). */
   bytesRead(): number;
+  /** sha256 of the file: of the bytes as they were read, plus (unparsed) whatever reading had not reached. */
+  fingerprint(): Promise<string>;
 }
 
 /**
@@ -91,6 +93,12 @@ interface TextSource {
  */
 function textSource(path: string, signal?: AbortSignal): TextSource {
   let bytes = 0;
+  // Hashed as they are read, so the fingerprint is of the very bytes the rows came from (a second
+  // read to hash doubled the I/O of an import and could hash a file changed in between).
+  const hash = createHash('sha256');
+  let readToEnd = false;
+  let finishing = false;
+  let digest: Promise<string> | null = null;
   const name = basename(path);
   async function* gen(): AsyncGenerator<string> {
     const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
@@ -100,7 +108,10 @@ function textSource(path: string, signal?: AbortSignal): TextSource {
     try {
       for await (const raw of stream as AsyncIterable<Buffer>) {
         if (signal?.aborted) throw abortErr();
+        // fingerprint() has taken over the hash from `bytes` on (a chunk still in flight when the reader stopped).
+        if (finishing) return;
         bytes += raw.length;
+        hash.update(raw);
         const buf: Buffer = carry ? Buffer.concat([carry, raw]) : raw;
         carry = null;
         const { bad, incompleteAt } = scanUtf8(buf, 0);
@@ -113,6 +124,7 @@ function textSource(path: string, signal?: AbortSignal): TextSource {
         const text = decoder.decode(buf.subarray(0, end), { stream: true });
         if (text.length > 0) yield text;
       }
+      readToEnd = true;
       if (carry && carry.length > 0) {
         throw new UserError(`${name}: line ${lines + 1} is not valid UTF-8 (the file ends inside a character)`, 'dataset_encoding');
       }
@@ -120,7 +132,14 @@ function textSource(path: string, signal?: AbortSignal): TextSource {
       stream.destroy();
     }
   }
-  return { chunks: gen(), bytesRead: () => bytes };
+  async function finishHash(): Promise<string> {
+    finishing = true;
+    // Reading stopped early (a row limit): hash the rest from where it stopped, still once.
+    if (!readToEnd) for await (const chunk of createReadStream(path, { start: bytes }) as AsyncIterable<Buffer>) hash.update(chunk);
+    return `sha256:${hash.digest('hex')}`;
+  }
+  const fingerprint = (): Promise<string> => (digest ??= finishHash());
+  return { chunks: gen(), bytesRead: () => bytes, fingerprint };
 }
 
 function abortErr(): Error {
@@ -203,6 +222,7 @@ interface RecordStream {
   columns: string[];
   records: AsyncGenerator<RawRecord>;
   bytesRead(): number;
+  fingerprint(): Promise<string>;
   ragged(): number;
 }
 
@@ -291,7 +311,7 @@ async function openRecords(path: string, opts: DatasetOptions): Promise<RecordSt
         if (rec) yield rec;
       }
     }
-    return { format, columns, records: jsonl(), bytesRead: src.bytesRead, ragged: () => 0 };
+    return { format, columns, records: jsonl(), bytesRead: src.bytesRead, fingerprint: src.fingerprint, ragged: () => 0 };
   }
 
   const parser = csvParse({
@@ -351,7 +371,7 @@ async function openRecords(path: string, opts: DatasetOptions): Promise<RecordSt
     }
     if (!header) throw new UserError(`${name} has no header line`, 'dataset_empty');
   }
-  return { format, delimiter, columns, records: csv(), bytesRead: src.bytesRead, ragged: () => ragged };
+  return { format, delimiter, columns, records: csv(), bytesRead: src.bytesRead, fingerprint: src.fingerprint, ragged: () => ragged };
 }
 
 // ---------------------------------------------------------------- public API
@@ -408,8 +428,10 @@ function newStats(): DatasetStats {
 export function readDataset(path: string, mapping: ColumnMapping, opts: DatasetOptions = {}): DatasetReader {
   const stats = newStats();
   let format: DatasetFormat = 'csv';
+  let opened: Promise<RecordStream> | null = null;
   async function* rows(): AsyncGenerator<DatasetRow> {
-    const src = await openRecords(path, opts);
+    opened = openRecords(path, opts);
+    const src = await opened;
     format = src.format;
     const name = basename(path);
     let index = 0;
@@ -456,6 +478,8 @@ export function readDataset(path: string, mapping: ColumnMapping, opts: DatasetO
       return format;
     },
     stats,
+    // After iterating (to the end or to a break); a reader never iterated reads the file just to hash it.
+    fingerprint: async () => (opened ? (await opened).fingerprint() : textSource(path).fingerprint()),
     [Symbol.asyncIterator]: () => it,
   };
 }
@@ -476,15 +500,8 @@ export async function scanDataset(path: string, mapping: { textColumn: string; l
     rows: reader.stats.rows,
     skippedEmpty: reader.stats.skippedEmpty,
     goldValueCounts,
-    fingerprint: await datasetFingerprint(path),
+    fingerprint: await reader.fingerprint(),
   };
-}
-
-/** sha256 of the file's bytes, streamed; identifies the data a job was created from. */
-export async function datasetFingerprint(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hash.update(chunk);
-  return `sha256:${hash.digest('hex')}`;
 }
 
 /** The one label that `value` abbreviates (`pos` → positive, `Neg` → negative), null when none or several. */

@@ -14,7 +14,6 @@ export {
   readDataset,
   scanDataset,
   suggestLabelMapping,
-  datasetFingerprint,
   detectFormat,
 } from './dataset';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';

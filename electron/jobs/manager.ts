@@ -19,7 +19,7 @@ import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type Gener
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
 import { inspectGguf } from '../llama/gguf';
-import { readDataset, datasetFingerprint, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
+import { readDataset, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
@@ -332,7 +332,6 @@ export class JobManager {
         mapping.labelMap = suggestion.map;
       }
     }
-    const fingerprint = await datasetFingerprint(spec.dataset.path);
     const reader = readDataset(spec.dataset.path, mapping, dsOpts);
     const id = this.store.createJob({
       name: spec.name ?? `${task.id} on ${spec.dataset.path.split(/[\\/]/).pop() ?? spec.dataset.path}`,
@@ -340,7 +339,8 @@ export class JobManager {
       settings,
       generator,
       evaluator,
-      dataset: { path: spec.dataset.path, fingerprint, format, mapping, stats: reader.stats },
+      // The fingerprint is known once the rows are read (it hashes the bytes they came from).
+      dataset: { path: spec.dataset.path, fingerprint: '', format, mapping, stats: reader.stats },
       limit: spec.limit ?? null,
       baseline: spec.baseline ?? false,
       concurrency,
@@ -362,7 +362,7 @@ export class JobManager {
       }
       if (batch.length > 0) this.store.insertRows(id, batch);
       if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${mapping.textColumn}"`, 'dataset_empty');
-      this.store.updateDatasetStats(id, reader.stats);
+      this.store.updateDatasetStats(id, reader.stats, await reader.fingerprint());
       this.store.markImported(id);
     } catch (e) {
       throw this.undoImport(id, spec.dataset.path, count, e);

@@ -364,11 +364,13 @@ export class JobStore {
     this.checkpoint();
   }
 
-  updateDatasetStats(jobId: string, stats: DatasetStats): void {
+  /** What the import learnt by reading the file: its row counts and its fingerprint. */
+  updateDatasetStats(jobId: string, stats: DatasetStats, fingerprint?: string): void {
     const row = this.db.prepare(`SELECT dataset_json FROM jobs WHERE id = ?`).get(jobId) as { dataset_json: string } | undefined;
     if (!row) return;
     const ds = JSON.parse(row.dataset_json) as NewJobRecord['dataset'];
     ds.stats = stats;
+    if (fingerprint !== undefined) ds.fingerprint = fingerprint;
     this.db.prepare(`UPDATE jobs SET dataset_json = ? WHERE id = ?`).run(JSON.stringify(ds), jobId);
   }
 

@@ -91,6 +91,11 @@ export interface DatasetStats {
 export interface DatasetReader extends AsyncIterable<DatasetRow> {
   readonly format: DatasetFormat;
   readonly stats: DatasetStats;
+  /**
+   * sha256 of the file, identifying the data a job was created from: hashed from the bytes the
+   * rows were read from (after a row limit, the rest of the file is hashed without parsing).
+   */
+  fingerprint(): Promise<string>;
 }
 
 export interface DatasetScan {
