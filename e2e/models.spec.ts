@@ -90,7 +90,7 @@ test('a download shows live progress, can be cancelled and resumed, and ends ver
     await page.getByTestId('download-button').click();
     const row = page.getByTestId('download-row').filter({ hasText: fileName });
     await expect(row).toHaveAttribute('data-status', 'downloading');
-    await expect(row.getByTestId('download-stats')).toContainText(/of 15\.6 MB · .*\/s · ETA/);
+    await expect(row.getByTestId('download-stats')).toContainText(/of 15\.6 MiB · .*\/s · ETA/);
     const bar = row.getByRole('progressbar');
     await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThan(10);
     await page.screenshot({ path: 'e2e/artifacts/models-download.png', fullPage: true });
@@ -98,7 +98,7 @@ test('a download shows live progress, can be cancelled and resumed, and ends ver
     await row.getByRole('button', { name: 'Cancel' }).click();
     await expect(row).toHaveAttribute('data-status', 'cancelled');
     const partial = page.getByTestId('partial-row').filter({ hasText: fileName });
-    await expect(partial).toContainText(/of 15\.6 MB · from http/);
+    await expect(partial).toContainText(/of 15\.6 MiB · from http/);
     await partial.getByRole('button', { name: 'Resume' }).click();
     const resumed = page.getByTestId('download-row').filter({ hasText: fileName }).filter({ has: page.locator('[data-testid="download-stats"]', { hasText: 'resumed at' }) });
     await expect(resumed).toBeVisible();

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { DownloadState } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { abortError } from '../engine/backend';
+import { formatBytes } from '../common/bytes';
 import { defaultModelsDir } from '../paths';
 import { resolveModelUri, type ResolvedSource } from './resolve';
 import { invalidReason, validateModelFile } from './gguf';
@@ -96,13 +97,6 @@ async function readSidecar(path: string): Promise<Sidecar | null> {
   } catch {
     return null;
   }
-}
-
-function fmtBytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
-  return `${n} B`;
 }
 
 /** A failure that a resumed attempt may fix (connection dropped, stalled). */
@@ -342,7 +336,7 @@ export async function downloadModel(source: string, options: DownloadOptions = {
       const free = fs ? fs.bavail * fs.bsize : Infinity;
       if (total - have > free) {
         res.destroy();
-        throw new UserError(`not enough disk space in ${dir} for ${resolved.fileName}: needs ${fmtBytes(total - have)}, ${fmtBytes(free)} free`, 'download_no_space');
+        throw new UserError(`not enough disk space in ${dir} for ${resolved.fileName}: needs ${formatBytes(total - have)}, ${formatBytes(free)} free`, 'download_no_space');
       }
     }
     const etagHeader = res.headers.etag;
@@ -397,13 +391,13 @@ export async function downloadModel(source: string, options: DownloadOptions = {
         await new Promise((r) => setTimeout(r, onDisk > before ? 100 : 300 * attempt));
         continue;
       }
-      const of = total !== null ? ` of ${fmtBytes(total)}` : '';
-      throw new UserError(`download of ${resolved.fileName} interrupted after ${fmtBytes(onDisk)}${of} (${errorMessage(failure)}); run it again to resume`, 'download_interrupted');
+      const of = total !== null ? ` of ${formatBytes(total)}` : '';
+      throw new UserError(`download of ${resolved.fileName} interrupted after ${formatBytes(onDisk)}${of} (${errorMessage(failure)}); run it again to resume`, 'download_interrupted');
     }
     if (total !== null && onDisk < total) {
       // The body ended early without an error: resume for the rest.
       if (++attempt <= retries) continue;
-      throw new UserError(`download of ${resolved.fileName} is truncated: ${fmtBytes(onDisk)} of ${fmtBytes(total)}; run it again to resume`, 'download_truncated');
+      throw new UserError(`download of ${resolved.fileName} is truncated: ${formatBytes(onDisk)} of ${formatBytes(total)}; run it again to resume`, 'download_truncated');
     }
     if (total !== null && onDisk > total) {
       await rm(partial, { force: true });

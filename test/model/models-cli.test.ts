@@ -70,7 +70,7 @@ describe('tatra models', () => {
     const r = await tatra(['models', 'info', tiny, '--context-size', '2048', '--sequences', '2']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/architecture\s+qwen2/);
-    expect(r.stdout).toMatch(/memory needed\s+[\d.]+ MB \([\d.]+ MB weights \+ [\d.]+ MB for 2048 tokens × 2 sequences\)/);
+    expect(r.stdout).toMatch(/memory needed\s+[\d.]+ MiB \([\d.]+ MiB weights \+ [\d.]+ MiB for 2048 tokens × 2 sequences\)/);
     expect(r.stdout).toMatch(/fits\s+yes/);
     const p7 = await ensureSyntheticModel('qwen2.5-7b', { headerOnly: true });
     const j = await tatra(['models', 'info', p7, '--json']);
@@ -130,7 +130,7 @@ describe('tatra models', () => {
       // The first response is cut after 6 MB; the CLI resumes with Range (206) and verifies the result.
       const r = await tatra(['models', 'download', server.url('/m/tiny.gguf'), '--dir', out]);
       expect(r.code).toBe(0);
-      expect(r.stdout.trim()).toBe(`${join(out, 'tiny.gguf')} (15.6 MB) ready`);
+      expect(r.stdout.trim()).toBe(`${join(out, 'tiny.gguf')} (15.6 MiB) ready`);
       expect(server.requests.map((q) => q.status)).toEqual([200, 206]);
       const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
       expect(sha(await readFile(join(out, 'tiny.gguf')))).toBe(sha(body));

@@ -14,22 +14,8 @@ import { remoteHealth, type RemoteHealth } from '../../models/remote-health';
 import { RemoteLibrary } from '../../models/remote-library';
 import { normaliseBaseUrl, remoteLabel } from '../../common/remote';
 import { UserError } from '../../common/errors';
+import { formatBytes, formatParams } from '../../common/bytes';
 
-export function formatBytes(n: number | null | undefined): string {
-  if (n === null || n === undefined) return '—';
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
-  return `${n} B`;
-}
-
-export function formatParams(n: number | null): string {
-  if (n === null) return '—';
-  if (n >= 1e9) return `${(n / 1e9).toFixed(1)}B`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(0)}K`;
-  return String(n);
-}
 
 function formatDuration(seconds: number | null): string {
   if (seconds === null || !Number.isFinite(seconds)) return '…';

@@ -1,6 +1,7 @@
 // Pick a model for a role: the library's GGUFs (models.list) and remote models (models.remote.list,
 // as remote:NAME) as suggestions; any path or openai+http://HOST:PORT/v1#MODEL typed.
 import { useEffect, useId, useState } from 'react';
+import { formatBytes } from '../../../electron/common/bytes';
 import { getApi } from '../api/client';
 import { useStore } from '../store';
 
@@ -23,7 +24,7 @@ function loadModels(version: number): Promise<Known[]> {
       l.models.map((m) => ({
         path: m.path,
         name: m.name,
-        detail: [m.architecture, m.quantization, `${(m.sizeBytes / 1e6).toFixed(1)} MB`].filter(Boolean).join(' · '),
+        detail: [m.architecture, m.quantization, formatBytes(m.sizeBytes)].filter(Boolean).join(' · '),
       })),
     )
     // Without the model library (or with an error) a typed path still works.

@@ -2,25 +2,12 @@
 // their reasons), the machine's hardware, the curated catalog and downloads with live progress.
 import { useEffect, useState } from 'react';
 import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
+import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { ErrorBanner, ProgressBar } from '../components/Common';
 import { duration } from '../components/labels';
 import { useStore } from '../store';
 import { RemoteModelsCard } from './RemoteModelsCard';
 
-export function bytes(n: number | null | undefined): string {
-  if (n === null || n === undefined) return '–';
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
-  return `${n} B`;
-}
-
-function params(n: number | null): string {
-  if (n === null) return '–';
-  if (n >= 1e9) return `${(n / 1e9).toFixed(1)}B`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
-  return `${Math.round(n / 1e3)}K`;
-}
 
 function FitBadge({ path }: { path: string }) {
   const fit = useStore((s) => s.fits[path]);
@@ -37,14 +24,14 @@ function FitBadge({ path }: { path: string }) {
     );
   }
   const f: FitEstimate = fit;
-  const title = `${bytes(f.totalBytes)} needed (${bytes(f.modelBytes)} weights + ${bytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences}); plan: ${
+  const title = `${formatBytes(f.totalBytes)} needed (${formatBytes(f.modelBytes)} weights + ${formatBytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences}); plan: ${
     f.plan === 'cpu' ? 'CPU' : `${f.gpuLayers}/${f.totalLayers} layers on GPU`
   }${f.warning ? `. ${f.warning}` : ''}`;
   const cls = !f.fits ? 'chip bad' : f.warning ? 'chip warn' : 'chip ok';
   const text = !f.fits ? "won't fit" : f.plan === 'gpu' ? 'fits · GPU' : f.plan === 'partial' ? `fits · ${f.gpuLayers}/${f.totalLayers} GPU` : 'fits · CPU';
   return (
     <span className={cls} title={title} data-testid="fit-badge" data-fits={f.fits}>
-      {text} · {bytes(f.totalBytes)}
+      {text} · {formatBytes(f.totalBytes)}
     </span>
   );
 }
@@ -68,12 +55,12 @@ function HardwareCard() {
           </div>
           <div className="card metric">
             <span className="name">VRAM free / total</span>
-            <span className="value">{hw.vram ? `${bytes(hw.vram.free)} / ${bytes(hw.vram.total)}` : '–'}</span>
+            <span className="value">{hw.vram ? `${formatBytes(hw.vram.free)} / ${formatBytes(hw.vram.total)}` : '–'}</span>
           </div>
           <div className="card metric">
             <span className="name">RAM free / total</span>
             <span className="value" data-testid="ram">
-              {bytes(hw.ram.free)} / {bytes(hw.ram.total)}
+              {formatBytes(hw.ram.free)} / {formatBytes(hw.ram.total)}
             </span>
           </div>
           <div className="card metric">
@@ -178,9 +165,9 @@ function LibraryCard() {
                   <strong>{m.name}</strong>
                 </td>
                 <td>{m.architecture}</td>
-                <td className="num">{params(m.parameters)}</td>
+                <td className="num">{formatParams(m.parameters)}</td>
                 <td>{m.quantization ?? '–'}</td>
-                <td className="num">{bytes(m.sizeBytes)}</td>
+                <td className="num">{formatBytes(m.sizeBytes)}</td>
                 <td className="num">{m.contextLength?.toLocaleString('en-US') ?? '–'}</td>
                 <td>{m.hasChatTemplate ? 'yes' : <span className="muted">no</span>}</td>
                 <td>
@@ -247,10 +234,10 @@ function DownloadProgress({ d }: { d: DownloadState }) {
         {d.status === 'error'
           ? d.error
           : d.status === 'cancelled'
-            ? `cancelled at ${bytes(d.bytes)}${d.total ? ` of ${bytes(d.total)}` : ''}; the partial file is kept for resuming`
+            ? `cancelled at ${formatBytes(d.bytes)}${d.total ? ` of ${formatBytes(d.total)}` : ''}; the partial file is kept for resuming`
           : d.status === 'done'
-            ? `${bytes(d.bytes)} · verified · ${d.dest}`
-            : `${bytes(d.bytes)}${d.total ? ` of ${bytes(d.total)}` : ''} · ${bytes(d.rate)}/s · ETA ${d.etaSeconds === null ? '…' : duration(d.etaSeconds * 1000)}${d.resumedFrom > 0 ? ` · resumed at ${bytes(d.resumedFrom)}` : ''}`}
+            ? `${formatBytes(d.bytes)} · verified · ${d.dest}`
+            : `${formatBytes(d.bytes)}${d.total ? ` of ${formatBytes(d.total)}` : ''} · ${formatBytes(d.rate)}/s · ETA ${d.etaSeconds === null ? '…' : duration(d.etaSeconds * 1000)}${d.resumedFrom > 0 ? ` · resumed at ${formatBytes(d.resumedFrom)}` : ''}`}
       </span>
     </div>
   );
@@ -309,8 +296,8 @@ function CatalogCard() {
               <span className="small">
                 <strong>{p.path.split(/[\\/]/).pop()}</strong>{' '}
                 <span className="muted">
-                  {bytes(p.bytes)}
-                  {p.total ? ` of ${bytes(p.total)}` : ''} · from {p.source}
+                  {formatBytes(p.bytes)}
+                  {p.total ? ` of ${formatBytes(p.total)}` : ''} · from {p.source}
                 </span>
               </span>
               <button className="btn small" onClick={() => void start(p.source, p.path.replace(/[\\/][^\\/]*$/, ''))}>
@@ -342,7 +329,7 @@ function CatalogCard() {
                     {c.name} {c.paper && <span className="chip ok">paper</span>}
                   </strong>
                   <span className="muted small">
-                    {c.parameters} · {c.quantization} · ~{bytes(c.sizeBytes)} · context {c.contextLength.toLocaleString('en-US')} · {c.note}
+                    {c.parameters} · {c.quantization} · ~{formatBytes(c.sizeBytes)} · context {c.contextLength.toLocaleString('en-US')} · {c.note}
                   </span>
                 </div>
                 <button className="btn" disabled={busy} onClick={() => void start(c.id)}>

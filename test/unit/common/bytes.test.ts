@@ -1,0 +1,39 @@
+// One byte formatter for every face (issue 10.9: there were four, 1000- and 1024-based, all
+// printing "GB"). Its units are binary and say so; the faces that print sizes use it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatBytes, formatParams } from '../../../electron/common/bytes';
+
+describe('formatBytes', () => {
+  it('prints binary units named as such', () => {
+    expect(formatBytes(0)).toBe('0 B');
+    expect(formatBytes(1023)).toBe('1023 B');
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(15.6 * 1024 ** 2)).toBe('15.6 MiB');
+    expect(formatBytes(4.5 * 1024 ** 3)).toBe('4.5 GiB');
+    // A "4.7 GB" file (decimal) is 4.4 GiB: one number per file, whichever face shows it.
+    expect(formatBytes(4.7e9)).toBe('4.4 GiB');
+    expect(formatBytes(1e15)).toBe('909.5 TiB');
+    expect(formatBytes(null)).toBe('—');
+    expect(formatBytes(Number.NaN)).toBe('—');
+  });
+
+  it('parameter counts stay decimal', () => {
+    expect(formatParams(7.62e9)).toBe('7.6B');
+    expect(formatParams(135e6)).toBe('135.0M');
+    expect(formatParams(260_000)).toBe('260K');
+    expect(formatParams(12)).toBe('12');
+    expect(formatParams(null)).toBe('—');
+  });
+
+  it('no face keeps a byte formatter of its own', () => {
+    // The sources that printed sizes with their own arithmetic; each now imports common/bytes.
+    const root = join(__dirname, '../../..');
+    for (const file of ['electron/cli/commands/models.ts', 'electron/models/download.ts', 'electron/models/hardware.ts', 'renderer/src/views/ModelsView.tsx', 'renderer/src/components/ModelPicker.tsx']) {
+      const src = readFileSync(join(root, file), 'utf8');
+      expect(src, file).toMatch(/import \{[^}]*formatBytes[^}]*\} from '[./]+\/(electron\/)?common\/bytes'/);
+      expect(src, file).not.toMatch(/\b(1e[369]|1024 \*\* [23])\b|['`] ?[kMG]B['`]/);
+    }
+  });
+});
