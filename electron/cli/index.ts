@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { environmentError } from '../common/env-errors';
+import { showLlamaWarnings } from '../llama';
 import { registerTasks } from './commands/tasks';
 import { registerClassify } from './commands/classify';
 import { registerEval } from './commands/eval';
@@ -26,6 +27,7 @@ const program = new Command('tatra')
   .description('TATRA Studio: training-free classification with synthetic examples, paraphrases and voting')
   .version('0.1.0')
   .option('--debug', 'print stack traces for unexpected errors')
+  .option('--verbose', "show llama.cpp's warnings while loading models (its errors are always shown)")
   .showSuggestionAfterError()
   .exitOverride()
   // Usage errors say `tatra: …` like every other bad input, not commander's own `error: …`.
@@ -35,6 +37,11 @@ const program = new Command('tatra')
     // One line: commander puts its "(Did you mean …?)" on a line of its own.
     outputError: (s, write) => write(`tatra: ${s.replace(/^error: /, '').trimEnd().replace(/\s*\n\s*/g, ' ')}\n`),
   });
+
+// Before any command loads a model: the option may come before or after the command's name.
+program.hook('preAction', () => {
+  if (program.opts<{ verbose?: boolean }>().verbose) showLlamaWarnings(true);
+});
 
 registerTasks(program);
 registerClassify(program);

@@ -1,7 +1,7 @@
 // Real local inference through node-llama-cpp: the process's Llama, GGUF validation, the
 // TatraBackend implementation and the shared model pool. Main-process code only (node-llama-cpp
 // crashes in a renderer).
-export { getLlamaRuntime, disposeLlamaRuntime } from './runtime';
+export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';

@@ -10,9 +10,19 @@ const knownNoise = [/control-looking token/];
 
 let runtime: Promise<Llama> | undefined;
 
+// llama.cpp warns on many loads of ordinary models ("load: bad special token …"); printed on every
+// CLI run they read as something being wrong. Warnings are shown on request (`tatra --verbose`,
+// or TATRA_VERBOSE=1 for the app and `tatra serve`); errors always are.
+let showWarnings = process.env.TATRA_VERBOSE === '1';
+
+/** Whether llama.cpp's warnings reach stderr from now on; its errors always do. */
+export function showLlamaWarnings(show: boolean): void {
+  showWarnings = show;
+}
+
 /**
  * The process's Llama: gpu "auto" (CUDA, then Vulkan, then CPU; $TATRA_GPU=off forces CPU),
- * prebuilt binaries only (never compiles), warnings and errors logged to stderr, `maxThreads`
+ * prebuilt binaries only (never compiles), errors (and with showLlamaWarnings, warnings) logged to stderr, `maxThreads`
  * = all cores (contexts created by LlamaBackend use defaultThreads() unless given `threads`).
  */
 export function getLlamaRuntime(): Promise<Llama> {
@@ -23,7 +33,8 @@ export function getLlamaRuntime(): Promise<Llama> {
     // The cap shared by all contexts; each context still asks for defaultThreads() unless told otherwise.
     maxThreads: Math.max(defaultThreads(), availableParallelism()),
     logger(level, message) {
-      if (level !== LlamaLogLevel.error && level !== LlamaLogLevel.fatal && knownNoise.some((r) => r.test(message))) return;
+      const severe = level === LlamaLogLevel.error || level === LlamaLogLevel.fatal;
+      if (!severe && (!showWarnings || knownNoise.some((r) => r.test(message)))) return;
       process.stderr.write(`[llama] ${message.trimEnd()}\n`);
     },
   }).catch((e: unknown) => {
