@@ -22,7 +22,7 @@ export const LAYERS = {
   common: ['common'],
   engine: ['common', 'engine'],
   remote: ['common', 'engine', 'remote'],
-  llama: ['common', 'engine', 'remote', 'llama'],
+  llama: ['common', 'engine', 'remote', 'paths', 'llama'],
   tasks: ['common', 'tasks', 'paths'],
   web: ['common', 'web'],
   jobs: ['common', 'engine', 'remote', 'llama', 'tasks', 'web', 'paths', 'jobs'],
@@ -44,6 +44,8 @@ const layerElements = [
 ];
 const layerFiles = [
   { category: 'paths', pattern: 'electron/paths.ts' },
+  // Whether a pid lives, and temp folders owned by a process: a Node-only leaf like paths.ts.
+  { category: 'paths', pattern: 'electron/processes.ts' },
   { category: 'preload', pattern: 'electron/preload.ts' },
 ];
 const to = (types) => {

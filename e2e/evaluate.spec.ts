@@ -1,15 +1,23 @@
 // Evaluate a small CSV the test writes: upload, preview, mapping, start, results (confusion
 // matrix, curve, rows), export; and a reload mid-evaluation that finds the job carrying on.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ownedTempDir } from '../electron/processes';
 import { callApi, expect, openApp, shot, test } from './fixtures';
 
 const POSITIVE = ['a wonderful, moving film', 'great acting and a clever script', 'I loved every minute of it', 'funny, warm and beautifully shot', 'a triumph', 'the best film this year'];
 const NEGATIVE = ['a dull mess', 'boring and far too long', 'the plot makes no sense', 'I walked out halfway', 'flat, lifeless acting', 'a waste of two hours'];
 
+// Each CSV's folder is removed after the file's tests (the jobs hold their rows by then); one left
+// by a killed run is swept by the next (ownedTempDir names it with this process's pid).
+const csvDirs: string[] = [];
+test.afterAll(() => {
+  for (const dir of csvDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 function writeCsv(rows: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-csv-'));
+  const dir = ownedTempDir('tatra-e2e-csv-');
+  csvDirs.push(dir);
   const lines = ['review,label'];
   for (let i = 0; i < rows; i++) {
     const pos = i % 2 === 0;

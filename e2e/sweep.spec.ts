@@ -1,17 +1,24 @@
 // A small sweep through the Sweep view: upload and map a CSV, set a 2 n × 2 k × 2 r × 2 seeds grid,
 // run it, and see the accuracy lines with std bands, the k × n heat map, the cost scatter, the
 // points table and what sharing saved; export the CSV.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ownedTempDir } from '../electron/processes';
 import type { SweepResult } from '../electron/common/contract/sweeps';
 import { callApi, expect, openApp, shot, test } from './fixtures';
 
 const REVIEWS = ['a wonderful, moving film', 'a dull mess', 'great acting and a clever script', 'boring and far too long', 'I loved every minute of it', 'the plot makes no sense'];
 
+// Removed after the test; one left by a killed run is swept by the next (named with the pid).
+let csvDir: string | null = null;
+test.afterAll(() => {
+  if (csvDir) rmSync(csvDir, { recursive: true, force: true });
+});
+
 test('set up, run and chart a small sweep', async ({ page, server }) => {
   test.setTimeout(420_000);
-  const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-sweep-'));
+  const dir = ownedTempDir('tatra-e2e-sweep-');
+  csvDir = dir;
   const csv = join(dir, 'reviews.csv');
   writeFileSync(csv, `review,label\r\n${REVIEWS.map((t, i) => `"${t}",${i % 2 === 0 ? 1 : 0}`).join('\r\n')}\r\n`);
 

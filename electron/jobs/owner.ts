@@ -1,21 +1,15 @@
 // Who runs a job or a sweep: "host:pid" of this process, and whether a recorded owner still runs.
 // One definition for the job manager and the sweep manager, which both claim rows.
 import { hostname } from 'node:os';
+import { pidAlive } from '../processes';
 
 export const OWNER = `${hostname()}:${process.pid}`;
 
 /** How often a runner touches its row's `updated`, so other machines sharing the folder see it live. */
 export const HEARTBEAT_MS = 5000;
 
-/** Whether a process with this pid runs here (EPERM: it runs, as another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+// Liveness is shared with the temp-folder sweep (electron/processes.ts).
+export { pidAlive };
 
 /**
  * Whether a recorded owner ("host:pid", its row last `updated` then) still runs: a live pid on

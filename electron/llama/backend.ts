@@ -14,8 +14,7 @@
 //   saveStateToFile/loadStateFromFile (~1 ms for 300 tokens of a tiny model, NODE-LLAMA-CPP.md).
 // - The whole prompt is always tokenized as one text, so the tokens (and the output) never depend
 //   on the prefix hint; the hint only decides what is worth snapshotting.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
   GeneralChatWrapper,
@@ -36,6 +35,7 @@ import { abortError, ContextOverflowError, type ChatPrompt, type GenerateRequest
 import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { inspectGguf, type GgufInspection } from './gguf';
+import { ownedTempDir } from '../processes';
 import { getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
 import { loadGpuLayers, memoryShortfall } from './fit';
@@ -437,7 +437,8 @@ export class LlamaBackend implements TatraBackend {
   }
 
   private snapshotFolder(): string {
-    this.snapshotDir ??= mkdtempSync(join(tmpdir(), 'tatra-prefix-'));
+    // Named with this pid: a SIGKILLed process's snapshots are swept by the next one (processes.ts).
+    this.snapshotDir ??= ownedTempDir('tatra-prefix-');
     return this.snapshotDir;
   }
 

@@ -1,19 +1,19 @@
 // inspectGguf on files the test writes: every bad file is one clear line with a code, and a good
 // synthetic model is described correctly.
 import { copyFile, mkdir, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { inspectGguf } from '../../../electron/llama/gguf';
 import { ensureSyntheticModel } from '../../../tools/synthetic-gguf';
 import { tinyModelPath } from '../../helpers/models';
+import { ownedTempDir } from '../../../electron/processes';
 
 let dir: string;
 let tiny: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tatra-gguf-'));
+  dir = ownedTempDir('tatra-gguf-');
   tiny = await tinyModelPath();
 }, 120_000);
 
@@ -161,13 +161,11 @@ describe('inspectGguf on good files', () => {
 
 describe('a damaged fixed header', () => {
   it('is refused at once instead of hanging the header reader', async () => {
-    const { mkdtemp, writeFile } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const dir = await mkdtemp(join(tmpdir(), 'tatra-gguf-'));
-    const short = join(dir, 'short.gguf');
+    // Inside the file's folder, which afterAll removes (this one was left behind).
+    const folder = await mkdtemp(join(dir, 'damaged-'));
+    const short = join(folder, 'short.gguf');
     await writeFile(short, 'GGUF but not really');
-    const counts = join(dir, 'counts.gguf');
+    const counts = join(folder, 'counts.gguf');
     const head = Buffer.alloc(64, 0x61);
     head.write('GGUF', 0, 'latin1');
     head.writeUInt32LE(3, 4);
