@@ -12,8 +12,12 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * A cancel: what `signal.throwIfAborted()` throws and `signal.reason` holds for `controller.abort()`
+ * (a DOMException named AbortError), the one form every layer rejects with.
+ */
 export function isAbortError(e: unknown): boolean {
-  return e instanceof Error && (e.name === 'AbortError' || e.message === 'cancelled');
+  return e instanceof Error && e.name === 'AbortError';
 }
 
 export function errorMessage(e: unknown): string {

@@ -51,7 +51,7 @@ export interface TatraBackend {
   readonly contextSize: number;
   /**
    * Generate for each request. Independent requests may be decoded on parallel sequences; the
-   * results come back in request order. Rejects with an AbortError when a request's signal aborts.
+   * results come back in request order. Rejects with the signal's reason (an AbortError) when a request's signal aborts.
    */
   generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]>;
   /** Tokens the rendered prompt (chat template included) would take. */
@@ -77,12 +77,4 @@ export class ContextOverflowError extends Error {
   }
 }
 
-export function abortError(): Error {
-  const e = new Error('cancelled');
-  e.name = 'AbortError';
-  return e;
-}
 
-export function throwIfAborted(signal?: AbortSignal): void {
-  if (signal?.aborted) throw abortError();
-}

@@ -15,7 +15,7 @@ import {
   runSeed,
 } from '../common/tatra';
 import { type TaskDefinition, labelNames } from '../common/task';
-import { ContextOverflowError, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, throwIfAborted } from './backend';
+import { ContextOverflowError, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { outputConstraints } from './constraint';
 import { type RunExamples, emitExampleEvents, generateExamplesForRuns } from './examples';
@@ -152,9 +152,9 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const input = opts.input.trim();
   if (input === '') throw new UserError('the input is empty', 'input_empty');
   const started = performance.now();
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
   await checkInputFits(task, input, settings, generator, evaluator);
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
 
   const runs = Array.from({ length: settings.r }, (_, j) => j);
   const stages: Record<StageName, StageStats> = { examples: emptyStats(), paraphrases: emptyStats(), evaluation: emptyStats() };
@@ -171,7 +171,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
         const ex = await opts.examplesForRun(run);
         emitExampleEvents(task, ex, opts.onEvent);
         out.push(ex);
-        throwIfAborted(signal);
+        signal?.throwIfAborted();
       }
       return { runExamples: out, ms: performance.now() - t0 };
     }
@@ -210,11 +210,11 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     stages.examples.completionTokens += ex.stats.completionTokens;
   }
   stages.examples.ms = exampleMs;
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
 
   const { paraphrased, stats: paraphraseStats } = await paraphraseStage;
   stages.paraphrases = paraphraseStats;
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
 
   // Stage 3: evaluation of original + n paraphrases per run, every run in one batch. Identical
   // prompts (a fallback's copies of the original) are greedy and so evaluated once.
@@ -245,7 +245,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const { results, ms: evalMs } = await evaluateRequests(task, evaluator, requests, (index, result) => {
     for (const slot of slotsByRequest.get(index) ?? []) emit({ type: 'prediction', run: slot.run, prediction: predictionAt(slot, result.text) });
   });
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
   stages.evaluation = {
     calls: results.length,
     promptTokens: results.reduce((s, r) => s + r.promptTokens, 0),
@@ -356,7 +356,7 @@ async function paraphraseRuns(opts: {
           opts.onRun?.(runs[i]!, finish({ text: r.text, truncated: r.completionTokens >= maxTokens, cached: false }));
         }),
     );
-    throwIfAborted(signal);
+    signal?.throwIfAborted();
     for (const [j, i] of missing.entries()) {
       const r = results[j] as GenerateResult;
       // A completion that used its whole budget was cut off; its last line is incomplete.
@@ -400,7 +400,7 @@ export async function zeroShot(opts: { task: TaskDefinition; input: string; eval
   const { task, evaluator, signal } = opts;
   const input = opts.input.trim();
   if (input === '') throw new UserError('the input is empty', 'input_empty');
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
   const prompt = { system: evaluationSystem(task), user: evaluationSuffix(task, input) };
   const tokens = await evaluator.countPromptTokens(prompt);
   if (tokens + evaluatorAnswerTokens(task) > evaluator.contextSize) {

@@ -3,7 +3,7 @@
 import { type Example, type ExampleFilterCounts, type StageStats, type TatraEvent, type TatraSettings, runSeed } from '../common/tatra';
 import { type TaskDefinition } from '../common/task';
 import { UserError } from '../common/errors';
-import { type GenerateRequest, type TatraBackend, throwIfAborted } from './backend';
+import { type GenerateRequest, type TatraBackend } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { exampleGrammar, exampleMaxTokens } from './grammar';
 import { validateExamples } from './parse';
@@ -80,7 +80,7 @@ export async function generateExamplesForRuns(
   },
 ): Promise<RunExamples[]> {
   const { task, settings, generator, cache, signal } = opts;
-  throwIfAborted(signal);
+  signal?.throwIfAborted();
   const taskHash = taskContentHash(task);
   const planned = opts.runs.map((run) => planRun(task, settings, run, generator.id, taskHash, opts.input, signal));
   const flat = planned.flat();
@@ -98,7 +98,7 @@ export async function generateExamplesForRuns(
   remaining.forEach((left, i) => (left === 0 ? announce(i) : undefined));
   if (misses.length > 0) {
     await capToContext(generator, misses.map((m) => m.request));
-    throwIfAborted(signal);
+    signal?.throwIfAborted();
     const results = await generator.generate(
       misses.map((m) => m.request),
       opts.onRun &&
@@ -109,7 +109,7 @@ export async function generateExamplesForRuns(
           if (--remaining[i]! === 0) announce(i);
         }),
     );
-    throwIfAborted(signal);
+    signal?.throwIfAborted();
     for (let i = 0; i < misses.length; i++) {
       const p = misses[i] as PlannedCall;
       const r = results[i];

@@ -3,7 +3,7 @@
 // disk by electron/tasks.
 
 export type { ChatPrompt, GenerateRequest, GenerateResult, TatraBackend } from './backend';
-export { ContextOverflowError, abortError, throwIfAborted } from './backend';
+export { ContextOverflowError } from './backend';
 
 // The method.
 export { classify, zeroShot, predictionLabel, PARAPHRASE_SAMPLING, type ClassifyOptions, type ZeroShotResult } from './classify';

@@ -15,7 +15,7 @@ import { basename, extname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CsvError, parse as csvParse } from 'csv-parse';
-import { UserError } from '../common/errors';
+import { UserError, isAbortError } from '../common/errors';
 import { labelNames, type TaskDefinition } from '../common/task';
 import type {
   ColumnMapping,
@@ -107,7 +107,7 @@ function textSource(path: string, signal?: AbortSignal): TextSource {
     let lines = 0;
     try {
       for await (const raw of stream as AsyncIterable<Buffer>) {
-        if (signal?.aborted) throw abortErr();
+        signal?.throwIfAborted();
         // fingerprint() has taken over the hash from `bytes` on (a chunk still in flight when the reader stopped).
         if (finishing) return;
         bytes += raw.length;
@@ -140,12 +140,6 @@ function textSource(path: string, signal?: AbortSignal): TextSource {
   }
   const fingerprint = (): Promise<string> => (digest ??= finishHash());
   return { chunks: gen(), bytesRead: () => bytes, fingerprint };
-}
-
-function abortErr(): Error {
-  const e = new Error('cancelled');
-  e.name = 'AbortError';
-  return e;
 }
 
 // ---------------------------------------------------------------- format detection
@@ -358,7 +352,7 @@ async function openRecords(path: string, opts: DatasetOptions): Promise<RecordSt
         yield { line: start, values };
       }
     } catch (e) {
-      if (e instanceof UserError || (e instanceof Error && e.name === 'AbortError')) throw e;
+      if (e instanceof UserError || isAbortError(e)) throw e;
       if (e instanceof CsvError) {
         // An unclosed quote is reported where the file ends; the record began where we stand.
         const at = e.code === 'CSV_QUOTE_NOT_CLOSED' ? line : ((e as CsvError & { lines?: number }).lines ?? line);

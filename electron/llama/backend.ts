@@ -31,7 +31,7 @@ import {
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
-import { abortError, ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
+import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
 import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { inspectGguf, type GgufInspection } from './gguf';
@@ -174,7 +174,7 @@ export class LlamaBackend implements TatraBackend {
     const jobs: Promise<GenerateResult>[] = [];
     // Render and check every prompt before queuing any, so an overflow fails the call before decoding.
     const prepared = requests.map((request) => {
-      if (request.signal?.aborted) throw abortError();
+      request.signal?.throwIfAborted();
       if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1)
         throw new UserError(`maxTokens must be a positive integer (got ${request.maxTokens})`);
       const tokens = this.renderTokens(request.prompt);
@@ -200,7 +200,7 @@ export class LlamaBackend implements TatraBackend {
     if (this.disposed) return;
     this.disposed = true;
     this.disposeController.abort();
-    for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(abortError()));
+    for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(this.disposeController.signal.reason));
     await Promise.allSettled([...this.running]);
     if (this.snapshotDir) rmSync(this.snapshotDir, { recursive: true, force: true });
     await this.context.dispose();
@@ -274,8 +274,9 @@ export class LlamaBackend implements TatraBackend {
 
   private enqueue(request: GenerateRequest, tokens: Token[], prefixLength: number): Promise<GenerateResult> {
     return new Promise<GenerateResult>((resolve, reject) => {
-      if (request.signal?.aborted || this.disposed) {
-        reject(abortError());
+      const stopped = request.signal?.aborted ? request.signal : this.disposed ? this.disposeController.signal : null;
+      if (stopped) {
+        reject(stopped.reason);
         return;
       }
       const job: Job = { request, tokens, prefixLength, resolve, reject };
@@ -284,7 +285,7 @@ export class LlamaBackend implements TatraBackend {
           const i = this.queue.indexOf(job);
           if (i >= 0) {
             this.queue.splice(i, 1);
-            this.settle(job, () => reject(abortError()));
+            this.settle(job, () => reject(request.signal!.reason));
           }
           // A running job notices the abort between tokens.
         };
@@ -330,9 +331,14 @@ export class LlamaBackend implements TatraBackend {
     const { request, tokens } = job;
     const started = performance.now();
     const sequence = slot.sequence;
-    const aborted = () => request.signal?.aborted === true || this.disposeController.signal.aborted;
+    // The request's own cancel, else the backend's disposal: its signal's reason is what rejects.
+    const stopped = (): AbortSignal | null => (request.signal?.aborted ? request.signal : this.disposeController.signal.aborted ? this.disposeController.signal : null);
+    const throwIfStopped = () => {
+      const signal = stopped();
+      if (signal) throw signal.reason;
+    };
     try {
-      if (aborted()) throw abortError();
+      throwIfStopped();
       if (!this.reuse) await sequence.clearHistory();
       const prefix = this.reuse ? await this.restoreSharedPrefix(sequence, job) : { decoded: 0, restored: 0 };
       // Keep the cached common prefix, but always decode at least the last prompt token: its
@@ -360,7 +366,7 @@ export class LlamaBackend implements TatraBackend {
       });
       try {
         for await (const token of iterator) {
-          if (aborted()) throw abortError();
+          throwIfStopped();
           if (this.model.isEogToken(token)) break;
           output.push(token);
           if (node) {
@@ -373,7 +379,7 @@ export class LlamaBackend implements TatraBackend {
       } finally {
         await iterator.return(undefined);
       }
-      if (aborted()) throw abortError();
+      throwIfStopped();
       this.counters.generatedTokens += output.length;
       this.counters.requests++;
       const result: GenerateResult = {
@@ -385,7 +391,7 @@ export class LlamaBackend implements TatraBackend {
       };
       this.settle(job, () => job.resolve(result));
     } catch (e) {
-      const error = aborted() ? abortError() : e;
+      const error = stopped()?.reason ?? e;
       this.settle(job, () => job.reject(error));
     }
   }
@@ -475,7 +481,7 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
  */
 export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<LlamaBackend> {
   const inspection = await inspectGguf(opts.modelPath);
-  if (opts.signal?.aborted) throw abortError();
+  opts.signal?.throwIfAborted();
   const sequences = opts.sequences ?? 4;
   if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64)
     throw new UserError(`sequences must be an integer from 1 to 64 (got ${sequences})`);
@@ -495,11 +501,11 @@ export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<L
       loadSignal: opts.signal,
     });
   } catch (e) {
-    if (opts.signal?.aborted) throw abortError();
+    opts.signal?.throwIfAborted();
     throw await outOfMemoryError(e, llama, inspection, shape, 'load');
   }
   try {
-    if (opts.signal?.aborted) throw abortError();
+    opts.signal?.throwIfAborted();
     const usesFallback = !inspection.hasChatTemplate;
     const chatWrapper = usesFallback ? fallbackChatWrapper() : resolveChatWrapper(model);
     let context: LlamaContext;
@@ -512,7 +518,7 @@ export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<L
     return new LlamaBackend(llama, model, context, inspection, chatWrapper, usesFallback, opts.reuse ?? true);
   } catch (e) {
     await model.dispose();
-    if (opts.signal?.aborted) throw abortError();
+    opts.signal?.throwIfAborted();
     throw e;
   }
 }

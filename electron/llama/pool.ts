@@ -4,7 +4,7 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isRemoteSpec, type RemoteModelRef } from '../common/remote';
-import { abortError, type TatraBackend } from '../engine/backend';
+import type { TatraBackend } from '../engine/backend';
 import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
 import { loadLlamaBackend, type LoadLlamaBackendOptions } from './backend';
 
@@ -67,7 +67,7 @@ export class ModelPool {
    */
   async acquire(modelPath: string, opts: AcquireOptions = {}): Promise<BackendLease> {
     if (this.disposed) throw new Error('the model pool has been disposed');
-    if (opts.signal?.aborted) throw abortError();
+    opts.signal?.throwIfAborted();
     const remote = opts.remote !== undefined || isRemoteSpec(modelPath);
     const key = remote ? remoteKey(modelPath, opts.remote) : await realpath(modelPath).catch(() => resolve(modelPath));
     // The pool may have been disposed (the app quitting) while we waited: loading now would leak.
@@ -172,7 +172,7 @@ function remoteKey(spec: string, ref: RemoteModelRef | undefined): string {
 function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (!signal) return promise;
   return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(abortError());
+    const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (v) => {

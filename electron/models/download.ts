@@ -17,7 +17,6 @@ import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import type { DownloadState } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { abortError } from '../engine/backend';
 import { formatBytes } from '../common/bytes';
 import { defaultModelsDir } from '../paths';
 import { resolveModelUri, type ResolvedSource } from './resolve';
@@ -114,7 +113,7 @@ interface OpenedResponse {
  */
 function openResponse(url: string, headers: Record<string, string>, connectTimeoutMs: number, signal: AbortSignal | undefined, redirectsLeft = 8): Promise<OpenedResponse> {
   return new Promise<OpenedResponse>((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
+    if (signal?.aborted) return reject(signal.reason);
     let u: URL;
     try {
       u = new URL(url);
@@ -134,7 +133,7 @@ function openResponse(url: string, headers: Record<string, string>, connectTimeo
       req.destroy();
       reject(e);
     };
-    const onAbort = () => fail(abortError());
+    const onAbort = () => fail(signal!.reason as Error);
     signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => {
       fail(new UserError(`could not reach ${u.host} within ${Math.round(connectTimeoutMs / 1000)} s (offline or unreachable)`, 'download_unreachable'));
@@ -259,7 +258,7 @@ export async function downloadModel(source: string, options: DownloadOptions = {
   let attempt = 0;
   let firstAttempt = true;
   for (;;) {
-    if (signal?.aborted) throw abortError();
+    signal?.throwIfAborted();
     const side = await readSidecar(sidecar);
     let have = (await fileSize(partial)) ?? 0;
     if (have > 0 && (!side || side.url !== resolved.url)) {
@@ -358,7 +357,7 @@ export async function downloadModel(source: string, options: DownloadOptions = {
       clearTimeout(idle);
       idle = setTimeout(() => res.destroy(new TransferInterrupted(`no data for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
     };
-    const onAbort = () => res.destroy(abortError());
+    const onAbort = () => res.destroy(signal!.reason as Error);
     signal?.addEventListener('abort', onAbort, { once: true });
     armIdle();
     const counter = new Transform({
@@ -386,7 +385,8 @@ export async function downloadModel(source: string, options: DownloadOptions = {
       state.rate = 0;
       state.etaSeconds = null;
       emit(true);
-      if (signal?.aborted || isAbortError(failure)) throw abortError();
+      signal?.throwIfAborted();
+      if (isAbortError(failure)) throw failure;
       if (++attempt <= retries) {
         await new Promise((r) => setTimeout(r, onDisk > before ? 100 : 300 * attempt));
         continue;

@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
 import type { OutputConstraint } from '../common/tatra';
-import { ContextOverflowError, abortError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
+import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
 import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
 import { HttpFailure, backoffDelay, httpJson, sleep } from './http';
 import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
@@ -138,7 +138,7 @@ export class RemoteBackend implements TatraBackend {
   async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
     this.ensureNotDisposed();
     for (const request of requests) {
-      if (request.signal?.aborted) throw abortError();
+      request.signal?.throwIfAborted();
       if (!Number.isInteger(request.maxTokens) || request.maxTokens < 1) throw new UserError(`maxTokens must be a positive integer (got ${request.maxTokens})`);
     }
     return Promise.all(
@@ -227,7 +227,8 @@ export class RemoteBackend implements TatraBackend {
         ok = true;
         return value;
       } catch (e) {
-        if (signal.aborted || isAbortError(e)) throw abortError();
+        signal.throwIfAborted();
+        if (isAbortError(e)) throw e;
         if (!(e instanceof HttpFailure)) throw e;
         if (e.endpointDown) this.set.setAside(endpoint, e.message);
         if (!e.retryable || attempt >= maxAttempts) throw this.finalError(e, endpoint);
@@ -357,7 +358,7 @@ export async function connectRemoteBackend(opts: RemoteBackendOptions): Promise<
   if (opts.urls.length === 0) throw new UserError('a remote model needs at least one URL', 'remote_bad_spec');
   const probeOpts = { ...(opts.key ? { key: opts.key } : {}), ...(opts.keyEnv ? { keyEnv: opts.keyEnv } : {}), timeoutMs: opts.probeTimeoutMs ?? 4000, ...(opts.signal ? { signal: opts.signal } : {}) };
   const outcomes = await Promise.allSettled(opts.urls.map((url) => probeServer(url, probeOpts)));
-  if (opts.signal?.aborted) throw abortError();
+  opts.signal?.throwIfAborted();
   const probes: ServerProbe[] = [];
   for (const o of outcomes) {
     if (o.status === 'fulfilled') probes.push(o.value);

@@ -5,7 +5,6 @@
 // is retried by the caller on another endpoint (or on the same one once it is back).
 import { UserError } from '../common/errors';
 import type { ServerProbe } from '../common/remote';
-import { abortError } from '../engine/backend';
 
 export interface EndpointState {
   url: string;
@@ -57,6 +56,8 @@ export class EndpointSet {
   private picks = 0;
   private allDownSince: number | null = null;
   private disposed = false;
+  // Aborted on dispose: its reason is what a request still waiting for an endpoint rejects with.
+  private readonly closed = new AbortController();
 
   constructor(
     readonly endpoints: readonly Endpoint[],
@@ -69,7 +70,8 @@ export class EndpointSet {
    */
   async acquire(signal?: AbortSignal): Promise<Endpoint> {
     for (;;) {
-      if (signal?.aborted || this.disposed) throw abortError();
+      signal?.throwIfAborted();
+      this.closed.signal.throwIfAborted();
       const up = this.endpoints.filter((e) => e.up);
       if (up.length > 0) {
         this.allDownSince = null;
@@ -121,6 +123,7 @@ export class EndpointSet {
 
   dispose(): void {
     this.disposed = true;
+    this.closed.abort();
     for (const e of this.endpoints) clearTimeout(e.timer);
     this.wake();
   }

@@ -1,7 +1,6 @@
 // One HTTP exchange with an inference server, and the retry schedule around it. Failures are
 // classified here (connection, timeout, HTTP status, not JSON) so that the backend can decide what
 // to do (retry, try another endpoint, stop with one clear line) without looking at raw errors.
-import { abortError } from '../engine/backend';
 
 export type HttpFailureKind = 'connect' | 'timeout' | 'status' | 'not-json';
 
@@ -92,10 +91,10 @@ const CONNECT_WORDS: Record<string, string> = {
 
 /**
  * Sends one request and returns its JSON body. Throws HttpFailure for everything the server or the
- * network did wrong, and an AbortError when `signal` aborts.
+ * network did wrong, and the signal's reason when `signal` aborts.
  */
 export async function httpJson(call: HttpCall): Promise<unknown> {
-  if (call.signal?.aborted) throw abortError();
+  call.signal?.throwIfAborted();
   const timeout = AbortSignal.timeout(call.timeoutMs);
   const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -107,7 +106,7 @@ export async function httpJson(call: HttpCall): Promise<unknown> {
     res = await fetch(call.url, { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body), signal });
     text = await res.text();
   } catch (e) {
-    if (call.signal?.aborted) throw abortError();
+    call.signal?.throwIfAborted();
     if (timeout.aborted) throw new HttpFailure('timeout', `no answer within ${Math.round(call.timeoutMs / 1000)} s`, call.url);
     const code = causeCode(e);
     throw new HttpFailure('connect', code ? (CONNECT_WORDS[code] ?? code) : e instanceof Error ? e.message : String(e), call.url);
@@ -145,13 +144,13 @@ export function backoffDelay(attempt: number, backoff: Backoff, retryAfterMs?: n
   return Math.round(cap / 2 + (random() * cap) / 2);
 }
 
-/** Waits `ms`, or rejects with an AbortError as soon as `signal` aborts. */
+/** Waits `ms`, or rejects with the signal's reason as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
+    if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(abortError());
+      reject(signal!.reason);
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -1,7 +1,7 @@
 // A TatraBackend whose outputs a test scripts: it pins the engine's exact semantics (what was
 // asked, with which seed, in which batch) where a real model's text would be noise. Every
 // request is recorded. Real inference is tested elsewhere; this is for exact semantics only.
-import { type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, abortError } from '../../electron/engine/backend';
+import { type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../../electron/engine/backend';
 
 export type RequestStage = 'examples' | 'paraphrases' | 'evaluation';
 
@@ -92,14 +92,14 @@ export class ScriptedBackend implements TatraBackend {
     const batch = this.batches.length;
     this.batches.push([...requests]);
     this.requests.push(...requests);
-    for (const r of requests) if (r.signal?.aborted) throw abortError();
+    for (const r of requests) r.signal?.throwIfAborted();
     if (this.delayMs > 0) {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, this.delayMs);
         for (const r of requests) {
           r.signal?.addEventListener('abort', () => {
             clearTimeout(timer);
-            reject(abortError());
+            reject(r.signal!.reason);
           }, { once: true });
         }
       });

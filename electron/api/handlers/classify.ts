@@ -65,7 +65,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
             // The same file twice shares one loaded copy (the pool keys by real path).
             const evaluator = await pool.acquire(request.evaluator);
             leases.push(evaluator);
-            if (ac.signal.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
+            ac.signal.throwIfAborted();
             const result = await classify({
               task,
               input: request.input,
