@@ -1,12 +1,11 @@
 // What Evaluate and Sweep ask for after the data steps (DataSteps.tsx): the task, a generator
-// and an evaluator seeded once from the saved settings, and a row limit; what both send of the
+// and an evaluator seeded from the saved settings, and a row limit; what both send of the
 // label mapping; and how both list what they ran (a status chip, "generator → evaluator").
-import { useState } from 'react';
 import type { JobStatus } from '../../../electron/common/contract/jobs';
-import type { AppSettings } from '../../../electron/common/contract/settings';
 import type { SweepStatus } from '../../../electron/common/contract/sweeps';
 import { ROW_LIMIT } from '../../../electron/common/settings';
 import { ModelPicker } from './ModelPicker';
+import { useSeededField } from './seededFields';
 import { shortModel } from './labels';
 import { useStore } from '../store';
 
@@ -20,20 +19,13 @@ export interface ModelPair {
 }
 
 /**
- * The generator and evaluator fields, filled from the saved settings once they arrive (they come
- * after the first render) and then left to the user; `onSeed` seeds a view's other fields too.
+ * The generator and evaluator fields, seeded from the saved settings (which come after the first
+ * render) until the user changes them (seededFields.ts).
  */
-export function useModelPair(onSeed?: (settings: AppSettings) => void): ModelPair {
+export function useModelPair(): ModelPair {
   const settings = useStore((s) => s.settings);
-  const [generator, setGenerator] = useState(settings?.generator ?? '');
-  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? settings?.generator ?? '');
-  const [seeded, setSeeded] = useState(false);
-  if (settings && !seeded) {
-    setSeeded(true);
-    setGenerator(settings.generator ?? '');
-    setEvaluator(settings.evaluator ?? settings.generator ?? '');
-    onSeed?.(settings);
-  }
+  const [generator, setGenerator] = useSeededField(settings?.generator ?? '');
+  const [evaluator, setEvaluator] = useSeededField(settings?.evaluator ?? settings?.generator ?? '');
   return { generator, evaluator, setGenerator, setEvaluator, chosen: generator.trim() !== '' && evaluator.trim() !== '' };
 }
 

@@ -2,9 +2,12 @@
 // variant's prediction as it arrives; then the vote breakdown, the verdict, tokens and time.
 import { useEffect, useMemo, useState } from 'react';
 import { DEFAULT_SETTINGS, type OutputConstraint, type TatraSettings } from '../../../electron/common/tatra';
+import type { ClassifyStartInput } from '../../../electron/common/contract/classify';
+import type { AppSettings } from '../../../electron/common/contract/settings';
 import { ErrorBanner, LabelChip, ProgressBar } from '../components/Common';
 import { ModelPicker } from '../components/ModelPicker';
 import { RunSettingsFields } from '../components/RunSettingsFields';
+import { useSeededField, useSeededFields } from '../components/seededFields';
 import { VariantGrid, VoteBars } from '../components/VoteCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
@@ -79,6 +82,27 @@ function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; ope
   );
 }
 
+interface FormSeed {
+  input: string;
+  tatra: TatraSettings;
+  generator: string;
+  evaluator: string;
+  sameModel: boolean;
+}
+
+function formSeed(request: ClassifyStartInput | null, settings: AppSettings | null): FormSeed {
+  if (request) {
+    return { input: request.input, tatra: request.settings, generator: request.generator, evaluator: request.evaluator, sameModel: request.generator === request.evaluator };
+  }
+  return {
+    input: '',
+    tatra: settings?.tatra ?? DEFAULT_SETTINGS,
+    generator: settings?.generator ?? '',
+    evaluator: settings?.evaluator ?? settings?.generator ?? '',
+    sameModel: !settings?.evaluator || settings.evaluator === settings.generator,
+  };
+}
+
 export function ClassifyView() {
   const tasks = useStore((s) => s.tasks);
   const taskId = useStore((s) => s.currentTaskId);
@@ -89,33 +113,16 @@ export function ClassifyView() {
   const start = useStore((s) => s.startClassify);
   const cancel = useStore((s) => s.cancelClassify);
 
-  const [input, setInput] = useState('');
-  const [tatra, setTatra] = useState<TatraSettings>(settings?.tatra ?? DEFAULT_SETTINGS);
-  const [generator, setGenerator] = useState(settings?.generator ?? '');
-  const [evaluator, setEvaluator] = useState(settings?.evaluator ?? '');
-  const [sameModel, setSameModel] = useState(true);
+  // Each field starts from the run on show (after a reload the host gives it back: show what it
+  // was asked) or else the saved settings, both of which may arrive after the first render; a
+  // field the user has changed keeps the user's value (seededFields.ts).
+  const seed = formSeed(c.request, settings);
+  const [input, setInput] = useSeededField(seed.input);
+  const [tatra, setTatra] = useSeededFields<TatraSettings>(seed.tatra);
+  const [generator, setGenerator] = useSeededField(seed.generator);
+  const [evaluator, setEvaluator] = useSeededField(seed.evaluator);
+  const [sameModel, setSameModel] = useSeededField(seed.sameModel);
   const [now, setNow] = useState(() => Date.now());
-  const [seeded, setSeeded] = useState(false);
-  if (settings && !seeded) {
-    setSeeded(true);
-    setTatra(settings.tatra);
-    setGenerator(settings.generator ?? '');
-    setEvaluator(settings.evaluator ?? settings.generator ?? '');
-    setSameModel(!settings.evaluator || settings.evaluator === settings.generator);
-  }
-
-  // After a reload the run comes back from the host: show what it was asked, once.
-  const [restoredFrom, setRestoredFrom] = useState<string | null>(null);
-  if (c.request && c.runId && restoredFrom !== c.runId) {
-    setRestoredFrom(c.runId);
-    if (input === '') {
-      setInput(c.request.input);
-      setTatra(c.request.settings);
-      setGenerator(c.request.generator);
-      setEvaluator(c.request.evaluator);
-      setSameModel(c.request.generator === c.request.evaluator);
-    }
-  }
 
   const running = c.status === 'running' || c.status === 'starting';
   useEffect(() => {

@@ -7,6 +7,7 @@ import { ErrorBanner, LabelChip, Metric, ProgressBar } from '../components/Commo
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
+import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
 import { duration, pct } from '../components/labels';
@@ -20,8 +21,9 @@ function SettingsStep() {
   const settings = useStore((s) => s.settings);
   const startJob = useStore((s) => s.startJob);
   const navigate = useStore((s) => s.navigate);
-  const [tatra, setTatra] = useState<TatraSettings>(settings?.tatra ?? DEFAULT_SETTINGS);
-  const models = useModelPair((saved) => setTatra(saved.tatra));
+  // From the saved settings, which may arrive after the first render; a field the user changed keeps the user's value.
+  const [tatra, setTatra] = useSeededFields<TatraSettings>(settings?.tatra ?? DEFAULT_SETTINGS);
+  const models = useModelPair();
   const [starting, setStarting] = useState(false);
   const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting;
   const start = async () => {
