@@ -179,6 +179,18 @@ function parseContentRange(v: string | undefined): { start: number; end: number;
   return { start: Number(m[1]), end: Number(m[2]), total: m[3] === '*' ? null : Number(m[3]) };
 }
 
+/** The tunables of one download, with their defaults. */
+interface TransferSettings {
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  retries: number;
+  interval: number;
+}
+
+function transferSettings(options: DownloadOptions): TransferSettings {
+  return { connectTimeoutMs: options.connectTimeoutMs ?? 5000, idleTimeoutMs: options.idleTimeoutMs ?? 30_000, retries: options.retries ?? 3, interval: options.progressIntervalMs ?? 250 };
+}
+
 /**
  * Download one model to `<dir>/<file>.gguf` through `<file>.gguf.partial` (+ `.partial.json`),
  * resuming a partial file with Range, verifying size and GGUF header, then renaming atomically.
@@ -187,26 +199,37 @@ function parseContentRange(v: string | undefined): { start: number; end: number;
  * partial file stays, so the same download resumes later).
  */
 export async function downloadModel(source: string, options: DownloadOptions = {}): Promise<DownloadState> {
-  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
-  const retries = options.retries ?? 3;
-  const interval = options.progressIntervalMs ?? 250;
+  const settings = transferSettings(options);
   const signal = options.signal;
-  const resolved: ResolvedSource = await resolveModelUri(source, { signal, timeoutMs: connectTimeoutMs, catalogPath: options.catalogPath, hfEndpoint: options.hfEndpoint });
-  const dir = resolvePath(options.dir ?? defaultModelsDir());
+  const resolved: ResolvedSource = await resolveModelUri(source, { signal, timeoutMs: settings.connectTimeoutMs, catalogPath: options.catalogPath, hfEndpoint: options.hfEndpoint });
+  const { dir, dest } = await destinationFor(resolved, options.dir);
+  const progress = new Progress(initialState(source, resolved, dest, options.id), settings.interval, options.onProgress);
+  const existing = await fileSize(dest);
+  if (existing !== null) return acceptExisting(dest, existing, progress);
+  const transfer: Transfer = { source, resolved, dir, files: partialPaths(dest), settings, signal, progress };
+  await transferUntilComplete(transfer);
+  return verifyAndPlace(transfer, dest);
+}
+
+/** The folder (created if need be) and the final path; whatever the source said, the file lands in the folder itself. */
+async function destinationFor(resolved: ResolvedSource, dirOption: string | undefined): Promise<{ dir: string; dest: string }> {
+  const dir = resolvePath(dirOption ?? defaultModelsDir());
   try {
     await mkdir(dir, { recursive: true });
   } catch (e) {
     throw new UserError(`cannot create the download folder ${dir}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`, 'download_failed');
   }
   const dest = join(dir, resolved.fileName);
-  // Whatever the source said, the file lands in `dir` itself (a catalog or URL could name a path).
+  // A catalog or URL could name a path.
   if (dirname(dest) !== dir || basename(dest) !== resolved.fileName) {
     throw new UserError(`refusing to download "${resolved.fileName}": the name would put the file outside ${dir}`, 'bad_uri');
   }
-  const { partial, sidecar } = partialPaths(dest);
-  const state: DownloadState = {
-    id: options.id ?? randomUUID(),
+  return { dir, dest };
+}
+
+function initialState(source: string, resolved: ResolvedSource, dest: string, id: string | undefined): DownloadState {
+  return {
+    id: id ?? randomUUID(),
     source,
     url: resolved.url,
     dest,
@@ -221,174 +244,114 @@ export async function downloadModel(source: string, options: DownloadOptions = {
     startedAt: Date.now(),
     finishedAt: null,
   };
-  let lastEmit = 0;
-  const emit = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastEmit < interval) return;
-    lastEmit = now;
-    options.onProgress?.({ ...state });
-  };
+}
 
-  const existing = await fileSize(dest);
-  if (existing !== null) {
-    // Already there: check it rather than download it again or overwrite it.
-    try {
-      await validateModelFile(dest);
-    } catch (e) {
-      throw new UserError(`${dest} already exists and is not a usable model (${invalidReason(e, dest)}); delete it to download again`, 'download_exists');
-    }
-    Object.assign(state, { status: 'done', bytes: existing, total: existing, finishedAt: Date.now() });
-    emit(true);
-    return { ...state };
+/** The state of one download and its reports: at most one per interval unless forced; rate over a sliding window. */
+class Progress {
+  // Rate over a sliding window of a few seconds, so ETA follows the current speed.
+  private readonly samples: { t: number; b: number }[] = [];
+  private lastEmit = 0;
+
+  constructor(
+    readonly state: DownloadState,
+    private readonly interval: number,
+    private readonly onProgress: ((state: DownloadState) => void) | undefined,
+  ) {}
+
+  emit(force = false): void {
+    const now = Date.now();
+    if (!force && now - this.lastEmit < this.interval) return;
+    this.lastEmit = now;
+    this.onProgress?.({ ...this.state });
   }
 
-  // Rate over a sliding window of a few seconds, so ETA follows the current speed.
-  const samples: { t: number; b: number }[] = [];
-  const noteBytes = () => {
+  /** Bytes arrived: update rate and ETA, and report. */
+  noteBytes(n: number): void {
+    const state = this.state;
+    state.bytes += n;
     const now = Date.now();
-    samples.push({ t: now, b: state.bytes });
-    while (samples.length > 2 && now - (samples[0] as { t: number }).t > 3000) samples.shift();
-    const first = samples[0] as { t: number; b: number };
+    this.samples.push({ t: now, b: state.bytes });
+    while (this.samples.length > 2 && now - (this.samples[0] as { t: number }).t > 3000) this.samples.shift();
+    const first = this.samples[0] as { t: number; b: number };
     const dt = (now - first.t) / 1000;
     if (dt > 0.2) state.rate = (state.bytes - first.b) / dt;
     state.etaSeconds = state.total !== null && state.rate > 0 ? Math.max(0, (state.total - state.bytes) / state.rate) : null;
-    emit();
-  };
+    this.emit();
+  }
 
+  /** An attempt starts at `have` bytes of `total`. */
+  startAttempt(have: number, total: number | null): void {
+    Object.assign(this.state, { bytes: have, total: total ?? this.state.total, status: 'downloading' });
+    this.samples.length = 0;
+    this.emit(true);
+  }
+
+  /** The transfer stopped: report what is really on disk, so a UI shows where a resume starts. */
+  stopped(onDisk: number): void {
+    Object.assign(this.state, { bytes: onDisk, rate: 0, etaSeconds: null });
+    this.emit(true);
+  }
+}
+
+/** A file already at the destination: checked, never downloaded again or overwritten. */
+async function acceptExisting(dest: string, size: number, progress: Progress): Promise<DownloadState> {
+  try {
+    await validateModelFile(dest);
+  } catch (e) {
+    throw new UserError(`${dest} already exists and is not a usable model (${invalidReason(e, dest)}); delete it to download again`, 'download_exists');
+  }
+  Object.assign(progress.state, { status: 'done', bytes: size, total: size, finishedAt: Date.now() });
+  progress.emit(true);
+  return { ...progress.state };
+}
+
+/** What one download works with, across its attempts. */
+interface Transfer {
+  source: string;
+  resolved: ResolvedSource;
+  dir: string;
+  files: { partial: string; sidecar: string };
+  settings: TransferSettings;
+  signal: AbortSignal | undefined;
+  progress: Progress;
+}
+
+/** How the server answered a request: a body to write, nothing left to fetch, or start over (giving up with `giveUp` when attempts run out). */
+type Answer = { kind: 'body'; total: number | null; append: boolean; have: number } | { kind: 'complete' } | { kind: 'restart'; giveUp: string };
+
+/** Fetches into the partial file until it holds the whole declared length, resuming and retrying. */
+async function transferUntilComplete(t: Transfer): Promise<void> {
+  const { files, settings, signal, progress, resolved } = t;
   let attempt = 0;
   let firstAttempt = true;
   for (;;) {
     signal?.throwIfAborted();
-    const side = await readSidecar(sidecar);
-    let have = (await fileSize(partial)) ?? 0;
-    if (have > 0 && (!side || side.url !== resolved.url)) {
-      // A partial file we cannot vouch for (other URL, no sidecar): start over.
-      await rm(partial, { force: true });
-      have = 0;
-    }
-    if (side?.total != null && have === side.total && have > 0) break; // complete from an earlier run
-    if (side?.total != null && have > side.total) {
-      await rm(partial, { force: true });
-      have = 0;
-    }
-    const headers: Record<string, string> = {};
-    if (have > 0) {
-      headers.range = `bytes=${have}-`;
-      // If the file changed on the server, If-Range makes it send the whole new file (200).
-      // Without a strong ETag the Last-Modified date is the validator If-Range allows.
-      if (side?.etag && !side.etag.startsWith('W/')) headers['if-range'] = side.etag;
-      else if (side?.lastModified) headers['if-range'] = side.lastModified;
-    }
-    const { res } = await openResponse(resolved.url, headers, connectTimeoutMs, signal);
-    const status = res.statusCode ?? 0;
-    let total: number | null;
-    let append: boolean;
-    if (status === 206) {
-      const cr = parseContentRange(res.headers['content-range']);
-      if (!cr || cr.start !== have) {
-        // The server sent some other range: do not splice it in; restart from zero.
-        res.destroy();
-        await rm(partial, { force: true });
-        await rm(sidecar, { force: true });
-        if (++attempt > retries + 1) throw new UserError(`the server at ${new URL(resolved.url).host} answered a resume with the wrong byte range`, 'download_failed');
-        continue;
-      }
-      // A server without validators (or one that ignores If-Range) answers 206 for a file that
-      // changed since the partial was written; splicing would yield a corrupt mix that may
-      // still pass the header check. A different total or date means another file: start over.
-      const lastModified = typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null;
-      const totalChanged = side?.total != null && cr.total !== null && cr.total !== side.total;
-      const dateChanged = side?.lastModified != null && lastModified !== null && lastModified !== side.lastModified;
-      if (totalChanged || dateChanged) {
-        res.destroy();
-        await rm(partial, { force: true });
-        await rm(sidecar, { force: true });
-        if (++attempt > retries + 1) throw new UserError(`${resolved.fileName} keeps changing on the server at ${new URL(resolved.url).host}; try again later`, 'download_failed');
-        continue;
-      }
-      total = cr.total;
-      append = true;
-    } else if (status === 200) {
-      // A fresh copy: either we asked for it, or the server ignored Range (or the file changed).
-      const len = Number(res.headers['content-length']);
-      total = Number.isFinite(len) && res.headers['content-length'] !== undefined ? len : null;
-      append = false;
-      have = 0;
-    } else if (status === 416 && have > 0) {
-      res.resume();
-      const cr = parseContentRange(res.headers['content-range']);
-      if (cr?.total === have) {
-        await writeFile(sidecar, JSON.stringify({ ...(side ?? { url: resolved.url, source, etag: null, lastModified: null }), total: have }));
-        break;
-      }
-      await rm(partial, { force: true });
-      if (++attempt > retries + 1) throw new UserError(`the server at ${new URL(resolved.url).host} refused to resume the download`, 'download_failed');
+    const start = await resumablePartial(t);
+    if (start === 'complete') return;
+    const { res } = await openResponse(resolved.url, resumeHeaders(start.have, start.side), settings.connectTimeoutMs, signal);
+    const answer = await readAnswer(t, res, start);
+    if (answer.kind === 'complete') return;
+    if (answer.kind === 'restart') {
+      if (++attempt > settings.retries + 1) throw new UserError(answer.giveUp, 'download_failed');
       continue;
-    } else {
-      res.resume();
-      const what = status === 404 ? 'not found' : status === 401 || status === 403 ? 'access denied (gated or private model?)' : `HTTP ${status}`;
-      throw new UserError(`download of ${resolved.fileName} failed: ${what} (${resolved.url})`, status === 404 ? 'download_not_found' : 'download_failed');
     }
-    if (total !== null) {
-      // Fail now rather than after hours of transfer with a full disk.
-      const fs = await statfs(dir).catch(() => null);
-      const free = fs ? fs.bavail * fs.bsize : Infinity;
-      if (total - have > free) {
-        res.destroy();
-        throw new UserError(`not enough disk space in ${dir} for ${resolved.fileName}: needs ${formatBytes(total - have)}, ${formatBytes(free)} free`, 'download_no_space');
-      }
-    }
-    const etagHeader = res.headers.etag;
-    const etag = typeof etagHeader === 'string' ? etagHeader : null;
-    const lastModifiedHeader = res.headers['last-modified'];
-    const meta: Sidecar = { url: resolved.url, source, total, etag, lastModified: typeof lastModifiedHeader === 'string' ? lastModifiedHeader : null };
-    await writeFile(sidecar, JSON.stringify(meta));
-    if (firstAttempt) state.resumedFrom = have;
+    const { total, append, have } = answer;
+    await checkDiskSpace(t, res, total, have);
+    const meta = await writeSidecar(t, res, total);
+    if (firstAttempt) progress.state.resumedFrom = have;
     firstAttempt = false;
-    state.bytes = have;
-    state.total = total ?? state.total;
-    state.status = 'downloading';
-    samples.length = 0;
-    emit(true);
+    progress.startAttempt(have, total);
 
-    const before = have;
-    let idle: NodeJS.Timeout | undefined;
-    const armIdle = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => res.destroy(new TransferInterrupted(`no data for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
-    };
-    const onAbort = () => res.destroy(signal!.reason as Error);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    armIdle();
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        state.bytes += chunk.length;
-        armIdle();
-        noteBytes();
-        cb(null, chunk);
-      },
-    });
-    let failure: unknown = null;
-    try {
-      await pipeline(res, counter, createWriteStream(partial, { flags: append ? 'a' : 'w' }));
-    } catch (e) {
-      failure = e;
-    } finally {
-      clearTimeout(idle);
-      signal?.removeEventListener('abort', onAbort);
-    }
+    const failure = await receiveBody(t, res, append);
     // What is on disk is the truth for the next attempt, whatever the stream counters said.
-    const onDisk = (await fileSize(partial)) ?? 0;
-    state.bytes = onDisk;
+    const onDisk = (await fileSize(files.partial)) ?? 0;
+    progress.state.bytes = onDisk;
     if (failure !== null) {
-      // Report what is really on disk before giving up, so a UI shows where a resume starts.
-      state.rate = 0;
-      state.etaSeconds = null;
-      emit(true);
+      progress.stopped(onDisk);
       signal?.throwIfAborted();
       if (isAbortError(failure)) throw failure;
-      if (++attempt <= retries) {
-        await new Promise((r) => setTimeout(r, onDisk > before ? 100 : 300 * attempt));
+      if (++attempt <= settings.retries) {
+        await new Promise((r) => setTimeout(r, onDisk > have ? 100 : 300 * attempt));
         continue;
       }
       const of = total !== null ? ` of ${formatBytes(total)}` : '';
@@ -396,36 +359,175 @@ export async function downloadModel(source: string, options: DownloadOptions = {
     }
     if (total !== null && onDisk < total) {
       // The body ended early without an error: resume for the rest.
-      if (++attempt <= retries) continue;
+      if (++attempt <= settings.retries) continue;
       throw new UserError(`download of ${resolved.fileName} is truncated: ${formatBytes(onDisk)} of ${formatBytes(total)}; run it again to resume`, 'download_truncated');
     }
     if (total !== null && onDisk > total) {
-      await rm(partial, { force: true });
-      await rm(sidecar, { force: true });
+      await rm(files.partial, { force: true });
+      await rm(files.sidecar, { force: true });
       throw new UserError(`download of ${resolved.fileName} is larger than the server declared (${onDisk} > ${total} bytes); discarded`, 'download_corrupt');
     }
-    if (total === null) {
-      await writeFile(sidecar, JSON.stringify({ ...meta, total: onDisk }));
-    }
-    break;
+    if (total === null) await writeFile(files.sidecar, JSON.stringify({ ...meta, total: onDisk }));
+    return;
   }
+}
 
+/** The partial file to resume from (`have` bytes, its sidecar), 'complete' when an earlier run finished it; one we cannot vouch for is removed. */
+async function resumablePartial(t: Transfer): Promise<{ have: number; side: Sidecar | null } | 'complete'> {
+  const { partial, sidecar } = t.files;
+  const side = await readSidecar(sidecar);
+  let have = (await fileSize(partial)) ?? 0;
+  if (have > 0 && (!side || side.url !== t.resolved.url)) {
+    // A partial file we cannot vouch for (other URL, no sidecar): start over.
+    await rm(partial, { force: true });
+    have = 0;
+  }
+  if (side?.total != null && have === side.total && have > 0) return 'complete';
+  if (side?.total != null && have > side.total) {
+    await rm(partial, { force: true });
+    have = 0;
+  }
+  return { have, side };
+}
+
+/** Range (and If-Range) for a resume from `have` bytes. */
+function resumeHeaders(have: number, side: Sidecar | null): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (have > 0) {
+    headers.range = `bytes=${have}-`;
+    // If the file changed on the server, If-Range makes it send the whole new file (200).
+    // Without a strong ETag the Last-Modified date is the validator If-Range allows.
+    if (side?.etag && !side.etag.startsWith('W/')) headers['if-range'] = side.etag;
+    else if (side?.lastModified) headers['if-range'] = side.lastModified;
+  }
+  return headers;
+}
+
+/** Decides from the status (and Content-Range) what to do with the response. */
+async function readAnswer(t: Transfer, res: IncomingMessage, start: { have: number; side: Sidecar | null }): Promise<Answer> {
+  const { partial, sidecar } = t.files;
+  const { resolved, source } = t;
+  const { have, side } = start;
+  const host = new URL(resolved.url).host;
+  const status = res.statusCode ?? 0;
+  if (status === 206) {
+    const cr = parseContentRange(res.headers['content-range']);
+    if (!cr || cr.start !== have) {
+      // The server sent some other range: do not splice it in; restart from zero.
+      res.destroy();
+      await rm(partial, { force: true });
+      await rm(sidecar, { force: true });
+      return { kind: 'restart', giveUp: `the server at ${host} answered a resume with the wrong byte range` };
+    }
+    // A server without validators (or one that ignores If-Range) answers 206 for a file that
+    // changed since the partial was written; splicing would yield a corrupt mix that may
+    // still pass the header check. A different total or date means another file: start over.
+    const lastModified = typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null;
+    const totalChanged = side?.total != null && cr.total !== null && cr.total !== side.total;
+    const dateChanged = side?.lastModified != null && lastModified !== null && lastModified !== side.lastModified;
+    if (totalChanged || dateChanged) {
+      res.destroy();
+      await rm(partial, { force: true });
+      await rm(sidecar, { force: true });
+      return { kind: 'restart', giveUp: `${resolved.fileName} keeps changing on the server at ${host}; try again later` };
+    }
+    return { kind: 'body', total: cr.total, append: true, have };
+  }
+  if (status === 200) {
+    // A fresh copy: either we asked for it, or the server ignored Range (or the file changed).
+    const len = Number(res.headers['content-length']);
+    return { kind: 'body', total: Number.isFinite(len) && res.headers['content-length'] !== undefined ? len : null, append: false, have: 0 };
+  }
+  if (status === 416 && have > 0) {
+    res.resume();
+    const cr = parseContentRange(res.headers['content-range']);
+    if (cr?.total === have) {
+      await writeFile(sidecar, JSON.stringify({ ...(side ?? { url: resolved.url, source, etag: null, lastModified: null }), total: have }));
+      return { kind: 'complete' };
+    }
+    await rm(partial, { force: true });
+    return { kind: 'restart', giveUp: `the server at ${host} refused to resume the download` };
+  }
+  res.resume();
+  const what = status === 404 ? 'not found' : status === 401 || status === 403 ? 'access denied (gated or private model?)' : `HTTP ${status}`;
+  throw new UserError(`download of ${resolved.fileName} failed: ${what} (${resolved.url})`, status === 404 ? 'download_not_found' : 'download_failed');
+}
+
+/** Fail now rather than after hours of transfer with a full disk. */
+async function checkDiskSpace(t: Transfer, res: IncomingMessage, total: number | null, have: number): Promise<void> {
+  if (total === null) return;
+  const fs = await statfs(t.dir).catch(() => null);
+  const free = fs ? fs.bavail * fs.bsize : Infinity;
+  if (total - have > free) {
+    res.destroy();
+    throw new UserError(`not enough disk space in ${t.dir} for ${t.resolved.fileName}: needs ${formatBytes(total - have)}, ${formatBytes(free)} free`, 'download_no_space');
+  }
+}
+
+/** Records what the partial file is a part of (url, declared total, validators), for a later resume. */
+async function writeSidecar(t: Transfer, res: IncomingMessage, total: number | null): Promise<Sidecar> {
+  const etagHeader = res.headers.etag;
+  const lastModifiedHeader = res.headers['last-modified'];
+  const meta: Sidecar = {
+    url: t.resolved.url,
+    source: t.source,
+    total,
+    etag: typeof etagHeader === 'string' ? etagHeader : null,
+    lastModified: typeof lastModifiedHeader === 'string' ? lastModifiedHeader : null,
+  };
+  await writeFile(t.files.sidecar, JSON.stringify(meta));
+  return meta;
+}
+
+/** Streams the body into the partial file, counting bytes; a stall or a cancel ends it. Resolves with the failure, null when the body ended. */
+async function receiveBody(t: Transfer, res: IncomingMessage, append: boolean): Promise<unknown> {
+  const { signal, progress } = t;
+  const idleTimeoutMs = t.settings.idleTimeoutMs;
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => res.destroy(new TransferInterrupted(`no data for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
+  };
+  const onAbort = () => res.destroy(signal!.reason as Error);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  armIdle();
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      armIdle();
+      progress.noteBytes(chunk.length);
+      cb(null, chunk);
+    },
+  });
+  try {
+    await pipeline(res, counter, createWriteStream(t.files.partial, { flags: append ? 'a' : 'w' }));
+    return null;
+  } catch (e) {
+    return e;
+  } finally {
+    clearTimeout(idle);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Checks the complete transfer is a usable GGUF and renames it into place; one that is not is discarded (resuming cannot fix it). */
+async function verifyAndPlace(t: Transfer, dest: string): Promise<DownloadState> {
+  const { partial, sidecar } = t.files;
+  const { state } = t.progress;
   state.status = 'verifying';
   state.bytes = (await fileSize(partial)) ?? 0;
   state.total = state.total ?? state.bytes;
-  emit(true);
+  t.progress.emit(true);
   try {
     await validateModelFile(partial);
   } catch (e) {
-    // A complete transfer that is not a usable GGUF: resuming cannot fix it, so discard it.
     await rm(partial, { force: true });
     await rm(sidecar, { force: true });
-    throw new UserError(`downloaded ${resolved.fileName} is not a usable model (${invalidReason(e, partial)}); discarded`, 'download_corrupt');
+    throw new UserError(`downloaded ${t.resolved.fileName} is not a usable model (${invalidReason(e, partial)}); discarded`, 'download_corrupt');
   }
   await rename(partial, dest);
   await rm(sidecar, { force: true });
   Object.assign(state, { status: 'done', etaSeconds: 0, finishedAt: Date.now() });
-  emit(true);
+  t.progress.emit(true);
   return { ...state };
 }
 
