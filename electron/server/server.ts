@@ -3,7 +3,7 @@
 // WebSocket upgrades also need an allowed Origin. See auth.ts for the reasoning.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, realpath, stat, unlink } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -86,132 +86,187 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const hostname = opts.hostname ?? '127.0.0.1';
-  const token = opts.token ?? newToken();
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const staticDir = resolve(opts.staticDir);
-  const uploadsDir = join(opts.host.dataDir, 'uploads');
-  const exportsDir = join(opts.host.dataDir, 'exports');
-  const maxInvoke = opts.maxInvokeBytes ?? 40 * 1024 * 1024;
-  const maxUpload = opts.maxUploadBytes ?? 2 * 1024 * 1024 * 1024;
-  let port = opts.port;
-  let origins = new Set<string>();
-
-  const serveStatic = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
-    // The same lookup as the desktop app's protocol (web/static.ts); only the transport differs.
-    const file = await findStaticFile(staticDir, url.pathname);
-    if (!file.ok) throw new HttpError(file.status, file.status === 503 ? `${file.reason} and restart tatra serve` : file.reason);
-    res.writeHead(200, file.headers);
-    if (req.method === 'HEAD') return void res.end();
-    await pipeline(createReadStream(file.path), res);
+  const ctx = serverContext(opts);
+  const server = createServer((req, res) => void route(ctx, req, res).catch((e: unknown) => failRequest(ctx, res, e)));
+  const events = attachEventSocket(ctx, server);
+  await listen(server, opts.port, ctx.hostname);
+  // The port (0 picks one) is known now; the token cookie and the allowed origins name it.
+  ctx.port = (server.address() as AddressInfo).port;
+  ctx.origins = allowedOrigins(ctx.hostname, ctx.port, opts.extraOrigins);
+  const origin = publicOrigin(ctx.hostname, ctx.port);
+  if (!isLoopbackHost(ctx.hostname)) {
+    ctx.log(`tatra serve: WARNING: listening on ${ctx.hostname}, not loopback; anyone who can reach this machine and learns the token can use your models and files. Prefer an SSH tunnel to 127.0.0.1.`);
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    url: `${origin}/?${TOKEN_QUERY}=${ctx.token}`,
+    origin,
+    port: ctx.port,
+    token: ctx.token,
+    close() {
+      closing ??= (async () => {
+        events.close();
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      })();
+      return closing;
+    },
   };
+}
 
-  const handleInvoke = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST') throw new HttpError(405, 'use POST');
-    const ct = req.headers['content-type'] ?? '';
-    // A JSON content type forces a CORS preflight on cross-site requests, a second wall after Origin.
-    if (!ct.startsWith('application/json')) throw new HttpError(415, 'send application/json');
-    const body = await readBody(req, maxInvoke);
-    let msg: unknown;
-    try {
-      msg = JSON.parse(body.toString('utf8'));
-    } catch {
-      throw new HttpError(400, 'the body is not JSON');
-    }
-    if (!msg || typeof msg !== 'object' || typeof (msg as { method?: unknown }).method !== 'string') {
-      throw new HttpError(400, 'expected {"method": string, "input": …}');
-    }
-    const { method, input } = msg as { method: string; input?: unknown };
-    sendJson(res, 200, await opts.host.invoke(method, input));
+/** What every request handler of one server needs. */
+interface ServerContext {
+  host: ApiHost;
+  hostname: string;
+  token: string;
+  log: (line: string) => void;
+  staticDir: string;
+  uploadsDir: string;
+  exportsDir: string;
+  maxInvoke: number;
+  maxUpload: number;
+  /** The asked-for port until listening, then the real one. */
+  port: number;
+  /** Empty until listening: no API call is answered before. */
+  origins: Set<string>;
+}
+
+function serverContext(opts: ServeOptions): ServerContext {
+  return {
+    host: opts.host,
+    hostname: opts.hostname ?? '127.0.0.1',
+    token: opts.token ?? newToken(),
+    log: opts.log ?? ((line: string) => process.stderr.write(`${line}\n`)),
+    staticDir: resolve(opts.staticDir),
+    uploadsDir: join(opts.host.dataDir, 'uploads'),
+    exportsDir: join(opts.host.dataDir, 'exports'),
+    maxInvoke: opts.maxInvokeBytes ?? 40 * 1024 * 1024,
+    maxUpload: opts.maxUploadBytes ?? 2 * 1024 * 1024 * 1024,
+    port: opts.port,
+    origins: new Set<string>(),
   };
+}
 
-  const handleUpload = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    if (req.method !== 'POST') throw new HttpError(405, 'use POST');
-    const name = safeFileName(url.searchParams.get('name') ?? 'upload');
-    await mkdir(uploadsDir, { recursive: true });
-    const dest = join(uploadsDir, `${randomUUID().slice(0, 8)}-${name}`);
-    let bytes = 0;
-    const counter = async function* (src: AsyncIterable<Buffer>) {
-      for await (const chunk of src) {
-        bytes += chunk.length;
-        if (bytes > maxUpload) throw new HttpError(413, `upload over ${maxUpload} bytes`);
-        yield chunk;
-      }
-    };
-    try {
-      await pipeline(req, counter, createWriteStream(dest, { flags: 'wx' }));
-    } catch (e) {
-      await unlink(dest).catch(() => undefined);
-      throw e;
-    }
-    sendJson(res, 200, { path: dest, bytes });
-  };
+/** One HTTP request: the token, then the Origin for the API, then the endpoint or a static file. */
+async function route(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const via = requestTokenSource(req, url, ctx.token, ctx.port);
+  if (!via) throw new HttpError(401, 'unauthorised: open the URL tatra serve printed (it carries the token)');
+  const isApi = url.pathname.startsWith('/api/');
+  if (isApi && !originAllowed(req.headers.origin, req.headers.host, ctx.origins, ctx.hostname)) {
+    throw new HttpError(403, `forbidden origin ${req.headers.origin ?? ''}`);
+  }
+  if (via === 'query' && !isApi) return tradeTokenForCookie(ctx, res, url);
+  if (url.pathname === '/api/invoke') return handleInvoke(ctx, req, res);
+  if (url.pathname === '/api/upload') return handleUpload(ctx, req, res, url);
+  if (url.pathname === '/api/download') return handleDownload(ctx, req, res, url);
+  if (isApi) throw new HttpError(404, 'no such endpoint');
+  return serveStatic(ctx, req, res, url);
+}
 
-  const handleDownload = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    if (req.method !== 'GET') throw new HttpError(405, 'use GET');
-    const wanted = url.searchParams.get('path');
-    if (!wanted) throw new HttpError(400, 'give ?path=');
-    const file = await realpath(resolve(wanted)).catch(() => null);
-    // Only exports may leave the server this way; never an arbitrary file.
-    const root = await realpath(exportsDir).catch(() => null);
-    if (!file || !root || !isInside(root, file)) throw new HttpError(404, 'no such export');
-    // The folder itself (or a folder in it) is no export: answer before any header is sent,
-    // rather than fail mid-stream with an empty reply.
-    const info = await stat(file);
-    if (!info.isFile()) throw new HttpError(404, 'no such export');
-    res.writeHead(200, {
-      'Content-Type': mimeTypeFor(file),
-      'Content-Length': String(info.size),
-      'Content-Disposition': `attachment; filename="${safeFileName(basename(file))}"`,
-      'Cache-Control': 'no-store',
-      ...SECURITY_HEADERS,
-    });
-    await pipeline(createReadStream(file), res);
-  };
-
-  const server = createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'http://local');
-      const via = requestTokenSource(req, url, token, port);
-      if (!via) throw new HttpError(401, 'unauthorised: open the URL tatra serve printed (it carries the token)');
-      const isApi = url.pathname.startsWith('/api/');
-      if (isApi && !originAllowed(req.headers.origin, req.headers.host, origins, hostname)) {
-        throw new HttpError(403, `forbidden origin ${req.headers.origin ?? ''}`);
-      }
-      if (via === 'query' && !isApi) {
-        // Trade the URL's token for a cookie and drop it from the address bar and history.
-        url.searchParams.delete(TOKEN_QUERY);
-        res.writeHead(303, {
-          Location: url.pathname + (url.search || ''),
-          'Set-Cookie': `${cookieName(port)}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
-          'Cache-Control': 'no-store',
-          ...SECURITY_HEADERS,
-        });
-        res.end();
-        return;
-      }
-      if (url.pathname === '/api/invoke') return handleInvoke(req, res);
-      if (url.pathname === '/api/upload') return handleUpload(req, res, url);
-      if (url.pathname === '/api/download') return handleDownload(req, res, url);
-      if (isApi) throw new HttpError(404, 'no such endpoint');
-      return serveStatic(req, res, url);
-    })().catch((e: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (e instanceof HttpError) return sendText(res, e.status, e.message);
-      log(`tatra serve: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      sendText(res, 500, 'internal error');
-    });
+/** Trade the URL's token for a cookie and drop it from the address bar and history. */
+function tradeTokenForCookie(ctx: ServerContext, res: ServerResponse, url: URL): void {
+  url.searchParams.delete(TOKEN_QUERY);
+  res.writeHead(303, {
+    Location: url.pathname + (url.search || ''),
+    'Set-Cookie': `${cookieName(ctx.port)}=${encodeURIComponent(ctx.token)}; HttpOnly; SameSite=Strict; Path=/`,
+    'Cache-Control': 'no-store',
+    ...SECURITY_HEADERS,
   });
+  res.end();
+}
 
+/** A failed request: its HTTP error as text, anything else logged and answered 500; mid-stream, the connection is cut. */
+function failRequest(ctx: ServerContext, res: ServerResponse, e: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (e instanceof HttpError) return sendText(res, e.status, e.message);
+  ctx.log(`tatra serve: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  sendText(res, 500, 'internal error');
+}
+
+async function serveStatic(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
+  // The same lookup as the desktop app's protocol (web/static.ts); only the transport differs.
+  const file = await findStaticFile(ctx.staticDir, url.pathname);
+  if (!file.ok) throw new HttpError(file.status, file.status === 503 ? `${file.reason} and restart tatra serve` : file.reason);
+  res.writeHead(200, file.headers);
+  if (req.method === 'HEAD') return void res.end();
+  await pipeline(createReadStream(file.path), res);
+}
+
+async function handleInvoke(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== 'POST') throw new HttpError(405, 'use POST');
+  const ct = req.headers['content-type'] ?? '';
+  // A JSON content type forces a CORS preflight on cross-site requests, a second wall after Origin.
+  if (!ct.startsWith('application/json')) throw new HttpError(415, 'send application/json');
+  const body = await readBody(req, ctx.maxInvoke);
+  let msg: unknown;
+  try {
+    msg = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'the body is not JSON');
+  }
+  if (!msg || typeof msg !== 'object' || typeof (msg as { method?: unknown }).method !== 'string') {
+    throw new HttpError(400, 'expected {"method": string, "input": …}');
+  }
+  const { method, input } = msg as { method: string; input?: unknown };
+  sendJson(res, 200, await ctx.host.invoke(method, input));
+}
+
+async function handleUpload(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  if (req.method !== 'POST') throw new HttpError(405, 'use POST');
+  const name = safeFileName(url.searchParams.get('name') ?? 'upload');
+  await mkdir(ctx.uploadsDir, { recursive: true });
+  const dest = join(ctx.uploadsDir, `${randomUUID().slice(0, 8)}-${name}`);
+  let bytes = 0;
+  const counter = async function* (src: AsyncIterable<Buffer>) {
+    for await (const chunk of src) {
+      bytes += chunk.length;
+      if (bytes > ctx.maxUpload) throw new HttpError(413, `upload over ${ctx.maxUpload} bytes`);
+      yield chunk;
+    }
+  };
+  try {
+    await pipeline(req, counter, createWriteStream(dest, { flags: 'wx' }));
+  } catch (e) {
+    await unlink(dest).catch(() => undefined);
+    throw e;
+  }
+  sendJson(res, 200, { path: dest, bytes });
+}
+
+async function handleDownload(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  if (req.method !== 'GET') throw new HttpError(405, 'use GET');
+  const wanted = url.searchParams.get('path');
+  if (!wanted) throw new HttpError(400, 'give ?path=');
+  const file = await realpath(resolve(wanted)).catch(() => null);
+  // Only exports may leave the server this way; never an arbitrary file.
+  const root = await realpath(ctx.exportsDir).catch(() => null);
+  if (!file || !root || !isInside(root, file)) throw new HttpError(404, 'no such export');
+  // The folder itself (or a folder in it) is no export: answer before any header is sent,
+  // rather than fail mid-stream with an empty reply.
+  const info = await stat(file);
+  if (!info.isFile()) throw new HttpError(404, 'no such export');
+  res.writeHead(200, {
+    'Content-Type': mimeTypeFor(file),
+    'Content-Length': String(info.size),
+    'Content-Disposition': `attachment; filename="${safeFileName(basename(file))}"`,
+    'Cache-Control': 'no-store',
+    ...SECURITY_HEADERS,
+  });
+  await pipeline(createReadStream(file), res);
+}
+
+/** The event socket (/api/events): the same token and Origin checks as the API, then the host's events out. */
+function attachEventSocket(ctx: ServerContext, server: Server): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   // An 'error' event nobody listens to is thrown by EventEmitter and ends the process (every job
   // it runs with it). A protocol error (frame over maxPayload, invalid UTF-8, a bad opcode) is one
   // client's fault: ws closes that socket itself (1009/1007/1002); we only note it.
-  wss.on('error', (e) => log(`tatra serve: event socket server: ${e.message}`));
+  wss.on('error', (e) => ctx.log(`tatra serve: event socket server: ${e.message}`));
   const sockets = new Set<WebSocket>();
   server.on('upgrade', (req, socket, head) => {
     // The raw socket can fail (reset) before the handshake completes.
@@ -222,64 +277,56 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       socket.destroy();
     };
     if (url.pathname !== '/api/events') return refuse(404, 'Not Found');
-    if (!requestTokenSource(req, url, token, port)) return refuse(401, 'Unauthorized');
-    if (!originAllowed(req.headers.origin, req.headers.host, origins, hostname)) return refuse(403, 'Forbidden');
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      sockets.add(ws);
-      ws.on('error', (e) => {
-        log(`tatra serve: closed an event socket: ${e.message}`);
-        ws.terminate();
-      });
-      const off = opts.host.subscribe((event, payload) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event, payload }));
-      });
-      let alive = true;
-      ws.on('pong', () => (alive = true));
-      const ping = setInterval(() => {
-        if (!alive) return ws.terminate();
-        alive = false;
-        ws.ping();
-      }, 30_000);
-      ws.on('close', () => {
-        clearInterval(ping);
-        off();
-        sockets.delete(ws);
-      });
-      // The socket only carries events out; anything the page sends is ignored.
-      ws.on('message', () => undefined);
-      ws.send(JSON.stringify({ event: 'hello', payload: { ok: true } }));
-    });
+    if (!requestTokenSource(req, url, ctx.token, ctx.port)) return refuse(401, 'Unauthorized');
+    if (!originAllowed(req.headers.origin, req.headers.host, ctx.origins, ctx.hostname)) return refuse(403, 'Forbidden');
+    wss.handleUpgrade(req, socket, head, (ws) => serveEvents(ctx, ws, sockets));
   });
+  return {
+    close() {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+    },
+  };
+}
 
-  await new Promise<void>((resolveListen, reject) => {
+/** One event socket: the host's events out, kept alive by pings; anything the page sends is ignored. */
+function serveEvents(ctx: ServerContext, ws: WebSocket, sockets: Set<WebSocket>): void {
+  sockets.add(ws);
+  ws.on('error', (e) => {
+    ctx.log(`tatra serve: closed an event socket: ${e.message}`);
+    ws.terminate();
+  });
+  const off = ctx.host.subscribe((event, payload) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event, payload }));
+  });
+  let alive = true;
+  ws.on('pong', () => (alive = true));
+  const ping = setInterval(() => {
+    if (!alive) return ws.terminate();
+    alive = false;
+    ws.ping();
+  }, 30_000);
+  ws.on('close', () => {
+    clearInterval(ping);
+    off();
+    sockets.delete(ws);
+  });
+  ws.on('message', () => undefined);
+  ws.send(JSON.stringify({ event: 'hello', payload: { ok: true } }));
+}
+
+function listen(server: Server, port: number, hostname: string): Promise<void> {
+  return new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, hostname, () => {
+    server.listen(port, hostname, () => {
       server.off('error', reject);
       resolveListen();
     });
   });
-  port = (server.address() as AddressInfo).port;
-  origins = allowedOrigins(hostname, port, opts.extraOrigins);
-  const shownHost = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
-  const origin = `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${port}`;
-  if (!isLoopbackHost(hostname)) {
-    log(`tatra serve: WARNING: listening on ${hostname}, not loopback; anyone who can reach this machine and learns the token can use your models and files. Prefer an SSH tunnel to 127.0.0.1.`);
-  }
+}
 
-  let closing: Promise<void> | null = null;
-  return {
-    url: `${origin}/?${TOKEN_QUERY}=${token}`,
-    origin,
-    port,
-    token,
-    close() {
-      closing ??= (async () => {
-        for (const ws of sockets) ws.terminate();
-        wss.close();
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
-      })();
-      return closing;
-    },
-  };
+/** The URL to show, without the token: a wildcard address is shown as loopback, IPv6 in brackets. */
+function publicOrigin(hostname: string, port: number): string {
+  const shownHost = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
+  return `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${port}`;
 }
