@@ -1,7 +1,7 @@
 // Classify: one input, watched live: per run the examples by label, the paraphrases and each
 // variant's prediction as it arrives; then the vote breakdown, the verdict, tokens and time.
 import { useEffect, useMemo, useState } from 'react';
-import { DEFAULT_SETTINGS, type OutputConstraint, type TatraSettings } from '../../../electron/common/tatra';
+import { DEFAULT_SETTINGS, type OutputConstraint, type TatraResult, type TatraSettings } from '../../../electron/common/tatra';
 import type { ClassifyStartInput } from '../../../electron/common/contract/classify';
 import type { AppSettings } from '../../../electron/common/contract/settings';
 import { ErrorBanner, LabelChip, ProgressBar } from '../components/Common';
@@ -104,6 +104,57 @@ function formSeed(request: ClassifyStartInput | null, settings: AppSettings | nu
 }
 
 export function ClassifyView() {
+  const c = useStore((s) => s.classify);
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  // Set once a run starts (or is restored after a reload), which is when results are shown.
+  const shown = c.request?.settings ?? DEFAULT_SETTINGS;
+  const task = taskById(tasks, c.request?.taskId ?? taskId);
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div>
+          <h1>Classify</h1>
+          <p>A generator writes synthetic examples and paraphrases; an evaluator labels the input and every paraphrase; the majority decides.</p>
+        </div>
+      </div>
+
+      <ClassifyForm />
+
+      <ErrorBanner message={c.error?.message} title="Classification failed" />
+      {c.status === 'cancelled' ? <div className="banner info">Cancelled. Partial results are shown below.</div> : null}
+
+      {c.status !== 'idle' && task ? (
+        <>
+          <div className="grid-2">
+            <VoteCard shown={shown} />
+            <VariantsCard shown={shown} />
+          </div>
+          <RunsCard />
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+/** Labels, votes so far, the stage and the leader of the run on show (shown: its settings). */
+function useLiveVote(shown: TatraSettings) {
+  const c = useStore((s) => s.classify);
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const task = taskById(tasks, c.request?.taskId ?? taskId);
+  const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
+  const votes = liveVotes(c.live, labels);
+  const { expected } = liveCounts(c.live, shown.n, shown.r);
+  const stage = liveStage(c.live, shown.n, shown.r, labels.length);
+  const validVotes = Object.values(votes).reduce((a, b) => a + b, 0);
+  const result = c.live.result;
+  const lead = result ? result.label : leader(votes, labels);
+  return { task, labels, votes, expected, stage, validVotes, result, lead };
+}
+
+/** Task, models, run settings and input; starts and cancels a run, and says how it is going. */
+function ClassifyForm() {
   const tasks = useStore((s) => s.tasks);
   const taskId = useStore((s) => s.currentTaskId);
   const setTask = useStore((s) => s.setCurrentTask);
@@ -131,16 +182,7 @@ export function ClassifyView() {
     return () => clearInterval(t);
   }, [running]);
 
-  const shownTaskId = c.request?.taskId ?? taskId;
-  const task = taskById(tasks, shownTaskId);
-  const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
-  const shown = c.request?.settings ?? tatra;
-  const votes = liveVotes(c.live, labels);
-  const { expected } = liveCounts(c.live, shown.n, shown.r);
-  const stage = liveStage(c.live, shown.n, shown.r, labels.length);
-  const validVotes = Object.values(votes).reduce((a, b) => a + b, 0);
-  const result = c.live.result;
-  const lead = result ? result.label : leader(votes, labels);
+  const { task, stage } = useLiveVote(c.request?.settings ?? tatra);
   const eval_ = sameModel ? generator : evaluator;
   const canStart = !running && input.trim().length > 0 && generator.trim().length > 0 && eval_.trim().length > 0 && !!task;
 
@@ -153,181 +195,189 @@ export function ClassifyView() {
   const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
 
   return (
-    <div className="page">
-      <div className="page-head">
-        <div>
-          <h1>Classify</h1>
-          <p>A generator writes synthetic examples and paraphrases; an evaluator labels the input and every paraphrase; the majority decides.</p>
-        </div>
-      </div>
-
-      <form
-        className="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          submit();
-        }}
-        aria-label="Classify settings"
-      >
-        <div className="grid-3">
-          <label className="field">
-            <span>Task</span>
-            <select value={taskId} onChange={(e) => setTask(e.target.value)} data-testid="classify-task">
-              {tasks.map((t) => (
-                <option key={t.task.id} value={t.task.id}>
-                  {t.task.name} ({t.task.id})
-                </option>
-              ))}
-            </select>
+    <form
+      className="card"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+      aria-label="Classify settings"
+    >
+      <div className="grid-3">
+        <label className="field">
+          <span>Task</span>
+          <select value={taskId} onChange={(e) => setTask(e.target.value)} data-testid="classify-task">
+            {tasks.map((t) => (
+              <option key={t.task.id} value={t.task.id}>
+                {t.task.name} ({t.task.id})
+              </option>
+            ))}
+          </select>
+        </label>
+        <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" />
+        {sameModel ? (
+          <label className="field inline" style={{ alignSelf: 'center' }}>
+            <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
           </label>
-          <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" />
-          {sameModel ? (
-            <label className="field inline" style={{ alignSelf: 'center' }}>
+        ) : (
+          <div className="stack" style={{ gap: 4 }}>
+            <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" />
+            <label className="field inline small">
               <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
             </label>
-          ) : (
-            <div className="stack" style={{ gap: 4 }}>
-              <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" />
-              <label className="field inline small">
-                <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
-              </label>
-            </div>
-          )}
-        </div>
-        <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify" />
-        <label className="field">
-          <span>{task?.inputName ?? 'Input'}</span>
-          <textarea
-            rows={3}
-            value={input}
-            onChange={(e) => setInput(e.target.value)}
-            placeholder="Type the text to classify. Ctrl+Enter runs it."
-            data-testid="classify-input"
-            onKeyDown={(e) => {
-              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-                e.preventDefault();
-                submit();
-              }
-            }}
-          />
-        </label>
-        <div className="row">
-          <button type="submit" className="btn primary" disabled={!canStart} data-testid="classify-start">
-            {running ? 'Classifying…' : 'Classify'}
+          </div>
+        )}
+      </div>
+      <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify" />
+      <label className="field">
+        <span>{task?.inputName ?? 'Input'}</span>
+        <textarea
+          rows={3}
+          value={input}
+          onChange={(e) => setInput(e.target.value)}
+          placeholder="Type the text to classify. Ctrl+Enter runs it."
+          data-testid="classify-input"
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+              e.preventDefault();
+              submit();
+            }
+          }}
+        />
+      </label>
+      <div className="row">
+        <button type="submit" className="btn primary" disabled={!canStart} data-testid="classify-start">
+          {running ? 'Classifying…' : 'Classify'}
+        </button>
+        {running ? (
+          <button type="button" className="btn danger" onClick={() => void cancel()} data-testid="classify-cancel">
+            Cancel
           </button>
-          {running ? (
-            <button type="button" className="btn danger" onClick={() => void cancel()} data-testid="classify-cancel">
-              Cancel
-            </button>
-          ) : null}
-          {!generator.trim() ? <span className="muted small">Choose a model first.</span> : null}
-          <span className="spacer" />
-          {c.status !== 'idle' ? (
-            <span className="muted small" data-testid="classify-status">
-              {c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? stage.text : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed'}
-              {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
-            </span>
-          ) : null}
+        ) : null}
+        {!generator.trim() ? <span className="muted small">Choose a model first.</span> : null}
+        <span className="spacer" />
+        {c.status !== 'idle' ? (
+          <span className="muted small" data-testid="classify-status">
+            {c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? stage.text : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed'}
+            {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
+          </span>
+        ) : null}
+      </div>
+      {running ? <ProgressBar value={stage.fraction} label="Classification progress" /> : null}
+    </form>
+  );
+}
+
+/** The verdict (final or leading label, confidence) and a bar per label. */
+function VoteCard({ shown }: { shown: TatraSettings }) {
+  const { labels, votes, expected, validVotes, result, lead } = useLiveVote(shown);
+  return (
+    <div className="card" data-testid="vote-breakdown">
+      <div className="card-head">
+        <h2>Vote breakdown</h2>
+        <span className="sub">
+          {validVotes} valid votes of {expected}
+        </span>
+      </div>
+      <div className="verdict" data-testid="verdict">
+        <div className="stack" style={{ gap: 2 }}>
+          <span className="muted small">{result ? 'Final label' : 'Leading so far'}</span>
+          <span className="big" data-testid="final-label" style={{ color: lead ? `var(--l${Math.max(0, labels.indexOf(lead)) % 8})` : undefined }}>
+            {lead ?? '—'}
+          </span>
         </div>
-        {running ? <ProgressBar value={stage.fraction} label="Classification progress" /> : null}
-      </form>
+        <span className="spacer" />
+        <div className="stack" style={{ gap: 2, textAlign: 'right' }}>
+          <span className="muted small">Confidence</span>
+          <strong style={{ fontSize: 20 }} data-testid="confidence">
+            {result ? pct(result.confidence) : validVotes > 0 && lead ? pct((votes[lead] ?? 0) / validVotes) : '–'}
+          </strong>
+          {result && result.tieBreak !== 'none' ? <span className="chip warn">tie broken by {result.tieBreak}</span> : null}
+        </div>
+      </div>
+      {labels.length > 0 ? <VoteBars votes={votes} labels={labels} total={validVotes} /> : <VoteBars votes={votes} labels={[]} total={validVotes} />}
+    </div>
+  );
+}
 
-      <ErrorBanner message={c.error?.message} title="Classification failed" />
-      {c.status === 'cancelled' ? <div className="banner info">Cancelled. Partial results are shown below.</div> : null}
-
-      {c.status !== 'idle' && task ? (
-        <>
-          <div className="grid-2">
-            <div className="card" data-testid="vote-breakdown">
-              <div className="card-head">
-                <h2>Vote breakdown</h2>
-                <span className="sub">
-                  {validVotes} valid votes of {expected}
-                </span>
-              </div>
-              <div className="verdict" data-testid="verdict">
-                <div className="stack" style={{ gap: 2 }}>
-                  <span className="muted small">{result ? 'Final label' : 'Leading so far'}</span>
-                  <span className="big" data-testid="final-label" style={{ color: lead ? `var(--l${Math.max(0, labels.indexOf(lead)) % 8})` : undefined }}>
-                    {lead ?? '—'}
-                  </span>
-                </div>
-                <span className="spacer" />
-                <div className="stack" style={{ gap: 2, textAlign: 'right' }}>
-                  <span className="muted small">Confidence</span>
-                  <strong style={{ fontSize: 20 }} data-testid="confidence">
-                    {result ? pct(result.confidence) : validVotes > 0 && lead ? pct((votes[lead] ?? 0) / validVotes) : '–'}
-                  </strong>
-                  {result && result.tieBreak !== 'none' ? <span className="chip warn">tie broken by {result.tieBreak}</span> : null}
-                </div>
-              </div>
-              {labels.length > 0 ? <VoteBars votes={votes} labels={labels} total={validVotes} /> : <VoteBars votes={votes} labels={[]} total={validVotes} />}
-            </div>
-            <div className="card">
-              <div className="card-head">
-                <h2>Runs × variants</h2>
-                <span className="sub">original input and each paraphrase, per run</span>
-              </div>
-              <VariantGrid runs={c.live.runs} r={shown.r} n={shown.n} labels={labels} />
-              {result ? (
-                <table className="data" data-testid="stages">
-                  <thead>
-                    <tr>
-                      <th>Stage</th>
-                      <th className="num">Calls</th>
-                      <th className="num">Prompt tokens</th>
-                      <th className="num">Output tokens</th>
-                      <th className="num">Time</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {Object.entries(result.stages).map(([name, st]) => (
-                      <tr key={name}>
-                        <td>{name}</td>
-                        <td className="num">{st.calls}</td>
-                        <td className="num">{st.promptTokens.toLocaleString()}</td>
-                        <td className="num">{st.completionTokens.toLocaleString()}</td>
-                        <td className="num">{duration(st.ms)}</td>
-                      </tr>
-                    ))}
-                    <tr>
-                      <td>
-                        <strong>total</strong>
-                      </td>
-                      <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.calls, 0)}</td>
-                      <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.promptTokens, 0).toLocaleString()}</td>
-                      <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.completionTokens, 0).toLocaleString()}</td>
-                      <td className="num">{duration(result.totalMs)}</td>
-                    </tr>
-                  </tbody>
-                </table>
-              ) : null}
-              {result && (result.constrained.generator !== 'grammar' || result.constrained.evaluator !== 'grammar') ? (
-                <p className="muted small" data-testid="constrained">
-                  Generator outputs {CONSTRAINED_WORDS[result.constrained.generator]}; evaluator outputs {CONSTRAINED_WORDS[result.constrained.evaluator]}.
-                </p>
-              ) : null}
-              {result && (result.filteredExamples > 0 || result.fallbacks > 0) ? (
-                <p className="muted small">
-                  {result.filteredExamples} generated examples were dropped by validation; {result.fallbacks} paraphrase fallbacks.
-                </p>
-              ) : null}
-            </div>
-          </div>
-          <div className="card">
-            <div className="card-head">
-              <h2>Runs</h2>
-              <span className="sub">examples grouped by label; paraphrases with each variant's prediction</span>
-            </div>
-            <div className="runs">
-              {c.live.runs.length === 0 ? <p className="skeleton">{c.status === 'starting' ? 'loading models…' : 'waiting for the first run…'}</p> : null}
-              {c.live.runs.map((run, i) => (
-                <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 3} />
-              ))}
-            </div>
-          </div>
-        </>
+/** Each run's variants as they are labelled, and once done the stages' calls, tokens and time. */
+function VariantsCard({ shown }: { shown: TatraSettings }) {
+  const c = useStore((s) => s.classify);
+  const { labels, result } = useLiveVote(shown);
+  return (
+    <div className="card">
+      <div className="card-head">
+        <h2>Runs × variants</h2>
+        <span className="sub">original input and each paraphrase, per run</span>
+      </div>
+      <VariantGrid runs={c.live.runs} r={shown.r} n={shown.n} labels={labels} />
+      {result ? <StagesTable result={result} /> : null}
+      {result && (result.constrained.generator !== 'grammar' || result.constrained.evaluator !== 'grammar') ? (
+        <p className="muted small" data-testid="constrained">
+          Generator outputs {CONSTRAINED_WORDS[result.constrained.generator]}; evaluator outputs {CONSTRAINED_WORDS[result.constrained.evaluator]}.
+        </p>
       ) : null}
+      {result && (result.filteredExamples > 0 || result.fallbacks > 0) ? (
+        <p className="muted small">
+          {result.filteredExamples} generated examples were dropped by validation; {result.fallbacks} paraphrase fallbacks.
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+function StagesTable({ result }: { result: TatraResult }) {
+  return (
+    <table className="data" data-testid="stages">
+      <thead>
+        <tr>
+          <th>Stage</th>
+          <th className="num">Calls</th>
+          <th className="num">Prompt tokens</th>
+          <th className="num">Output tokens</th>
+          <th className="num">Time</th>
+        </tr>
+      </thead>
+      <tbody>
+        {Object.entries(result.stages).map(([name, st]) => (
+          <tr key={name}>
+            <td>{name}</td>
+            <td className="num">{st.calls}</td>
+            <td className="num">{st.promptTokens.toLocaleString()}</td>
+            <td className="num">{st.completionTokens.toLocaleString()}</td>
+            <td className="num">{duration(st.ms)}</td>
+          </tr>
+        ))}
+        <tr>
+          <td>
+            <strong>total</strong>
+          </td>
+          <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.calls, 0)}</td>
+          <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.promptTokens, 0).toLocaleString()}</td>
+          <td className="num">{Object.values(result.stages).reduce((a, s) => a + s.completionTokens, 0).toLocaleString()}</td>
+          <td className="num">{duration(result.totalMs)}</td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
+/** Every run: its examples by label, its paraphrases and each one's prediction. */
+function RunsCard() {
+  const c = useStore((s) => s.classify);
+  const { labels } = useLiveVote(c.request?.settings ?? DEFAULT_SETTINGS);
+  return (
+    <div className="card">
+      <div className="card-head">
+        <h2>Runs</h2>
+        <span className="sub">examples grouped by label; paraphrases with each variant's prediction</span>
+      </div>
+      <div className="runs">
+        {c.live.runs.length === 0 ? <p className="skeleton">{c.status === 'starting' ? 'loading models…' : 'waiting for the first run…'}</p> : null}
+        {c.live.runs.map((run, i) => (
+          <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 3} />
+        ))}
+      </div>
     </div>
   );
 }
