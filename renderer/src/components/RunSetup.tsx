@@ -5,6 +5,7 @@ import type { JobStatus } from '../../../electron/common/contract/jobs';
 import type { SweepStatus } from '../../../electron/common/contract/sweeps';
 import { ROW_LIMIT } from '../../../electron/common/settings';
 import { ModelPicker } from './ModelPicker';
+import { TaskSelect } from './TaskSelect';
 import { useSeededField } from './seededFields';
 import { shortModel } from './labels';
 import { useStore } from '../store';
@@ -31,30 +32,20 @@ export function useModelPair(): ModelPair {
 
 /** The task (a change re-reads the preview, whose label suggestions depend on it) and the two models. */
 export function TaskAndModels({ models, testIdPrefix }: { models: ModelPair; testIdPrefix: string }) {
-  const tasks = useStore((s) => s.tasks);
   const taskId = useStore((s) => s.currentTaskId);
   const setTask = useStore((s) => s.setCurrentTask);
   const hasPreview = useStore((s) => !!s.draft.preview);
   const previewData = useStore((s) => s.previewData);
   return (
     <div className="grid-3">
-      <label className="field">
-        <span>Task</span>
-        <select
-          value={taskId}
-          onChange={(e) => {
-            setTask(e.target.value);
-            if (hasPreview) void previewData();
-          }}
-          data-testid={`${testIdPrefix}-task`}
-        >
-          {tasks.map((t) => (
-            <option key={t.task.id} value={t.task.id}>
-              {t.task.name} ({t.task.id})
-            </option>
-          ))}
-        </select>
-      </label>
+      <TaskSelect
+        value={taskId}
+        onChange={(id) => {
+          setTask(id);
+          if (hasPreview) void previewData();
+        }}
+        testId={`${testIdPrefix}-task`}
+      />
       <ModelPicker label="Generator" value={models.generator} onChange={models.setGenerator} testId={`${testIdPrefix}-generator`} />
       <ModelPicker label="Evaluator" value={models.evaluator} onChange={models.setEvaluator} testId={`${testIdPrefix}-evaluator`} />
     </div>

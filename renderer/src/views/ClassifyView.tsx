@@ -6,6 +6,7 @@ import type { ClassifyStartInput } from '../../../electron/common/contract/class
 import type { AppSettings } from '../../../electron/common/contract/settings';
 import { ErrorBanner, LabelChip, ProgressBar } from '../components/Common';
 import { ModelPicker } from '../components/ModelPicker';
+import { TaskSelect } from '../components/TaskSelect';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededField, useSeededFields } from '../components/seededFields';
 import { VariantGrid, VoteBars } from '../components/VoteCharts';
@@ -155,7 +156,6 @@ function useLiveVote(shown: TatraSettings) {
 
 /** Task, models, run settings and input; starts and cancels a run, and says how it is going. */
 function ClassifyForm() {
-  const tasks = useStore((s) => s.tasks);
   const taskId = useStore((s) => s.currentTaskId);
   const setTask = useStore((s) => s.setCurrentTask);
   const settings = useStore((s) => s.settings);
@@ -204,16 +204,7 @@ function ClassifyForm() {
       aria-label="Classify settings"
     >
       <div className="grid-3">
-        <label className="field">
-          <span>Task</span>
-          <select value={taskId} onChange={(e) => setTask(e.target.value)} data-testid="classify-task">
-            {tasks.map((t) => (
-              <option key={t.task.id} value={t.task.id}>
-                {t.task.name} ({t.task.id})
-              </option>
-            ))}
-          </select>
-        </label>
+        <TaskSelect value={taskId} onChange={setTask} testId="classify-task" />
         <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" />
         {sameModel ? (
           <label className="field inline" style={{ alignSelf: 'center' }}>

@@ -10,6 +10,7 @@ import { getApi, messageOf } from '../api/client';
 import { ErrorBanner, NumberField, ProgressBar } from '../components/Common';
 import { duration, pct } from '../components/labels';
 import { RunSettingsFields } from '../components/RunSettingsFields';
+import { TaskSelect } from '../components/TaskSelect';
 import { useResolvedColor } from '../components/VoteCharts';
 import { useStore } from '../store';
 
@@ -72,7 +73,6 @@ function ModelChecklist(props: { title: string; value: string[]; onChange(v: str
 }
 
 function SetupCard() {
-  const tasks = useStore((s) => s.tasks);
   const currentTaskId = useStore((s) => s.currentTaskId);
   const start = useStore((s) => s.startComparison);
   const error = useStore((s) => s.compareError);
@@ -111,16 +111,7 @@ function SetupCard() {
         </span>
       </div>
       <div className="grid-2">
-        <label className="field">
-          <span>Task</span>
-          <select value={task} onChange={(e) => setTask(e.target.value)} data-testid="compare-task">
-            {tasks.map((t) => (
-              <option key={t.task.id} value={t.task.id}>
-                {t.task.name} ({t.task.id})
-              </option>
-            ))}
-          </select>
-        </label>
+        <TaskSelect value={task} onChange={setTask} testId="compare-task" />
         <label className="field">
           <span>Data set (CSV, TSV or JSONL with gold labels)</span>
           <div className="row" style={{ gap: 6 }}>

@@ -10,20 +10,14 @@ import { DEFAULT_SETTINGS, TatraSettings } from '../../../electron/common/tatra'
 import { JobStartInput } from '../../../electron/common/contract/jobs';
 import { addTatraSettingsOptions, tatraSettingsFrom, type TatraSettingsCliOptions } from '../../../electron/cli/options';
 import { UserError } from '../../../electron/common/errors';
-import { createApiClient, setApi, type Transport } from '../../../renderer/src/api/client';
+import { createApiClient, setApi } from '../../../renderer/src/api/client';
+import { unknownMethodTransport } from '../../helpers/unknown-transport';
 import { ClassifyView } from '../../../renderer/src/views/ClassifyView';
 import { CompareView } from '../../../renderer/src/views/CompareView';
 import { EvaluateView } from '../../../renderer/src/views/EvaluateView';
 
 // Every call fails as unknown: the views render their empty forms, which is all this test reads.
-const transport: Transport = {
-  kind: 'browser',
-  invoke: async (method) => ({ ok: false, error: { code: 'unknown_method', message: `unknown method "${method}"` } }),
-  subscribe: () => () => undefined,
-  upload: async () => ({ path: '/x', bytes: 0 }),
-  downloadUrl: (p) => p,
-  onConnection: () => () => undefined,
-};
+const transport = unknownMethodTransport;
 
 beforeAll(() => setApi(createApiClient(transport)));
 afterEach(cleanup);

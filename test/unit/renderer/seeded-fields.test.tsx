@@ -5,19 +5,13 @@
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppSettings } from '../../../electron/common/contract/settings';
-import { createApiClient, setApi, type Transport } from '../../../renderer/src/api/client';
+import { createApiClient, setApi } from '../../../renderer/src/api/client';
+import { unknownMethodTransport } from '../../helpers/unknown-transport';
 import { useStore } from '../../../renderer/src/store';
 import { ClassifyView } from '../../../renderer/src/views/ClassifyView';
 import { EvaluateView } from '../../../renderer/src/views/EvaluateView';
 
-const transport: Transport = {
-  kind: 'browser',
-  invoke: async (method) => ({ ok: false, error: { code: 'unknown_method', message: `unknown method "${method}"` } }),
-  subscribe: () => () => undefined,
-  upload: async () => ({ path: '/x', bytes: 0 }),
-  downloadUrl: (p) => p,
-  onConnection: () => () => undefined,
-};
+const transport = unknownMethodTransport;
 
 const saved: AppSettings = {
   theme: 'system',
