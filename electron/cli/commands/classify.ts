@@ -1,5 +1,6 @@
 // `tatra classify`: one input through TATRA on local GGUF models, with a vote breakdown (or one
 // JSON object with everything). Thin: options are checked, the engine does the work.
+import { setMaxListeners } from 'node:events';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { type OutputConstraint, type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
@@ -135,6 +136,9 @@ export function registerClassify(program: Command): void {
         },
       });
       const controller = new AbortController();
+      // Every in-flight model request listens on this one signal (dozens at once for r > 2), which
+      // is by design, not a leak: without this Node prints MaxListenersExceededWarning on stderr.
+      setMaxListeners(0, controller.signal);
       const onSigint = () => controller.abort();
       process.once('SIGINT', onSigint);
       const leases: { release(): Promise<void> }[] = [];
