@@ -12,6 +12,8 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
   await page.getByTestId('classify-k').fill('4');
   await page.getByTestId('classify-r').fill(String(r));
   await page.getByTestId('classify-seed').fill('7');
+  // Every run, so the whole (n+1)·r grid fills (early decision has its own test).
+  await page.getByTestId('classify-early-stop').uncheck();
   await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film that I will happily watch again.');
   // Record what the page shows while it works, independent of how fast the machine is: examples
   // on screen before the verdict, and a runs × variants grid only partly filled.
@@ -97,6 +99,7 @@ test('a reloaded page picks up the classification it was following', async ({ pa
   await page.getByTestId('classify-n').fill('2');
   await page.getByTestId('classify-k').fill('4');
   await page.getByTestId('classify-r').fill('5');
+  await page.getByTestId('classify-early-stop').uncheck();
   await page.getByTestId('classify-input').fill('The soundtrack alone is worth it.');
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-status')).toContainText('Writing', { timeout: 60_000 });

@@ -59,6 +59,18 @@ export function tatraSettingsFrom(opts: TatraSettingsCliOptions): TatraSettings 
   return { n: opts.paraphrases, k: opts.examples, r: opts.runs, seed: opts.seed, scope: opts.scope };
 }
 
+/**
+ * --early-stop / --no-early-stop: stop launching runs once the vote is decided. Commander leaves
+ * the value undefined when neither is given, so each command applies its own default.
+ */
+export function addEarlyStopOptions(cmd: Command, defaultOn: boolean): Command {
+  const on = defaultOn ? ' (default)' : '';
+  const off = defaultOn ? '' : ' (default)';
+  return cmd
+    .option('--early-stop', `stop launching runs once the vote is decided (the leader beats the runner-up plus every vote to come); same label, fewer calls${on}`)
+    .option('--no-early-stop', `always run all r runs${off}`);
+}
+
 export interface ModelCliOptions {
   model?: string;
   generator?: string;

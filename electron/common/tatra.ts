@@ -24,6 +24,12 @@ export const TatraSettings = z.object({
   seed: intSetting('seed'),
   /** `run`: examples made once per run and shared by every input (the paper); `input`: per input. */
   scope: ExampleScope,
+  /**
+   * Stop launching runs once the vote is decided (the leader has more votes than the runner-up
+   * plus every vote still to come); runs then go in waves. Absent: off. The faces choose the
+   * default: on for a single input, off for evaluations (accuracy after 1…r runs needs every run).
+   */
+  earlyStop: z.boolean().optional(),
 });
 export type TatraSettings = z.infer<typeof TatraSettings>;
 
@@ -125,6 +131,17 @@ export const TatraResult = z.object({
   fallbacks: z.number().int(),
   stages: z.record(StageName, StageStats),
   totalMs: z.number(),
+  /**
+   * Whether both backends promise that the same inputs, seed and settings give this very result
+   * again (in-process inference on the CPU does; a remote server or a GPU build does not).
+   */
+  deterministic: z.boolean(),
+  /** The vote was decided before all r runs, and the remaining runs were never launched. */
+  decidedEarly: z.boolean(),
+  /** Predictions made ((n+1) per run done); `confidence` and `votes` are over these. */
+  votesCast: z.number().int(),
+  /** Model calls the runs not launched would have made as planned (without caches or deduplication). */
+  callsSaved: z.number().int(),
 });
 export type TatraResult = z.infer<typeof TatraResult>;
 

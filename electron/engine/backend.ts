@@ -50,6 +50,12 @@ export interface TatraBackend {
   /** Context size per sequence, in tokens. */
   readonly contextSize: number;
   /**
+   * True when the same requests in one generate() call always give the same results, whatever
+   * else runs at the time or ran before (in-process CPU inference with a lockstep schedule).
+   * Absent: false (a remote server, a GPU build).
+   */
+  readonly deterministic?: boolean;
+  /**
    * Generate for each request. Independent requests may be decoded on parallel sequences; the
    * results come back in request order. Rejects with the signal's reason (an AbortError) when a request's signal aborts.
    */

@@ -1,13 +1,16 @@
 // One input through the whole method (SPEC §1): r runs of examples, paraphrases and evaluation,
-// then the vote. Independent requests go to the backend together (all runs' example calls, then
-// all runs' paraphrase calls, then every evaluation), so a backend with parallel sequences decodes
-// them side by side; events still come out run by run within each stage.
+// then the vote. Independent requests go to the backend together (a wave's example calls, its
+// paraphrase calls, then its evaluations), so a backend with parallel sequences decodes them side
+// by side; events still come out run by run within each stage. Without early stop there is one
+// wave of all r runs; with it, runs go in waves (vote.ts runWaves) and no wave is launched once
+// the vote is decided. The waves are a function of r alone, so a deterministic backend gives the
+// same result on every run.
 import { UserError } from '../common/errors';
 import {
   type ParaphraseFallback,
   type Prediction,
   type RunResult,
-  type StageName,
+  StageName,
   type StageStats,
   type TatraEvent,
   type TatraResult,
@@ -23,7 +26,8 @@ import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphr
 import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
-import { tallyVotes } from './vote';
+import { type Vote, type VoteOptions, runWaves, tallyVotes, voteDecided } from './vote';
+import { exampleCalls } from './plan';
 import { formatZodError } from '../common/task';
 
 /** Sampling for paraphrases (reference code). */
@@ -40,6 +44,11 @@ export interface ClassifyOptions {
   examplesForRun?: (run: number) => Promise<RunExamples>;
   signal?: AbortSignal;
   onEvent?: (e: TatraEvent) => void;
+  /**
+   * With early stop, keep launching waves after the vote is decided: the full pipeline on the
+   * early-stop schedule, so tests and measurements can check the early label against it.
+   */
+  finishDecided?: boolean;
 }
 
 function emptyStats(): StageStats {
@@ -146,8 +155,7 @@ async function checkInputFits(task: TaskDefinition, input: string, settings: Tat
 const MIN_PARAPHRASE_TOKENS = 32;
 
 export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
-  const { task, generator, evaluator, cache, signal } = opts;
-  const emit = (e: TatraEvent) => opts.onEvent?.(e);
+  const { task, generator, evaluator, signal } = opts;
   const settings = checkSettings(opts.settings);
   const input = opts.input.trim();
   if (input === '') throw new UserError('the input is empty', 'input_empty');
@@ -156,45 +164,97 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   await checkInputFits(task, input, settings, generator, evaluator);
   signal?.throwIfAborted();
 
-  const runs = Array.from({ length: settings.r }, (_, j) => j);
+  const voteOptions = taskVoteOptions(task);
   const stages: Record<StageName, StageStats> = { examples: emptyStats(), paraphrases: emptyStats(), evaluation: emptyStats() };
-  for (const run of runs) emit({ type: 'run-start', run, seed: runSeed(settings.seed, run) });
-
-  // Stages 1 and 2 are independent generator work: both batches go to the backend at once, so
-  // its sequences stay busy; each stage's time is its own wall clock (the two overlap). Events
-  // still come out examples first, then paraphrases.
-  const exampleStage = (async (): Promise<{ runExamples: RunExamples[]; ms: number }> => {
-    const t0 = performance.now();
-    if (opts.examplesForRun) {
-      const out: RunExamples[] = [];
-      for (const run of runs) {
-        const ex = await opts.examplesForRun(run);
-        emitExampleEvents(task, ex, opts.onEvent);
-        out.push(ex);
-        signal?.throwIfAborted();
-      }
-      return { runExamples: out, ms: performance.now() - t0 };
+  const done: WaveOutcome['runs'] = [];
+  const waves = runWaves(settings.r, settings.earlyStop === true);
+  let decidedEarly = false;
+  for (const wave of waves) {
+    const outcome = await runWave({ ...opts, settings, input }, wave);
+    addStages(stages, outcome.stages);
+    done.push(...outcome.runs);
+    const votesToCome = (settings.r - done.length) * (settings.n + 1);
+    if (!opts.finishDecided && votesToCome > 0 && voteDecided(tallyVotes(votesOf(done), voteOptions).votes, votesToCome, voteOptions)) {
+      decidedEarly = true;
+      break;
     }
-    const out = await generateExamplesForRuns({
-      task,
-      settings,
-      generator,
-      runs,
-      onRun: (ex) => emitExampleEvents(task, ex, opts.onEvent),
-      ...(cache ? { cache } : {}),
-      ...(signal ? { signal } : {}),
-      ...(settings.scope === 'input' ? { input } : {}),
-    });
-    return { runExamples: out, ms: performance.now() - t0 };
-  })();
+  }
+  const outcome = tallyVotes(votesOf(done), voteOptions);
+  const runResults: RunResult[] = done.map((r) => r.result);
+  const result: TatraResult = {
+    taskId: task.id,
+    input,
+    settings,
+    label: outcome.label,
+    confidence: outcome.confidence,
+    votes: outcome.votes,
+    tieBreak: outcome.tieBreak,
+    constrained: outputConstraints(task, generator, evaluator),
+    runs: runResults,
+    filteredExamples: totalFiltered(runResults.reduce((acc, r) => addFilterCounts(acc, r.filtered), emptyFilterCounts())),
+    fallbacks: runResults.filter((r) => r.fallback !== null).length,
+    stages,
+    totalMs: performance.now() - started,
+    deterministic: generator.deterministic === true && evaluator.deterministic === true,
+    decidedEarly,
+    votesCast: runResults.reduce((n, r) => n + r.predictions.length, 0),
+    callsSaved: decidedEarly ? callsPerRun(task, settings, opts.examplesForRun !== undefined) * (settings.r - done.length) : 0,
+  };
+  opts.onEvent?.({ type: 'done', result });
+  return result;
+}
+
+function taskVoteOptions(task: TaskDefinition): VoteOptions {
+  return {
+    labels: task.kind === 'math' ? [] : labelNames(task),
+    ...(task.defaultLabel !== undefined ? { defaultLabel: task.defaultLabel } : {}),
+    ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}),
+  };
+}
+
+function votesOf(runs: WaveOutcome['runs']): Vote[] {
+  return runs.flatMap(({ result }) => result.predictions.map((p) => ({ run: result.run, variant: p.variant, label: p.label })));
+}
+
+function addStages(into: Record<StageName, StageStats>, add: Record<StageName, StageStats>): void {
+  for (const name of StageName.options) {
+    into[name].calls += add[name].calls;
+    into[name].promptTokens += add[name].promptTokens;
+    into[name].completionTokens += add[name].completionTokens;
+    into[name].ms += add[name].ms;
+  }
+}
+
+/** Model calls one run makes without caches: its example calls (unless a job made them), one paraphrase call, n+1 evaluations. */
+function callsPerRun(task: TaskDefinition, settings: TatraSettings, examplesFromJob: boolean): number {
+  return (examplesFromJob ? 0 : exampleCalls(task, settings.k).length) + (settings.n > 0 ? 1 : 0) + settings.n + 1;
+}
+
+interface WaveOutcome {
+  runs: { result: RunResult }[];
+  stages: Record<StageName, StageStats>;
+}
+
+/**
+ * Stages 1–3 for some runs. Stages 1 and 2 are independent generator work: both batches go to the
+ * backend at once; each stage's time is its own wall clock (the two overlap). Events still come
+ * out examples first, then paraphrases, then predictions as they finish.
+ */
+async function runWave(opts: ClassifyOptions & { settings: TatraSettings }, runs: number[]): Promise<WaveOutcome> {
+  const { task, input, settings, signal } = opts;
+  const emit = (e: TatraEvent) => opts.onEvent?.(e);
+  for (const run of runs) emit({ type: 'run-start', run, seed: runSeed(settings.seed, run) });
+  const stages: Record<StageName, StageStats> = { examples: emptyStats(), paraphrases: emptyStats(), evaluation: emptyStats() };
+
+  const exampleStage = exampleRuns(opts, runs);
   const paraphraseStage = paraphraseRuns({
     task,
     input,
     settings,
     runs,
-    generator,
+    generator: opts.generator,
     onRun: (run, p) => emit({ type: 'paraphrases', run, paraphrases: p.paraphrases, fallback: p.fallback, cached: p.cached }),
-    ...(cache ? { cache } : {}),
+    ...(opts.cache ? { cache: opts.cache } : {}),
     ...(signal ? { signal } : {}),
   });
   // Whichever fails first is reported; the other must not become an unhandled rejection.
@@ -216,15 +276,73 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   stages.paraphrases = paraphraseStats;
   signal?.throwIfAborted();
 
-  // Stage 3: evaluation of original + n paraphrases per run, every run in one batch. Identical
-  // prompts (a fallback's copies of the original) are greedy and so evaluated once.
+  const { predictions, stats: evaluationStats } = await evaluateRuns(opts, runs, runExamples, paraphrased);
+  stages.evaluation = evaluationStats;
+  return {
+    stages,
+    runs: runs.map((run, i) => ({
+      result: {
+        run,
+        seed: runSeed(settings.seed, run),
+        examples: runExamples[i]!.examples,
+        paraphrases: paraphrased[i]!.paraphrases,
+        predictions: predictions[i]!,
+        filtered: runExamples[i]!.filtered,
+        fallback: paraphrased[i]!.fallback,
+        examplesCached: runExamples[i]!.cached,
+        paraphrasesCached: paraphrased[i]!.cached,
+      },
+    })),
+  };
+}
+
+/** Stage 1 for some runs: generated (cache first), or handed in by a dataset job. */
+async function exampleRuns(opts: ClassifyOptions & { settings: TatraSettings }, runs: number[]): Promise<{ runExamples: RunExamples[]; ms: number }> {
+  const { task, settings, signal } = opts;
+  const t0 = performance.now();
+  if (opts.examplesForRun) {
+    const out: RunExamples[] = [];
+    for (const run of runs) {
+      const ex = await opts.examplesForRun(run);
+      emitExampleEvents(task, ex, opts.onEvent);
+      out.push(ex);
+      signal?.throwIfAborted();
+    }
+    return { runExamples: out, ms: performance.now() - t0 };
+  }
+  const out = await generateExamplesForRuns({
+    task,
+    settings,
+    generator: opts.generator,
+    runs,
+    onRun: (ex) => emitExampleEvents(task, ex, opts.onEvent),
+    ...(opts.cache ? { cache: opts.cache } : {}),
+    ...(signal ? { signal } : {}),
+    ...(settings.scope === 'input' ? { input: opts.input.trim() } : {}),
+  });
+  return { runExamples: out, ms: performance.now() - t0 };
+}
+
+/**
+ * Stage 3 for some runs: original + n paraphrases per run, in one batch. Identical prompts (a
+ * fallback's copies of the original) are greedy and so evaluated once. Predictions are announced
+ * as each evaluation finishes (a UI fills its grid live), and kept in run and variant order.
+ */
+async function evaluateRuns(
+  opts: ClassifyOptions & { settings: TatraSettings },
+  runs: number[],
+  runExamples: RunExamples[],
+  paraphrased: ParaphrasedRun[],
+): Promise<{ predictions: Prediction[][]; stats: StageStats }> {
+  const { task, signal } = opts;
+  const input = opts.input.trim();
   const grammar = evaluationGrammar(task);
   const requests: GenerateRequest[] = [];
   const requestIndex = new Map<string, number>();
-  const slots: { run: number; variant: number; request: number }[] = [];
-  for (const run of runs) {
-    const examples = runExamples[run]!.examples;
-    const candidates = [input, ...paraphrased[run]!.paraphrases];
+  const slots: { at: number; run: number; variant: number; request: number }[] = [];
+  runs.forEach((run, at) => {
+    const examples = runExamples[at]!.examples;
+    const candidates = [input, ...paraphrased[at]!.paraphrases];
     candidates.forEach((candidate, variant) => {
       const { prompt, sharedUserPrefixLength } = evaluationPrompt(task, examples, candidate);
       const dedupeKey = `${prompt.system}\u0000${prompt.user}`;
@@ -234,63 +352,27 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
         requestIndex.set(dedupeKey, index);
         requests.push({ prompt, sharedUserPrefixLength, grammar, maxTokens: task.evaluatorMaxTokens, temperature: 0, ...(signal ? { signal } : {}) });
       }
-      slots.push({ run, variant, request: index });
+      slots.push({ at, run, variant, request: index });
     });
-  }
-  // Predictions are announced as each evaluation finishes (a UI fills its grid live), and kept in
-  // run and variant order for the result whatever order they finished in.
+  });
   const slotsByRequest = new Map<number, typeof slots>();
   for (const slot of slots) slotsByRequest.set(slot.request, [...(slotsByRequest.get(slot.request) ?? []), slot]);
   const predictionAt = (slot: (typeof slots)[number], raw: string): Prediction => ({ variant: slot.variant, label: predictionLabel(task, raw), raw });
-  const { results, ms: evalMs } = await evaluateRequests(task, evaluator, requests, (index, result) => {
-    for (const slot of slotsByRequest.get(index) ?? []) emit({ type: 'prediction', run: slot.run, prediction: predictionAt(slot, result.text) });
+  const { results, ms } = await evaluateRequests(task, opts.evaluator, requests, (index, result) => {
+    for (const slot of slotsByRequest.get(index) ?? []) opts.onEvent?.({ type: 'prediction', run: slot.run, prediction: predictionAt(slot, result.text) });
   });
   signal?.throwIfAborted();
-  stages.evaluation = {
-    calls: results.length,
-    promptTokens: results.reduce((s, r) => s + r.promptTokens, 0),
-    completionTokens: results.reduce((s, r) => s + r.completionTokens, 0),
-    ms: evalMs,
-  };
   const predictions: Prediction[][] = runs.map(() => []);
-  for (const slot of slots) predictions[slot.run]!.push(predictionAt(slot, results[slot.request]!.text));
-
-  const outcome = tallyVotes(
-    runs.flatMap((run) => predictions[run]!.map((p) => ({ run, variant: p.variant, label: p.label }))),
-    {
-      labels: task.kind === 'math' ? [] : labelNames(task),
-      ...(task.defaultLabel !== undefined ? { defaultLabel: task.defaultLabel } : {}),
-      ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}),
+  for (const slot of slots) predictions[slot.at]!.push(predictionAt(slot, results[slot.request]!.text));
+  return {
+    predictions,
+    stats: {
+      calls: results.length,
+      promptTokens: results.reduce((s, r) => s + r.promptTokens, 0),
+      completionTokens: results.reduce((s, r) => s + r.completionTokens, 0),
+      ms,
     },
-  );
-  const runResults: RunResult[] = runs.map((run) => ({
-    run,
-    seed: runSeed(settings.seed, run),
-    examples: runExamples[run]!.examples,
-    paraphrases: paraphrased[run]!.paraphrases,
-    predictions: predictions[run]!,
-    filtered: runExamples[run]!.filtered,
-    fallback: paraphrased[run]!.fallback,
-    examplesCached: runExamples[run]!.cached,
-    paraphrasesCached: paraphrased[run]!.cached,
-  }));
-  const result: TatraResult = {
-    taskId: task.id,
-    input,
-    settings,
-    label: outcome.label,
-    confidence: outcome.confidence,
-    votes: outcome.votes,
-    tieBreak: outcome.tieBreak,
-    constrained: outputConstraints(task, generator, evaluator),
-    runs: runResults,
-    filteredExamples: totalFiltered(runResults.reduce((acc, r) => addFilterCounts(acc, r.filtered), emptyFilterCounts())),
-    fallbacks: runResults.filter((r) => r.fallback !== null).length,
-    stages,
-    totalMs: performance.now() - started,
   };
-  emit({ type: 'done', result });
-  return result;
 }
 
 interface ParaphrasedRun {

@@ -55,11 +55,14 @@ export interface ScriptedBackendOptions {
   charsPerToken?: number;
   /** Milliseconds each batch takes (lets abort tests land mid-batch). */
   delayMs?: number;
+  /** What the backend declares (default true: a script is a function of the request). */
+  deterministic?: boolean;
 }
 
 export class ScriptedBackend implements TatraBackend {
   readonly id: string;
   readonly contextSize: number;
+  readonly deterministic: boolean;
   /** Every request, in order. */
   readonly requests: GenerateRequest[] = [];
   /** Every generate() call's requests, one array per call. */
@@ -77,6 +80,7 @@ export class ScriptedBackend implements TatraBackend {
     this.contextSize = opts.contextSize ?? 8192;
     this.charsPerToken = opts.charsPerToken ?? 4;
     this.delayMs = opts.delayMs ?? 0;
+    this.deterministic = opts.deterministic ?? true;
   }
 
   private tokens(prompt: ChatPrompt): number {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAbortError } from '../../electron/common/errors';
 import { MemoryGenerationCache, classify, type TatraBackend } from '../../electron/engine';
 import { resolveTask } from '../../electron/tasks';
-import { ModelPool } from '../../electron/llama';
+import { ModelPool, type LlamaBackend } from '../../electron/llama';
 import { tinyModelPath } from '../helpers/models';
 
 let pool: ModelPool;
@@ -46,5 +46,34 @@ describe('engine on the tiny model', () => {
     expect(b.runs[0]!.examples).toEqual(a.runs[0]!.examples);
     expect(b.runs[0]!.paraphrases).toEqual(a.runs[0]!.paraphrases);
     expect(b.runs[0]!.examplesCached && b.runs[0]!.paraphrasesCached).toBe(true);
+  });
+
+  it('early stop on real inference: decided before r, calls saved, the same label and runs as the same waves run to the end', async () => {
+    const task = await resolveTask('sst2');
+    // The lockstep backend is deterministic, so this seed always decides after 3 of 5 runs (pinned:
+    // a change to prompts or sampling that moves it shows up here).
+    const settings = { n: 2, k: 4, r: 5, seed: 1, scope: 'run' as const, earlyStop: true };
+    const input = 'a fine film with a clumsy ending';
+    const requestsBefore = (backend as LlamaBackend).stats().requests;
+    const early = await classify({ task, input, settings, generator: backend, evaluator: backend });
+    const earlyRequests = (backend as LlamaBackend).stats().requests - requestsBefore;
+    expect(early.decidedEarly).toBe(true);
+    expect(early.runs).toHaveLength(3);
+    expect(early.votesCast).toBe(9);
+    expect(early.callsSaved).toBe(2 * (2 + 1 + 3));
+    expect(early.deterministic).toBe(true);
+    const full = await classify({ task, input, settings, generator: backend, evaluator: backend, finishDecided: true });
+    const fullRequests = (backend as LlamaBackend).stats().requests - requestsBefore - earlyRequests;
+    expect(full.decidedEarly).toBe(false);
+    expect(full.runs).toHaveLength(5);
+    expect(early.label).toBe(full.label);
+    expect(full.runs.slice(0, 3)).toEqual(early.runs);
+    // The calls saved were really not made. callsSaved counts the planned calls (n+1 evaluations
+    // per run); the full run may dedupe a fallback's identical evaluation prompts, so it can make
+    // a call or two fewer than planned.
+    const stageCalls = (r: typeof full) => Object.values(r.stages).reduce((n, st) => n + st.calls, 0);
+    expect(fullRequests - earlyRequests).toBe(stageCalls(full) - stageCalls(early));
+    expect(fullRequests - earlyRequests).toBeGreaterThan(early.callsSaved - 2 * 3);
+    expect(fullRequests - earlyRequests).toBeLessThanOrEqual(early.callsSaved);
   });
 });

@@ -69,7 +69,8 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
             const result = await classify({
               task,
               input: request.input,
-              settings: request.settings,
+              // One input: stop once the vote is decided unless the caller says otherwise (same label).
+              settings: { ...request.settings, earlyStop: request.settings.earlyStop ?? true },
               generator: generator.backend,
               evaluator: evaluator.backend,
               signal: ac.signal,

@@ -11,6 +11,7 @@ import { ModelPool, disposeLlamaRuntime, getLlamaRuntime } from '../../llama';
 import {
   type ModelCliOptions,
   type TatraSettingsCliOptions,
+  addEarlyStopOptions,
   addModelOptions,
   addRuntimeOptions,
   addTatraSettingsOptions,
@@ -29,6 +30,7 @@ interface ClassifyCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   sequences?: number;
   json?: boolean;
   dataDir?: string;
+  earlyStop?: boolean;
 }
 
 function bar(share: number, width = 24): string {
@@ -57,6 +59,15 @@ function humanReport(task: TaskDefinition, result: TatraResult): string {
     out.push(`  ${stage.padEnd(12)} ${String(s.calls).padStart(4)} calls  ${String(s.promptTokens).padStart(7)} prompt + ${String(s.completionTokens).padStart(6)} generated tokens  ${seconds(s.ms).padStart(8)}`);
   }
   out.push(`  ${'total'.padEnd(12)} ${seconds(result.totalMs)}`);
+  out.push('');
+  if (result.decidedEarly) {
+    out.push(`  decided early after ${result.runs.length} of ${result.settings.r} runs: ${result.votesCast} votes cast, ${result.callsSaved} model calls saved (the rest could not change the winner)`);
+  }
+  out.push(
+    result.deterministic
+      ? '  deterministic: yes (the same seed, settings and models give this result again)'
+      : '  deterministic: no (a backend does not promise the same result for the same seed)',
+  );
   const notes: string[] = [];
   if (result.filteredExamples > 0) notes.push(`${result.filteredExamples} generated example${result.filteredExamples === 1 ? '' : 's'} dropped by validation`);
   if (result.fallbacks > 0) notes.push(`paraphrases fell back (padded or copies of the input) in ${result.fallbacks} run${result.fallbacks === 1 ? '' : 's'}`);
@@ -113,7 +124,7 @@ export function registerClassify(program: Command): void {
     .description('classify one text with TATRA (synthetic examples, paraphrases, majority vote)')
     .argument('[text...]', 'the text to classify (or pipe it on stdin)')
     .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file');
-  addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd)))
+  addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), true)
     .option('--sequences <N>', 'parallel sequences per model (default 4); 1 decodes one request at a time', intOption('--sequences', 1, 64))
     .option('--data-dir <dir>', 'data folder holding your tasks')
     .option('--json', 'print one JSON object with everything')
@@ -121,7 +132,8 @@ export function registerClassify(program: Command): void {
       const task = await resolveTask(opts.task, { userDir: userTasksDir(opts.dataDir) });
       const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
       const input = await readText(words);
-      const settings = tatraSettingsFrom(opts);
+      // A single input stops once its vote is decided unless told otherwise: the label is the same.
+      const settings = { ...tatraSettingsFrom(opts), earlyStop: opts.earlyStop ?? true };
 
       // The process's Llama first: when node-llama-cpp's bindings are first loaded by the GGUF
       // check (GgufInsights without a Llama), llama.cpp's load warnings later bypass our logger

@@ -11,7 +11,7 @@ import { JobManager, openJobStore, previewDataset, type StartOptions, type JobIn
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';
 import { ROW_LIMIT } from '../../common/settings';
-import { type ModelCliOptions, type TatraSettingsCliOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, remoteModelsFor, tatraSettingsFrom } from '../options';
+import { type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, remoteModelsFor, tatraSettingsFrom } from '../options';
 import { userTasksDir } from './tasks';
 import { terminalSafe } from '../terminal';
 
@@ -225,6 +225,7 @@ interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   threads?: number;
   contextSize?: number;
   concurrency: number;
+  earlyStop?: boolean;
   dataDir?: string;
   out?: string;
   name?: string;
@@ -253,7 +254,7 @@ export function registerEval(program: Command): void {
     .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
     .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']))
     .option('--allow-ragged', 'tolerate CSV rows with too few or too many fields (counted)');
-  addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd)))
+  addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), false)
     .option(ROW_LIMIT.flags, 'evaluate only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--baseline', 'also run the zero-shot baseline (one greedy evaluator call per row)')
     .option('--concurrency <C>', 'rows classified at once (parallel sequences)', intOption('--concurrency', 1, 64), 4)
@@ -263,7 +264,8 @@ export function registerEval(program: Command): void {
     .option('--json', 'print the job and its metrics as one JSON object instead of the table')
     .action(async (opts: EvalCliOptions & { label?: boolean }) => {
       const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
-      const settings = tatraSettingsFrom(opts);
+      // Off unless asked: accuracy after 1…r runs needs every run of every row.
+      const settings = { ...tatraSettingsFrom(opts), earlyStop: opts.earlyStop ?? false };
       const dataPath = resolve(opts.data);
       const preview = await previewDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });
       const textColumn = opts.textCol ?? preview.suggestedTextColumn;

@@ -189,7 +189,7 @@ function ClassifyForm() {
   const submit = () => {
     if (!canStart) return;
     void updateSettings({ tatra, generator, evaluator: eval_ });
-    void start({ taskId, input, generator, evaluator: eval_, settings: tatra });
+    void start({ taskId, input, generator, evaluator: eval_, settings: { ...tatra, earlyStop: tatra.earlyStop ?? true } });
   };
 
   const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
@@ -219,7 +219,11 @@ function ClassifyForm() {
           </div>
         )}
       </div>
-      <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify" />
+      <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify">
+        <label className="field inline" style={{ alignSelf: 'center' }} title="Stop launching runs once the leader has more votes than the runner-up plus every vote still to come: the same label, fewer calls.">
+          <input type="checkbox" checked={tatra.earlyStop ?? true} onChange={(e) => setTatra({ ...tatra, earlyStop: e.target.checked })} data-testid="classify-early-stop" /> Stop once decided
+        </label>
+      </RunSettingsFields>
       <label className="field">
         <span>{task?.inputName ?? 'Input'}</span>
         <textarea
@@ -267,7 +271,7 @@ function VoteCard({ shown }: { shown: TatraSettings }) {
       <div className="card-head">
         <h2>Vote breakdown</h2>
         <span className="sub">
-          {validVotes} valid votes of {expected}
+          {validVotes} valid votes of {result ? result.votesCast : expected}
         </span>
       </div>
       <div className="verdict" data-testid="verdict">
@@ -284,6 +288,20 @@ function VoteCard({ shown }: { shown: TatraSettings }) {
             {result ? pct(result.confidence) : validVotes > 0 && lead ? pct((votes[lead] ?? 0) / validVotes) : '–'}
           </strong>
           {result && result.tieBreak !== 'none' ? <span className="chip warn">tie broken by {result.tieBreak}</span> : null}
+          {result?.decidedEarly ? (
+            <span className="chip" data-testid="decided-early" title="The remaining runs could not change the winner, so they were not launched. Confidence is over the votes cast.">
+              decided after {result.runs.length} of {result.settings.r} runs · {result.callsSaved} calls saved
+            </span>
+          ) : null}
+          {result ? (
+            <span
+              className={result.deterministic ? 'chip' : 'chip warn'}
+              data-testid="deterministic"
+              title={result.deterministic ? 'The same seed, settings and models give this result again.' : 'A backend (a remote server or a GPU build) does not promise the same result for the same seed.'}
+            >
+              {result.deterministic ? 'reproducible' : 'not reproducible'}
+            </span>
+          ) : null}
         </div>
       </div>
       {labels.length > 0 ? <VoteBars votes={votes} labels={labels} total={validVotes} /> : <VoteBars votes={votes} labels={[]} total={validVotes} />}
@@ -301,7 +319,8 @@ function VariantsCard({ shown }: { shown: TatraSettings }) {
         <h2>Runs × variants</h2>
         <span className="sub">original input and each paraphrase, per run</span>
       </div>
-      <VariantGrid runs={c.live.runs} r={shown.r} n={shown.n} labels={labels} />
+      {/* Once decided early, the grid holds the runs that were made, not r. */}
+      <VariantGrid runs={c.live.runs} r={result ? result.runs.length : shown.r} n={shown.n} labels={labels} />
       {result ? <StagesTable result={result} /> : null}
       {result && (result.constrained.generator !== 'grammar' || result.constrained.evaluator !== 'grammar') ? (
         <p className="muted small" data-testid="constrained">

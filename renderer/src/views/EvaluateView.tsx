@@ -25,6 +25,8 @@ function SettingsStep() {
   const [tatra, setTatra] = useSeededFields<TatraSettings>(settings?.tatra ?? DEFAULT_SETTINGS);
   const models = useModelPair();
   const [starting, setStarting] = useState(false);
+  // Off by default for evaluations: accuracy after 1…r runs needs every run of every row.
+  const [earlyStop, setEarlyStop] = useState(false);
   const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting;
   const start = async () => {
     if (!ready || !draft.inputColumn) return;
@@ -37,7 +39,7 @@ function SettingsStep() {
       labelMap: chosenLabelMap(draft.labelMap),
       generator: models.generator,
       evaluator: models.evaluator,
-      settings: tatra,
+      settings: { ...tatra, earlyStop },
       limit: draft.limit ?? undefined,
       baseline: draft.baseline,
       name: draft.name || undefined,
@@ -57,6 +59,9 @@ function SettingsStep() {
       <div className="row">
         <label className="field inline">
           <input type="checkbox" checked={draft.baseline} onChange={(e) => setDraft({ baseline: e.target.checked })} /> Also run the zero-shot baseline
+        </label>
+        <label className="field inline" title="Each row stops launching runs once its vote cannot change: the same labels for fewer calls, but accuracy after 1…r runs then lacks the runs not made.">
+          <input type="checkbox" checked={earlyStop} onChange={(e) => setEarlyStop(e.target.checked)} data-testid="eval-early-stop" /> Stop each vote once decided
         </label>
         <label className="field" style={{ flex: 1, maxWidth: 360 }}>
           <span className="sr-only">Name</span>
