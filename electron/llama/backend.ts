@@ -3,10 +3,24 @@
 // evaluator sharing the file) shares the same sequences.
 //
 // Why this shape:
-// - Requests dispatched in the same tick are decoded together: node-llama-cpp batches the tokens
-//   of all sequences queued in one tick into one llama_decode (NODE-LLAMA-CPP.md).
-// - Each sequence keeps its KV cache between requests. A request goes to the free sequence whose
-//   cache shares the longest token prefix with its prompt, and only the rest is evaluated.
+// - Deterministic by default (schedule `lockstep`, lockstep.ts): a request's output is a function
+//   of the request alone, whatever else is queued, ran before, or the timing. llama.cpp's CPU
+//   kernels are not invariant to how tokens are grouped (a matmul over one token column takes
+//   ggml's vec_dot path, over two or more tinyBLAS, which rounds differently; and with one KV
+//   stream per sequence a ubatch only spans consecutive sequence ids, so a batch over sequences
+//   {0, 2} is decoded as two one-token ubatches). Measured (bench/determinism-probe.ts): which
+//   other sequences decode beside a request changes its probabilities unless every step is one
+//   ubatch of two or more tokens, while how many (2 or 4), their content, the request's sequence
+//   and the prompt's chunk boundaries do not. So lockstep decodes each prompt on its own in chunks
+//   of two or more tokens, and runs generation in steps where every sequence takes part (idle
+//   ones decode a throwaway "ballast" token), never mixing prompts into a step. What a sequence
+//   held from an earlier request is not reused (it gave other text for some requests), only
+//   shared-prefix snapshots decoded from an empty sequence.
+// - Schedule `free` (the previous one, kept to measure what determinism costs): requests are
+//   dispatched as sequences free up, and node-llama-cpp batches whatever is queued in one tick
+//   into one llama_decode (NODE-LLAMA-CPP.md). Each sequence keeps its KV cache between requests;
+//   a request goes to the free sequence sharing the longest token prefix with its prompt and only
+//   the rest is evaluated. Timing decides the batches, so the same seed can give other text.
 // - A shared prefix (the evaluator's instruction and examples, `sharedUserPrefixLength`) is
 //   evaluated once and snapshotted; other sequences load the snapshot instead of evaluating it.
 //   node-llama-cpp 3.21.1 has no sequence-to-sequence copy (the internal
@@ -39,6 +53,7 @@ import { ownedTempDir } from '../processes';
 import { getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
 import { loadGpuLayers, memoryShortfall } from './fit';
+import { decodeInChunks, runSteps, sequenceOrderStrategy, type Lane } from './lockstep';
 
 export interface LoadLlamaBackendOptions {
   /** The GGUF file; validated with inspectGguf before loading. */
@@ -58,7 +73,14 @@ export interface LoadLlamaBackendOptions {
    * every prompt from scratch: only for measuring what reuse saves.
    */
   reuse?: boolean;
+  /**
+   * `lockstep` (default): every request's output is a function of the request alone (on the
+   * CPU). `free`: batches are whatever timing puts together (not reproducible; kept for bench/).
+   */
+  schedule?: LlamaSchedule;
 }
+
+export type LlamaSchedule = 'lockstep' | 'free';
 
 export interface LlamaBackendStats {
   /** generate() requests completed. */
@@ -74,6 +96,9 @@ export interface LlamaBackendStats {
   /** Shared-prefix snapshots written / loaded into another sequence. */
   prefixSnapshots: number;
   prefixRestores: number;
+  /** Lockstep: generation steps, and throwaway tokens decoded by idle sequences in them. */
+  steps: number;
+  ballastTokens: number;
 }
 
 interface Job {
@@ -84,6 +109,17 @@ interface Job {
   resolve(result: GenerateResult): void;
   reject(error: unknown): void;
   onAbort?: () => void;
+  /** Resolved or rejected (an abort may reject a job that is still decoding). */
+  settled?: boolean;
+}
+
+/** A job decoding on a sequence. */
+interface JobLane extends Lane {
+  job: Job;
+  output: Token[];
+  /** Where the choice trie stands (undefined: no trie, or off it). */
+  node: ChoiceNode | undefined;
+  started: number;
 }
 
 interface Slot {
@@ -131,6 +167,8 @@ export class LlamaBackend implements TatraBackend {
   private readonly disposeController = new AbortController();
   private disposed = false;
   private clock = 0;
+  /** Lockstep: the step loop while it runs. */
+  private stepper: Promise<void> | undefined;
   private readonly counters: LlamaBackendStats = {
     requests: 0,
     evaluatedTokens: 0,
@@ -139,6 +177,8 @@ export class LlamaBackend implements TatraBackend {
     generatedTokens: 0,
     prefixSnapshots: 0,
     prefixRestores: 0,
+    steps: 0,
+    ballastTokens: 0,
   };
 
   /** @internal use loadLlamaBackend() */
@@ -150,6 +190,7 @@ export class LlamaBackend implements TatraBackend {
     private readonly chatWrapper: ChatWrapper,
     usesFallbackTemplate: boolean,
     private readonly reuse = true,
+    readonly schedule: LlamaSchedule = 'lockstep',
   ) {
     this.id = `${inspection.path}#${inspection.headerHash.slice(0, 12)}`;
     this.contextSize = context.contextSize;
@@ -157,6 +198,14 @@ export class LlamaBackend implements TatraBackend {
     this.usesFallbackTemplate = usesFallbackTemplate;
     this.slots = [];
     for (let i = 0; i < context.totalSequences; i++) this.slots.push({ sequence: context.getSequence(), busy: false, lastUsed: 0 });
+  }
+
+  /**
+   * Whether a request's output depends on the request alone: lockstep on the CPU. GPU kernels
+   * (and their reductions) are not promised to be bit-stable, so a GPU build says false.
+   */
+  get deterministic(): boolean {
+    return this.schedule === 'lockstep' && this.model.gpuLayers === 0;
   }
 
   /** Parallel sequences. */
@@ -201,7 +250,7 @@ export class LlamaBackend implements TatraBackend {
     this.disposed = true;
     this.disposeController.abort();
     for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(this.disposeController.signal.reason));
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, this.stepper]);
     if (this.snapshotDir) rmSync(this.snapshotDir, { recursive: true, force: true });
     await this.context.dispose();
     await this.model.dispose();
@@ -252,7 +301,6 @@ export class LlamaBackend implements TatraBackend {
       while (this.grammars.size >= MAX_GRAMMARS) {
         const oldest = this.grammars.keys().next().value as string;
         this.grammars.delete(oldest);
-        this.tries.delete(oldest);
       }
       grammar = this.llama.createGrammar({ grammar: text }).catch((e: unknown) => {
         this.grammars.delete(text);
@@ -263,13 +311,21 @@ export class LlamaBackend implements TatraBackend {
     return grammar;
   }
 
-  /** The choice trie of a literal-set grammar, built once per grammar; null when the grammar is not one. */
+  /**
+   * The choice trie of a literal-set grammar, built once per grammar and prompt ending (the
+   * tokens a choice is spelled with may depend on what precedes it, so a trie built for another
+   * prompt's ending would make the output depend on which request came first); null when the
+   * grammar is not one.
+   */
   private choiceTrie(grammar: string, context: readonly Token[]): ChoiceTrie | null {
-    if (!this.tries.has(grammar)) {
+    const ending = context.slice(-8);
+    const key = `${ending.join(',')}\u0000${grammar}`;
+    if (!this.tries.has(key)) {
+      if (this.tries.size >= MAX_GRAMMARS) this.tries.delete(this.tries.keys().next().value as string);
       const choices = literalChoices(grammar);
-      this.tries.set(grammar, choices ? ChoiceTrie.build(this.model, choices, context.slice(-8)) : null);
+      this.tries.set(key, choices ? ChoiceTrie.build(this.model, choices, ending) : null);
     }
-    return this.tries.get(grammar) ?? null;
+    return this.tries.get(key) ?? null;
   }
 
   private enqueue(request: GenerateRequest, tokens: Token[], prefixLength: number): Promise<GenerateResult> {
@@ -292,14 +348,19 @@ export class LlamaBackend implements TatraBackend {
         request.signal.addEventListener('abort', job.onAbort, { once: true });
       }
       this.queue.push(job);
-      this.dispatch();
+      if (this.schedule === 'free') this.dispatch();
+      else this.startStepping();
     });
   }
 
   private settle(job: Job, fn: () => void): void {
+    if (job.settled) return;
+    job.settled = true;
     if (job.onAbort) job.request.signal?.removeEventListener('abort', job.onAbort);
     fn();
   }
+
+  // ----------------------------------------------------------------------------- free schedule
 
   /** Hands queued jobs to free sequences, each to the free sequence that already holds most of its prompt. */
   private dispatch(): void {
@@ -328,13 +389,12 @@ export class LlamaBackend implements TatraBackend {
   }
 
   private async run(slot: Slot, job: Job): Promise<void> {
-    const { request, tokens } = job;
+    const { tokens } = job;
     const started = performance.now();
     const sequence = slot.sequence;
     // The request's own cancel, else the backend's disposal: its signal's reason is what rejects.
-    const stopped = (): AbortSignal | null => (request.signal?.aborted ? request.signal : this.disposeController.signal.aborted ? this.disposeController.signal : null);
     const throwIfStopped = () => {
-      const signal = stopped();
+      const signal = this.stoppedBy(job);
       if (signal) throw signal.reason;
     };
     try {
@@ -349,63 +409,167 @@ export class LlamaBackend implements TatraBackend {
       this.counters.reusedTokens += common - prefix.decoded - prefix.restored;
       this.counters.restoredTokens += prefix.restored;
 
-      const grammar = request.grammar === undefined ? undefined : await this.grammar(request.grammar);
-      const grammarEvaluationState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
-      const trie = request.grammar === undefined ? null : this.choiceTrie(request.grammar, tokens);
-      let node: ChoiceNode | undefined = trie?.root;
-      const temperature = request.temperature ?? 0;
-      const output: Token[] = [];
-      const iterator = sequence.evaluate(tokens.slice(common), {
-        temperature,
-        // top-k stays at node-llama-cpp's 40 (as llama.cpp's own default): sorting Qwen's whole
-        // vocabulary at every sampled token would cost more than decoding on small models.
-        topP: temperature > 0 ? (request.topP ?? 1) : undefined,
-        seed: temperature > 0 ? (request.seed ?? 0) : undefined,
-        grammarEvaluationState,
-        tokenBias: trie ? () => (node ? trie.biasAt(node) : noBias(this.model)) : undefined,
-      });
+      const lane = await this.openLane(sequence, job, tokens.slice(common), started);
       try {
-        for await (const token of iterator) {
+        for await (const token of lane.iterator) {
           throwIfStopped();
-          if (this.model.isEogToken(token)) break;
-          output.push(token);
-          if (node) {
-            node = node.children.get(token);
-            // A complete choice that nothing extends: the grammar allows only the end now.
-            if (node?.terminal && node.children.size === 0) break;
-          }
-          if (output.length >= request.maxTokens) break;
+          if (!this.acceptToken(lane, token)) break;
         }
       } finally {
-        await iterator.return(undefined);
+        await lane.iterator.return(undefined);
       }
       throwIfStopped();
-      this.counters.generatedTokens += output.length;
-      this.counters.requests++;
-      const result: GenerateResult = {
-        // The prompt's last tokens let SentencePiece tokenizers keep the output's leading space.
-        text: this.model.detokenize(output, false, tokens.slice(-8)),
-        promptTokens: tokens.length,
-        completionTokens: output.length,
-        ms: performance.now() - started,
-      };
+      const result = this.resultOf(lane);
       this.settle(job, () => job.resolve(result));
     } catch (e) {
-      const error = stopped()?.reason ?? e;
+      const error = this.stoppedBy(job)?.reason ?? e;
       this.settle(job, () => job.reject(error));
     }
   }
+
+  /** Starts decoding `evaluate` (the prompt's undecoded tail) with the request's sampling: seed, grammar, choice-trie bias. */
+  private async openLane(sequence: LlamaContextSequence, job: Job, evaluate: Token[], started: number): Promise<JobLane> {
+    const { request, tokens } = job;
+    const grammar = request.grammar === undefined ? undefined : await this.grammar(request.grammar);
+    const grammarEvaluationState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
+    const trie = request.grammar === undefined ? null : this.choiceTrie(request.grammar, tokens);
+    const temperature = request.temperature ?? 0;
+    const lane: JobLane = { job, output: [], node: trie?.root, started, iterator: undefined as unknown as JobLane['iterator'] };
+    lane.iterator = sequence.evaluate(evaluate, {
+      temperature,
+      // top-k stays at node-llama-cpp's 40 (as llama.cpp's own default): sorting Qwen's whole
+      // vocabulary at every sampled token would cost more than decoding on small models.
+      topP: temperature > 0 ? (request.topP ?? 1) : undefined,
+      // Each request samples with its own sampler, seeded with its own seed.
+      seed: temperature > 0 ? (request.seed ?? 0) : undefined,
+      grammarEvaluationState,
+      tokenBias: trie ? () => (lane.node ? trie.biasAt(lane.node) : noBias(this.model)) : undefined,
+    });
+    return lane;
+  }
+
+  /** Takes a generated token; false when the request is complete (end of generation, a complete choice, or maxTokens). */
+  private acceptToken(lane: JobLane, token: Token): boolean {
+    if (this.model.isEogToken(token)) return false;
+    lane.output.push(token);
+    if (lane.node) {
+      lane.node = lane.node.children.get(token);
+      // A complete choice that nothing extends: the grammar allows only the end now.
+      if (lane.node?.terminal && lane.node.children.size === 0) return false;
+    }
+    return lane.output.length < lane.job.request.maxTokens;
+  }
+
+  private resultOf(lane: JobLane): GenerateResult {
+    this.counters.generatedTokens += lane.output.length;
+    this.counters.requests++;
+    return {
+      // The prompt's last tokens let SentencePiece tokenizers keep the output's leading space.
+      text: this.model.detokenize(lane.output, false, lane.job.tokens.slice(-8)),
+      promptTokens: lane.job.tokens.length,
+      completionTokens: lane.output.length,
+      ms: performance.now() - lane.started,
+    };
+  }
+
+  /** The request's cancel, else the backend's disposal, when either happened. */
+  private stoppedBy(job: Job): AbortSignal | null {
+    return job.request.signal?.aborted ? job.request.signal : this.disposeController.signal.aborted ? this.disposeController.signal : null;
+  }
+
+  // ------------------------------------------------------------------------- lockstep schedule
+
+  private startStepping(): void {
+    if (this.stepper || this.disposed) return;
+    this.stepper = runSteps({
+      context: this.context,
+      sequences: this.slots.map((slot) => slot.sequence),
+      stopped: () => this.disposed,
+      startNext: (index) => this.startNext(this.slots[index]!),
+      advance: (lane, outcome) => this.advance(lane, outcome),
+      onStep: (ballast) => {
+        this.counters.steps++;
+        this.counters.ballastTokens += ballast;
+      },
+    })
+      .catch((e: unknown) => {
+        // A failure of the loop itself (not of one request): nothing queued can run.
+        for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(e));
+      })
+      .finally(() => {
+        this.stepper = undefined;
+        if (this.queue.length > 0) this.startStepping();
+      });
+  }
+
+  /** Takes queued jobs until one starts on `slot`: its prompt held, its first step ready. */
+  private async startNext(slot: Slot): Promise<JobLane | null> {
+    for (let job = this.queue.shift(); job; job = this.queue.shift()) {
+      if (job.settled) continue;
+      const started = performance.now();
+      try {
+        const stopped = this.stoppedBy(job);
+        if (stopped) throw stopped.reason;
+        await this.holdPromptBody(slot.sequence, job);
+        return await this.openLane(slot.sequence, job, job.tokens.slice(-1), started);
+      } catch (e) {
+        const error = this.stoppedBy(job)?.reason ?? e;
+        this.settle(job, () => job.reject(error));
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Makes `sequence` hold every prompt token but the last (which goes into the first step), always
+   * computed the same way: the shared prefix decoded alone from an empty sequence (now, or earlier
+   * and loaded from its snapshot), then the rest decoded alone in chunks of two or more tokens
+   * (decodeInChunks). What a sequence held from an earlier request is not reused: measured, reusing
+   * it gave other text for some requests than decoding afresh (test/model/llama-backend.test.ts),
+   * while snapshots of prefixes decoded from empty did not.
+   */
+  private async holdPromptBody(sequence: LlamaContextSequence, job: Job): Promise<void> {
+    const body = job.tokens.slice(0, -1);
+    const prefix = this.reuse ? await this.restoreSharedPrefix(sequence, job, 0) : { decoded: 0, restored: 0 };
+    let keep = prefix.decoded + prefix.restored > 0 ? job.prefixLength : 0;
+    if (body.length - keep === 1) keep--;
+    if (keep === 0) await sequence.clearHistory();
+    else if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
+    await decodeInChunks(sequence, body.slice(keep), this.context.batchSize);
+    this.counters.evaluatedTokens += job.tokens.length - keep + prefix.decoded;
+    this.counters.restoredTokens += prefix.restored;
+  }
+
+  /** Takes one step's outcome for a lane; true when the lane is finished (settled, its sequence free). */
+  private async advance(lane: JobLane, outcome: PromiseSettledResult<IteratorResult<Token, void>>): Promise<boolean> {
+    const { job } = lane;
+    const finish = async (settle: () => void): Promise<true> => {
+      await lane.iterator.return(undefined).catch(() => undefined);
+      this.settle(job, settle);
+      return true;
+    };
+    const stopped = this.stoppedBy(job);
+    if (job.settled || stopped) return finish(() => job.reject(stopped?.reason));
+    if (outcome.status === 'rejected') return finish(() => job.reject(outcome.reason));
+    if (!outcome.value.done && this.acceptToken(lane, outcome.value.value)) return false;
+    const result = this.resultOf(lane);
+    return finish(() => job.resolve(result));
+  }
+
+  // --------------------------------------------------------------------------- prefix snapshots
 
   /**
    * Makes `sequence` hold the job's shared prefix without decoding it again where another sequence
    * already did: the first job to need a prefix decodes it and writes a snapshot; later ones on
    * other sequences (also those running at the same moment) load the snapshot.
    */
-  private async restoreSharedPrefix(sequence: LlamaContextSequence, job: Job): Promise<{ decoded: number; restored: number }> {
+  private async restoreSharedPrefix(sequence: LlamaContextSequence, job: Job, reusable = Infinity): Promise<{ decoded: number; restored: number }> {
     const none = { decoded: 0, restored: 0 };
     const length = job.prefixLength;
     if (length < MIN_SNAPSHOT_TOKENS) return none;
-    if (sequence.compareContextTokens(job.tokens).firstDifferentIndex >= length) return none;
+    // Already held, as far as it may be kept (`reusable`: lockstep keeps nothing a sequence held).
+    const held = Math.min(sequence.compareContextTokens(job.tokens).firstDifferentIndex, reusable);
+    if (held >= length) return none;
     const prefix = job.tokens.slice(0, length);
     const key = prefix.join(',');
     const existing = this.snapshots.get(key);
@@ -428,9 +592,11 @@ export class LlamaBackend implements TatraBackend {
     this.snapshots.set(key, snapshot);
     this.evictSnapshots();
     try {
-      const common = sequence.compareContextTokens(prefix).firstDifferentIndex;
+      let common = Math.min(sequence.compareContextTokens(prefix).firstDifferentIndex, reusable);
+      // Two or more tokens to decode (decodeInChunks), so the snapshot holds the numbers of a whole-prompt decode.
+      if (length - common === 1) common--;
       if (common < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: common, end: sequence.nextTokenIndex }]);
-      await sequence.evaluateWithoutGeneratingNewTokens(prefix.slice(common));
+      await decodeInChunks(sequence, prefix.slice(common), this.context.batchSize);
       await sequence.saveStateToFile(file);
       this.counters.prefixSnapshots++;
       markReady(true);
@@ -508,14 +674,24 @@ export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<L
     opts.signal?.throwIfAborted();
     const usesFallback = !inspection.hasChatTemplate;
     const chatWrapper = usesFallback ? fallbackChatWrapper() : resolveChatWrapper(model);
+    const schedule = opts.schedule ?? 'lockstep';
     let context: LlamaContext;
     try {
-      context = await model.createContext({ contextSize, sequences, threads, createSignal: opts.signal });
+      // The lockstep batch order reads the context's queue, so it needs the context it orders.
+      const created: { context?: LlamaContext } = {};
+      context = await model.createContext({
+        contextSize,
+        sequences,
+        threads,
+        createSignal: opts.signal,
+        ...(schedule === 'lockstep' ? { batching: { itemPrioritizationStrategy: sequenceOrderStrategy(() => created.context) } } : {}),
+      });
+      created.context = context;
     } catch (e) {
       if (opts.signal?.aborted) throw e;
       throw await outOfMemoryError(e, llama, inspection, shape, 'context');
     }
-    return new LlamaBackend(llama, model, context, inspection, chatWrapper, usesFallback, opts.reuse ?? true);
+    return new LlamaBackend(llama, model, context, inspection, chatWrapper, usesFallback, opts.reuse ?? true, schedule);
   } catch (e) {
     await model.dispose();
     opts.signal?.throwIfAborted();

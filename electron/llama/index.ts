@@ -5,5 +5,5 @@ export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings } from './runti
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
-export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats } from './backend';
+export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaSchedule } from './backend';
 export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';

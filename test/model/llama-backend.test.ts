@@ -107,6 +107,38 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     expect(second!.text).toBe(first!.text);
   });
 
+  // The lockstep schedule's promise (lockstep.ts): a request's output is a function of the request
+  // alone. Sampled text from a random-weight model is the most sensitive probe there is: its
+  // near-flat distributions turn any last-bit difference into another token.
+  it('lockstep: each request gives the same output alone, in a call with others, beside concurrent callers, and on a fresh backend with other sequences', async () => {
+    const sampled = Array.from({ length: 6 }, (_, i): GenerateRequest => ({
+      prompt: { system: 'You write text.', user: `Write about topic ${i}${' and more'.repeat(i % 3)}` },
+      maxTokens: 6 + (i % 4) * 7,
+      temperature: 0.9,
+      topP: 0.95,
+      seed: 100 + i,
+    }));
+    const requests = [...sampled, classify('a tender, funny film'), classify('two hours I will not get back')];
+    expect(backend.deterministic).toBe(true);
+    const text = async (b: LlamaBackend, rs: GenerateRequest[]) => (await b.generate(rs)).map((r) => r.text);
+    const alone: string[] = [];
+    for (const request of requests) alone.push(...(await text(backend, [request])));
+    expect(await text(backend, requests)).toEqual(alone);
+    // Three callers at once, each with its own slice, in the reverse order.
+    const slices = [requests.slice(5), requests.slice(2, 5), requests.slice(0, 2)];
+    const together = await Promise.all(slices.map((rs) => text(backend, rs)));
+    expect(together.reverse().flat()).toEqual(alone);
+    // Nothing depends on what the sequences held before, nor on how many there are (two or more).
+    const fresh = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 3, contextSize: 2048 });
+    try {
+      expect(await text(fresh, [...requests].reverse())).toEqual([...alone].reverse());
+      expect(fresh.stats().steps).toBeGreaterThan(0);
+      expect(fresh.stats().ballastTokens).toBeGreaterThan(0);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
   it('4 parallel greedy requests give the same outputs as sequential ones', async () => {
     const requests = ['w', 'x', 'y', 'z'].map((s) => ({ prompt: { system: 'Continue.', user: `Start with ${s} and go on` }, maxTokens: 16 }));
     const parallel = await backend.generate(requests);
@@ -116,9 +148,10 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     expect(parallel.every((r) => r.completionTokens > 0)).toBe(true);
   });
 
-  it('evaluates a shared prefix once and reuses it', async () => {
+  // Lockstep takes the prefix from its snapshot (restored); free also from what a sequence holds (reused).
+  it.each(['lockstep', 'free'] as const)('schedule %s: evaluates a shared prefix once and reuses it', async (schedule) => {
     // A fresh backend, so no sequence holds the prefix yet.
-    const fresh = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 4, contextSize: 2048 });
+    const fresh = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 4, contextSize: 2048, schedule });
     try {
       const [first] = await fresh.generate([classify('the first sentence')]);
       const afterFirst = fresh.stats();
@@ -128,7 +161,7 @@ describe('LlamaBackend on the tiny synthetic model', () => {
       const evaluatedBySecond = afterSecond.evaluatedTokens - afterFirst.evaluatedTokens;
       expect(evaluatedBySecond).toBeGreaterThan(0);
       expect(evaluatedBySecond).toBeLessThan(40); // the sentence and the template tail, not the ~300-token prefix
-      expect(afterSecond.reusedTokens).toBeGreaterThan(second!.promptTokens - 40);
+      expect(afterSecond.reusedTokens + afterSecond.restoredTokens).toBeGreaterThan(second!.promptTokens - 40);
 
       // Four at once on four sequences: the prefix is restored from the snapshot, not decoded again.
       const before = fresh.stats();
