@@ -68,6 +68,28 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
   await page.getByTestId('theme').selectOption('system');
 });
 
+test('early decision (on by default for one input): the vote stops once decided, the page says after how many runs and what it saved, and that the result is reproducible', async ({ page, server }) => {
+  await openApp(page, '#/classify');
+  await page.getByTestId('classify-task').selectOption('sst2');
+  await page.getByTestId('classify-generator').fill(server.model);
+  await page.getByTestId('classify-n').fill('2');
+  await page.getByTestId('classify-k').fill('4');
+  await page.getByTestId('classify-r').fill('5');
+  await page.getByTestId('classify-seed').fill('1');
+  await expect(page.getByTestId('classify-early-stop')).toBeChecked();
+  // The settings and seed of the CLI's early-stop test: on the deterministic backend this vote is
+  // decided after the first wave (3 of 5 runs, 12 calls saved), whatever ran before on the server.
+  await page.getByTestId('classify-input').fill('a fine film with a clumsy ending');
+  await page.getByTestId('classify-start').click();
+  await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 150_000 });
+  await expect(page.getByTestId('decided-early')).toHaveText('decided after 3 of 5 runs · 12 calls saved');
+  await expect(page.getByTestId('deterministic')).toHaveText('reproducible');
+  // The grid holds the runs made: 3 runs × (original + 2 paraphrases), all filled.
+  await expect(page.locator('[data-testid="variant-grid"] .vcell:not(.pending)')).toHaveCount(3 * 3);
+  await expect(page.locator('[data-testid="variant-grid"] .vcell.pending')).toHaveCount(0);
+  await shot(page, 'classify-decided-early');
+});
+
 test('cancel stops a long run and says so', async ({ page, server }) => {
   await openApp(page, '#/classify');
   await page.getByTestId('classify-task').selectOption('sst2');

@@ -129,8 +129,9 @@ describe('tatra classify on the tiny synthetic model', () => {
     expect(withoutTimings(r)).toEqual({ label: 'x', stages: { examples: { calls: 2 } }, work: [{ a: { n: 1 } }] });
   });
 
-  // Default settings (4 parallel sequences): the lockstep schedule makes the batches a function of
-  // the work, so three processes agree byte for byte (before, 4 repeats gave 4 example sets).
+  // Default settings (4 parallel sequences): the lockstep schedule makes each request's output a
+  // function of the request alone, so three processes agree byte for byte (before, 4 repeats gave
+  // 4 example sets).
   it('three runs with the same seed at default settings give the same JSON (timings aside)', async () => {
     const args = ['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--json', 'a fine film with a clumsy ending'];
     const [a, b, c] = await Promise.all([tatra(args), tatra(args), tatra(args)]).then((runs) => runs.map(parseJson));
@@ -151,6 +152,8 @@ describe('tatra classify on the tiny synthetic model', () => {
     expect(f).toMatchObject({ decidedEarly: false, votesCast: 15, callsSaved: 0 });
     expect(f.runs).toHaveLength(5);
     expect(e.label).toBe(f.label);
+    // Each request's output is its own whatever shares its batch: the runs made are the full pipeline's.
+    expect(f.runs.slice(0, 3)).toEqual(e.runs);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/decided early after 3 of 5 runs: 9 votes cast, 12 model calls saved/);
     expect(human.stdout).toMatch(/deterministic: yes/);
