@@ -126,6 +126,11 @@ interface Slot {
   sequence: LlamaContextSequence;
   busy: boolean;
   lastUsed: number;
+  /**
+   * Lockstep: the snapshot key of the shared prefix this sequence holds as decoded from an empty
+   * sequence (or restored from its snapshot), so a later request with that prefix keeps it.
+   */
+  cleanPrefix?: string | undefined;
 }
 
 interface Snapshot {
@@ -485,7 +490,7 @@ export class LlamaBackend implements TatraBackend {
       context: this.context,
       sequences: this.slots.map((slot) => slot.sequence),
       stopped: () => this.disposed,
-      startNext: (index) => this.startNext(this.slots[index]!),
+      admit: (free) => this.admit(free),
       advance: (lane, outcome) => this.advance(lane, outcome),
       onStep: (ballast) => {
         this.counters.steps++;
@@ -502,36 +507,73 @@ export class LlamaBackend implements TatraBackend {
       });
   }
 
-  /** Takes queued jobs until one starts on `slot`: its prompt held, its first step ready. */
-  private async startNext(slot: Slot): Promise<JobLane | null> {
-    for (let job = this.queue.shift(); job; job = this.queue.shift()) {
+  /**
+   * Starts queued jobs (first come, first served) on the free sequences: each on a free sequence
+   * that holds its shared prefix as decoded from empty, if one does (nothing to restore), else on
+   * the lowest free one.
+   */
+  private async admit(free: number[]): Promise<Map<number, JobLane>> {
+    const started = new Map<number, JobLane>();
+    const open = [...free];
+    for (let job = this.queue.shift(); job && open.length > 0; job = open.length > 0 ? this.queue.shift() : undefined) {
       if (job.settled) continue;
-      const started = performance.now();
-      try {
-        const stopped = this.stoppedBy(job);
-        if (stopped) throw stopped.reason;
-        await this.holdPromptBody(slot.sequence, job);
-        return await this.openLane(slot.sequence, job, job.tokens.slice(-1), started);
-      } catch (e) {
-        const error = this.stoppedBy(job)?.reason ?? e;
-        this.settle(job, () => job.reject(error));
+      const key = this.prefixKey(job);
+      const at = Math.max(0, open.findIndex((i) => key !== null && this.slots[i]!.cleanPrefix === key));
+      const index = open[at]!;
+      const lane = await this.startJob(this.slots[index]!, job);
+      if (lane) {
+        started.set(index, lane);
+        open.splice(at, 1);
       }
     }
-    return null;
+    return started;
+  }
+
+  /** Puts a job on a sequence: its prompt held, its first step ready; null when it failed or was cancelled (settled). */
+  private async startJob(slot: Slot, job: Job): Promise<JobLane | null> {
+    const started = performance.now();
+    try {
+      const stopped = this.stoppedBy(job);
+      if (stopped) throw stopped.reason;
+      await this.holdPromptBody(slot, job);
+      return await this.openLane(slot.sequence, job, job.tokens.slice(-1), started);
+    } catch (e) {
+      slot.cleanPrefix = undefined;
+      const error = this.stoppedBy(job)?.reason ?? e;
+      this.settle(job, () => job.reject(error));
+      return null;
+    }
+  }
+
+  /** The shared prefix a job's prompt starts with, as a snapshot key; null when it has none worth a snapshot. */
+  private prefixKey(job: Job): string | null {
+    return this.reuse && job.prefixLength >= MIN_SNAPSHOT_TOKENS ? job.tokens.slice(0, job.prefixLength).join(',') : null;
   }
 
   /**
    * Makes `sequence` hold every prompt token but the last (which goes into the first step), always
    * computed the same way: the shared prefix decoded alone from an empty sequence (now, or earlier
    * and loaded from its snapshot), then the rest decoded alone in chunks of two or more tokens
-   * (decodeInChunks). What a sequence held from an earlier request is not reused: measured, reusing
-   * it gave other text for some requests than decoding afresh (test/model/llama-backend.test.ts),
-   * while snapshots of prefixes decoded from empty did not.
+   * (decodeInChunks). Of what a sequence held from an earlier request only such a prefix is kept:
+   * measured, keeping other common prefixes (a chat template's start, another prompt's system
+   * text) gave other text for some requests than decoding afresh, while prefixes decoded from empty
+   * did not (test/model/llama-backend.test.ts).
    */
-  private async holdPromptBody(sequence: LlamaContextSequence, job: Job): Promise<void> {
+  private async holdPromptBody(slot: Slot, job: Job): Promise<void> {
+    const { sequence } = slot;
     const body = job.tokens.slice(0, -1);
-    const prefix = this.reuse ? await this.restoreSharedPrefix(sequence, job, 0) : { decoded: 0, restored: 0 };
-    let keep = prefix.decoded + prefix.restored > 0 ? job.prefixLength : 0;
+    const key = this.prefixKey(job);
+    let keep = 0;
+    let prefix = { decoded: 0, restored: 0 };
+    if (key !== null && slot.cleanPrefix === key) {
+      // The sequence holds this prefix as decoded from empty (or restored): keep it, drop the rest.
+      keep = job.prefixLength;
+      this.counters.reusedTokens += keep;
+    } else if (key !== null) {
+      prefix = await this.restoreSharedPrefix(sequence, job, 0);
+      if (prefix.decoded + prefix.restored > 0) keep = job.prefixLength;
+    }
+    slot.cleanPrefix = keep > 0 ? (key ?? undefined) : undefined;
     if (body.length - keep === 1) keep--;
     if (keep === 0) await sequence.clearHistory();
     else if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);

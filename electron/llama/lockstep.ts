@@ -17,8 +17,12 @@ export interface LaneSource<L extends Lane> {
   readonly sequences: readonly LlamaContextSequence[];
   /** True once the owner is disposed: the loop stops and ends its lanes. */
   stopped(): boolean;
-  /** Starts the next queued request on sequence `index` (its prompt decoded alone); null when none is queued. */
-  startNext(index: number): Promise<L | null>;
+  /**
+   * Starts queued requests on the free sequences `free` (their prompts decoded one after another,
+   * alone); returns the lanes started, by sequence index. Which request goes to which free sequence
+   * is the owner's choice: it does not change any output.
+   */
+  admit(free: number[]): Promise<Map<number, L>>;
   /** Takes a lane's step outcome; true when the lane is finished and its sequence free again. */
   advance(lane: L, outcome: PromiseSettledResult<IteratorResult<Token, void>>): Promise<boolean>;
   /** Counts what the loop did. */
@@ -78,9 +82,8 @@ export async function runSteps<L extends Lane>(source: LaneSource<L>): Promise<v
   let failure: unknown = new Error('the model backend stopped');
   try {
     while (!source.stopped()) {
-      for (const [i] of lanes.entries()) {
-        if (lanes[i] === null) lanes[i] = await source.startNext(i);
-      }
+      const free = lanes.flatMap((lane, i) => (lane === null ? [i] : []));
+      if (free.length > 0) for (const [i, lane] of await source.admit(free)) lanes[i] = lane;
       const active = lanes.filter((lane): lane is L => lane !== null);
       if (active.length === 0) return;
       const outcomes = await step(source, lanes);
