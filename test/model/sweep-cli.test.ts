@@ -99,13 +99,13 @@ it('bad input is one clear line and exit 2', async () => {
 
 // Why a sweep runs only the largest r: on real inference, the first r runs of a job at a larger r
 // are the runs of a job at r (same seeds, examples and paraphrases), so re-voting them gives that
-// job's labels. Requests decode one at a time here (--concurrency 1): llama.cpp on CPU is not
-// batch-invariant, so with parallel sequences the two jobs' different batches could differ in text.
+// job's labels. At the default concurrency: the lockstep schedule makes each request's output its
+// own, so the two jobs' different batches cannot make their texts differ.
 it('the first r runs of a job at a larger r are exactly a job at r', async () => {
   const model = await tinyModelPath();
   const data = join(dir, 'six.csv');
   writeFileSync(data, 'review,sentiment\n' + ['a warm, funny film', 'dull and slow', 'superb acting', 'makes no sense', 'a delight', 'a tedious mess'].map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\n`).join(''));
-  const common = ['eval', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '1', '-k', '2', '--seed', '5', '--concurrency', '1', '--threads', '1', '--json'];
+  const common = ['eval', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '1', '-k', '2', '--seed', '5', '--threads', '1', '--json'];
   type Out = { job: { id: string }; metrics: { accuracy: number; accuracyAfterRuns: number[] } };
   const three = json<Out>((await cli([...common, '-r', '3', '--data-dir', join(dir, 'r3')])).stdout);
   const two = json<Out>((await cli([...common, '-r', '2', '--data-dir', join(dir, 'r2')])).stdout);
