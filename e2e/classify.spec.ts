@@ -1,20 +1,12 @@
 // Classify an input on the tiny synthetic model and watch the vote breakdown fill in; cancel a
 // long run; a missing model is one clear message.
-import { expect, openApp, shot, test } from './fixtures';
+import { expect, fillClassify, openApp, shot, test } from './fixtures';
 
 test('classify an input: runs, paraphrases and votes fill in live, then the final breakdown', async ({ page, server }) => {
-  await openApp(page, '#/classify');
-  await page.getByTestId('classify-task').selectOption('sst2');
-  await page.getByTestId('classify-generator').fill(server.model);
   const n = 3;
   const r = 3;
-  await page.getByTestId('classify-n').fill(String(n));
-  await page.getByTestId('classify-k').fill('4');
-  await page.getByTestId('classify-r').fill(String(r));
-  await page.getByTestId('classify-seed').fill('7');
-  // Every run, so the whole (n+1)·r grid fills (early decision has its own test).
-  await page.getByTestId('classify-early-stop').uncheck();
-  await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film that I will happily watch again.');
+  // Every run (no early stop), so the whole (n+1)·r grid fills (early decision has its own test).
+  await fillClassify(page, server.model, { n, k: 4, r, seed: 7, earlyStop: false, input: 'A warm, funny and beautifully acted film that I will happily watch again.' });
   // Record what the page shows while it works, independent of how fast the machine is: examples
   // on screen before the verdict, and a runs × variants grid only partly filled.
   await page.evaluate(() => {
@@ -69,17 +61,10 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
 });
 
 test('early decision (on by default for one input): the vote stops once decided, the page says after how many runs and what it saved, and that the result is reproducible', async ({ page, server }) => {
-  await openApp(page, '#/classify');
-  await page.getByTestId('classify-task').selectOption('sst2');
-  await page.getByTestId('classify-generator').fill(server.model);
-  await page.getByTestId('classify-n').fill('2');
-  await page.getByTestId('classify-k').fill('4');
-  await page.getByTestId('classify-r').fill('5');
-  await page.getByTestId('classify-seed').fill('1');
+  await fillClassify(page, server.model, { n: 2, k: 4, r: 5, seed: 1, input: 'a fine film with a clumsy ending' });
   await expect(page.getByTestId('classify-early-stop')).toBeChecked();
   // The settings and seed of the CLI's early-stop test: on the deterministic backend this vote is
   // decided after the first wave (3 of 5 runs, 12 calls saved), whatever ran before on the server.
-  await page.getByTestId('classify-input').fill('a fine film with a clumsy ending');
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 150_000 });
   await expect(page.getByTestId('decided-early')).toHaveText('decided after 3 of 5 runs · 12 calls saved');
@@ -91,13 +76,7 @@ test('early decision (on by default for one input): the vote stops once decided,
 });
 
 test('cancel stops a long run and says so', async ({ page, server }) => {
-  await openApp(page, '#/classify');
-  await page.getByTestId('classify-task').selectOption('sst2');
-  await page.getByTestId('classify-generator').fill(server.model);
-  await page.getByTestId('classify-n').fill('8');
-  await page.getByTestId('classify-k').fill('8');
-  await page.getByTestId('classify-r').fill('30');
-  await page.getByTestId('classify-input').fill('Not worth the ticket.');
+  await fillClassify(page, server.model, { n: 8, k: 8, r: 30, input: 'Not worth the ticket.' });
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-cancel')).toBeVisible();
   await page.getByTestId('classify-cancel').click();
@@ -115,14 +94,7 @@ test('a model that does not exist is one clear message', async ({ page }) => {
 });
 
 test('a reloaded page picks up the classification it was following', async ({ page, server }) => {
-  await openApp(page, '#/classify');
-  await page.getByTestId('classify-task').selectOption('sst2');
-  await page.getByTestId('classify-generator').fill(server.model);
-  await page.getByTestId('classify-n').fill('2');
-  await page.getByTestId('classify-k').fill('4');
-  await page.getByTestId('classify-r').fill('5');
-  await page.getByTestId('classify-early-stop').uncheck();
-  await page.getByTestId('classify-input').fill('The soundtrack alone is worth it.');
+  await fillClassify(page, server.model, { n: 2, k: 4, r: 5, earlyStop: false, input: 'The soundtrack alone is worth it.' });
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-status')).toContainText('Writing', { timeout: 60_000 });
   await page.reload();

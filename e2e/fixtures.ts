@@ -76,3 +76,16 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `e2e/artifacts/${name}.png`, fullPage: true });
 }
+
+/** Opens Classify with SST-2 on `model` and fills the form (the seed and early stop only when given). */
+export async function fillClassify(page: Page, model: string, form: { n: number; k: number; r: number; seed?: number; earlyStop?: boolean; input: string }): Promise<void> {
+  await openApp(page, '#/classify');
+  await page.getByTestId('classify-task').selectOption('sst2');
+  await page.getByTestId('classify-generator').fill(model);
+  await page.getByTestId('classify-n').fill(String(form.n));
+  await page.getByTestId('classify-k').fill(String(form.k));
+  await page.getByTestId('classify-r').fill(String(form.r));
+  if (form.seed !== undefined) await page.getByTestId('classify-seed').fill(String(form.seed));
+  if (form.earlyStop === false) await page.getByTestId('classify-early-stop').uncheck();
+  await page.getByTestId('classify-input').fill(form.input);
+}

@@ -5,7 +5,7 @@
 import { startLlamaServer, type RunningLlamaServer } from '../test/helpers/llama-server';
 import { politeScript } from '../test/helpers/scripted-backend';
 import { chatCompletion, fakeServer, json, type RecordedRequest } from '../test/unit/remote/fake-server';
-import { callApi, expect, openApp, serverInfo, shot, test } from './fixtures';
+import { callApi, expect, fillClassify, openApp, serverInfo, shot, test } from './fixtures';
 
 let llama: RunningLlamaServer | undefined;
 
@@ -49,13 +49,7 @@ test('add a remote model (probed) and classify through it', async ({ page }) => 
   await expect(row.getByTestId('remote-health')).toHaveText('up');
   await shot(page, 'remote-added');
 
-  await openApp(page, '#/classify');
-  await page.getByTestId('classify-task').selectOption('sst2');
-  await page.getByTestId('classify-generator').fill('remote:e2e-llama');
-  await page.getByTestId('classify-n').fill('2');
-  await page.getByTestId('classify-k').fill('2');
-  await page.getByTestId('classify-r').fill('2');
-  await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film.');
+  await fillClassify(page, 'remote:e2e-llama', { n: 2, k: 2, r: 2, input: 'A warm, funny and beautifully acted film.' });
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 240_000 });
   const label = (await page.getByTestId('final-label').textContent())?.trim();
@@ -79,13 +73,7 @@ test('a server without constrained decoding: the result panel says the outputs w
     },
   });
   try {
-    await openApp(page, '#/classify');
-    await page.getByTestId('classify-task').selectOption('sst2');
-    await page.getByTestId('classify-generator').fill(`openai+${generic.origin}/v1#m`);
-    await page.getByTestId('classify-n').fill('1');
-    await page.getByTestId('classify-k').fill('2');
-    await page.getByTestId('classify-r').fill('1');
-    await page.getByTestId('classify-input').fill('A warm, funny and beautifully acted film.');
+    await fillClassify(page, `openai+${generic.origin}/v1#m`, { n: 1, k: 2, r: 1, input: 'A warm, funny and beautifully acted film.' });
     await page.getByTestId('classify-start').click();
     await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 240_000 });
     await expect(page.getByTestId('final-label')).toHaveText('positive');
