@@ -2,7 +2,9 @@
 //  (a) evaluator calls per second, ~20 classification prompts sharing a ~300-token prefix:
 //      no reuse + 1 sequence, reuse + 1 sequence, reuse + 4 parallel sequences (lockstep, the
 //      default, and the previous free schedule);
-//  (b) generation tokens per second with 1 and 4 sequences.
+//  (b) generation tokens per second with 1 and 4 sequences (4 also on the free schedule);
+//  (c) the two mixed in one call on 4 sequences, lockstep and free: the same requests, so the
+//      ratio is what the deterministic schedule costs on identical work.
 // The weights are random, so only speed means anything here, not the answers.
 //
 //   npx tsx bench/llama-micro.ts [--shape qwen2.5-0.5b] [--threads 2] [--prompts 20] [--gen-tokens 64] [--json]
@@ -73,22 +75,45 @@ async function evaluatorCase(modelPath: string, name: string, sequences: number,
   }
 }
 
-async function generationCase(modelPath: string, sequences: number): Promise<Row> {
-  const backend: LlamaBackend = await loadLlamaBackend({ modelPath, threads, sequences, contextSize: 512 });
+const storyRequests = (count: number): GenerateRequest[] =>
+  Array.from({ length: count }, (_, i) => ({
+    prompt: { system: 'You write stories.', user: `Write story number ${i + 1}.` },
+    maxTokens: genTokens,
+    temperature: 0.8,
+    seed: i + 1,
+  }));
+
+async function generationCase(modelPath: string, sequences: number, schedule: LlamaSchedule = 'lockstep'): Promise<Row> {
+  const backend: LlamaBackend = await loadLlamaBackend({ modelPath, threads, sequences, contextSize: 512, schedule });
   try {
     await backend.generate([{ prompt: { system: 'warm', user: 'up' }, maxTokens: 1 }]);
-    const requests = Array.from({ length: sequences }, (_, i) => ({
-      prompt: { system: 'You write stories.', user: `Write story number ${i + 1}.` },
-      maxTokens: genTokens,
-      temperature: 0.8,
-      seed: i + 1,
-    }));
-    // Prompt evaluation is timed apart, so the rate is generation alone.
     const t = performance.now();
-    const results = await backend.generate(requests);
+    const results = await backend.generate(storyRequests(sequences));
     const seconds = (performance.now() - t) / 1000;
     const tokens = results.reduce((n, r) => n + r.completionTokens, 0);
-    return { case: `generation, ${sequences} sequence${sequences > 1 ? 's' : ''} (${tokens} tokens)`, seconds, rate: tokens / seconds, unit: 'tokens/s', evaluatedTokens: backend.stats().evaluatedTokens };
+    const name = `generation, ${sequences} sequence${sequences > 1 ? 's' : ''}${schedule === 'free' ? ', free schedule' : ''} (${tokens} tokens)`;
+    return { case: name, seconds, rate: tokens / seconds, unit: 'tokens/s', evaluatedTokens: backend.stats().evaluatedTokens };
+  } finally {
+    await backend.dispose();
+  }
+}
+
+/**
+ * The pipeline's mix in one call on 4 sequences: 4 sampled generations of --gen-tokens tokens
+ * (paraphrase-like) and the evaluator prompts (prefix reuse), queued together, so prompts arrive
+ * while other sequences generate. The same requests under both schedules: what lockstep's
+ * prompts-alone, every-sequence-steps rule costs where the work is mixed.
+ */
+async function mixedCase(modelPath: string, schedule: LlamaSchedule): Promise<Row> {
+  const backend = await loadLlamaBackend({ modelPath, threads, sequences: 4, contextSize: 1024, schedule });
+  try {
+    await backend.generate([{ prompt: { system: 'warm', user: 'up' }, maxTokens: 1 }]);
+    const before = backend.stats();
+    const requests = [...storyRequests(4), ...inputs.map(classifyRequest)];
+    const t = performance.now();
+    await backend.generate(requests);
+    const seconds = (performance.now() - t) / 1000;
+    return { case: `mixed, 4 sequences${schedule === 'free' ? ', free schedule' : ''} (${requests.length} calls)`, seconds, rate: requests.length / seconds, unit: 'calls/s', evaluatedTokens: backend.stats().evaluatedTokens - before.evaluatedTokens };
   } finally {
     await backend.dispose();
   }
@@ -109,6 +134,9 @@ rows.push(await evaluatorCase(modelPath, 'evaluator, reuse, 4 sequences', 4, tru
 rows.push(await evaluatorCase(modelPath, 'evaluator, reuse, 4 sequences, free schedule', 4, true, true, 'free'));
 rows.push(await generationCase(modelPath, 1));
 rows.push(await generationCase(modelPath, 4));
+rows.push(await generationCase(modelPath, 4, 'free'));
+rows.push(await mixedCase(modelPath, 'lockstep'));
+rows.push(await mixedCase(modelPath, 'free'));
 
 const env = {
   model: values.model ?? `synthetic ${shape}`,

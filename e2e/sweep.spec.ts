@@ -51,6 +51,7 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await expect(page.getByTestId('sweep-status')).toHaveText('done', { timeout: 400_000 });
   await expect(page.getByTestId('sweep-progress')).toContainText('8/8 jobs');
   await expect(page.getByTestId('sweep-progress')).toContainText('48/48 rows');
+  await expect(page.getByTestId('sweep-deterministic')).toHaveText('reproducible');
 
   // Charts: three line charts with a line and a band per series, the heat map, the scatter.
   for (const id of ['sweep-chart-n', 'sweep-chart-k', 'sweep-chart-r']) {

@@ -18,7 +18,7 @@ export {
 } from './dataset';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper, type StartOptions } from './manager';
-export { SweepManager, sweepCells, type SweepManagerOptions, type SweepEvent } from './sweep';
+export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent } from './sweep';
 export { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-store';
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';

@@ -142,6 +142,8 @@ interface RowTally {
   session: number;
   total: number;
   sessionStart: number;
+  /** The job's deterministic flag with this session counted. */
+  deterministic: boolean | null;
 }
 
 function rowsProgress(jobId: string, tally: RowTally): JobProgress {
@@ -157,6 +159,7 @@ function rowsProgress(jobId: string, tally: RowTally): JobProgress {
     rowsPerMinute: rate,
     etaSeconds: rate > 0 ? (remaining / rate) * 60 : remaining === 0 ? 0 : null,
     runningAccuracy: tally.withGold > 0 ? tally.correct / tally.withGold : null,
+    deterministic: tally.deterministic,
   };
 }
 
@@ -517,8 +520,11 @@ export class JobManager {
     try {
       this.emitStartProgress(job, 'loading');
       const models = await this.acquireModels(job, signal, leases);
-      const examplesForRun = await this.runScopeExamples(job, models.generator, signal);
-      await this.classifyRows(job, runner, { ...models, ...(examplesForRun ? { examplesForRun } : {}) }, outcome);
+      this.store.recordDeterministic(id, models.generator.deterministic === true && models.evaluator.deterministic === true);
+      // From here on, progress says whether the job is reproducible with this session counted.
+      const session = this.store.getJob(id) ?? job;
+      const examplesForRun = await this.runScopeExamples(session, models.generator, signal);
+      await this.classifyRows(session, runner, { ...models, ...(examplesForRun ? { examplesForRun } : {}) }, outcome);
     } catch (e) {
       if (!(isAbortError(e) && signal.aborted) && outcome.failure === null) outcome.failure = e;
     } finally {
@@ -557,6 +563,7 @@ export class JobManager {
         rowsPerMinute: 0,
         etaSeconds: null,
         runningAccuracy: job.rowsWithGold > 0 ? job.rowsCorrect / job.rowsWithGold : null,
+        deterministic: job.deterministic,
       },
     });
   }
@@ -608,7 +615,16 @@ export class JobManager {
     const signal = runner.ac.signal;
     const queue = this.store.unfinishedRowIndexes(id);
     const counts = this.get(id);
-    const tally: RowTally = { done: counts.rowsDone, failed: 0, correct: counts.rowsCorrect, withGold: counts.rowsWithGold, session: 0, total: counts.rowsTotal, sessionStart: Date.now() };
+    const tally: RowTally = {
+      done: counts.rowsDone,
+      failed: 0,
+      correct: counts.rowsCorrect,
+      withGold: counts.rowsWithGold,
+      session: 0,
+      total: counts.rowsTotal,
+      sessionStart: Date.now(),
+      deterministic: counts.deterministic,
+    };
     this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
     let next = 0;
     const worker = async () => {

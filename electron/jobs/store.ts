@@ -52,7 +52,7 @@ export const RESERVE_BYTES = 256 * 1024;
 /** Rows deleted per transaction when the disk is full: their pages' WAL frames fit in the reserve. */
 const FULL_DISK_DELETE_CHUNK = 200;
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -156,6 +156,12 @@ const MIGRATIONS: string[] = [
     record_json TEXT NOT NULL
   );
   `,
+  // v5: whether every session of a job ran on backends that promise the same output for the same
+  // request (TatraBackend.deterministic): 1 yes, 0 not (a remote server, a GPU build), NULL before
+  // any session, and for jobs from v4, whose sessions were not recorded.
+  `
+  ALTER TABLE jobs ADD COLUMN deterministic INTEGER;
+  `,
 ];
 
 export interface NewJobRecord {
@@ -204,6 +210,7 @@ interface JobDbRow {
   elapsed_ms: number;
   rows_total: number;
   imported: number;
+  deterministic: number | null;
 }
 
 interface RowDbRow {
@@ -538,7 +545,18 @@ export class JobStore {
       rowsCorrect: c.correct,
       rowsWithGold: c.withGold,
       elapsedMs: r.elapsed_ms,
+      deterministic: r.deterministic === null ? null : r.deterministic !== 0,
     };
+  }
+
+  /**
+   * Records whether a session of the job runs on deterministic backends: the job stays
+   * deterministic only while every session was (one session on a remote server makes it not).
+   */
+  recordDeterministic(jobId: string, deterministic: boolean): void {
+    this.db
+      .prepare(`UPDATE jobs SET deterministic = CASE WHEN deterministic IS NULL THEN ? ELSE MIN(deterministic, ?) END WHERE id = ?`)
+      .run(deterministic ? 1 : 0, deterministic ? 1 : 0, jobId);
   }
 
   // ---------------------------------------------------------------- run examples

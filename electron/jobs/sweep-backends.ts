@@ -54,6 +54,13 @@ export function sweepBackend(inner: TatraBackend, opts: { onCalls: (calls: numbe
     get contextSize() {
       return inner.contextSize;
     },
+    // Answers from the store are what the inner backend gave: the wrapper keeps its promises.
+    get deterministic() {
+      return inner.deterministic;
+    },
+    get outputConstraint() {
+      return inner.outputConstraint;
+    },
     countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
     // The lease owns the inner backend; the wrapper holds nothing.
     dispose: () => Promise.resolve(),

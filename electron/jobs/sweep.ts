@@ -228,6 +228,7 @@ export class SweepManager {
       jobs: rows.map((r) => r.job),
       points: agg.points,
       sharing: agg.sharing,
+      deterministic: sweepDeterministic(rows.flatMap((r) => (r.info ? [r.info.deterministic] : []))),
     };
   }
 
@@ -380,4 +381,10 @@ export class SweepManager {
       this.publish(id);
     }
   }
+}
+
+/** A sweep is reproducible while every job that ran is; null before any job ran a session. */
+export function sweepDeterministic(jobs: readonly (boolean | null)[]): boolean | null {
+  const known = jobs.filter((d): d is boolean => d !== null);
+  return known.length === 0 ? null : known.every(Boolean);
 }

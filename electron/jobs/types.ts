@@ -198,6 +198,12 @@ export interface JobInfo {
   rowsWithGold: number;
   /** Time spent running, summed over sessions (pauses and downtime excluded). */
   elapsedMs: number;
+  /**
+   * True when every session ran on backends that give the same output for the same request (so
+   * the same job again gives the same rows); false when one did not (a remote server, a GPU
+   * build); null before the first session.
+   */
+  deterministic: boolean | null;
 }
 
 export type RowStatus = 'pending' | 'done' | 'failed';
@@ -279,6 +285,8 @@ export interface JobProgress {
   etaSeconds: number | null;
   /** Accuracy over done rows with gold; null when none has gold. */
   runningAccuracy: number | null;
+  /** JobInfo.deterministic as it stands (this session counted once its models are loaded). */
+  deterministic: boolean | null;
 }
 
 export type JobEvent =

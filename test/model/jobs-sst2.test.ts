@@ -38,7 +38,7 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
     await cli(['eval', '--task', 'sst2', '--data', sst2, '--limit', '20', '--model', model, '-n', '2', '-k', '4', '-r', '2', '--baseline', '--threads', '1', '--concurrency', '2', '--out', out, '--data-dir', dataDir, '--json']),
   );
   const { job, metrics } = res;
-  expect(job).toMatchObject({ status: 'done', rowsTotal: 20, rowsDone: 20, rowsFailed: 0 });
+  expect(job).toMatchObject({ status: 'done', rowsTotal: 20, rowsDone: 20, rowsFailed: 0, deterministic: true });
   expect(job.dataset.mapping).toMatchObject({ textColumn: 'input', labelColumn: 'solution' });
   expect(job.dataset.fingerprint).toMatch(/^sha256:/);
   expect(job.generator.headerHash).toMatch(/^[0-9a-f]{64}$/);
@@ -79,4 +79,5 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   const human = await cli(['jobs', 'show', job.id.slice(0, 8), '--data-dir', dataDir]);
   expect(human).toContain(`job ${job.id}`);
   expect(human).toMatch(/accuracy\s+\d+\.\d% \(\d+\/20\)/);
+  expect(human).toContain('deterministic: yes (the same job again gives the same rows)');
 });

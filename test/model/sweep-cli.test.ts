@@ -48,6 +48,8 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
   expect(result.status).toBe('done');
   expect(result.progress).toMatchObject({ jobsDone: 8, jobsTotal: 8, rowsDone: 80, rowsTotal: 80 });
   expect(result.rows).toBe(10);
+  // In-process CPU inference with the lockstep schedule: the same sweep again gives the same points.
+  expect(result.deterministic).toBe(true);
 
   // Rows committed before the kill were kept as they were.
   const after = new Map(query<Record<string, unknown>>(dataDir, 'SELECT * FROM job_rows').map((r) => [`${String(r.job_id)}:${String(r.idx)}`, r]));

@@ -26,6 +26,7 @@ export function jobSummary(job: JobInfo): JobSummary {
     total: job.rowsTotal,
     accuracy: job.rowsWithGold > 0 ? job.rowsCorrect / job.rowsWithGold : null,
     error: job.error,
+    deterministic: job.deterministic,
   };
 }
 
@@ -38,6 +39,7 @@ export function progressPayload(p: JobProgress): ApiJobProgress {
     rowsPerMinute: Number.isFinite(p.rowsPerMinute) ? p.rowsPerMinute : null,
     etaSeconds: p.etaSeconds,
     runningAccuracy: p.runningAccuracy,
+    deterministic: p.deterministic,
   };
 }
 

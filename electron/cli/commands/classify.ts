@@ -5,6 +5,7 @@ import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { type OutputConstraint, type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
+import { deterministicLine } from '../../common/reproducible';
 import { type TatraBackend, MemoryGenerationCache, classify } from '../../engine';
 import { resolveTask } from '../../tasks';
 import { ModelPool, disposeLlamaRuntime, getLlamaRuntime } from '../../llama';
@@ -63,11 +64,7 @@ function humanReport(task: TaskDefinition, result: TatraResult): string {
   if (result.decidedEarly) {
     out.push(`  decided early after ${result.runs.length} of ${result.settings.r} runs: ${result.votesCast} votes cast, ${result.callsSaved} model calls saved (the rest could not change the winner)`);
   }
-  out.push(
-    result.deterministic
-      ? '  deterministic: yes (the same seed, settings and models give this result again)'
-      : '  deterministic: no (a backend does not promise the same result for the same seed)',
-  );
+  out.push(`  ${deterministicLine(result.deterministic, 'result')}`);
   const notes: string[] = [];
   if (result.filteredExamples > 0) notes.push(`${result.filteredExamples} generated example${result.filteredExamples === 1 ? '' : 's'} dropped by validation`);
   if (result.fallbacks > 0) notes.push(`paraphrases fell back (padded or copies of the input) in ${result.fallbacks} run${result.fallbacks === 1 ? '' : 's'}`);

@@ -11,6 +11,7 @@ import { JobManager, openJobStore, previewDataset, type StartOptions, type JobIn
 import { ModelPool, disposeLlamaRuntime } from '../../llama';
 import { resolveDataDir } from '../../paths';
 import { ROW_LIMIT } from '../../common/settings';
+import { deterministicLine } from '../../common/reproducible';
 import { type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, remoteModelsFor, tatraSettingsFrom } from '../options';
 import { userTasksDir } from './tasks';
 import { terminalSafe } from '../terminal';
@@ -105,6 +106,7 @@ function metricsReport(job: JobInfo, m: JobMetrics): string {
   if (job.dataset.stats.skippedEmpty > 0) out.push(`  skipped ${job.dataset.stats.skippedEmpty} rows with an empty input`);
   const unmapped = Object.entries(job.dataset.stats.unmappedGold);
   if (unmapped.length > 0) out.push(`  gold values not mapped to a label (rows not scored): ${unmapped.map(([v, c]) => `${v} (${c})`).join(', ')}`);
+  if (job.deterministic !== null) out.push(`  ${deterministicLine(job.deterministic, 'job')}`);
   if (job.error) out.push(`  error: ${job.error}`);
   out.push('');
   const head: string[][] = [['metric', 'value']];

@@ -8,6 +8,7 @@ import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT } from '../../common/settings';
+import { deterministicLine } from '../../common/reproducible';
 import { resolveTask } from '../../tasks';
 import { SweepManager, previewDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom } from '../options';
@@ -77,6 +78,7 @@ export function formatSweep(result: SweepResult): string {
     `sweep ${result.id}  ${result.name}  [${result.status}]`,
     `  task ${result.taskId}  data ${result.dataPath}  rows ${result.rows}  jobs ${result.progress.jobsDone}/${result.progress.jobsTotal}`,
     `  generator ${result.generator}${result.evaluator !== result.generator ? `\n  evaluator ${result.evaluator}` : ''}`,
+    ...(result.deterministic !== null ? [`  ${deterministicLine(result.deterministic, 'sweep')}`] : []),
     ...(result.error ? [`  error: ${result.error}`] : []),
     '',
     table([head, ...result.points.map(line)]),

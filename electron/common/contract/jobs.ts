@@ -78,6 +78,8 @@ export const JobProgress = z.object({
   etaSeconds: z.number().nullable(),
   /** Accuracy over the finished rows that have a gold label; null before the first. */
   runningAccuracy: z.number().nullable(),
+  /** JobSummary.deterministic as it stands (known once the session's models are loaded). */
+  deterministic: z.boolean().nullable().default(null),
 });
 export type JobProgress = z.infer<typeof JobProgress>;
 
@@ -96,6 +98,12 @@ export const JobSummary = z.object({
   total: z.number().int(),
   accuracy: z.number().nullable(),
   error: z.string().nullable().default(null),
+  /**
+   * Every session ran on backends that give the same output for the same request, so the same
+   * job again gives the same rows; false after a session on a remote server or a GPU build; null
+   * before the first session.
+   */
+  deterministic: z.boolean().nullable().default(null),
 });
 export type JobSummary = z.infer<typeof JobSummary>;
 

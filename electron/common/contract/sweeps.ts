@@ -157,6 +157,8 @@ export const SweepResult = SweepSummary.extend({
   points: z.array(SweepPoint),
   /** How many calls sharing saved against running each (n, k, r, seed) point alone. */
   sharing: z.object({ generatorCalls: CallSaving, evaluatorCalls: CallSaving }),
+  /** Every job ran on backends that give the same output for the same request (null before any ran). */
+  deterministic: z.boolean().nullable().default(null),
 });
 export type SweepResult = z.infer<typeof SweepResult>;
 

@@ -1,5 +1,6 @@
 // Small building blocks used across views.
 import { useState, type ReactNode } from 'react';
+import { reproducibleText, type ReproducibleSubject } from '../../../electron/common/reproducible';
 import { useStore } from '../store';
 import { labelVar } from './labels';
 
@@ -57,6 +58,17 @@ export function NumberField(props: { label: string; value: number; min: number; 
       />
       {error ? <span className="field-error">{error}</span> : props.hint ? <span className="field-hint">{props.hint}</span> : null}
     </label>
+  );
+}
+
+/** Whether a result, job or sweep can be had again; nothing while it is not known yet (null). */
+export function ReproducibleChip({ deterministic, subject, testId }: { deterministic: boolean | null; subject: ReproducibleSubject; testId: string }) {
+  if (deterministic === null) return null;
+  const { short, why } = reproducibleText(deterministic, subject);
+  return (
+    <span className={deterministic ? 'chip' : 'chip warn'} data-testid={testId} title={`${why[0]!.toUpperCase()}${why.slice(1)}.`}>
+      {short}
+    </span>
   );
 }
 

@@ -2,7 +2,7 @@
 // figure, SPEC §1.5), a k × n heat map, and cost against accuracy so people can pick a setting.
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
-import { pct } from './labels';
+import { compactCount, pct } from './labels';
 import { useResolvedColor } from './VoteCharts';
 
 const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
@@ -136,7 +136,7 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
       <ResponsiveContainer width="100%" height={260}>
         <ScatterChart margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" stroke={color('var(--border)')} />
-          <XAxis dataKey="tokens" type="number" name="tokens" stroke={color('var(--muted)')} tickFormatter={(v: number) => (v >= 1000 ? `${Math.round(v / 1000)}k` : String(v))} label={{ value: 'tokens', position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
+          <XAxis dataKey="tokens" type="number" name="tokens" stroke={color('var(--muted)')} tickFormatter={compactCount} label={{ value: 'tokens', position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
           <YAxis dataKey="accuracy" type="number" name="accuracy" domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} stroke={color('var(--muted)')} width={52} />
           <ZAxis range={[50, 50]} />
           <Tooltip

@@ -25,6 +25,13 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
+/** An axis tick for a count: 700, 1.1k, 1.4k, 12k (whole thousands would print 1050 and 1400 both as "1k"). */
+export function compactCount(v: number): string {
+  if (Math.abs(v) < 1000) return String(v);
+  const k = v / 1000;
+  return `${Number(k.toFixed(Math.abs(k) < 10 ? 1 : 0))}k`;
+}
+
 /** "1 thread", "2 threads". */
 export function count(n: number, noun: string, plural = `${noun}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { DEFAULT_SETTINGS, type OutputConstraint, type TatraResult, type TatraSettings } from '../../../electron/common/tatra';
 import type { ClassifyStartInput } from '../../../electron/common/contract/classify';
 import type { AppSettings } from '../../../electron/common/contract/settings';
-import { ErrorBanner, LabelChip, ProgressBar } from '../components/Common';
+import { ErrorBanner, LabelChip, ProgressBar, ReproducibleChip } from '../components/Common';
 import { ModelPicker } from '../components/ModelPicker';
 import { TaskSelect } from '../components/TaskSelect';
 import { RunSettingsFields } from '../components/RunSettingsFields';
@@ -293,15 +293,7 @@ function VoteCard({ shown }: { shown: TatraSettings }) {
               decided after {result.runs.length} of {result.settings.r} runs · {result.callsSaved} calls saved
             </span>
           ) : null}
-          {result ? (
-            <span
-              className={result.deterministic ? 'chip' : 'chip warn'}
-              data-testid="deterministic"
-              title={result.deterministic ? 'The same seed, settings and models give this result again.' : 'A backend (a remote server or a GPU build) does not promise the same result for the same seed.'}
-            >
-              {result.deterministic ? 'reproducible' : 'not reproducible'}
-            </span>
-          ) : null}
+          {result ? <ReproducibleChip deterministic={result.deterministic} subject="result" testId="deterministic" /> : null}
         </div>
       </div>
       {labels.length > 0 ? <VoteBars votes={votes} labels={labels} total={validVotes} /> : <VoteBars votes={votes} labels={[]} total={validVotes} />}

@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, LabelChip, Metric, ProgressBar } from '../components/Common';
+import { ErrorBanner, LabelChip, Metric, ProgressBar, ReproducibleChip } from '../components/Common';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
@@ -205,7 +205,7 @@ function JobView({ jobId }: { jobId: string }) {
             </button>
           </div>
           <h1>
-            {job.name || job.id} <StatusChip status={job.status} testId="job-status" />
+            {job.name || job.id} <StatusChip status={job.status} testId="job-status" /> <ReproducibleChip deterministic={job.deterministic} subject="job" testId="job-deterministic" />
           </h1>
           <p>
             {task?.name ?? job.taskId} · {modelPairText(job.generator, job.evaluator)} · n={job.settings.n}, k={job.settings.k}, r={job.settings.r}, seed {job.settings.seed}, examples per {job.settings.scope}

@@ -6,7 +6,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { SweepGrid, type SweepProgress, type SweepResult, type SweepStatus, type SweepSummary } from '../../../electron/common/contract/sweeps';
 import { describeZodError } from '../../../electron/common/contract';
 import { getApi, messageOf } from '../api/client';
-import { ErrorBanner, Metric, ProgressBar } from '../components/Common';
+import { ErrorBanner, Metric, ProgressBar, ReproducibleChip } from '../components/Common';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
@@ -248,7 +248,7 @@ function SweepDetail({ id }: { id: string }) {
         <div>
           <h1>{result.name}</h1>
           <p>
-            {result.taskId} · {modelPairText(result.generator, result.evaluator)} · {result.rows} rows · <StatusChip status={status} testId="sweep-status" />
+            {result.taskId} · {modelPairText(result.generator, result.evaluator)} · {result.rows} rows · <StatusChip status={status} testId="sweep-status" /> <ReproducibleChip deterministic={result.deterministic} subject="sweep" testId="sweep-deterministic" />
           </p>
         </div>
         <div className="row">

@@ -32,7 +32,7 @@ afterEach(() => {
 
 const answer = (c: string) => (/good|great|fine/.test(c) ? 'positive' : 'negative');
 
-function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; dataDir?: string } = {}) {
+function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; dataDir?: string; deterministic?: (path: string) => boolean } = {}) {
   const dataDir = opts.dataDir ?? join(dir, `d${n++}`);
   const store = openJobStore(dataDir);
   stores.push(store);
@@ -43,7 +43,7 @@ function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; 
         if (opts.failOn && requestStage(req) === 'evaluation' && req.prompt.user.includes(opts.failOn)) throw new Error('the backend broke');
         return politeScript({ answer })(req, ctx);
       },
-      { id: `scripted:${path}`, delayMs: opts.delayMs ?? 0, contextSize: opts.contextSize ?? 8192 },
+      { id: `scripted:${path}`, delayMs: opts.delayMs ?? 0, contextSize: opts.contextSize ?? 8192, deterministic: opts.deterministic?.(path) ?? true },
     );
   let released = 0;
   const provider: BackendProvider = {
@@ -190,6 +190,34 @@ describe('JobManager', () => {
     // Rows committed before the pause were not redone, and run examples were not regenerated.
     for (const b of before) expect(after[b.index]).toEqual(b);
     expect(backends.get('gen.gguf')!.stage('examples').length).toBe(exampleCalls);
+  });
+
+  it("says a job is deterministic while every session's models are: nothing before a session, false for good once one was not", async () => {
+    const first = setup({ delayMs: 5 });
+    const job = await first.manager.create(spec());
+    expect(job.deterministic).toBeNull();
+    const progress: JobEvent[] = [];
+    first.manager.on('progress', (e) => progress.push(e));
+    const two = new Promise<void>((resolve) => {
+      let seen = 0;
+      first.manager.on('row', () => {
+        if (++seen === 2) resolve();
+      });
+    });
+    await first.manager.start(job.id);
+    await two;
+    expect((await first.manager.pause(job.id)).deterministic).toBe(true);
+    // Progress says so from the rows on (a view learns it without asking again); loading does not know yet.
+    const phases = progress.map((e) => (e.type === 'progress' ? [e.progress.phase, e.progress.deterministic] : null));
+    expect(phases[0]).toEqual(['loading', null]);
+    expect(phases.filter((p) => p?.[0] === 'rows').every((p) => p![1] === true)).toBe(true);
+    // Resumed with an evaluator that promises nothing (a remote server, a GPU build).
+    const second = setup({ delayMs: 5, dataDir: first.dataDir, deterministic: (path) => path !== 'eval.gguf' });
+    await second.manager.resume(job.id);
+    expect(await second.manager.wait(job.id)).toMatchObject({ status: 'done', deterministic: false });
+    // A later session on deterministic models does not make the earlier rows reproducible.
+    second.store.recordDeterministic(job.id, true);
+    expect(second.manager.get(job.id).deterministic).toBe(false);
   });
 
   it('cancel keeps committed rows; a cancelled job can still be resumed explicitly; delete removes it', async () => {
@@ -400,6 +428,7 @@ describe('store migrations and crash during import', () => {
     fresh.saveComparison('c1', 1, 'done', '{"id":"c1"}');
     expect(fresh.comparisonJsons()).toEqual(['{"id":"c1"}']);
     // A v3 file with the table as the old compare.ts created it, holding a record.
+    fresh.db.exec('ALTER TABLE jobs DROP COLUMN deterministic;');
     fresh.db.pragma('user_version = 3');
     const path = fresh.path;
     fresh.close();
@@ -413,13 +442,15 @@ describe('store migrations and crash during import', () => {
     const { dataDir, manager, store } = setup();
     const job = await manager.create(spec({ limit: 2 }));
     // Pretend the file is v1: drop the v2 column, the v3 tables and the version.
-    store.db.exec('ALTER TABLE jobs DROP COLUMN imported; DROP TABLE sweep_jobs; DROP TABLE sweeps;');
+    store.db.exec('ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; DROP TABLE sweep_jobs; DROP TABLE sweeps;');
     store.db.pragma('user_version = 1');
     store.close();
     const migrated = openJobStore(dataDir);
     stores.push(migrated);
     expect(migrated.schemaVersion).toBe(SCHEMA_VERSION);
     expect(migrated.isImported(job.id)).toBe(true);
+    // v5: a job from before says nothing about its sessions' determinism.
+    expect(migrated.getJob(job.id)?.deterministic).toBeNull();
     // A job whose process died mid-import: shown as failed with the reason, and not startable.
     migrated.db.prepare('UPDATE jobs SET imported = 0 WHERE id = ?').run(job.id);
     const m2 = new JobManager({ store: migrated, backends: { acquire: () => Promise.reject(new Error('unused')) }, inspectModel: plainModelRef });

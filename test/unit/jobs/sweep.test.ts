@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { resolveTask } from '../../../electron/tasks';
-import { JobManager, SweepManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
+import { JobManager, SweepManager, openJobStore, plainModelRef, sweepDeterministic, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import type { SweepResult } from '../../../electron/common/contract/sweeps';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 
@@ -26,11 +26,11 @@ function verdict(candidate: string, user: string): string {
   return h % 3 === 0 ? 'negative' : 'positive';
 }
 
-function setup(opts: { delayMs?: number; dataDir?: string } = {}) {
+function setup(opts: { delayMs?: number; dataDir?: string; deterministic?: boolean } = {}) {
   const dataDir = opts.dataDir ?? join(dir, `d${count++}`);
   const store = openJobStore(dataDir);
   stores.push(store);
-  const backend = new ScriptedBackend(politeScript({ answer: (c, req) => verdict(c, req.prompt.user) }), { id: 'scripted:model', delayMs: opts.delayMs ?? 0 });
+  const backend = new ScriptedBackend(politeScript({ answer: (c, req) => verdict(c, req.prompt.user) }), { id: 'scripted:model', delayMs: opts.delayMs ?? 0, deterministic: opts.deterministic ?? true });
   const provider: BackendProvider = { acquire: async () => ({ backend, release: async () => undefined }) };
   const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
   const sweeps = new SweepManager({ jobs, store, pool: provider, resolveTask: (id) => resolveTask(id) });
@@ -78,6 +78,20 @@ describe('SweepManager', () => {
     expect(backend.stage('evaluation')).toHaveLength(4 * (18 + 36));
     expect(result.sharing.generatorCalls).toEqual({ alone: 240, made: 24 + 36, saved: 180 });
     expect(result.sharing.evaluatorCalls).toEqual({ alone: 576, made: 216, saved: 360 });
+    // The sweep's call-counting wrapper keeps the model's promise: every job, and so the sweep, is reproducible.
+    expect(result.deterministic).toBe(true);
+  });
+
+  it('says whether it is reproducible: nothing before a job ran, false when a model promises nothing', async () => {
+    expect(sweepDeterministic([])).toBeNull();
+    expect(sweepDeterministic([null, true])).toBe(true);
+    expect(sweepDeterministic([true, false, null])).toBe(false);
+    const { sweeps } = setup({ deterministic: false });
+    const created = await sweeps.create({ ...spec, grid: { n: [0], k: [2], r: [1], seeds: [1] } });
+    expect(sweeps.result(created.id).deterministic).toBeNull();
+    sweeps.start(created.id);
+    expect((await sweeps.wait(created.id)).status).toBe('done');
+    expect(sweeps.result(created.id).deterministic).toBe(false);
   });
 
   it('a point read off the largest r equals a job run at that r alone, and costs what that job costs', async () => {

@@ -66,7 +66,7 @@ describe('api client', () => {
     api.on('job.progress', (p) => got.push(p));
     emit('job.progress', { jobId: 'j', done: 1, total: 2, rowsPerMinute: 3, etaSeconds: 4, runningAccuracy: 0.5 });
     emit('job.progress', { jobId: 'j', done: 'lots' });
-    expect(got).toEqual([{ jobId: 'j', done: 1, total: 2, failed: 0, rowsPerMinute: 3, etaSeconds: 4, runningAccuracy: 0.5 }]);
+    expect(got).toEqual([{ jobId: 'j', done: 1, total: 2, failed: 0, rowsPerMinute: 3, etaSeconds: 4, runningAccuracy: 0.5, deterministic: null }]);
   });
 });
 
@@ -146,8 +146,11 @@ describe('store', () => {
     setApi(createApiClient(transport));
     const stop = connectStore(store);
     await store.getState().loadJobs();
+    emit('job.progress', { jobId: 'j1', done: 2, total: 4, rowsPerMinute: 60, etaSeconds: 2, runningAccuracy: 1 / 2, deterministic: true });
+    // Known once the session's models are loaded: the job view's chip comes with the progress.
+    expect(store.getState().jobs[0]).toMatchObject({ done: 2, deterministic: true });
     emit('job.progress', { jobId: 'j1', done: 3, total: 4, rowsPerMinute: 60, etaSeconds: 1, runningAccuracy: 2 / 3 });
-    expect(store.getState().jobs[0]).toMatchObject({ done: 3, accuracy: 2 / 3 });
+    expect(store.getState().jobs[0]).toMatchObject({ done: 3, accuracy: 2 / 3, deterministic: true });
     expect(store.getState().progress.j1?.etaSeconds).toBe(1);
     emit('job.status', { jobId: 'j1', status: 'done', error: null });
     expect(store.getState().jobs[0]!.status).toBe('done');

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { sweepSeries } from '../../../renderer/src/components/SweepCharts';
 import { parseList } from '../../../renderer/src/views/SweepView';
+import { compactCount } from '../../../renderer/src/components/labels';
 
 function point(n: number, k: number, r: number, mean: number | null, std = 0): SweepPoint {
   const zero = { mean: 0, std: 0 };
@@ -49,5 +50,11 @@ describe('parseList', () => {
     expect(parseList('1,,3')).toBeNull();
     expect(parseList('1.5')).toBeNull();
     expect(parseList('-1')).toBeNull();
+  });
+});
+
+describe('compactCount (the cost chart\'s token ticks)', () => {
+  it('tells ticks between whole thousands apart', () => {
+    expect([0, 700, 1000, 1050, 1400, 9960, 12_345].map(compactCount)).toEqual(['0', '700', '1k', '1.1k', '1.4k', '10k', '12k']);
   });
 });
