@@ -6,7 +6,7 @@
 //   npx tsx bench/determinism-probe.ts [--model FILE.gguf] [--threads 2]
 //
 // Default model: ../shared/models/stories260K.gguf (F32 weights: the kernel switch shows there; the
-// Q8_0 synthetic models are far less sensitive). Prints one line per arrangement: IDENTICAL, or the
+// Q8_0 synthetic models are less sensitive to it, but see the chunk sizes below). Prints one line per arrangement: IDENTICAL, or the
 // first step that differs. Measured on this project's machines (2-core x86 with AVX-512):
 //   alone vs beside 1 other               differs   (a one-token batch takes ggml's vec_dot path)
 //   beside 1 vs beside 3                  IDENTICAL (two or more columns: tinyBLAS, per element the same)
@@ -16,6 +16,13 @@
 //   beside 1 vs other on sequence 4       differs   (a ubatch spans consecutive sequence ids only)
 //   beside 1 vs the other stopping        differs   (then alone again)
 //   beside 1 vs alone + ballast on seq 1  IDENTICAL (a throwaway token restores the two columns)
+// Not a probe arrangement, measured by hand on the Q8_0 tiny synthetic model (a 298-token prompt,
+// the probability of the next greedy token after it): the prompt in one chunk of 297, in 100+100+97,
+// 200+97, 233+64 or beside another sequence's equal share all give 0.333581805229; in 243+54,
+// 257+40 (also beside 40 throwaway tokens on another sequence) or 248+49 it is 0.3398 to 0.3457.
+// A share under 64 tokens per sequence takes another kernel, so lockstep never lets other prompts
+// change how a prompt is chunked (an earlier try decoded admitted prompts together in equal,
+// padded rounds: texts changed; test/model/llama-backend.test.ts keeps that case).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { waitForLockRelease } from 'lifecycle-utils';

@@ -139,6 +139,27 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     }
   });
 
+  // Measured on this Q8_0 model (CPU): a prompt token decoded in a share of fewer than 64 tokens
+  // per sequence gets other numbers than in a larger share, so decoding prompts admitted together
+  // in equal rounds (a short one padded to the long one's share, a long one split) changed both
+  // texts. Lockstep decodes each prompt alone, in chunks that depend on the prompt only.
+  it('lockstep: a short prompt admitted beside a long one answers as each does alone', async () => {
+    const short: GenerateRequest = { ...classify('a short one'), grammar: undefined, maxTokens: 8, temperature: 0.9, topP: 0.95, seed: 5 };
+    const longPrompt = { system: 'You write text.', user: 'many words, some other words; '.repeat(40) };
+    const long: GenerateRequest = { prompt: longPrompt, maxTokens: 4, temperature: 0.9, seed: 6 };
+    expect(await backend.countPromptTokens(long.prompt)).toBeGreaterThan(200);
+    const text = async (b: LlamaBackend, rs: GenerateRequest[]) => (await b.generate(rs)).map((r) => r.text);
+    const fresh = () => loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 2, contextSize: 1024 });
+    const [a, b, c] = [await fresh(), await fresh(), await fresh()];
+    try {
+      const alone = [...(await text(a, [long])), ...(await text(b, [short]))];
+      expect(await text(c, [long, short])).toEqual(alone);
+      expect(await text(c, [short, long])).toEqual([...alone].reverse());
+    } finally {
+      await Promise.all([a.dispose(), b.dispose(), c.dispose()]);
+    }
+  });
+
   it('4 parallel greedy requests give the same outputs as sequential ones', async () => {
     const requests = ['w', 'x', 'y', 'z'].map((s) => ({ prompt: { system: 'Continue.', user: `Start with ${s} and go on` }, maxTokens: 16 }));
     const parallel = await backend.generate(requests);
@@ -321,6 +342,31 @@ describe('stories260K (a real llama model without a chat template)', () => {
       expect(LABELS.map((l) => ` ${l}`)).toContain(labelled!.text);
     } finally {
       await b.dispose();
+    }
+  });
+  // Its F32 weights make it the most sensitive probe of the kernel paths (bench/determinism-probe.ts):
+  // a token once computed in a one-column batch changes the sampled text from the first step.
+  it.skipIf(!stories)('lockstep: prompts of different lengths give the same text alone, admitted together, and on a fresh backend with 3 sequences', async () => {
+    // Prompts one token apart, admitted together four and three at a time.
+    const requests = Array.from({ length: 8 }, (_, i): GenerateRequest => ({
+      prompt: { system: 'Tell a story.', user: `Once upon a time there was a cat${' a'.repeat(i)}` },
+      maxTokens: 12 + (i % 3) * 5,
+      temperature: 0.9,
+      topP: 0.95,
+      seed: 40 + i,
+    }));
+    const text = async (b: LlamaBackend, rs: GenerateRequest[]) => (await b.generate(rs)).map((r) => r.text);
+    const four = await loadLlamaBackend({ modelPath: stories!, threads: 1, sequences: 4, contextSize: 512 });
+    const three = await loadLlamaBackend({ modelPath: stories!, threads: 1, sequences: 3, contextSize: 512 });
+    try {
+      const alone: string[] = [];
+      for (const r of requests) alone.push(...(await text(four, [r])));
+      const together = await text(four, requests);
+      expect(together).toEqual(alone);
+      expect(await text(three, [...requests].reverse())).toEqual([...alone].reverse());
+    } finally {
+      await four.dispose();
+      await three.dispose();
     }
   });
   if (!stories) it.skip('stories260K is absent at ../shared/models/stories260K.gguf', () => {});
