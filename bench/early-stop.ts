@@ -8,11 +8,11 @@
 //
 // Each classify gets a fresh generator cache, so neither run reuses the other's examples or
 // paraphrases; the two alternate which goes first, so neither always finds the page cache warm.
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MemoryGenerationCache, classify } from '../electron/engine';
+import { readDataset } from '../electron/jobs';
 import type { TatraResult } from '../electron/common/tatra';
 import { disposeLlamaRuntime, loadLlamaBackend } from '../electron/llama';
 import { resolveTask } from '../electron/tasks';
@@ -35,12 +35,12 @@ const { values } = parseArgs({
 
 const task = await resolveTask(values.task);
 const data = values.data ?? resolve(repoRoot, '..', 'shared', 'datasets', `${task.id}_test.jsonl`);
-// The paper's JSONL: the input is the user message.
-const inputs = readFileSync(data, 'utf8')
-  .split('\n')
-  .filter((line) => line.trim() !== '')
-  .slice(0, Number(values.inputs))
-  .map((line) => (JSON.parse(line) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'user')!.content);
+// The paper's JSONL, read as `tatra eval` reads it (its user message is the `input` column).
+const inputs: string[] = [];
+for await (const row of readDataset(data, { textColumn: 'input' })) {
+  if (inputs.length >= Number(values.inputs)) break;
+  inputs.push(row.input);
+}
 const settings = { n: Number(values.n), k: Number(values.k), r: Number(values.r), seed: Number(values.seed), scope: 'run' as const };
 
 const backend = await loadLlamaBackend({ modelPath: resolve(values.model), threads: Number(values.threads), sequences: Number(values.sequences) });

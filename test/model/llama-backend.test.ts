@@ -142,21 +142,25 @@ describe('LlamaBackend on the tiny synthetic model', () => {
   // Measured on this Q8_0 model (CPU): a prompt token decoded in a share of fewer than 64 tokens
   // per sequence gets other numbers than in a larger share, so decoding prompts admitted together
   // in equal rounds (a short one padded to the long one's share, a long one split) changed both
-  // texts. Lockstep decodes each prompt alone, in chunks that depend on the prompt only.
-  it('lockstep: a short prompt admitted beside a long one answers as each does alone', async () => {
-    const short: GenerateRequest = { ...classify('a short one'), grammar: undefined, maxTokens: 8, temperature: 0.9, topP: 0.95, seed: 5 };
-    const longPrompt = { system: 'You write text.', user: 'many words, some other words; '.repeat(40) };
-    const long: GenerateRequest = { prompt: longPrompt, maxTokens: 4, temperature: 0.9, seed: 6 };
-    expect(await backend.countPromptTokens(long.prompt)).toBeGreaterThan(200);
+  // texts. Lockstep decodes each prompt alone, in chunks that depend on the prompt only. (Checked:
+  // chunking a prompt by how many requests are queued behind it makes this test fail.)
+  it('lockstep: short prompts admitted beside long ones answer as each does alone', async () => {
+    const shorts = [5, 8].map((seed): GenerateRequest => ({ ...classify('a short one'), grammar: undefined, maxTokens: 8, temperature: 0.9, topP: 0.95, seed }));
+    // About 290 tokens: more than half a 512-token batch, with a remainder under 64 when split there.
+    const longs = [6, 7].map((seed): GenerateRequest => ({ prompt: { system: 'You write text.', user: 'many words '.repeat(140) }, maxTokens: 8, temperature: 0.9, seed }));
+    expect(await backend.countPromptTokens(longs[0]!.prompt)).toBeGreaterThan(270);
     const text = async (b: LlamaBackend, rs: GenerateRequest[]) => (await b.generate(rs)).map((r) => r.text);
     const fresh = () => loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 2, contextSize: 1024 });
-    const [a, b, c] = [await fresh(), await fresh(), await fresh()];
+    const requests = [longs[0]!, shorts[0]!, longs[1]!, shorts[1]!];
+    const [a, c] = [await fresh(), await fresh()];
     try {
-      const alone = [...(await text(a, [long])), ...(await text(b, [short]))];
-      expect(await text(c, [long, short])).toEqual(alone);
-      expect(await text(c, [short, long])).toEqual([...alone].reverse());
+      // Alone: one request per call, each on a backend that has run nothing but requests alone.
+      const alone: string[] = [];
+      for (const r of requests) alone.push(...(await text(a, [r])));
+      expect(await text(c, requests)).toEqual(alone);
+      expect(await text(c, [...requests].reverse())).toEqual([...alone].reverse());
     } finally {
-      await Promise.all([a.dispose(), b.dispose(), c.dispose()]);
+      await Promise.all([a.dispose(), c.dispose()]);
     }
   });
 
