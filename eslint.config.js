@@ -1,5 +1,6 @@
 // Layers you can see in folder names, enforced here:
 //   electron/common  - no Node, no DOM: the API contract, schemas, pure helpers (renderer may import)
+//   electron/net     - the one HTTP client (inference servers, downloads, the Hugging Face API)
 //   electron/remote  - TatraBackend over OpenAI-compatible servers (beside llama/)
 //   electron/engine  - the TATRA method; knows only its backend interface (no node-llama-cpp, no electron, no fs)
 //   electron/**      - main-process code: node-llama-cpp, SQLite, fs
@@ -21,22 +22,23 @@ import globals from 'globals';
 export const LAYERS = {
   common: ['common'],
   engine: ['common', 'engine'],
-  remote: ['common', 'engine', 'remote'],
-  llama: ['common', 'engine', 'remote', 'paths', 'llama'],
+  net: ['common', 'net'],
+  remote: ['common', 'engine', 'net', 'remote'],
+  llama: ['common', 'engine', 'net', 'remote', 'paths', 'llama'],
   tasks: ['common', 'tasks', 'paths'],
   web: ['common', 'web'],
-  jobs: ['common', 'engine', 'remote', 'llama', 'tasks', 'web', 'paths', 'jobs'],
-  models: ['common', 'engine', 'remote', 'llama', 'tasks', 'jobs', 'web', 'paths', 'models'],
-  api: ['common', 'engine', 'remote', 'llama', 'tasks', 'jobs', 'models', 'web', 'paths', 'api'],
+  jobs: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'web', 'paths', 'jobs'],
+  models: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'web', 'paths', 'models'],
+  api: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'web', 'paths', 'api'],
   server: ['common', 'api', 'web', 'paths', 'server'],
-  cli: ['common', 'engine', 'remote', 'llama', 'tasks', 'jobs', 'models', 'api', 'server', 'web', 'paths', 'cli'],
+  cli: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'api', 'server', 'web', 'paths', 'cli'],
   shell: ['common', 'api', 'web', 'paths', 'shell'],
   renderer: ['common', 'renderer'],
 };
 
 // Folders are layers; electron/'s own files are the Electron shell, except paths.ts (data folder
 // and app root: a leaf every main-process layer may use) and preload.ts (sees the contract only).
-const layerFolders = ['common', 'engine', 'remote', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'cli'];
+const layerFolders = ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'cli'];
 const layerElements = [
   ...layerFolders.map((type) => ({ type, pattern: `electron/${type}`, partialMatch: false })),
   { type: 'renderer', pattern: 'renderer/src', partialMatch: false },

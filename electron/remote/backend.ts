@@ -9,7 +9,7 @@ import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '.
 import type { OutputConstraint } from '../common/tatra';
 import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
 import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
-import { HttpFailure, backoffDelay, httpJson, sleep } from './http';
+import { HttpFailure, backoffDelay, httpJson, sleep } from '../net/http';
 import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
 import { literalChoices } from '../engine/literal-choices';
 import { type ChoiceTokens, chatMessages, choiceTokensFrom, llamaServerCompletion, outputConstraintFor, readAnswer, shapeChatCall, type ShapedCall } from './shapes';

@@ -3,6 +3,6 @@
 export { RemoteBackend, connectRemoteBackend, type RemoteBackendOptions, type RemoteBackendStats } from './backend';
 export { probeServer, checkModelListed, serverRoot, constrainedFor, type ProbeOptions } from './probe';
 export { shapeChatCall, llamaServerCompletion, readAnswer, choiceSchema, type ShapedCall, type ShapedAnswer } from './shapes';
-export { HttpFailure, httpJson, backoffDelay, parseRetryAfter } from './http';
+export { HttpFailure, httpJson, backoffDelay, parseRetryAfter } from '../net/http';
 export type { EndpointState } from './endpoints';
 export { connectRemote, remoteBackendOptions, INLINE_KEY_ENV, type RemoteLookup, type RemoteTuning, type ConnectRemoteOptions } from './connect';

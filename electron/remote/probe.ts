@@ -4,7 +4,7 @@
 // output the backend asks for. Every failure becomes one line a user can act on.
 import { UserError } from '../common/errors';
 import type { ConstrainedMode, ServerKind, ServerProbe } from '../common/remote';
-import { HttpFailure, httpJson } from './http';
+import { HttpFailure, httpJson } from '../net/http';
 
 export interface ProbeOptions {
   key?: string;

@@ -1,6 +1,7 @@
-// One HTTP exchange with an inference server, and the retry schedule around it. Failures are
-// classified here (connection, timeout, HTTP status, not JSON) so that the backend can decide what
-// to do (retry, try another endpoint, stop with one clear line) without looking at raw errors.
+// The one HTTP client: every exchange with a server goes through here (inference servers and
+// their probes; downloads and the Hugging Face API follow). Failures are classified (connection,
+// timeout, HTTP status, not JSON) so that callers can decide what to do (retry, try another
+// endpoint, stop with one clear line) without looking at raw errors.
 
 export type HttpFailureKind = 'connect' | 'timeout' | 'status' | 'not-json';
 
