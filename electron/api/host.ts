@@ -1,5 +1,5 @@
-// The one implementation of the API contract (common/contract/) over the engine, the jobs and the
-// model library. Electron's main process (IPC) and `tatra serve` (HTTP + WebSocket) are thin
+// The one implementation of the API contract (common/contract/) over the data folder's services
+// (services.ts: the engine's pool, the jobs, the model library). Electron's main process (IPC) and `tatra serve` (HTTP + WebSocket) are thin
 // transports over this host, so no face duplicates any logic. Every input is parsed with the
 // contract before a handler sees it; outputs are parsed too, so defaults apply and a handler
 // that drifts from the contract fails loudly in development instead of confusing the UI.
@@ -8,7 +8,6 @@ import { resolve } from 'node:path';
 import { type z } from 'zod';
 import {
   type ApiErrorPayload,
-  type EventName,
   apiEvents,
   apiMethods,
   describeZodError,
@@ -16,20 +15,18 @@ import {
   isMethodName,
 } from '../common/contract';
 import { errorMessage } from '../common/errors';
-import type { BackendProvider, JobManager } from '../jobs';
-import type { HostJobs } from './resources';
+import type { BackendProvider } from '../jobs';
+import type { KeyProtection } from '../models/remote-library';
 import type { HandlerGroup, HostDeps } from './deps';
 import { HOST_ERROR_CODES, toApiError } from './errors';
 export { HOST_ERROR_CODES, toApiError } from './errors';
-import { createSettingsStore, createSettingsHandlers } from './handlers/settings';
+import { createSettingsHandlers } from './handlers/settings';
 import { createTasksHandlers } from './handlers/tasks';
 import { createClassifyHandlers } from './handlers/classify';
 import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
 import { createModelsHandlers } from './handlers/models';
 import { createSweepsHandlers } from './handlers/sweeps';
-import { createHostPool, createHostJobs } from './resources';
-import { defaultThreads } from '../llama/threads';
-import { RemoteLibrary, type KeyProtection } from '../models/remote-library';
+import { MODEL_KEEP_ALIVE_MS, openServices } from './services';
 
 export interface ApiHostOptions {
   /** The data folder; created when missing. */
@@ -100,40 +97,27 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     }
   };
 
-  const settingsStore = createSettingsStore(dataDir);
-  const threads = opts.threads ?? defaultThreads();
-  const remotes = new RemoteLibrary(dataDir, opts.keyProtection);
-  const pool = createHostPool({ threads, provider: opts.backendProvider, remote: { lookup: remotes } });
-  let jobs: Promise<HostJobs> | null = null;
+  const services = openServices({
+    dataDir,
+    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+    // A page may name tasks by id only: a path would let it read files on this machine.
+    taskPaths: false,
+    keepAliveMs: MODEL_KEEP_ALIVE_MS,
+    modelsDirs: opts.modelsDirs ?? [],
+    ...(opts.keyProtection ? { keyProtection: opts.keyProtection } : {}),
+    ...(opts.backendProvider ? { backendProvider: opts.backendProvider } : {}),
+    onOpen: {
+      // Forwarded from creation on, so jobs started by any handler group (sweeps, compare) stream.
+      jobs: (manager) => forwardJobEvents(manager, emit as HostDeps['emit']),
+      sweeps: (manager) => manager.onProgress((p) => emit('sweep.progress', p)),
+    },
+  });
 
   const deps: HostDeps = {
+    services,
     dataDir,
-    threads,
-    modelsDirs: opts.modelsDirs ?? [],
     mode: opts.mode ?? 'browser',
     emit: emit as HostDeps['emit'],
-    settings: () => settingsStore.read(),
-    pool: () => pool.get(),
-    remotes,
-    jobs: async (): Promise<JobManager> => {
-      jobs ??= pool
-        .get()
-        .then((provider) => createHostJobs({ dataDir, provider }))
-        .then((j) => {
-          // Forwarded from creation on, so jobs started by any handler group (compare too) stream.
-          forwardJobEvents(j.manager, deps.emit);
-          return j;
-        })
-        .catch((e: unknown) => {
-          jobs = null;
-          throw e;
-        });
-      return (await jobs).manager;
-    },
-    jobStore: async () => {
-      await deps.jobs();
-      return (await jobs!).store;
-    },
     signal: lifetime.signal,
   };
 
@@ -144,7 +128,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     groups.push(group as HandlerGroup<never>);
     for (const [name, fn] of Object.entries(group.handlers)) table.set(name, fn as AnyHandler);
   };
-  add(createSettingsHandlers(deps, settingsStore));
+  add(createSettingsHandlers(deps));
   add(createTasksHandlers(deps));
   add(createModelsHandlers(deps));
   add(createJobsHandlers(deps));
@@ -197,23 +181,14 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
           log(`tatra: dispose failed: ${errorMessage(e)}`);
         }
       }
-      if (jobs) {
-        try {
-          // Running jobs are paused (resumable), then the database is closed cleanly.
-          const { manager, store } = await jobs;
-          await manager.dispose();
-          store.close();
-        } catch (e) {
-          log(`tatra: closing the job store failed: ${errorMessage(e)}`);
-        }
+      try {
+        // Running sweeps and jobs are paused (resumable), the database is closed, models unload.
+        await services.dispose();
+      } catch (e) {
+        log(`tatra: closing the data folder's services failed: ${errorMessage(e)}`);
       }
-      await pool.dispose();
       listeners.clear();
     },
   };
 }
 
-/** Event names the host may emit (for transports that filter). */
-export function isHostEvent(name: string): name is EventName {
-  return isEventName(name);
-}

@@ -13,6 +13,7 @@ import { registerModels } from './commands/models';
 import { registerCompare } from './commands/compare';
 import { registerServe } from './commands/serve';
 import { registerSweep } from './commands/sweep';
+import { err, write } from './ui';
 
 // `tatra jobs show ID --rows 2000 | head -1`: the reader went away, which ends the output; it is
 // not an error worth a stack trace. Anything else on these streams still is.
@@ -33,7 +34,8 @@ const program = new Command('tatra')
   // Usage errors say `tatra: …` like every other bad input, not commander's own `error: …`.
   // Set before the commands are registered, so every subcommand inherits it.
   .configureOutput({
-    writeErr: (s) => process.stderr.write(s),
+    writeOut: (s) => write('out', s),
+    writeErr: (s) => write('err', s),
     // One line: commander puts its "(Did you mean …?)" on a line of its own.
     outputError: (s, write) => write(`tatra: ${s.replace(/^error: /, '').trimEnd().replace(/\s*\n\s*/g, ' ')}\n`),
   });
@@ -60,20 +62,20 @@ try {
     process.exit(e.exitCode === 0 ? 0 : 2);
   }
   if (e instanceof UserError) {
-    process.stderr.write(`tatra: ${e.message}\n`);
+    err(`tatra: ${e.message}`);
     process.exit(2);
   }
   if (isAbortError(e)) {
-    process.stderr.write('tatra: cancelled\n');
+    err('tatra: cancelled');
     process.exit(130);
   }
   // A full or read-only disk, a missing folder: the user's to fix, said as such.
   const env = environmentError(e);
   if (env) {
-    process.stderr.write(`tatra: ${env.message}\n`);
+    err(`tatra: ${env.message}`);
     process.exit(2);
   }
-  process.stderr.write(`tatra: unexpected error: ${errorMessage(e)}\n`);
-  if (program.opts<{ debug?: boolean }>().debug && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  err(`tatra: unexpected error: ${errorMessage(e)}`);
+  if (program.opts<{ debug?: boolean }>().debug && e instanceof Error && e.stack) err(e.stack);
   process.exit(1);
 }

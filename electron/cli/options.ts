@@ -3,11 +3,8 @@
 import type { Command } from 'commander';
 import { UserError } from '../common/errors';
 import { THREADS_HELP } from '../llama/threads';
-import { INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
+import { EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
-import type { RemoteModelsOptions } from '../llama/pool';
-import { RemoteLibrary } from '../models/remote-library';
-import { resolveDataDir } from '../paths';
 
 export function intOption(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -16,6 +13,19 @@ export function intOption(name: string, min: number, max: number) {
     if (n < min || n > max) throw new UserError(`${name} must be between ${min} and ${max}, got ${n}`, 'bad_option');
     return n;
   };
+}
+
+/** Parses `a=b,c=d` (values may not contain commas; labels never do). */
+export function parseLabelMap(text: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const part of text.split(',')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    if (eq <= 0 || eq === part.length - 1) throw new UserError(`--label-map: "${part}" is not value=label`, 'bad_option');
+    map[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  if (Object.keys(map).length === 0) throw new UserError('--label-map is empty; write value=label,value=label', 'bad_option');
+  return map;
 }
 
 /** Reads all of stdin when it is not a terminal (text piped in); otherwise undefined. */
@@ -61,9 +71,10 @@ export function tatraSettingsFrom(opts: TatraSettingsCliOptions): TatraSettings 
 
 /**
  * --early-stop / --no-early-stop: stop launching runs once the vote is decided. Commander leaves
- * the value undefined when neither is given, so each command applies its own default.
+ * the value undefined when neither is given: the command applies `withEarlyStop(settings, work)`.
  */
-export function addEarlyStopOptions(cmd: Command, defaultOn: boolean): Command {
+export function addEarlyStopOptions(cmd: Command, work: keyof typeof EARLY_STOP_DEFAULT): Command {
+  const defaultOn = EARLY_STOP_DEFAULT[work];
   const on = defaultOn ? ' (default)' : '';
   const off = defaultOn ? '' : ' (default)';
   return cmd
@@ -86,11 +97,6 @@ export function addModelOptions(cmd: Command): Command {
     .option('--model <model>', `model used as both generator and evaluator: ${MODEL_ARG_HELP}`)
     .option('--generator <model>', 'model that writes examples and paraphrases (default --model)')
     .option('--evaluator <model>', 'model that classifies (default --model)');
-}
-
-/** How the CLI's model pools reach remote models: the library of the data folder, keys from the environment. */
-export function remoteModelsFor(dataDir: string | undefined): RemoteModelsOptions {
-  return { lookup: new RemoteLibrary(resolveDataDir(dataDir)) };
 }
 
 export function modelPathsFrom(opts: ModelCliOptions): { generator: string; evaluator: string } {

@@ -48,3 +48,16 @@ export function evaluatorCalls(s: { n: number; r: number }): number {
 
 /** "Only the first N rows" of a data set (eval, compare, the Evaluate and Compare views). */
 export const ROW_LIMIT = { min: 1, max: 100_000_000, flags: '--limit <N>', flag: '--limit' } as const;
+
+/**
+ * Early decision's default for each kind of work, when the caller does not say: on for a single
+ * input (the label is the same, with fewer calls), off for a data set (accuracy after 1…r runs
+ * needs every run of every row). Every face (CLI, app, browser, service) applies it through
+ * `withEarlyStop`.
+ */
+export const EARLY_STOP_DEFAULT = { input: true, dataset: false } as const;
+
+/** `settings` with `earlyStop` set: as given, else the default for this kind of work. */
+export function withEarlyStop<S extends { earlyStop?: boolean }>(settings: S, work: keyof typeof EARLY_STOP_DEFAULT): S & { earlyStop: boolean } {
+  return { ...settings, earlyStop: settings.earlyStop ?? EARLY_STOP_DEFAULT[work] };
+}

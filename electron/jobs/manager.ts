@@ -570,10 +570,12 @@ export class JobManager {
 
   /** The job's generator and evaluator, leased into `leases` (released by the caller), wrapped when a wrapper is registered. */
   private async acquireModels(job: JobInfo, signal: AbortSignal, leases: BackendLease[]): Promise<{ generator: TatraBackend; evaluator: TatraBackend }> {
-    // A remote model is reached at the endpoints the job recorded, whatever its library entry says now.
-    const genLease = await this.backends.acquire(job.generator.path, { signal, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
+    // A remote model is reached at the endpoints the job recorded, whatever its library entry says
+    // now; a model loaded for the job gets one sequence per row in flight, from every face alike.
+    const sequences = job.concurrency;
+    const genLease = await this.backends.acquire(job.generator.path, { signal, sequences, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
     leases.push(genLease);
-    const evLease = await this.backends.acquire(job.evaluator.path, { signal, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
+    const evLease = await this.backends.acquire(job.evaluator.path, { signal, sequences, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
     leases.push(evLease);
     const wrap = this.wrappers.get(job.id);
     return {

@@ -342,7 +342,7 @@ export class SweepManager {
     try {
       if (this.pool) {
         // Held for the whole sweep so the models load once, not once per job.
-        for (const path of new Set([s.spec.generatorPath, s.spec.evaluatorPath])) leases.push(await this.pool.acquire(path, { signal }));
+        for (const path of new Set([s.spec.generatorPath, s.spec.evaluatorPath])) leases.push(await this.pool.acquire(path, { signal, sequences: s.spec.concurrency }));
       }
       for (const cell of sweepCells(s.spec.grid)) {
         if (signal.aborted) break;

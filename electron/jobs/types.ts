@@ -364,8 +364,10 @@ export interface BackendProvider {
   /**
    * `signal` aborts this caller's wait for a model that is still loading (pause during a load).
    * `remote`: what a job recorded about a remote model, to reach exactly those endpoints again.
+   * `sequences`: parallel sequences when this acquire loads the model (a job asks for one per row
+   * in flight, its concurrency); a model already loaded is shared as it is.
    */
-  acquire(modelPath: string, opts?: { signal?: AbortSignal; remote?: RemoteModelRef }): Promise<BackendLease>;
+  acquire(modelPath: string, opts?: { signal?: AbortSignal; remote?: RemoteModelRef; sequences?: number }): Promise<BackendLease>;
   /** Probes a remote model for the job record; absent where the host cannot reach remote models. */
   describeRemote?(spec: string, opts?: { signal?: AbortSignal }): Promise<RemoteModelRef>;
 }

@@ -168,7 +168,7 @@ export async function executeComparison(record: ComparisonRecord, options: RunCo
       if (options.pool && hold.current?.path !== pair.generator) {
         await releaseHeld();
         try {
-          hold.current = { path: pair.generator, lease: await options.pool.acquire(pair.generator) };
+          hold.current = { path: pair.generator, lease: await options.pool.acquire(pair.generator, options.concurrency !== undefined ? { sequences: options.concurrency } : {}) };
         } catch (e) {
           if (isAbortError(e)) throw e;
           // The job itself will report the load failure for this pair.

@@ -8,11 +8,11 @@ import { existsSync } from 'node:fs';
 import { isRemoteSpec, parseRemoteSpec } from '../../common/remote';
 import type { ClassifyRunState, classifyMethods } from '../../common/contract/classify';
 import { UserError, isAbortError } from '../../common/errors';
+import { withEarlyStop } from '../../common/settings';
 import { classify } from '../../engine';
 import type { BackendLease } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { toApiError } from '../errors';
-import { findTask } from './tasks';
 
 /** Finished runs kept for classify.get / classify.list. */
 const KEEP_RUNS = 20;
@@ -40,7 +40,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
   return {
     handlers: {
       'classify.start': async (request) => {
-        const { task } = await findTask(deps.dataDir, request.taskId);
+        const { task } = await deps.services.tasks.find(request.taskId);
         // A missing file is the commonest mistake: say so now rather than in the first event.
         for (const [role, path] of [['generator', request.generator], ['evaluator', request.evaluator]] as const) {
           if (isRemoteSpec(path)) parseRemoteSpec(path);
@@ -59,7 +59,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
         run.done = (async () => {
           const leases: BackendLease[] = [];
           try {
-            const pool = await deps.pool();
+            const { pool } = deps.services;
             const generator = await pool.acquire(request.generator);
             leases.push(generator);
             // The same file twice shares one loaded copy (the pool keys by real path).
@@ -69,8 +69,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
             const result = await classify({
               task,
               input: request.input,
-              // One input: stop once the vote is decided unless the caller says otherwise (same label).
-              settings: { ...request.settings, earlyStop: request.settings.earlyStop ?? true },
+              settings: withEarlyStop(request.settings, 'input'),
               generator: generator.backend,
               evaluator: evaluator.backend,
               signal: ac.signal,

@@ -8,7 +8,6 @@ import { UserError } from '../../common/errors';
 import { previewDataset, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
-import { findTask } from './tasks';
 
 export function jobSummary(job: JobInfo): JobSummary {
   return {
@@ -89,7 +88,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
   const lastProgress = new Map<string, ApiJobProgress>();
   let listening = false;
   const manager = async (): Promise<JobManager> => {
-    const m = await deps.jobs();
+    const m = deps.services.jobs();
     if (!listening) {
       listening = true;
       m.on('progress', (e) => lastProgress.set(e.progress.jobId, progressPayload(e.progress)));
@@ -106,7 +105,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
         if (!input) throw new UserError(`${path} has no columns`, 'dataset_empty');
         // The whole file is scanned (streamed) for exact counts and every gold value.
         const scan = await scanDataset(path, { textColumn: input, labelColumn: gold });
-        const task = taskId ? (await findTask(deps.dataDir, taskId).catch(() => null))?.task : undefined;
+        const task = taskId ? (await deps.services.tasks.find(taskId).catch(() => null))?.task : undefined;
         const suggestion = task && task.kind !== 'math' ? suggestLabelMapping(scan.goldValueCounts, task) : null;
         const goldValues = Object.entries(scan.goldValueCounts)
           .sort((a, b) => b[1] - a[1])
@@ -132,7 +131,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
         return { path, bytes: Buffer.byteLength(content) };
       },
       'jobs.start': async (input) => {
-        const task = (await findTask(deps.dataDir, input.taskId)).task;
+        const task = (await deps.services.tasks.find(input.taskId)).task;
         const m = await manager();
         const labelMap = Object.keys(input.labelMap).length > 0 ? input.labelMap : undefined;
         const created = await m.create({

@@ -1,14 +1,12 @@
 // API handlers for the model library, hardware and fit, the catalog, downloads and pairing
-// comparisons. Thin: electron/models does the work; this wires it to the host's data folder,
-// its one model pool and job manager, and its event bus.
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// comparisons. Thin: electron/models does the work; this wires it to the data folder's services
+// (its one library, model pool and job manager) and the host's event bus.
+import { resolve } from 'node:path';
 import type { ComparisonRecord, modelsMethods } from '../../common/contract/models';
 import { UserError, errorMessage } from '../../common/errors';
 import {
-  ComparisonStore,
+  type ComparisonStore,
   DownloadManager,
-  ModelLibrary,
   checkComparisonInputs,
   estimateFit,
   executeComparison,
@@ -17,57 +15,24 @@ import {
   loadCatalog,
   newComparisonRecord,
 } from '../../models';
-import { defaultModelsDir } from '../../paths';
 import { normaliseBaseUrl } from '../../common/remote';
 import { remoteHealth } from '../../models/remote-health';
 import type { HandlerGroup, HostDeps } from '../deps';
 
-export interface ModelsHandlerOptions {
-  /** Where downloads go unless a call says otherwise (default: the app's models/ folder). */
-  downloadDir?: string;
-  /** The library's always-scanned folder (default: the app's models/ folder). */
-  defaultDir?: string;
-  /** Base of the Hugging Face site (tests). */
-  hfEndpoint?: string;
-}
-
-/**
- * `preferred` when it is (or can be made) a writable folder, else `fallback`: a packaged app's
- * models/ folder sits inside read-only application files, so downloads go to the data folder.
- */
-function writableOr(preferred: string, fallback: string): string {
-  try {
-    mkdirSync(preferred, { recursive: true });
-    accessSync(preferred, constants.W_OK);
-    return preferred;
-  } catch {
-    return fallback;
-  }
-}
-
-export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions = {}): HandlerGroup<typeof modelsMethods> {
-  const defaultDir = resolve(opts.defaultDir ?? defaultModelsDir());
-  const downloadDir = resolve(opts.downloadDir ?? writableOr(defaultDir, join(deps.dataDir, 'models')));
-  if (downloadDir !== defaultDir) {
-    try {
-      mkdirSync(downloadDir, { recursive: true });
-    } catch {
-      // Reported by the library listing and by the first download.
-    }
-  }
-  const library = new ModelLibrary(deps.dataDir, {
-    defaultDir,
-    extraFolders: async () => [...(downloadDir !== defaultDir ? [downloadDir] : []), ...deps.modelsDirs, ...(await deps.settings()).modelsDirs],
-  });
-  const downloads = new DownloadManager({ dir: downloadDir, ...(opts.hfEndpoint ? { hfEndpoint: opts.hfEndpoint } : {}) });
+export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof modelsMethods> {
+  const { services } = deps;
+  const { remotes } = services;
+  const library = () => services.library;
+  const downloads = new DownloadManager({ dir: services.downloadDir });
   downloads.on('progress', (s) => deps.emit('download.progress', s));
 
   // Comparisons live in the jobs' SQLite file, in their own table; opened on first use.
-  let store: ComparisonStore | null = null;
+  let marked = false;
   const running = new Map<string, { ac: AbortController; done: Promise<unknown> }>();
   const comparisons = (): ComparisonStore => {
-    if (!store) {
-      store = ComparisonStore.open(deps.dataDir);
+    const store = services.comparisons();
+    if (!marked) {
+      marked = true;
       store.markInterrupted(new Set(running.keys()));
     }
     return store;
@@ -75,10 +40,10 @@ export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions 
 
   return {
     handlers: {
-      'models.list': () => library.list(),
-      'models.addFolder': ({ path }) => library.addFolder(path),
-      'models.addFile': ({ path }) => library.addFile(path),
-      'models.remove': ({ path }) => library.remove(path),
+      'models.list': () => library().list(),
+      'models.addFolder': ({ path }) => library().addFolder(path),
+      'models.addFile': ({ path }) => library().addFile(path),
+      'models.remove': ({ path }) => library().remove(path),
       'models.info': async ({ path, fit }) => {
         const file = resolve(path);
         const h = await inspectModelFile(file, { checkData: false });
@@ -92,9 +57,9 @@ export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions 
       'models.cancelDownload': async ({ id }) => downloads.cancel(id),
       'models.downloads': async () => downloads.list(),
       'models.remote.list': async ({ probe }) => {
-        const entries = await deps.remotes.list();
+        const entries = await remotes.list();
         if (!probe) return entries.map((entry) => ({ entry, endpoints: null }));
-        return remoteHealth(entries, { lookup: deps.remotes });
+        return remoteHealth(entries, { lookup: remotes });
       },
       'models.remote.probe': async ({ urls, model, keyEnv, key }) => {
         const target = { name: 'probe', urls: urls.map(normaliseBaseUrl), model, ...(keyEnv ? { keyEnv } : {}) };
@@ -108,18 +73,19 @@ export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions 
         const [health] = await remoteHealth([target], { ...(key ? { key } : {}) });
         const refused = health?.endpoints.find((e) => !e.up && !/^cannot reach /.test(e.error ?? ''));
         if (refused) throw new UserError(refused.error ?? `${refused.url} refused`, 'remote_refused');
-        const entry = await deps.remotes.add({ ...target, ...(key ? { key } : {}) });
+        const entry = await remotes.add({ ...target, ...(key ? { key } : {}) });
         return { entry, endpoints: health?.endpoints ?? null };
       },
       'models.remote.remove': async ({ name }) => {
-        await deps.remotes.remove(name.replace(/^remote:/, ''));
+        await remotes.remove(name.replace(/^remote:/, ''));
         return { ok: true };
       },
       'compare.start': async (spec) => {
         const record = newComparisonRecord(spec);
         // Bad models, data sets and columns answer the call itself, not a later event.
         await checkComparisonInputs(record.spec);
-        const [jobs, pool] = await Promise.all([deps.jobs(), deps.pool()]);
+        const jobs = services.jobs();
+        const { pool } = services;
         const cstore = comparisons();
         cstore.save(record);
         const ac = new AbortController();
@@ -166,7 +132,6 @@ export function createModelsHandlers(deps: HostDeps, opts: ModelsHandlerOptions 
       for (const r of running.values()) r.ac.abort();
       await Promise.allSettled([...running.values()].map((r) => r.done));
       await downloads.dispose();
-      store?.close();
     },
   };
 }

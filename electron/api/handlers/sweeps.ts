@@ -3,24 +3,11 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { sweepsMethods } from '../../common/contract/sweeps';
-import { SweepManager } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
-import { findTask } from './tasks';
 
 export function createSweepsHandlers(deps: HostDeps): HandlerGroup<typeof sweepsMethods> {
-  let sweeps: Promise<SweepManager> | null = null;
-  const manager = (): Promise<SweepManager> => {
-    sweeps ??= (async () => {
-      const [jobs, store, pool] = await Promise.all([deps.jobs(), deps.jobStore(), deps.pool()]);
-      const m = new SweepManager({ jobs, store, pool, resolveTask: async (id) => (await findTask(deps.dataDir, id)).task });
-      m.onProgress((p) => deps.emit('sweep.progress', p));
-      return m;
-    })().catch((e: unknown) => {
-      sweeps = null;
-      throw e;
-    });
-    return sweeps;
-  };
+  // The host forwards its progress as `sweep.progress` from the moment it is opened (host.ts).
+  const manager = async () => deps.services.sweeps();
 
   return {
     handlers: {
@@ -43,10 +30,6 @@ export function createSweepsHandlers(deps: HostDeps): HandlerGroup<typeof sweeps
         const path = await m.export(id, format, join(dir, filename));
         return { path, filename, bytes: (await stat(path)).size };
       },
-    },
-    // Running sweeps pause (resumable) before the jobs and the models go away.
-    async dispose() {
-      if (sweeps) await (await sweeps.catch(() => null))?.dispose();
     },
   };
 }

@@ -5,10 +5,11 @@ import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
-import { ComparisonStore, runComparison } from '../../models';
+import { runComparison } from '../../models';
 import { ROW_LIMIT } from '../../common/settings';
-import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, tatraSettingsFrom } from '../options';
-import { openJobSession, parseLabelMap } from './eval';
+import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
+import { withCliServices } from '../session';
+import { duration, err, interruptSignal, out, outJson, pct as percent, table } from '../ui';
 
 interface CompareCliOptions extends TatraSettingsCliOptions {
   task: string;
@@ -26,17 +27,9 @@ interface CompareCliOptions extends TatraSettingsCliOptions {
   json?: boolean;
 }
 
+/** Accuracy in a column headed "%". */
 function pct(v: number | null): string {
-  return v === null ? '—' : `${(v * 100).toFixed(1)}`;
-}
-
-function seconds(ms: number): string {
-  return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-function table(rows: string[][], right: (c: number) => boolean): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => '  ' + r.map((cell, c) => (right(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+  return percent(v, { unit: '' });
 }
 
 /** Short, unique names for the models (file names; the path's folder when two share a name). */
@@ -69,7 +62,7 @@ export function formatComparison(rec: ComparisonRecord): string {
           pct(p.accuracy),
           p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
           `${p.rowsDone}/${p.rows}`,
-          seconds(p.ms),
+          duration(p.ms),
           p.tokens.toLocaleString('en-US'),
           p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : `${p.status}${p.error ? `: ${p.error}` : ''}`,
         ]),
@@ -115,53 +108,49 @@ export function registerCompare(program: Command): void {
       const settings = tatraSettingsFrom(opts);
       const generators = splitList(opts.generators, '--generators');
       const evaluators = splitList(opts.evaluators, '--evaluators');
-      const session = openJobSession({ ...opts, sequences: opts.concurrency });
-      const cstore = new ComparisonStore(session.store);
-      const ac = new AbortController();
-      const onSigint = () => ac.abort();
-      process.once('SIGINT', onSigint);
-      const lastStatus = new Map<string, string>();
-      try {
-        const rec = await runComparison(
-          {
-            task: opts.task,
-            dataset: resolve(opts.data),
-            generators,
-            evaluators,
-            settings,
-            ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
-            ...(opts.textCol ? { textColumn: opts.textCol } : {}),
-            ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
-            ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
-          },
-          {
-            jobs: session.manager,
-            pool: session.pool,
-            store: cstore,
-            signal: ac.signal,
-            concurrency: opts.concurrency,
-            onProgress: (r) => {
-              if (opts.json) return;
-              r.pairs.forEach((p, i) => {
-                const key = `${i}`;
-                const line = p.status === 'running' ? 'running' : p.status;
-                if (lastStatus.get(key) === line) return;
-                lastStatus.set(key, line);
-                if (p.status === 'pending') return;
-                const tail = p.status === 'done' ? `  accuracy ${pct(p.accuracy)}%  ${seconds(p.ms)}` : p.error ? `  ${p.error}` : '';
-                process.stderr.write(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${line}${tail}\n`);
-              });
+      await withCliServices(opts, async (services) => {
+        const { signal, off } = interruptSignal();
+        const lastStatus = new Map<string, string>();
+        try {
+          const rec = await runComparison(
+            {
+              task: opts.task,
+              dataset: resolve(opts.data),
+              generators,
+              evaluators,
+              settings,
+              ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+              ...(opts.textCol ? { textColumn: opts.textCol } : {}),
+              ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
+              ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
             },
-          },
-        );
-        if (opts.json) process.stdout.write(`${JSON.stringify(rec)}\n`);
-        else process.stdout.write(`${formatComparison(rec)}\n`);
-        if (rec.status === 'error') process.exitCode = 1;
-        if (rec.status === 'cancelled') process.exitCode = 130;
-      } finally {
-        process.off('SIGINT', onSigint);
-        cstore.close();
-        await session.close();
-      }
+            {
+              jobs: services.jobs(),
+              pool: services.pool,
+              store: services.comparisons(),
+              signal,
+              concurrency: opts.concurrency,
+              onProgress: (r) => {
+                if (opts.json) return;
+                r.pairs.forEach((p, i) => {
+                  const key = `${i}`;
+                  const line = p.status === 'running' ? 'running' : p.status;
+                  if (lastStatus.get(key) === line) return;
+                  lastStatus.set(key, line);
+                  if (p.status === 'pending') return;
+                  const tail = p.status === 'done' ? `  accuracy ${pct(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
+                  err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${line}${tail}`);
+                });
+              },
+            },
+          );
+          if (opts.json) outJson(rec);
+          else out(formatComparison(rec));
+          if (rec.status === 'error') process.exitCode = 1;
+          if (rec.status === 'cancelled') process.exitCode = 130;
+        } finally {
+          off();
+        }
+      });
     });
 }

@@ -4,30 +4,21 @@
 import { resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import type { DownloadState, FitEstimate, InvalidModel, ModelEntry, PartialDownload } from '../../common/contract/models';
+import { downloadModel, estimateFit, hardwareInfo, inspectModelFile, invalidReason, loadCatalog, scanLibrary, validateModelFile } from '../../models';
 import { disposeLlamaRuntime } from '../../llama';
-import { ModelLibrary, downloadModel, estimateFit, hardwareInfo, inspectModelFile, invalidReason, loadCatalog, scanLibrary, validateModelFile } from '../../models';
-import { defaultModelsDir, resolveDataDir } from '../../paths';
+import { defaultModelsDir } from '../../paths';
 import { intOption } from '../options';
 import { remoteHealth, type RemoteHealth } from '../../models/remote-health';
-import { RemoteLibrary } from '../../models/remote-library';
 import { normaliseBaseUrl, remoteLabel } from '../../common/remote';
 import { UserError } from '../../common/errors';
 import { formatBytes, formatParams } from '../../common/bytes';
+import { openCliServices, withCliServices } from '../session';
+import { err, eta, interruptSignal, out, outJson, progressBar, table as indentedTable } from '../ui';
 
-
-function formatDuration(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds)) return '…';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m} min ${s % 60} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-
+/** The model commands' tables start at the margin. */
 function table(rows: string[][], right: (c: number) => boolean): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (right(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+  return indentedTable(rows, right, '');
 }
 
 export function formatLibrary(models: ModelEntry[], invalid: InvalidModel[], partials: PartialDownload[] = []): string {
@@ -93,7 +84,7 @@ export function formatFit(f: FitEstimate): string {
 
 function downloadLine(s: DownloadState): string {
   const total = s.total !== null ? ` of ${formatBytes(s.total)}` : '';
-  return `${formatBytes(s.bytes)}${total}  ${formatBytes(s.rate)}/s  ETA ${formatDuration(s.etaSeconds)}`;
+  return `${formatBytes(s.bytes)}${total}  ${formatBytes(s.rate)}/s  ETA ${eta(s.etaSeconds)}`;
 }
 
 export function registerModels(program: Command): void {
@@ -106,23 +97,23 @@ export function registerModels(program: Command): void {
     .option('--data-dir <dir>', 'data folder holding library.json (default $TATRA_DATA_DIR or ~/.tatra-studio)')
     .option('--json', 'print JSON')
     .action(async (folders: string[], opts: { dataDir?: string; json?: boolean }) => {
-      let listing;
       if (folders.length > 0) {
         // An argument may also be a single file.
         const dirs: string[] = [];
         const files: string[] = [];
         for (const f of folders) ((await stat(f).catch(() => null))?.isFile() ? files : dirs).push(f);
-        listing = await scanLibrary(dirs, files);
-        if (opts.json) process.stdout.write(`${JSON.stringify(listing)}\n`);
-        else process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
+        const listing = await scanLibrary(dirs, files);
+        if (opts.json) outJson(listing);
+        else out(formatLibrary(listing.models, listing.invalid, listing.partials));
         return;
       }
-      const dataDir = resolveDataDir(opts.dataDir);
-      listing = await new ModelLibrary(dataDir).list();
-      // Remote entries with their health, probed now (each endpoint within a few seconds).
-      const remotes = await remoteHealth(await new RemoteLibrary(dataDir).list(), { env: process.env });
-      if (opts.json) process.stdout.write(`${JSON.stringify({ ...listing, remotes })}\n`);
-      else process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}${remotes.length > 0 ? `\n\n${formatRemotes(remotes)}` : ''}\n`);
+      await withCliServices(opts, async (services) => {
+        const library = await services.library.list();
+        // Remote entries with their health, probed now (each endpoint within a few seconds).
+        const remotes = await remoteHealth(await services.remotes.list(), { env: process.env });
+        if (opts.json) outJson({ ...library, remotes });
+        else out(`${formatLibrary(library.models, library.invalid, library.partials)}${remotes.length > 0 ? `\n\n${formatRemotes(remotes)}` : ''}`);
+      });
     });
 
   models
@@ -135,7 +126,7 @@ export function registerModels(program: Command): void {
     .option('--no-probe', 'add without asking the server (it may be down now)')
     .option('--data-dir <dir>', 'data folder holding the library')
     .action(async (name: string, opts: { url: string[]; model: string; keyEnv?: string; probe: boolean; dataDir?: string }) => {
-      const lib = new RemoteLibrary(resolveDataDir(opts.dataDir));
+      const lib = openCliServices(opts).remotes;
       const input = { name, urls: opts.url.map(normaliseBaseUrl), model: opts.model, ...(opts.keyEnv ? { keyEnv: opts.keyEnv } : {}) };
       let health: RemoteHealth | undefined;
       if (opts.probe) {
@@ -148,11 +139,11 @@ export function registerModels(program: Command): void {
       }
       const entry = await lib.add(input);
       if (!health) {
-        process.stdout.write(`added remote:${entry.name} (not probed)\n`);
+        out(`added remote:${entry.name} (not probed)`);
         return;
       }
-      process.stdout.write(`added remote:${entry.name}\n\n${formatRemotes([{ ...health, entry }])}\n`);
-      if (health.endpoints.every((e) => !e.up)) process.stderr.write(`note: no endpoint of remote:${entry.name} answers now; it is kept and will be used once it does\n`);
+      out(`added remote:${entry.name}\n\n${formatRemotes([{ ...health, entry }])}`);
+      if (health.endpoints.every((e) => !e.up)) err(`note: no endpoint of remote:${entry.name} answers now; it is kept and will be used once it does`);
     });
 
   models
@@ -161,8 +152,8 @@ export function registerModels(program: Command): void {
     .argument('<name>', 'its name')
     .option('--data-dir <dir>', 'data folder holding the library')
     .action(async (name: string, opts: { dataDir?: string }) => {
-      await new RemoteLibrary(resolveDataDir(opts.dataDir)).remove(name.replace(/^remote:/, ''));
-      process.stdout.write(`removed remote:${name.replace(/^remote:/, '')}\n`);
+      await openCliServices(opts).remotes.remove(name.replace(/^remote:/, ''));
+      out(`removed remote:${name.replace(/^remote:/, '')}`);
     });
 
   models
@@ -185,10 +176,10 @@ export function registerModels(program: Command): void {
         if (problem !== null) {
           // Exit 2 says something is wrong; stderr says what, last (stdout still gets the description).
           process.exitCode = 2;
-          process.stderr.write(`tatra: ${path} is not usable: ${problem}\n`);
+          err(`tatra: ${path} is not usable: ${problem}`);
         }
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ model, usable: problem === null, problem, fit, hardware: hw })}\n`);
+          outJson({ model, usable: problem === null, problem, fit, hardware: hw });
           return;
         }
         const rows = [
@@ -204,7 +195,7 @@ export function registerModels(program: Command): void {
           ['usable', problem === null ? 'yes' : `NO: ${problem}`],
           ['hardware', `${hw.gpu === 'cpu' ? 'CPU only' : `${hw.gpu}: ${hw.gpuDevices.join(', ') || 'GPU'}`}, ${hw.cpuCores} cores, ${formatBytes(hw.ram.total)} RAM`],
         ];
-        process.stdout.write(`${table(rows, () => false)}\n\n${formatFit(fit)}\n`);
+        out(`${table(rows, () => false)}\n\n${formatFit(fit)}`);
       } finally {
         await disposeLlamaRuntime();
       }
@@ -217,15 +208,10 @@ export function registerModels(program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const catalog = await loadCatalog();
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(catalog)}\n`);
+        outJson(catalog);
         return;
       }
-      process.stdout.write(
-        `${table(
-          [['id', 'model', 'quant', 'size', 'paper', 'uri'], ...catalog.map((c) => [c.id, c.name, c.quantization, `~${formatBytes(c.sizeBytes)}`, c.paper ? 'yes' : '', c.uri])],
-          (c) => c === 3,
-        )}\n`,
-      );
+      out(table([['id', 'model', 'quant', 'size', 'paper', 'uri'], ...catalog.map((c) => [c.id, c.name, c.quantization, `~${formatBytes(c.sizeBytes)}`, c.paper ? 'yes' : '', c.uri])], (c) => c === 3));
     });
 
   models
@@ -236,52 +222,44 @@ export function registerModels(program: Command): void {
     .option('--json', 'print the final state as JSON')
     .action(async (source: string, opts: { dir?: string; json?: boolean }) => {
       const dir = resolve(opts.dir ?? defaultModelsDir());
-      const tty = process.stderr.isTTY === true && !opts.json;
-      const bar = tty
-        ? new cliProgress.SingleBar(
-            { format: '{bar} {percentage}% | {line}', stream: process.stderr, hideCursor: true, clearOnComplete: false },
-            cliProgress.Presets.shades_classic,
-          )
-        : null;
+      const bar = progressBar('{bar} {percentage}% | {line}', opts.json === true);
       let started = false;
       let lastLine = 0;
-      const ac = new AbortController();
-      const onSigint = () => ac.abort();
-      process.once('SIGINT', onSigint);
+      const { signal, off } = interruptSignal();
       try {
         const done = await downloadModel(source, {
           dir,
-          signal: ac.signal,
+          signal,
           onProgress: (s) => {
             if (s.status === 'verifying') {
               bar?.stop();
-              if (!opts.json) process.stderr.write('verifying the GGUF header…\n');
+              if (!opts.json) err('verifying the GGUF header…');
               return;
             }
             if (s.status !== 'downloading') return;
             if (bar) {
               if (!started) {
                 started = true;
-                if (s.resumedFrom > 0) process.stderr.write(`resuming at ${formatBytes(s.resumedFrom)}\n`);
+                if (s.resumedFrom > 0) err(`resuming at ${formatBytes(s.resumedFrom)}`);
                 bar.start(s.total ?? 0, s.bytes, { line: downloadLine(s) });
               }
               if (s.total !== null) bar.setTotal(s.total);
               bar.update(s.bytes, { line: downloadLine(s) });
             } else if (!opts.json && Date.now() - lastLine > 5000) {
               lastLine = Date.now();
-              process.stderr.write(`${downloadLine(s)}\n`);
+              err(downloadLine(s));
             }
           },
         });
         bar?.stop();
-        if (opts.json) process.stdout.write(`${JSON.stringify(done)}\n`);
-        else process.stdout.write(`${done.dest} (${formatBytes(done.bytes)}) ready\n`);
+        if (opts.json) outJson(done);
+        else out(`${done.dest} (${formatBytes(done.bytes)}) ready`);
       } catch (e) {
         bar?.stop();
-        if (ac.signal.aborted) process.stderr.write('download stopped; the partial file is kept, run the same command to resume\n');
+        if (signal.aborted) err('download stopped; the partial file is kept, run the same command to resume');
         throw e;
       } finally {
-        process.off('SIGINT', onSigint);
+        off();
       }
     });
 
@@ -291,10 +269,10 @@ export function registerModels(program: Command): void {
     .argument('<path>', 'folder or .gguf file')
     .option('--data-dir <dir>', 'data folder holding library.json')
     .action(async (path: string, opts: { dataDir?: string }) => {
-      const lib = new ModelLibrary(resolveDataDir(opts.dataDir));
+      const lib = openCliServices(opts).library;
       const st = await stat(path).catch(() => null);
       const listing = st?.isDirectory() ? await lib.addFolder(path) : await lib.addFile(path);
-      process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
+      out(formatLibrary(listing.models, listing.invalid, listing.partials));
     });
 
   models
@@ -303,7 +281,7 @@ export function registerModels(program: Command): void {
     .argument('<path>', 'folder or file')
     .option('--data-dir <dir>', 'data folder holding library.json')
     .action(async (path: string, opts: { dataDir?: string }) => {
-      const listing = await new ModelLibrary(resolveDataDir(opts.dataDir)).remove(path);
-      process.stdout.write(`${formatLibrary(listing.models, listing.invalid, listing.partials)}\n`);
+      const listing = await openCliServices(opts).library.remove(path);
+      out(formatLibrary(listing.models, listing.invalid, listing.partials));
     });
 }

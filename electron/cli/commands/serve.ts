@@ -9,6 +9,7 @@ import { appRoot, resolveDataDir } from '../../paths';
 import { startServer } from '../../server';
 import { THREADS_HELP } from '../../llama/threads';
 import { intOption } from '../options';
+import { err, onInterrupt, out } from '../ui';
 
 interface ServeCliOptions {
   port: number;
@@ -60,22 +61,17 @@ export function registerServe(program: Command): void {
         if (code === 'EACCES') throw new UserError(`not allowed to listen on port ${o.port}`, 'bad_option');
         throw e;
       }
-      process.stdout.write(`TATRA Studio is serving at ${server.url}\n`);
-      process.stdout.write(`port ${server.port}; data folder ${host.dataDir}; press Ctrl+C to stop\n`);
+      out(`TATRA Studio is serving at ${server.url}`);
+      out(`port ${server.port}; data folder ${host.dataDir}; press Ctrl+C to stop`);
       await new Promise<void>((resolveStop) => {
-        let stopping = false;
-        const stop = (signal: string) => {
-          if (stopping) return;
-          stopping = true;
-          process.stderr.write(`tatra serve: ${signal}, shutting down\n`);
+        onInterrupt((signal) => {
+          err(`tatra serve: ${signal}, shutting down`);
           void (async () => {
             await server.close();
             await host.dispose();
             resolveStop();
           })();
-        };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
+        }, ['SIGTERM']);
       });
       // node-llama-cpp and the job store are disposed by now; leave no native handle keeping us up.
       process.exit(0);

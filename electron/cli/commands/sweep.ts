@@ -9,11 +9,10 @@ import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contrac
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
-import { resolveTask } from '../../tasks';
-import { SweepManager, previewDataset } from '../../jobs';
-import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom } from '../options';
-import { openJobSession, parseLabelMap, type JobSession } from './eval';
-import { userTasksDir } from './tasks';
+import { type SweepManager, previewDataset } from '../../jobs';
+import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom, parseLabelMap } from '../options';
+import { withCliServices } from '../session';
+import { err, eta, onInterrupt, out, outJson, pct as percent, table } from '../ui';
 
 /** Parses `0,1,2,5,10` into whole numbers within [min, max]. */
 export function intListOption(name: string, min: number, max: number) {
@@ -49,13 +48,9 @@ interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions {
   name?: string;
 }
 
+/** A mean ± std over seeds as percentages: `81.2 ± 1.5%`. */
 function pct(v: { mean: number; std: number } | null): string {
-  return v === null ? '—' : `${(v.mean * 100).toFixed(1)} ± ${(v.std * 100).toFixed(1)}%`;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => '  ' + r.map((cell, c) => cell.padStart(widths[c]!)).join('  ')).join('\n');
+  return v === null ? '—' : `${percent(v.mean, { unit: '' })} ± ${percent(v.std)}`;
 }
 
 /** The human report: one line per point, then what sharing saved. */
@@ -81,7 +76,7 @@ export function formatSweep(result: SweepResult): string {
     ...(result.deterministic !== null ? [`  ${deterministicLine(result.deterministic, 'sweep')}`] : []),
     ...(result.error ? [`  error: ${result.error}`] : []),
     '',
-    table([head, ...result.points.map(line)]),
+    table([head, ...result.points.map(line)], () => true),
     '',
     '  mean ± std over seeds; calls and tokens are what the setting costs alone; seconds: those tokens at the sweep\'s measured throughput',
     `  sharing saved ${g.saved} of ${g.alone} generator calls (made ${g.made}) and ${e.saved} of ${e.alone} evaluator calls (made ${e.made})`,
@@ -94,26 +89,24 @@ async function runSweep(sweeps: SweepManager, id: string, quiet: boolean): Promi
   const off = sweeps.onProgress((p) => {
     if (p.sweepId !== id || quiet || p.jobsDone === lastJobs) return;
     lastJobs = p.jobsDone;
-    const eta = p.etaSeconds === null ? '…' : `${Math.round(p.etaSeconds)} s`;
-    process.stderr.write(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta}\n`);
+    err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta(p.etaSeconds)}`);
   });
   let interrupted = false;
-  const onSigint = () => {
+  const offInterrupt = onInterrupt(() => {
     interrupted = true;
     void sweeps.pause(id).catch(() => undefined);
-  };
-  process.once('SIGINT', onSigint);
+  });
   try {
     sweeps.start(id);
     const end = await sweeps.wait(id);
     if (interrupted) {
-      process.stderr.write(`paused sweep ${id} (${end.progress.jobsDone}/${end.progress.jobsTotal} jobs done); continue with: tatra sweep resume ${id}\n`);
+      err(`paused sweep ${id} (${end.progress.jobsDone}/${end.progress.jobsTotal} jobs done); continue with: tatra sweep resume ${id}`);
       process.exitCode = 130;
     }
     return end;
   } finally {
     off();
-    process.off('SIGINT', onSigint);
+    offInterrupt();
   }
 }
 
@@ -124,24 +117,14 @@ async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOption
     await mkdir(dir, { recursive: true });
     await sweeps.export(id, 'csv', join(dir, `${id}.csv`));
     await sweeps.export(id, 'json', join(dir, `${id}.json`));
-    process.stderr.write(`exported ${join(dir, `${id}.csv`)} and ${id}.json\n`);
+    err(`exported ${join(dir, `${id}.csv`)} and ${id}.json`);
   }
-  process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatSweep(result)}\n`);
+  if (opts.json) outJson(result);
+  else out(formatSweep(result));
   if (result.status === 'failed') {
-    process.stderr.write(`tatra: sweep ${id} failed: ${result.error ?? 'unknown error'}\n`);
+    err(`tatra: sweep ${id} failed: ${result.error ?? 'unknown error'}`);
     process.exitCode = 1;
   }
-}
-
-function openSweeps(opts: SweepRuntimeOptions): { session: JobSession; sweeps: SweepManager } {
-  const session = openJobSession({ ...opts, sequences: opts.concurrency });
-  const sweeps = new SweepManager({
-    jobs: session.manager,
-    store: session.store,
-    pool: session.pool,
-    resolveTask: (id) => resolveTask(id, { userDir: userTasksDir(opts.dataDir) }),
-  });
-  return { session, sweeps };
 }
 
 function addSweepRuntimeOptions(cmd: Command): Command {
@@ -178,29 +161,23 @@ export function registerSweep(program: Command): void {
       if (action === 'list') return listSweeps(opts);
       if (action !== 'resume' && action !== 'show') throw new UserError(`unknown sweep action "${action}": use list, resume <id> or show <id>, or no action to start a sweep`, 'bad_option');
       if (!id) throw new UserError(`give the sweep id: tatra sweep ${action} <id>`, 'bad_option');
-      const { session, sweeps } = openSweeps(opts);
-      try {
+      await withCliServices(opts, async (services) => {
+        const sweeps = services.sweeps();
         const s = sweeps.summary(id);
         if (action === 'resume' && s.status !== 'done') await runSweep(sweeps, s.id, opts.json === true);
         await finish(sweeps, s.id, opts);
-      } finally {
-        await sweeps.dispose();
-        await session.close();
-      }
+      });
     });
 }
 
 /** Every sweep in the data folder, newest first: one line each, or a JSON array. */
 async function listSweeps(opts: SweepRuntimeOptions): Promise<void> {
-  const { session, sweeps } = openSweeps(opts);
-  try {
-    const all = sweeps.list();
-    if (opts.json) process.stdout.write(`${JSON.stringify(all)}\n`);
-    else if (all.length === 0) process.stdout.write('no sweeps yet\n');
-    else for (const s of all) process.stdout.write(`${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}\n`);
-  } finally {
-    await session.close();
-  }
+  await withCliServices(opts, async (services) => {
+    const all = services.sweeps().list();
+    if (opts.json) outJson(all);
+    else if (all.length === 0) out('no sweeps yet');
+    else for (const s of all) out(`${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}`);
+  });
 }
 
 /**
@@ -221,8 +198,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
   if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
   const labelColumn = opts.labelCol ?? preview.suggestedLabelColumn ?? null;
   if (labelColumn === null) throw new UserError(`${opts.data}: a sweep measures accuracy; say which column holds the gold label with --label-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
-  const { session, sweeps } = openSweeps(opts);
-  try {
+  await withCliServices(opts, async (services) => {
+    const sweeps = services.sweeps();
     const created = await sweeps.create({
       taskId: opts.task,
       dataPath,
@@ -236,11 +213,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       concurrency: opts.concurrency,
       ...(opts.name ? { name: opts.name } : {}),
     });
-    process.stderr.write(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}\n`);
+    err(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}`);
     await runSweep(sweeps, created.id, opts.json === true);
     await finish(sweeps, created.id, opts);
-  } finally {
-    await sweeps.dispose();
-    await session.close();
-  }
+  });
 }

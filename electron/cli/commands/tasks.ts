@@ -1,13 +1,9 @@
 // `tatra tasks list|show`: the built-in tasks and the user's own (data folder's tasks/).
-import { join } from 'node:path';
 import { type Command } from 'commander';
 import { labelNames, type TaskDefinition } from '../../common/task';
-import { loadBuiltInTasks, loadUserTasks, resolveTask } from '../../tasks';
-import { resolveDataDir } from '../../paths';
-
-export function userTasksDir(dataDir?: string): string {
-  return join(resolveDataDir(dataDir), 'tasks');
-}
+import { loadBuiltInTasks, loadUserTasks } from '../../tasks';
+import { openCliServices } from '../session';
+import { err, out } from '../ui';
 
 function pad(s: string, width: number): string {
   return s.length >= width ? s : s + ' '.repeat(width - s.length);
@@ -46,20 +42,20 @@ export function registerTasks(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { dataDir?: string; json?: boolean }) => {
       const builtIn = await loadBuiltInTasks();
-      const user = await loadUserTasks(userTasksDir(opts.dataDir));
+      const user = await loadUserTasks(openCliServices(opts).tasks.userDir);
       const rows = [...builtIn.map((t) => ({ task: t, source: 'built-in' })), ...user.tasks.map((t) => ({ task: t, source: 'user' }))];
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ tasks: rows.map((r) => ({ source: r.source, ...r.task })), invalid: user.invalid }, null, 2)}\n`);
+        out(JSON.stringify({ tasks: rows.map((r) => ({ source: r.source, ...r.task })), invalid: user.invalid }, null, 2));
         return;
       }
       const idW = Math.max(2, ...rows.map((r) => r.task.id.length)) + 2;
       const kindW = 17;
-      process.stdout.write(`${pad('ID', idW)}${pad('KIND', kindW)}${pad('SOURCE', 10)}LABELS\n`);
+      out(`${pad('ID', idW)}${pad('KIND', kindW)}${pad('SOURCE', 10)}LABELS`);
       for (const { task, source } of rows) {
         const labels = task.kind === 'math' ? `(free-form ${task.answerFormat === 'integer' ? 'integer' : 'TeX'} answers)` : labelNames(task).join(', ');
-        process.stdout.write(`${pad(task.id, idW)}${pad(task.kind.replace('_', ' '), kindW)}${pad(source, 10)}${labels}\n`);
+        out(`${pad(task.id, idW)}${pad(task.kind.replace('_', ' '), kindW)}${pad(source, 10)}${labels}`);
       }
-      for (const bad of user.invalid) process.stderr.write(`tatra: skipped ${bad.file}: ${bad.error}\n`);
+      for (const bad of user.invalid) err(`tatra: skipped ${bad.file}: ${bad.error}`);
     });
 
   tasks
@@ -69,9 +65,9 @@ export function registerTasks(program: Command): void {
     .option('--data-dir <dir>', 'data folder holding your tasks')
     .option('--json', 'print the task as JSON')
     .action(async (ref: string, opts: { dataDir?: string; json?: boolean }) => {
-      const task = await resolveTask(ref, { userDir: userTasksDir(opts.dataDir) });
+      const task = await openCliServices(opts).tasks.resolve(ref);
       const builtIn = (await loadBuiltInTasks()).some((t) => t.id === task.id) && !ref.endsWith('.json');
-      if (opts.json) process.stdout.write(`${JSON.stringify(task, null, 2)}\n`);
-      else process.stdout.write(`${describeTask(task, builtIn ? 'built-in' : 'user')}\n`);
+      if (opts.json) out(JSON.stringify(task, null, 2));
+      else out(describeTask(task, builtIn ? 'built-in' : 'user'));
     });
 }

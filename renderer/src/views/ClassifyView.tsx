@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { DEFAULT_SETTINGS, type OutputConstraint, type TatraResult, type TatraSettings } from '../../../electron/common/tatra';
 import type { ClassifyStartInput } from '../../../electron/common/contract/classify';
+import { withEarlyStop } from '../../../electron/common/settings';
 import type { AppSettings } from '../../../electron/common/contract/settings';
 import { ErrorBanner, LabelChip, ProgressBar, ReproducibleChip } from '../components/Common';
 import { ModelPicker } from '../components/ModelPicker';
@@ -189,7 +190,7 @@ function ClassifyForm() {
   const submit = () => {
     if (!canStart) return;
     void updateSettings({ tatra, generator, evaluator: eval_ });
-    void start({ taskId, input, generator, evaluator: eval_, settings: { ...tatra, earlyStop: tatra.earlyStop ?? true } });
+    void start({ taskId, input, generator, evaluator: eval_, settings: withEarlyStop(tatra, 'input') });
   };
 
   const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
@@ -221,7 +222,7 @@ function ClassifyForm() {
       </div>
       <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify">
         <label className="field inline" style={{ alignSelf: 'center' }} title="Stop launching runs once the leader has more votes than the runner-up plus every vote still to come: the same label, fewer calls.">
-          <input type="checkbox" checked={tatra.earlyStop ?? true} onChange={(e) => setTatra({ ...tatra, earlyStop: e.target.checked })} data-testid="classify-early-stop" /> Stop once decided
+          <input type="checkbox" checked={withEarlyStop(tatra, 'input').earlyStop} onChange={(e) => setTatra({ ...tatra, earlyStop: e.target.checked })} data-testid="classify-early-stop" /> Stop once decided
         </label>
       </RunSettingsFields>
       <label className="field">

@@ -46,14 +46,16 @@ function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; 
       { id: `scripted:${path}`, delayMs: opts.delayMs ?? 0, contextSize: opts.contextSize ?? 8192, deterministic: opts.deterministic?.(path) ?? true },
     );
   let released = 0;
+  const acquired: { path: string; sequences: number | undefined }[] = [];
   const provider: BackendProvider = {
-    acquire: async (path) => {
+    acquire: async (path, o) => {
+      acquired.push({ path, sequences: o?.sequences });
       if (!backends.has(path)) backends.set(path, make(path));
       return { backend: backends.get(path)!, release: async () => void released++ };
     },
   };
   const manager = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
-  return { dataDir, store, manager, backends, released: () => released };
+  return { dataDir, store, manager, backends, released: () => released, acquired };
 }
 
 function csv(name: string, rows: Array<[string, string]>): string {
@@ -99,7 +101,7 @@ describe('store', () => {
 
 describe('JobManager', () => {
   it('runs a job: examples once per run shared by all rows, rows committed with votes, progress and metrics', async () => {
-    const { manager, backends, released } = setup();
+    const { manager, backends, released, acquired } = setup();
     const events: JobEvent[] = [];
     manager.onAny((e) => events.push(e));
     const job = await manager.create(spec());
@@ -113,6 +115,11 @@ describe('JobManager', () => {
     expect(done.rowsDone).toBe(12);
     expect(done.interrupted).toBe(false);
     expect(released()).toBe(2);
+    // Whichever face runs it, a job's models load with one sequence per row in flight.
+    expect(acquired).toEqual([
+      { path: 'gen.gguf', sequences: 3 },
+      { path: 'eval.gguf', sequences: 3 },
+    ]);
 
     const gen = backends.get('gen.gguf')!;
     // Scope run: one example call per label per run, for the whole data set.

@@ -1,0 +1,201 @@
+// The composition root: the long-lived services of one data folder, built one way for every face.
+// The CLI's commands (cli/session.ts), the API host (so `tatra serve` and Electron main) and the
+// OpenAI-compatible service face all call `openServices()` and never assemble a pool, a job
+// manager or a task lookup of their own. Everything that touches the disk or loads a model is
+// opened on first use, so a command that only lists tasks opens no database and loads nothing.
+//
+// What a face still chooses, and only here: its threads, context size and default sequences, how
+// long an unused model stays loaded, whether a task may be named by a file path, and (tests) a
+// scripted backend provider. Defaults every face shares live beside the data they default:
+// early decision per kind of work in common/settings.ts (`withEarlyStop`); a job's models load with
+// one sequence per row in flight (its `concurrency`, JobManager), the same from every face.
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { JobManager, SweepManager, openJobStore, type BackendProvider, type JobStore } from '../jobs';
+import { ModelPool } from '../llama';
+import { defaultThreads } from '../llama/threads';
+import { ComparisonStore, ModelLibrary } from '../models';
+import { RemoteLibrary, type KeyProtection } from '../models/remote-library';
+import { defaultModelsDir } from '../paths';
+import { taskFolder, type TaskFolder } from '../tasks';
+import { createSettingsStore, type SettingsStore } from './settings-store';
+
+/** How long an unused model stays loaded in a long-lived face, so a second classify does not reload it. */
+export const MODEL_KEEP_ALIVE_MS = 30_000;
+
+export interface ServicesOptions {
+  /** The data folder: job database, user tasks, settings, remote models, uploads, exports. */
+  dataDir: string;
+  /** Threads for node-llama-cpp (default: defaultThreads(), llama/threads.ts, read on first use). */
+  threads?: number;
+  /** Context size per sequence of every model loaded (default: the backend's). */
+  contextSize?: number;
+  /** Parallel sequences of a model loaded outside a job (classify); default the backend's 4. */
+  sequences?: number;
+  /**
+   * How long a model nothing holds stays loaded. A CLI command: 0 (unloaded at once); a long-lived
+   * face (the app, `tatra serve`, `tatra api`): MODEL_KEEP_ALIVE_MS.
+   */
+  keepAliveMs?: number;
+  /** Whether a task may be named by a task file's path (the CLI: yes; a face serving a page: never). */
+  taskPaths?: boolean;
+  /** Extra model folders for the library (beside models/, the download folder and those in settings). */
+  modelsDirs?: readonly string[];
+  /** How keys typed into the app are protected at rest (Electron: safeStorage); default a 0600 file. */
+  keyProtection?: KeyProtection;
+  /** Tests: serve models from this provider instead of node-llama-cpp's pool. */
+  backendProvider?: BackendProvider;
+  /**
+   * Called once when the job manager (or the sweep manager) is first opened, whoever opens it: the
+   * API host forwards their events from then on.
+   */
+  onOpen?: { jobs?(manager: JobManager): void; sweeps?(manager: SweepManager): void };
+}
+
+export interface Services {
+  /** Absolute data folder. */
+  readonly dataDir: string;
+  /** Threads given to node-llama-cpp. */
+  readonly threads: number;
+  /** Built-in and user tasks (`taskPaths` decides whether `tasks.resolve` takes file paths). */
+  readonly tasks: TaskFolder;
+  /** The app's stored settings (`settings.json`). */
+  readonly settings: SettingsStore;
+  /** Remote models of the library (`remote:NAME`) and keys typed for them (kept on this side). */
+  readonly remotes: RemoteLibrary;
+  /**
+   * The one model pool: every classify, job, sweep and comparison acquires from it, so one file
+   * is loaded once and a model nothing holds is unloaded (after `keepAliveMs`).
+   */
+  readonly pool: BackendProvider;
+  /** The GGUF library: models/, the download folder, added folders and files, settings' folders. */
+  readonly library: ModelLibrary;
+  /** Where downloads go: models/ when writable, else `<dataDir>/models` (a packaged app). */
+  readonly downloadDir: string;
+  /** The SQLite store `<dataDir>/tatra.db` (opened on first use). */
+  jobStore(): JobStore;
+  /** The job manager on that store and the pool. */
+  jobs(): JobManager;
+  /** Sensitivity sweeps on the same store, jobs and pool. */
+  sweeps(): SweepManager;
+  /** Generator × evaluator comparisons recorded in the same store. */
+  comparisons(): ComparisonStore;
+  /** Pauses running sweeps and jobs (resumable), closes the database, unloads every model. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/** `open()` once, on first use; `peek()` without opening. */
+function lazy<T>(open: () => T): { get(): T; peek(): T | undefined } {
+  let value: { v: T } | undefined;
+  return {
+    get: () => (value ??= { v: open() }).v,
+    peek: () => value?.v,
+  };
+}
+
+/**
+ * `preferred` when it is (or can be made) a writable folder, else `fallback`: a packaged app's
+ * models/ folder sits inside read-only application files, so downloads go to the data folder.
+ */
+function writableOr(preferred: string, fallback: string): string {
+  try {
+    mkdirSync(preferred, { recursive: true });
+    accessSync(preferred, constants.W_OK);
+    return preferred;
+  } catch {
+    return fallback;
+  }
+}
+
+export function openServices(opts: ServicesOptions): Services {
+  const dataDir = resolve(opts.dataDir);
+  const threads = lazy(() => opts.threads ?? defaultThreads());
+  const settings = createSettingsStore(dataDir);
+  const remotes = new RemoteLibrary(dataDir, opts.keyProtection);
+  const tasks = taskFolder(dataDir, { allowPaths: opts.taskPaths === true });
+
+  const modelPool = lazy(
+    () =>
+      new ModelPool({
+        keepAliveMs: opts.keepAliveMs ?? 0,
+        remote: { lookup: remotes },
+        defaults: {
+          threads: threads.get(),
+          ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
+          ...(opts.sequences !== undefined ? { sequences: opts.sequences } : {}),
+        },
+      }),
+  );
+  // node-llama-cpp's pool is made on the first acquire, so a command that loads nothing never
+  // reads the thread default (a bad $TATRA_THREADS then fails only what would load a model).
+  const pool: BackendProvider = opts.backendProvider ?? {
+    acquire: (path, o) => modelPool.get().acquire(path, o),
+    describeRemote: (spec, o) => modelPool.get().describeRemote(spec, o),
+  };
+
+  const folders = lazy(() => {
+    const defaultDir = resolve(defaultModelsDir());
+    const downloadDir = resolve(writableOr(defaultDir, join(dataDir, 'models')));
+    if (downloadDir !== defaultDir) {
+      try {
+        mkdirSync(downloadDir, { recursive: true });
+      } catch {
+        // Reported by the library listing and by the first download.
+      }
+    }
+    return { defaultDir, downloadDir };
+  });
+  const library = lazy(() => {
+    const { defaultDir, downloadDir } = folders.get();
+    return new ModelLibrary(dataDir, {
+      defaultDir,
+      extraFolders: async () => [...(downloadDir !== defaultDir ? [downloadDir] : []), ...(opts.modelsDirs ?? []), ...(await settings.read()).modelsDirs],
+    });
+  });
+
+  const store = lazy(() => openJobStore(dataDir));
+  const jobs = lazy(() => {
+    const m = new JobManager({ store: store.get(), backends: pool, resolveTask: (ref) => tasks.resolve(ref) });
+    opts.onOpen?.jobs?.(m);
+    return m;
+  });
+  const sweeps = lazy(() => {
+    const m = new SweepManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) });
+    opts.onOpen?.sweeps?.(m);
+    return m;
+  });
+  const comparisons = lazy(() => new ComparisonStore(store.get()));
+
+  let disposed: Promise<void> | undefined;
+  return {
+    dataDir,
+    get threads() {
+      return threads.get();
+    },
+    tasks,
+    settings,
+    remotes,
+    pool,
+    get library() {
+      return library.get();
+    },
+    get downloadDir() {
+      return folders.get().downloadDir;
+    },
+    jobStore: store.get,
+    jobs: jobs.get,
+    sweeps: sweeps.get,
+    comparisons: comparisons.get,
+    dispose() {
+      disposed ??= (async () => {
+        // Sweeps pause their running job first, then the jobs pause (resumable), then the database
+        // closes and the models unload.
+        await sweeps.peek()?.dispose();
+        await jobs.peek()?.dispose();
+        store.peek()?.close();
+        await modelPool.peek()?.dispose();
+      })();
+      return disposed;
+    },
+  };
+}

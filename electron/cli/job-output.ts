@@ -1,0 +1,132 @@
+// What the CLI prints about an evaluation job (`tatra eval`, `tatra jobs`): its progress while it
+// runs (a bar on a terminal, a line every 5% otherwise; Ctrl-C pauses it), and its report when it
+// ends (settings, counts, metrics, per-label table, confusion matrix).
+import type { JobInfo, JobManager, JobMetrics, JobProgress, StartOptions } from '../jobs';
+import { deterministicLine } from '../common/reproducible';
+import { terminalSafe } from './terminal';
+import { duration, err, eta, num, onInterrupt, out, outJson, pct, progressBar, table } from './ui';
+
+export function statusText(job: JobInfo): string {
+  return job.interrupted ? 'interrupted' : job.status;
+}
+
+/** The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`. */
+export function formatMetrics(job: JobInfo, m: JobMetrics): string {
+  // Names, paths and gold values come from files: no control character reaches the terminal.
+  return terminalSafe(metricsReport(job, m));
+}
+
+function metricsReport(job: JobInfo, m: JobMetrics): string {
+  const s = job.settings;
+  const lines: string[] = [];
+  lines.push(`job ${job.id}  ${job.name}  [${statusText(job)}]`);
+  lines.push(`  task ${job.task.id}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}`);
+  lines.push(`  generator ${job.generator.path}${job.evaluator.path !== job.generator.path ? `\n  evaluator ${job.evaluator.path}` : ''}`);
+  for (const role of ['generator', 'evaluator'] as const) {
+    const n = job[role].replaced?.length ?? 0;
+    if (n > 0) lines.push(`  the ${role} file changed ${n === 1 ? 'once' : `${n} times`} during this job (accepted on resume): earlier rows came from another model`);
+  }
+  lines.push(`  rows ${job.rowsDone}/${job.rowsTotal} done${job.rowsFailed > 0 ? `, ${job.rowsFailed} failed` : ''}, ${m.evaluated} with gold  time ${duration(job.elapsedMs)}`);
+  if (job.dataset.stats.skippedEmpty > 0) lines.push(`  skipped ${job.dataset.stats.skippedEmpty} rows with an empty input`);
+  const unmapped = Object.entries(job.dataset.stats.unmappedGold);
+  if (unmapped.length > 0) lines.push(`  gold values not mapped to a label (rows not scored): ${unmapped.map(([v, c]) => `${v} (${c})`).join(', ')}`);
+  if (job.deterministic !== null) lines.push(`  ${deterministicLine(job.deterministic, 'job')}`);
+  if (job.error) lines.push(`  error: ${job.error}`);
+  lines.push('');
+  const head: string[][] = [['metric', 'value']];
+  if (m.math) {
+    head.push(['strict accuracy (extracted answers)', `${pct(m.math.strictAccuracy)} (${m.correct}/${m.evaluated})`]);
+    head.push(['lenient accuracy (gold string in output)', pct(m.math.lenientGoldInOutputAccuracy)]);
+  } else {
+    head.push(['accuracy', `${pct(m.accuracy)} (${m.correct}/${m.evaluated})`]);
+    head.push(['macro-F1', num(m.macroF1)]);
+  }
+  if (m.baseline) head.push(['zero-shot baseline accuracy', `${pct(m.baseline.accuracy)} (${m.baseline.correct}/${m.baseline.evaluated})`]);
+  if (m.baseline && m.baseline.macroF1 !== null) head.push(['zero-shot baseline macro-F1', num(m.baseline.macroF1)]);
+  head.push(['accuracy after runs 1..r', m.accuracyAfterRuns.map((v) => pct(v)).join(' ')]);
+  head.push(['each run alone', m.perRunAccuracy.map((v) => pct(v)).join(' ')]);
+  lines.push(table(head, () => false));
+  if (m.labels.length > 0) {
+    lines.push('');
+    lines.push(table([['label', 'precision', 'recall', 'F1', 'support', 'predicted'], ...m.perLabel.map((l) => [l.label, num(l.precision), num(l.recall), num(l.f1), String(l.support), String(l.predicted)])]));
+    lines.push('');
+    lines.push('  confusion (rows: gold, columns: predicted)');
+    lines.push(table([['', ...m.labels, '(none)'], ...m.labels.map((l, i) => [l, ...m.confusion[i]!.map(String)])]));
+  }
+  const hist = m.confidenceHistogram.filter((b) => b.count > 0);
+  if (hist.length > 0) {
+    lines.push('');
+    lines.push(`  winning vote share: ${hist.map((b) => `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.count}`).join('  ')}`);
+  }
+  return lines.join('\n');
+}
+
+/** A finished (or failed) job's metrics on stdout, as a table or one JSON object; a failure sets exit code 1. */
+export function printJobOutcome(end: JobInfo, metrics: JobMetrics, json: boolean): void {
+  if (json) outJson({ job: end, metrics });
+  else out(formatMetrics(end, metrics));
+  if (end.status === 'failed') {
+    err(`tatra: job ${end.id} failed: ${end.error ?? 'unknown error'}`);
+    process.exitCode = 1;
+  }
+}
+
+/**
+ * Runs (or resumes) a job to its end with a progress bar on stderr. Ctrl-C pauses the job (its
+ * finished rows are kept) and says how to resume it.
+ */
+export async function runJobWithProgress(
+  manager: JobManager,
+  jobId: string,
+  opts: { quiet?: boolean; start?: StartOptions; onStarted?: (job: JobInfo) => void } = {},
+): Promise<JobInfo> {
+  const bar = progressBar('{bar} {value}/{total} rows | {rate} rows/min | ETA {etaText} | accuracy {acc}', opts.quiet);
+  let lastPrinted = -1;
+  let lastPhase: JobProgress['phase'] | null = null;
+  const show = (p: JobProgress) => {
+    if (p.jobId !== jobId) return;
+    if (p.phase !== lastPhase) {
+      lastPhase = p.phase;
+      const note = p.phase === 'loading' ? 'loading models…' : p.phase === 'examples' ? 'generating the examples of every run…' : null;
+      if (note && !opts.quiet && !bar) err(note);
+      if (note && bar) bar.update(p.rowsDone, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
+      if (note) return;
+    }
+    const payload = { rate: p.rowsPerMinute.toFixed(1), etaText: eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
+    if (bar) {
+      bar.setTotal(p.rowsTotal);
+      bar.update(p.rowsDone, payload);
+    } else if (!opts.quiet) {
+      // Without a terminal: a plain line about every 5% (and the last row).
+      const step = Math.max(1, Math.ceil(p.rowsTotal / 20));
+      if (p.rowsDone !== lastPrinted && (p.rowsDone % step === 0 || p.rowsDone === p.rowsTotal)) {
+        lastPrinted = p.rowsDone;
+        err(`rows ${p.rowsDone}/${p.rowsTotal}  ${payload.rate} rows/min  ETA ${payload.etaText}  accuracy ${payload.acc}`);
+      }
+    }
+  };
+  const job = manager.get(jobId);
+  bar?.start(job.rowsTotal, job.rowsDone, { rate: '0.0', etaText: '…', acc: '—' });
+  const off = manager.on('progress', (e) => show(e.progress));
+  let interrupted = false;
+  const offInterrupt = onInterrupt(() => {
+    interrupted = true;
+    void manager.pause(jobId).catch(() => undefined);
+  });
+  try {
+    // Not `onStarted?.(await start())`: an optional call skips evaluating its arguments.
+    const started = await manager.start(jobId, opts.start);
+    opts.onStarted?.(started);
+    const end = await manager.wait(jobId);
+    bar?.stop();
+    if (interrupted) {
+      err(`paused job ${jobId} at ${end.rowsDone}/${end.rowsTotal} rows; continue with: tatra jobs resume ${jobId}`);
+      process.exitCode = 130;
+    }
+    return end;
+  } finally {
+    bar?.stop();
+    off();
+    offInterrupt();
+  }
+}

@@ -1,0 +1,115 @@
+// The CLI's terminal side in one place. Every line a command prints goes through `out` (stdout:
+// results, tables, JSON) or `err` (stderr: progress, notes, `tatra: …` errors), so whatever the
+// terminal must be protected from has one home; the number, time and table formats every command
+// shares; the progress bar; and the one Ctrl-C handler.
+import { setMaxListeners } from 'node:events';
+import cliProgress from 'cli-progress';
+
+/** Writes `text` as it is to stdout or stderr: the one place the CLI's output leaves the process. */
+export function write(stream: 'out' | 'err', text: string): void {
+  (stream === 'out' ? process.stdout : process.stderr).write(text);
+}
+
+/** Prints `text` and a newline on stdout. */
+export function out(text: string): void {
+  write('out', `${text}\n`);
+}
+
+/** Prints `text` and a newline on stderr. */
+export function err(text: string): void {
+  write('err', `${text}\n`);
+}
+
+/** One JSON value on one stdout line (what --json prints). */
+export function outJson(value: unknown): void {
+  out(JSON.stringify(value));
+}
+
+/** Whether stderr is a terminal (live progress) rather than a file or a pipe (plain lines). */
+export function stderrIsTerminal(): boolean {
+  return process.stderr.isTTY === true;
+}
+
+/** Rewrites the current stderr line (a terminal's live status); '' clears it. */
+export function statusLine(text: string): void {
+  write('err', `\r\x1b[2K${text}`);
+}
+
+// ---------------------------------------------------------------- formats
+
+/** A share as a percentage (`12.3%`), `—` when unknown; `unit: ''` for a column headed "%". */
+export function pct(v: number | null, opts: { digits?: number; unit?: string } = {}): string {
+  return v === null ? '—' : `${(v * 100).toFixed(opts.digits ?? 1)}${opts.unit ?? '%'}`;
+}
+
+/** A plain number with `digits` decimals, `—` when unknown. */
+export function num(v: number | null, digits = 3): string {
+  return v === null ? '—' : v.toFixed(digits);
+}
+
+/** A time span: `0.42 s`, `12.3 s`, `4 min 5 s`, `2 h 3 min`. */
+export function duration(ms: number): string {
+  if (ms < 10_000) return `${(ms / 1000).toFixed(2)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m} min ${s % 60} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/** Time left: `…` while no rate is known. */
+export function eta(seconds: number | null): string {
+  return seconds === null || !Number.isFinite(seconds) ? '…' : duration(seconds * 1000);
+}
+
+/**
+ * Columns padded to their widest cell, two spaces apart, each line indented by `indent`;
+ * `alignRight(column)` says which columns hold numbers.
+ */
+export function table(rows: string[][], alignRight: (col: number) => boolean = (c) => c > 0, indent = '  '): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => indent + r.map((cell, c) => (alignRight(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+}
+
+/** `1 thing` / `2 things`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+// ---------------------------------------------------------------- progress and Ctrl-C
+
+/**
+ * A progress bar on stderr when it is a terminal (and not `quiet`), else null: callers then print
+ * a plain line now and then. `format` is cli-progress's, e.g. '{bar} {value}/{total} | {note}'.
+ */
+export function progressBar(format: string, quiet = false): cliProgress.SingleBar | null {
+  if (quiet || !stderrIsTerminal()) return null;
+  return new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+}
+
+/**
+ * The CLI's one Ctrl-C handler: the first SIGINT (and any of `also`, e.g. SIGTERM) calls `stop`
+ * once, which winds the work down (pause a job, abort a download); a second Ctrl-C then gets
+ * Node's default and ends the process at once. Returns the function that removes the handler.
+ */
+export function onInterrupt(stop: (signal: NodeJS.Signals) => void, also: readonly NodeJS.Signals[] = []): () => void {
+  const signals: NodeJS.Signals[] = ['SIGINT', ...also];
+  let fired = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (fired) return;
+    fired = true;
+    stop(signal);
+  };
+  for (const s of signals) process.once(s, handler);
+  return () => {
+    for (const s of signals) process.off(s, handler);
+  };
+}
+
+/** An AbortSignal that Ctrl-C (and `also`) aborts, with the function that removes the handler. */
+export function interruptSignal(also: readonly NodeJS.Signals[] = []): { signal: AbortSignal; off: () => void } {
+  const ac = new AbortController();
+  // Every model request in flight listens on this one signal (dozens at once for r > 2), which is
+  // by design, not a leak: without this Node prints MaxListenersExceededWarning on stderr.
+  setMaxListeners(0, ac.signal);
+  return { signal: ac.signal, off: onInterrupt(() => ac.abort(), also) };
+}

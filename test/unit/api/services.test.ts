@@ -1,0 +1,58 @@
+// The composition root (electron/api/services.ts) on a real data folder: opening it touches
+// nothing; the database opens on first use, once, for the jobs, sweeps and comparisons alike;
+// a face that serves a page resolves tasks by id only, the CLI by id or file; disposing closes
+// the database so another process (or a second opening) can have it.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openServices } from '../../../electron/api/services';
+import { openCliServices } from '../../../electron/cli/session';
+import type { JobManager, SweepManager } from '../../../electron/jobs';
+
+const dir = mkdtempSync(join(tmpdir(), 'tatra-services-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('openServices', () => {
+  it('opens nothing until used, then one database for jobs, sweeps and comparisons, closed on dispose', async () => {
+    const dataDir = join(dir, 'lazy');
+    const opened: { jobs: JobManager[]; sweeps: SweepManager[] } = { jobs: [], sweeps: [] };
+    const services = openServices({ dataDir, onOpen: { jobs: (m) => opened.jobs.push(m), sweeps: (m) => opened.sweeps.push(m) } });
+    expect(services.dataDir).toBe(dataDir);
+    expect((await services.tasks.list()).length).toBeGreaterThan(0);
+    expect(existsSync(dataDir)).toBe(false);
+
+    const sweeps = services.sweeps();
+    expect(existsSync(join(dataDir, 'tatra.db'))).toBe(true);
+    expect(services.sweeps()).toBe(sweeps);
+    expect(services.jobs()).toBe(opened.jobs[0]);
+    expect(opened.jobs).toHaveLength(1);
+    expect(opened.sweeps).toEqual([sweeps]);
+    expect(services.comparisons().list()).toEqual([]);
+    const store = services.jobStore();
+    expect(services.jobStore()).toBe(store);
+
+    await services.dispose();
+    expect(store.db.open).toBe(false);
+    await services.dispose();
+  });
+
+  it('a face serving a page names tasks by id only; the CLI by id or task file', async () => {
+    const file = join(dir, 'mine.json');
+    const sst2 = (await openServices({ dataDir: join(dir, 'tasks') }).tasks.find('sst2')).task;
+    writeFileSync(file, JSON.stringify({ ...sst2, id: 'mine', name: 'Mine' }));
+    const page = openServices({ dataDir: join(dir, 'tasks') });
+    await expect(page.tasks.resolve(file)).rejects.toMatchObject({ code: 'task_unknown' });
+    expect((await page.tasks.resolve('sst2')).id).toBe('sst2');
+    const cli = openCliServices({ dataDir: join(dir, 'tasks') });
+    expect((await cli.tasks.resolve(file)).id).toBe('mine');
+
+    // Saved by one face, found by the other: one task folder per data folder.
+    await page.tasks.save({ ...sst2, id: 'saved' });
+    expect(JSON.parse(readFileSync(join(cli.tasks.userDir, 'saved.json'), 'utf8')).id).toBe('saved');
+    expect((await cli.tasks.resolve('saved')).id).toBe('saved');
+    await expect(page.tasks.save(sst2)).rejects.toMatchObject({ code: 'task_reserved' });
+    expect(await page.tasks.delete('saved')).toBe(true);
+    await cli.close();
+  });
+});
