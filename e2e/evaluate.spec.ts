@@ -1,10 +1,12 @@
 // Evaluate a small CSV the test writes: upload, preview, mapping, start, results (confusion
 // matrix, curve, rows), export; and a reload mid-evaluation that finds the job carrying on.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ownedTempDir } from '../electron/processes';
 import { callApi, expect, openApp, shot, test } from './fixtures';
 
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const POSITIVE = ['a wonderful, moving film', 'great acting and a clever script', 'I loved every minute of it', 'funny, warm and beautifully shot', 'a triumph', 'the best film this year'];
 const NEGATIVE = ['a dull mess', 'boring and far too long', 'the plot makes no sense', 'I walked out halfway', 'flat, lifeless acting', 'a waste of two hours'];
 
@@ -53,7 +55,7 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   await expect(page.getByTestId('preview-table')).toContainText('a wonderful, moving film');
   await expect(page.getByTestId('mapping')).toContainText('8 rows');
   await expect(page.getByTestId('input-column')).toHaveValue('review');
-  await page.getByTestId('gold-column').selectOption('label');
+  await expect(page.getByTestId('gold-column')).toHaveValue('label');
   await expect(page.getByLabel('Label for 0')).toHaveValue('negative');
   await expect(page.getByLabel('Label for 1')).toHaveValue('positive');
 
@@ -105,6 +107,55 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   await page.getByTestId('nav-evaluate').click();
   await page.evaluate(() => (window.location.hash = '#/evaluate'));
   await expect(page.getByTestId('history')).toContainText('reviews');
+});
+
+test('the gold column is preselected: a CSV label column (uploaded or by path) and the paper JSONL (solution); the set-up survives a reload', async ({ page }) => {
+  const dir = ownedTempDir('tatra-e2e-csv-');
+  csvDirs.push(dir);
+  const csv = join(dir, 'sentences.csv');
+  writeFileSync(csv, `sentence,label\n${POSITIVE.map((t) => `"${t}",positive`).join('\n')}\n${NEGATIVE.map((t) => `"${t}",negative`).join('\n')}\n`);
+  await openApp(page, '#/evaluate');
+  await page.getByTestId('eval-task').selectOption('sst2');
+  const gold = page.getByTestId('gold-column');
+
+  await page.getByTestId('file-input').setInputFiles(csv);
+  await expect(page.getByTestId('mapping')).toContainText('sentences.csv');
+  await expect(page.getByTestId('input-column')).toHaveValue('sentence');
+  await expect(gold).toHaveValue('label');
+  await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
+  await expect(page.getByLabel('Label for negative')).toHaveValue('negative');
+  await expect(page.getByTestId('eval-no-gold')).toHaveCount(0);
+  // The plan before Start: the calls for the chosen rows.
+  await expect(page.getByTestId('eval-plan')).toContainText('12 rows');
+
+  // The same file given as a path.
+  await page.getByTestId('data-path').fill(csv);
+  await page.getByTestId('data-preview').click();
+  await expect(page.getByTestId('mapping')).toContainText('12 rows');
+  await expect(gold).toHaveValue('label');
+
+  // The paper's own JSONL: messages in, the gold label in "solution".
+  const paper = resolve(root, '../shared/datasets/sst2_test.jsonl');
+  await page.getByTestId('data-path').fill(paper);
+  await page.getByTestId('data-preview').click();
+  await expect(page.getByTestId('mapping')).toContainText('1,821 rows');
+  await expect(gold).toHaveValue('solution');
+  await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
+  // "None" is honoured when it is the user's choice, and warned about.
+  await gold.selectOption('');
+  await expect(page.getByTestId('eval-no-gold')).toBeVisible();
+  await gold.selectOption('solution');
+  await page.getByTestId('eval-limit').fill('40');
+  await page.getByLabel('Label for negative').selectOption('');
+
+  // A reload keeps the file, the columns, the mapping and the limit.
+  await page.reload();
+  await expect(page.getByTestId('mapping')).toContainText('sst2_test.jsonl');
+  await expect(gold).toHaveValue('solution');
+  await expect(page.getByLabel('Label for negative')).toHaveValue('');
+  await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
+  await expect(page.getByTestId('eval-limit')).toHaveValue('40');
+  await expect(page.getByTestId('eval-plan')).toContainText('40 rows');
 });
 
 test('reload the page mid-evaluation and see it carry on', async ({ page, server }) => {

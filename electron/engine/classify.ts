@@ -27,8 +27,8 @@ import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
 import { type Vote, type VoteOptions, runWaves, tallyVotes, voteDecided } from './vote';
-import { exampleCalls } from './plan';
 import { formatZodError } from '../common/task';
+import { callsPerRun } from '../common/calls';
 
 /** Sampling for paraphrases (reference code). */
 export const PARAPHRASE_SAMPLING = { temperature: 0.9, topP: 0.95, maxTokens: 256 } as const;
@@ -223,11 +223,6 @@ function addStages(into: Record<StageName, StageStats>, add: Record<StageName, S
     into[name].completionTokens += add[name].completionTokens;
     into[name].ms += add[name].ms;
   }
-}
-
-/** Model calls one run makes without caches: its example calls (unless a job made them), one paraphrase call, n+1 evaluations. */
-function callsPerRun(task: TaskDefinition, settings: TatraSettings, examplesFromJob: boolean): number {
-  return (examplesFromJob ? 0 : exampleCalls(task, settings.k).length) + (settings.n > 0 ? 1 : 0) + settings.n + 1;
 }
 
 interface WaveOutcome {

@@ -2,18 +2,17 @@
 // WebSocket (/api/events), in front of one ApiHost. Everything needs the token; API calls and
 // WebSocket upgrades also need an allowed Origin. See auth.ts for the reasoning.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, realpath, stat, unlink } from 'node:fs/promises';
+import { realpath, stat, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, join, resolve } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
 import { SECURITY_HEADERS } from '../web/headers';
 import { mimeTypeFor } from '../web/mime';
 import { isInside } from '../web/inside';
-import { safeFileName } from '../web/file-name';
+import { safeFileName, uploadDestination } from '../web/file-name';
 import { findStaticFile } from '../web/static';
 import {
   TOKEN_QUERY,
@@ -218,9 +217,7 @@ async function handleInvoke(ctx: ServerContext, req: IncomingMessage, res: Serve
 
 async function handleUpload(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   if (req.method !== 'POST') throw new HttpError(405, 'use POST');
-  const name = safeFileName(url.searchParams.get('name') ?? 'upload');
-  await mkdir(ctx.uploadsDir, { recursive: true });
-  const dest = join(ctx.uploadsDir, `${randomUUID().slice(0, 8)}-${name}`);
+  const dest = await uploadDestination(ctx.uploadsDir, url.searchParams.get('name') ?? 'upload');
   let bytes = 0;
   const counter = async function* (src: AsyncIterable<Buffer>) {
     for await (const chunk of src) {

@@ -49,6 +49,7 @@ export function App() {
     void s.loadTasks();
     void s.loadJobs();
     void s.restoreClassify();
+    void s.restoreDraft();
     const onHash = () => useStore.setState({ route: parseHash(window.location.hash) });
     window.addEventListener('hashchange', onHash);
     // Alt+1…6 switch views from anywhere, including inside a text field.

@@ -1,6 +1,5 @@
 // Evaluation jobs over the JOBS module's JobManager: preview and upload data, start / pause /
 // resume / cancel, history, rows, metrics, export. Maps the manager's shapes onto the contract's.
-import { randomUUID } from 'node:crypto';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DataPreview, JobMetrics as ApiJobMetrics, JobProgress as ApiJobProgress, JobSummary, jobsMethods } from '../../common/contract/jobs';
@@ -8,6 +7,7 @@ import { UserError } from '../../common/errors';
 import { previewDataset, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
+import { uploadDestination } from '../../web/file-name';
 
 export function jobSummary(job: JobInfo): JobSummary {
   return {
@@ -67,6 +67,8 @@ function rowPayload(r: JobRow) {
   return {
     index: r.index,
     input: r.input,
+    status: r.status,
+    error: r.error,
     gold: r.gold,
     prediction: r.prediction,
     correct: r.correct,
@@ -123,10 +125,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
         };
       },
       'jobs.upload': async ({ name, content }) => {
-        const dir = join(deps.dataDir, 'uploads');
-        await mkdir(dir, { recursive: true });
-        const safe = name.replace(/\\/g, '/').split('/').pop()!.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '') || 'upload';
-        const path = join(dir, `${randomUUID().slice(0, 8)}-${safe.slice(-120)}`);
+        const path = await uploadDestination(join(deps.dataDir, 'uploads'), name);
         await writeFile(path, content, { flag: 'wx' });
         return { path, bytes: Buffer.byteLength(content) };
       },

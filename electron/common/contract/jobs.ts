@@ -107,9 +107,15 @@ export const JobSummary = z.object({
 });
 export type JobSummary = z.infer<typeof JobSummary>;
 
+export const RowStatus = z.enum(['pending', 'done', 'failed']);
+export type RowStatus = z.infer<typeof RowStatus>;
+
 export const JobRow = z.object({
   index: z.number().int(),
   input: z.string(),
+  /** pending: not classified yet (no prediction is no vote); failed: this row's own error, retried on resume. */
+  status: RowStatus.default('done'),
+  error: z.string().nullable().default(null),
   gold: z.string().nullable(),
   prediction: z.string().nullable(),
   correct: z.boolean().nullable(),

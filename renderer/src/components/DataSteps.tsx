@@ -59,7 +59,7 @@ export function DataStep() {
       >
         <label className="field" style={{ flex: 1 }}>
           <span>…or a path on that machine</span>
-          <input type="text" value={draft.path} onChange={(e) => setDraft({ path: e.target.value })} placeholder="/data/sst2_test.jsonl" spellCheck={false} data-testid="data-path" />
+          <input type="text" value={draft.path} onChange={(e) => setDraft({ path: e.target.value, fileName: '' })} placeholder="/data/sst2_test.jsonl" spellCheck={false} data-testid="data-path" />
         </label>
         <button className="btn" type="submit" disabled={!draft.path.trim() || draft.previewing} style={{ alignSelf: 'flex-end' }} data-testid="data-preview">
           {draft.previewing ? 'Reading…' : 'Preview'}
@@ -79,7 +79,17 @@ export function MappingStep() {
   const setDraft = useStore((s) => s.setDraft);
   const previewData = useStore((s) => s.previewData);
   const p = draft.preview;
-  if (!p) return null;
+  if (!p) {
+    // The step is there before a file is: the numbering never jumps from 1 to 3.
+    return (
+      <div className="card" data-testid="mapping-empty">
+        <div className="card-head">
+          <h2>2 · Columns and labels</h2>
+          <span className="sub">{draft.previewing ? 'reading the file…' : 'after step 1: which column is the input, which the gold label'}</span>
+        </div>
+      </div>
+    );
+  }
   const shownCols = p.columns.slice(0, 6);
   const unmapped = p.goldValues.filter((g) => !draft.labelMap[g.value]);
   return (
@@ -87,7 +97,7 @@ export function MappingStep() {
       <div className="card-head">
         <h2>2 · Columns and labels</h2>
         <span className="sub">
-          {p.format.toUpperCase()} · {p.rowCount === null ? 'many' : p.rowCount.toLocaleString()} rows{p.emptyInputs ? ` · ${p.emptyInputs} empty inputs skipped` : ''}
+          <strong>{draft.fileName || p.path}</strong> · {p.format.toUpperCase()} · {p.rowCount === null ? 'many' : p.rowCount.toLocaleString()} rows{p.emptyInputs ? ` · ${p.emptyInputs} empty inputs skipped` : ''}
         </span>
       </div>
       <div className="table-wrap" style={{ maxHeight: 220 }}>
@@ -119,7 +129,7 @@ export function MappingStep() {
       <div className="grid-2">
         <label className="field">
           <span>Input column</span>
-          <select value={draft.inputColumn ?? ''} onChange={(e) => setDraft({ inputColumn: e.target.value || null })} data-testid="input-column">
+          <select value={draft.inputColumn ?? ''} onChange={(e) => (e.target.value ? void previewData(undefined, { inputColumn: e.target.value }) : setDraft({ inputColumn: null }))} data-testid="input-column">
             <option value="">choose…</option>
             {p.columns.map((c) => (
               <option key={c}>{c}</option>
@@ -130,10 +140,7 @@ export function MappingStep() {
           <span>Gold label column (optional: without it, no accuracy)</span>
           <select
             value={draft.goldColumn ?? ''}
-            onChange={(e) => {
-              setDraft({ goldColumn: e.target.value || null });
-              void previewData();
-            }}
+            onChange={(e) => void previewData(undefined, { goldColumn: e.target.value || null })}
             data-testid="gold-column"
           >
             <option value="">none</option>

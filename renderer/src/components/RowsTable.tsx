@@ -52,14 +52,22 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
     col.accessor('index', { header: '#', cell: (c) => c.getValue() + 1 }),
     col.accessor('input', { header: 'Input', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
     col.accessor('gold', { header: 'Gold', cell: (c) => (c.getValue() === null ? <span className="muted">–</span> : <LabelChip label={c.getValue()} labels={labels} />) }),
-    col.accessor('prediction', { header: 'Prediction', cell: (c) => <LabelChip label={c.getValue()} labels={labels} /> }),
+    col.accessor('prediction', {
+      header: 'Prediction',
+      cell: (c) => {
+        const row = c.row.original;
+        if (row.status === 'pending') return <span className="muted" data-testid="row-pending">pending</span>;
+        if (row.status === 'failed') return <span className="chip bad" title={row.error ?? undefined}>failed</span>;
+        return <LabelChip label={c.getValue()} labels={labels} />;
+      },
+    }),
     col.accessor('confidence', {
       header: () => (
         <button onClick={() => setSort(sort === 'confidence-asc' ? 'confidence-desc' : sort === 'confidence-desc' ? 'index' : 'confidence-asc')} title="Sort by confidence" data-testid="sort-confidence">
           Confidence {sort === 'confidence-asc' ? '↑' : sort === 'confidence-desc' ? '↓' : '↕'}
         </button>
       ),
-      cell: (c) => <span className="num">{pct(c.getValue(), 0)}</span>,
+      cell: (c) => <span className="num">{c.row.original.status === 'done' ? pct(c.getValue(), 0) : '–'}</span>,
     }),
     col.accessor('correct', { header: 'Right', cell: (c) => (c.getValue() === null ? '–' : c.getValue() ? <span className="chip ok">✓</span> : <span className="chip bad">✗</span>) }),
   ];
@@ -148,6 +156,12 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
 function RowDetailPanel({ jobId, index, labels, onClose }: { jobId: string; index: number; labels: string[]; onClose(): void }) {
   const [detail, setDetail] = useState<JobRowDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const panel = useRef<HTMLDivElement>(null);
+  // The panel opens below the table: bring it into view (and the keyboard with it) rather than off-screen.
+  useEffect(() => {
+    panel.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+    panel.current?.focus({ preventScroll: true });
+  }, []);
   useEffect(() => {
     let live = true;
     getApi()
@@ -159,7 +173,7 @@ function RowDetailPanel({ jobId, index, labels, onClose }: { jobId: string; inde
     };
   }, [jobId, index]);
   return (
-    <div className="card" data-testid="row-detail" style={{ background: 'var(--panel-2)' }}>
+    <div className="card" data-testid="row-detail" style={{ background: 'var(--panel-2)' }} ref={panel} tabIndex={-1} aria-label={`Row ${index + 1} details`} role="region">
       <div className="card-head">
         <h3>Row {index + 1}</h3>
         <button className="btn ghost small" onClick={onClose} aria-label="Close row details">

@@ -7,6 +7,8 @@ import type { SliceCreator } from './types';
 
 export interface EvalDraft {
   path: string;
+  /** What to call the file: its own name for an upload (the path is a copy in the data folder). */
+  fileName: string;
   preview: DataPreview | null;
   previewError: string | null;
   previewing: boolean;
@@ -26,8 +28,15 @@ export interface JobsSlice {
   metrics: Record<string, JobMetrics>;
   draft: EvalDraft;
   setDraft(patch: Partial<EvalDraft>): void;
-  /** Reads the head of the file at `draft.path` (or `path`) and guesses the mapping. */
-  previewData(path?: string): Promise<void>;
+  /**
+   * Reads the file at `draft.path` (or `path`). A file not previewed yet gets the host's guesses
+   * for both columns; the file on show keeps its columns unless `columns` says otherwise (a gold
+   * column of null is the user's "none", which the host honours, so it is only ever sent when
+   * chosen: an empty draft sending null is how a guessed gold column used to be lost).
+   */
+  previewData(path?: string, columns?: { inputColumn?: string; goldColumn?: string | null }): Promise<void>;
+  /** After a reload: the set-up the page had (file, columns, mapping, limit), read again. */
+  restoreDraft(): Promise<void>;
   uploadData(file: File): Promise<void>;
   loadJobs(): Promise<void>;
   startJob(input: JobStartInput): Promise<JobSummary | null>;
@@ -41,6 +50,7 @@ export interface JobsSlice {
 
 export const emptyDraft = (): EvalDraft => ({
   path: '',
+  fileName: '',
   preview: null,
   previewError: null,
   previewing: false,
@@ -57,6 +67,45 @@ export function suggestedMap(preview: DataPreview): Record<string, string> {
   return Object.fromEntries(preview.goldValues.map((g) => [g.value, g.suggested ?? '']));
 }
 
+/** What survives a reload of the page (the preview itself is read again: the file may have changed). */
+type SavedDraft = Pick<EvalDraft, 'path' | 'fileName' | 'inputColumn' | 'goldColumn' | 'labelMap' | 'limit' | 'baseline' | 'name'>;
+const DRAFT_KEY = 'tatra.evaluate.draft';
+
+function saveDraft(d: EvalDraft): void {
+  const saved: SavedDraft = { path: d.path, fileName: d.fileName, inputColumn: d.inputColumn, goldColumn: d.goldColumn, labelMap: d.labelMap, limit: d.limit, baseline: d.baseline, name: d.name };
+  try {
+    localStorage.setItem(DRAFT_KEY, JSON.stringify(saved));
+  } catch {
+    // Storage may be unavailable (privacy mode): the set-up then lasts as long as the page.
+  }
+}
+
+function loadDraft(): SavedDraft | null {
+  try {
+    const raw = localStorage.getItem(DRAFT_KEY);
+    if (!raw) return null;
+    const v = JSON.parse(raw) as Partial<SavedDraft>;
+    if (typeof v.path !== 'string') return null;
+    return {
+      path: v.path,
+      fileName: typeof v.fileName === 'string' ? v.fileName : baseName(v.path),
+      inputColumn: typeof v.inputColumn === 'string' ? v.inputColumn : null,
+      goldColumn: typeof v.goldColumn === 'string' ? v.goldColumn : null,
+      labelMap: v.labelMap && typeof v.labelMap === 'object' ? Object.fromEntries(Object.entries(v.labelMap).filter(([, l]) => typeof l === 'string')) : {},
+      limit: typeof v.limit === 'number' ? v.limit : null,
+      baseline: v.baseline === true,
+      name: typeof v.name === 'string' ? v.name : '',
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** The last part of a path, for naming a data file. */
+export function baseName(path: string): string {
+  return path.split(/[\\/]/).pop() ?? path;
+}
+
 function upsert(jobs: JobSummary[], job: JobSummary): JobSummary[] {
   const rest = jobs.filter((j) => j.id !== job.id);
   return [job, ...rest].sort((a, b) => b.createdAt - a.createdAt);
@@ -70,18 +119,23 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
   draft: emptyDraft(),
   setDraft(patch) {
     set({ draft: { ...get().draft, ...patch } });
+    saveDraft(get().draft);
   },
-  async previewData(path) {
+  async previewData(path, columns) {
     const d = get().draft;
     const target = (path ?? d.path).trim();
     if (!target) return;
-    set({ draft: { ...d, path: target, previewing: true, previewError: null } });
+    const same = d.preview?.path === target;
+    const inputColumn = columns?.inputColumn ?? (same ? d.inputColumn : null);
+    const goldColumn = columns && 'goldColumn' in columns ? columns.goldColumn : same ? d.goldColumn : undefined;
+    const fileName = target === d.path && d.fileName ? d.fileName : baseName(target);
+    set({ draft: { ...d, path: target, fileName, previewing: true, previewError: null } });
     try {
       const preview = await getApi().call('jobs.preview', {
         path: target,
         taskId: get().currentTaskId,
-        inputColumn: d.path === target && d.inputColumn ? d.inputColumn : undefined,
-        goldColumn: d.path === target ? d.goldColumn : undefined,
+        ...(inputColumn ? { inputColumn } : {}),
+        ...(goldColumn !== undefined ? { goldColumn } : {}),
       });
       set({
         draft: {
@@ -96,15 +150,30 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
     } catch (e) {
       set({ draft: { ...get().draft, preview: null, previewing: false, previewError: messageOf(e) } });
     }
+    saveDraft(get().draft);
   },
   async uploadData(file) {
     set({ draft: { ...get().draft, previewing: true, previewError: null } });
     try {
       const { path } = await getApi().upload(file);
-      set({ draft: { ...emptyDraft(), path, name: file.name.replace(/\.[^.]+$/, '') } });
+      set({ draft: { ...emptyDraft(), path, fileName: file.name, name: file.name.replace(/\.[^.]+$/, '') } });
       await get().previewData(path);
     } catch (e) {
       set({ draft: { ...get().draft, previewing: false, previewError: `Upload failed: ${messageOf(e)}` } });
+    }
+  },
+  async restoreDraft() {
+    const saved = loadDraft();
+    if (!saved?.path || get().draft.preview) return;
+    set({ draft: { ...get().draft, ...saved, preview: null, previewing: false, previewError: null } });
+    await get().previewData(saved.path, { ...(saved.inputColumn ? { inputColumn: saved.inputColumn } : {}), goldColumn: saved.goldColumn });
+    const d = get().draft;
+    // The user's own mapping wins over the suggestions, for the values the file still has.
+    if (d.preview) {
+      const known = new Set(d.preview.goldValues.map((g) => g.value));
+      const mine = Object.fromEntries(Object.entries(saved.labelMap).filter(([v]) => known.has(v)));
+      set({ draft: { ...d, labelMap: { ...d.labelMap, ...mine } } });
+      saveDraft(get().draft);
     }
   },
   async loadJobs() {

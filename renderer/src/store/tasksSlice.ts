@@ -20,12 +20,28 @@ export function taskById(tasks: readonly TaskEntry[], id: string): TaskDefinitio
   return tasks.find((e) => e.task.id === id)?.task;
 }
 
+const TASK_KEY = 'tatra.currentTask';
+
+/** The task chosen last in this browser (the Evaluate set-up and its mapping depend on it). */
+function rememberedTask(): string {
+  try {
+    return localStorage.getItem(TASK_KEY) || 'sst2';
+  } catch {
+    return 'sst2';
+  }
+}
+
 export const createTasksSlice: SliceCreator<TasksSlice> = (set, get) => ({
   tasks: [],
   tasksLoaded: false,
-  currentTaskId: 'sst2',
+  currentTaskId: rememberedTask(),
   setCurrentTask(id) {
     set({ currentTaskId: id });
+    try {
+      localStorage.setItem(TASK_KEY, id);
+    } catch {
+      // Without storage the choice lasts as long as the page.
+    }
   },
   async loadTasks() {
     try {

@@ -9,6 +9,7 @@ import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
+import { RunPlan } from '../components/RunPlan';
 import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
@@ -27,7 +28,10 @@ function SettingsStep() {
   const [starting, setStarting] = useState(false);
   // Off by default for evaluations: accuracy after 1…r runs needs every run of every row.
   const [earlyStop, setEarlyStop] = useState(false);
+  const tasks = useStore((s) => s.tasks);
+  const task = taskById(tasks, taskId);
   const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting;
+  const rows = draft.preview?.rowCount == null ? null : Math.max(0, Math.min(draft.limit ?? Infinity, draft.preview.rowCount - draft.preview.emptyInputs));
   const start = async () => {
     if (!ready || !draft.inputColumn) return;
     setStarting(true);
@@ -68,10 +72,16 @@ function SettingsStep() {
           <input type="text" value={draft.name} onChange={(e) => setDraft({ name: e.target.value })} placeholder="Name for the history (optional)" />
         </label>
         <span className="spacer" />
+        <RunPlan task={task} settings={tatra} rows={rows} baseline={draft.baseline} testId="eval-plan" />
         <button className="btn primary" disabled={!ready} onClick={() => void start()} data-testid="eval-start">
           {starting ? 'Starting…' : 'Start evaluation'}
         </button>
       </div>
+      {draft.preview && !draft.goldColumn ? (
+        <div className="banner warn" data-testid="eval-no-gold">
+          No gold label column: the evaluation will label every row but cannot measure accuracy. Choose the column with the right answers in step 2 if the file has one.
+        </div>
+      ) : null}
     </div>
   );
 }

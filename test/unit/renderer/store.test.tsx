@@ -160,6 +160,42 @@ describe('store', () => {
     stop();
   });
 
+  it("lets the host guess a new file's gold column, sends the user's own choice (none included), and reads the set-up again after a reload", async () => {
+    localStorage.clear();
+    const preview = (input: { path: string; goldColumn?: string | null }) => ({
+      ok: true as const,
+      value: {
+        path: input.path,
+        format: 'csv',
+        columns: ['sentence', 'label'],
+        sample: [],
+        rowCount: 2,
+        emptyInputs: 0,
+        inputColumn: 'sentence',
+        goldColumn: input.goldColumn === undefined ? 'label' : input.goldColumn,
+        goldValues: input.goldColumn === null ? [] : [{ value: 'pos', count: 2, suggested: 'positive' }],
+      },
+    });
+    const { transport, calls } = fakeTransport({ 'jobs.preview': (i) => preview(i as { path: string; goldColumn?: string | null }) });
+    setApi(createApiClient(transport));
+    store.getState().setDraft({ path: '/data/reviews.csv' });
+    await store.getState().previewData();
+    // A file not previewed yet: no column is sent, so the host's guess stands.
+    expect(calls.at(-1)![1]).toEqual({ path: '/data/reviews.csv', taskId: 'sst2' });
+    expect(store.getState().draft).toMatchObject({ goldColumn: 'label', labelMap: { pos: 'positive' }, fileName: 'reviews.csv' });
+    await store.getState().previewData(undefined, { goldColumn: null });
+    expect(calls.at(-1)![1]).toMatchObject({ goldColumn: null, inputColumn: 'sentence' });
+    expect(store.getState().draft.goldColumn).toBeNull();
+    await store.getState().previewData(undefined, { goldColumn: 'label' });
+    store.getState().setDraft({ labelMap: { pos: 'negative' }, limit: 5 });
+
+    // A reload: a fresh store reads the same file again with the user's columns and mapping.
+    const again = createAppStore();
+    await again.getState().restoreDraft();
+    expect(calls.at(-1)![1]).toMatchObject({ path: '/data/reviews.csv', inputColumn: 'sentence', goldColumn: 'label' });
+    expect(again.getState().draft).toMatchObject({ goldColumn: 'label', labelMap: { pos: 'negative' }, limit: 5 });
+  });
+
   it('shows API errors as notices, once each', async () => {
     const { transport } = fakeTransport({ 'tasks.list': () => ({ ok: false, error: { code: 'internal', message: 'disk on fire' } }) });
     setApi(createApiClient(transport));

@@ -2,7 +2,7 @@
 // token, cookie trade, Origin, static files, uploads, exports and the event socket.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
@@ -121,7 +121,9 @@ describe('tatra serve', () => {
     expect(up.status).toBe(200);
     const { path, bytes } = (await up.json()) as { path: string; bytes: number };
     expect(path.startsWith(join(dir, 'data', 'uploads'))).toBe(true);
-    expect(path.endsWith('-my_file.csv')).toBe(true);
+    // In a folder of its own, under the name the user knows (made safe), with no prefix.
+    expect(basename(path)).toBe('my_file.csv');
+    expect(basename(dirname(path))).toMatch(/^[0-9a-f]{8}$/);
     expect(bytes).toBe(16);
     const preview = await invoke({ method: 'jobs.preview', input: { path, taskId: 'sst2' } }, { 'x-tatra-token': server.token });
     expect(await preview.json()).toMatchObject({ ok: true, value: { columns: ['text', 'label'], rowCount: 1, goldValues: [{ value: '1', suggested: 'positive' }] } });
