@@ -145,7 +145,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     if (!handler) return { ok: false, error: { code: HOST_ERROR_CODES.notAvailable, message: `${method} is not available in this build` } };
     const parsedInput = (def.input as z.ZodType).safeParse(input ?? {});
     if (!parsedInput.success) {
-      return { ok: false, error: { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(parsedInput.error, `${method}: `) } };
+      return { ok: false, error: { code: HOST_ERROR_CODES.invalidInput, message: describeZodError(parsedInput.error, '', input) } };
     }
     let raw: unknown;
     try {

@@ -46,6 +46,9 @@ export function evaluatorCalls(s: { n: number; r: number }): number {
   return (s.n + 1) * s.r;
 }
 
+/** The longest input one classify call takes, in characters (longer text belongs in a data file). */
+export const INPUT_MAX_CHARS = 20_000;
+
 /** "Only the first N rows" of a data set (eval, compare, the Evaluate and Compare views). */
 export const ROW_LIMIT = { min: 1, max: 100_000_000, flags: '--limit <N>', flag: '--limit' } as const;
 

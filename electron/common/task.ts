@@ -3,6 +3,7 @@
 // This module is in common/: no Node, no DOM, importable by the renderer (validation as you type).
 import { z } from 'zod';
 import { UserError } from './errors';
+import { plainZodError } from './plain-errors';
 
 export const TaskKind = z.enum(['classification', 'multiple_choice', 'math']);
 export type TaskKind = z.infer<typeof TaskKind>;
@@ -98,13 +99,7 @@ export function topicsFor(task: TaskDefinition, label: string | null): string[] 
 
 /** One line from a zod error: `labels.1.name: a label is one line without double quotes; ...`. */
 export function formatZodError(err: unknown): string {
-  if (err instanceof z.ZodError) {
-    return err.issues
-      .slice(0, 5)
-      .map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`)
-      .join('; ')
-      .concat(err.issues.length > 5 ? `; and ${err.issues.length - 5} more` : '');
-  }
+  if (err instanceof z.ZodError) return plainZodError(err);
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -16,6 +16,7 @@ import {
   modelLabel,
 } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { plainZodError } from '../common/plain-errors';
 import { openJobStore, previewDataset, type BackendLease, type BackendProvider, type JobInfo, type JobManager, type JobStore } from '../jobs';
 import { inspectModelFile } from './gguf';
 import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
@@ -60,10 +61,7 @@ function unique(paths: readonly string[]): string[] {
 /** Builds the record for a spec before anything runs: every pair pending. */
 export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
   const parsed = ComparisonSpecSchema.safeParse(specInput);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UserError(`invalid comparison: ${issue ? `${issue.path.join('.') || 'spec'}: ${issue.message}` : 'unknown problem'}`, 'bad_option');
-  }
+  if (!parsed.success) throw new UserError(`invalid comparison: ${plainZodError(parsed.error, specInput)}`, 'bad_option');
   const spec = { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataset: resolve(parsed.data.dataset) };
   const pairs: ComparisonPair[] = orderPairs(spec.generators, spec.evaluators).map((p) => ({
     ...p,

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { TatraEvent, TatraResult, TatraSettings } from '../tatra';
 import { method } from './define';
+import { INPUT_MAX_CHARS } from '../settings';
 
 export const ApiError = z.object({ code: z.string(), message: z.string() });
 export type ApiError = z.infer<typeof ApiError>;
@@ -11,7 +12,7 @@ const ModelRef = z.string().trim().min(1, 'choose a model');
 
 export const ClassifyStartInput = z.object({
   taskId: z.string().trim().min(1),
-  input: z.string().refine((s) => s.trim().length > 0, 'type an input to classify').pipe(z.string().max(20_000)),
+  input: z.string().refine((s) => s.trim().length > 0, 'type an input to classify').pipe(z.string().max(INPUT_MAX_CHARS)),
   /** GGUF path of the model that writes examples and paraphrases. */
   generator: ModelRef,
   /** GGUF path of the model that labels; may equal the generator (one loaded copy is shared). */

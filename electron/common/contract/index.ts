@@ -3,6 +3,7 @@
 // `<domain>Events`; this file only combines them and derives the types every face uses.
 // OWNER: the app helper (H4); models.ts is owned by the models helper (H5).
 import { type z } from 'zod';
+import { plainZodError } from '../plain-errors';
 import { classifyEvents, classifyMethods } from './classify';
 import { jobsEvents, jobsMethods } from './jobs';
 import { modelsEvents, modelsMethods } from './models';
@@ -53,12 +54,7 @@ export function isEventName(name: string): name is EventName {
   return Object.prototype.hasOwnProperty.call(apiEvents, name);
 }
 
-/** One line naming the first problems of a failed zod parse, for the user. */
-export function describeZodError(error: z.ZodError, prefix = ''): string {
-  const parts = error.issues.slice(0, 3).map((i) => {
-    const where = i.path.length > 0 ? `${i.path.join('.')}: ` : '';
-    return `${where}${i.message}`;
-  });
-  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
-  return `${prefix}${parts.join('; ')}${more}`;
+/** One line naming the first problems of a failed parse, for the user: plain words, a field by its name (common/plain-errors.ts). */
+export function describeZodError(error: z.ZodError, prefix = '', input?: unknown): string {
+  return `${prefix}${plainZodError(error, input)}`;
 }

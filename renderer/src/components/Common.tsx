@@ -1,5 +1,5 @@
 // Small building blocks used across views.
-import { useState, type ReactNode } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import { reproducibleText, type ReproducibleSubject } from '../../../electron/common/reproducible';
 import { useStore } from '../store';
 import { labelVar } from './labels';
@@ -31,15 +31,23 @@ export function Notices() {
   );
 }
 
+/**
+ * A whole number within bounds. The bounds are shown before they are hit (the hint); a value
+ * outside them is said once the field is left, not while it is being typed.
+ */
 export function NumberField(props: { label: string; value: number; min: number; max: number; onChange(v: number): void; hint?: string; testId?: string }) {
   const [text, setText] = useState(String(props.value));
   const [lastValue, setLastValue] = useState(props.value);
+  const [left, setLeft] = useState(false);
+  const id = useId();
   if (props.value !== lastValue) {
     setLastValue(props.value);
     setText(String(props.value));
   }
   const n = Number(text);
-  const error = text.trim() === '' || !Number.isInteger(n) ? 'a whole number' : n < props.min || n > props.max ? `${props.min}–${props.max}` : null;
+  const range = props.max >= 1_000_000 ? `${props.min.toLocaleString('en-US')} or more` : `${props.min.toLocaleString('en-US')}–${props.max.toLocaleString('en-US')}`;
+  const problem = text.trim() === '' || !Number.isInteger(n) ? `a whole number, ${range}` : n < props.min || n > props.max ? `must be ${range}` : null;
+  const error = left ? problem : null;
   return (
     <label className="field">
       <span>{props.label}</span>
@@ -49,15 +57,35 @@ export function NumberField(props: { label: string; value: number; min: number; 
         min={props.min}
         max={props.max}
         aria-invalid={error !== null}
+        aria-describedby={`${id}-hint`}
         data-testid={props.testId}
+        onBlur={() => setLeft(true)}
         onChange={(e) => {
           setText(e.target.value);
           const v = Number(e.target.value);
           if (e.target.value.trim() !== '' && Number.isInteger(v) && v >= props.min && v <= props.max) props.onChange(v);
         }}
       />
-      {error ? <span className="field-error">{error}</span> : props.hint ? <span className="field-hint">{props.hint}</span> : null}
+      {error ? (
+        <span className="field-error" id={`${id}-hint`}>
+          {error}
+        </span>
+      ) : (
+        <span className="field-hint" id={`${id}-hint`}>
+          {props.hint ?? range}
+        </span>
+      )}
     </label>
+  );
+}
+
+/** "1,234 / 20,000 characters": the limit in view before it is hit, in the danger colour past it. */
+export function CharCounter({ length, max, id }: { length: number; max: number; id: string }) {
+  const over = length > max;
+  return (
+    <span id={id} className={over ? 'field-error' : 'field-hint'} data-testid="char-counter" aria-live={over ? 'polite' : 'off'}>
+      {length.toLocaleString('en-US')} / {max.toLocaleString('en-US')} characters{over ? `: ${(length - max).toLocaleString('en-US')} too many` : ''}
+    </span>
   );
 }
 

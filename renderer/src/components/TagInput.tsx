@@ -1,7 +1,7 @@
 // A list of short strings (style rules, topics): Enter or comma adds, Backspace on empty removes.
 import { useState } from 'react';
 
-export function TagInput(props: { value: string[]; onChange(v: string[]): void; placeholder?: string; label: string; testId?: string }) {
+export function TagInput(props: { value: string[]; onChange(v: string[]): void; placeholder?: string; label: string; testId?: string; invalid?: boolean }) {
   const [text, setText] = useState('');
   const add = () => {
     const parts = text
@@ -24,6 +24,7 @@ export function TagInput(props: { value: string[]; onChange(v: string[]): void; 
       <input
         type="text"
         aria-label={props.label}
+        aria-invalid={props.invalid === true}
         value={text}
         placeholder={props.value.length === 0 ? props.placeholder : ''}
         onChange={(e) => setText(e.target.value)}

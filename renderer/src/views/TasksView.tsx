@@ -59,14 +59,23 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
   const isNew = entry === null;
   const base = entry?.task ?? seed?.task;
   const check = useMemo(() => checkDraft(draft, base, isNew ? reserved : []), [draft, base, reserved, isNew]);
-  const errors = readOnly ? {} : check.errors;
+  // A problem is said once its field has been left, or on Save: never on a blank form before anything is typed.
+  const [left, setLeft] = useState<ReadonlySet<string>>(() => new Set());
+  const [submitted, setSubmitted] = useState(false);
+  const shown = (path: string) => submitted || left.has(path) || (path.startsWith('labels.') && left.has(path.split('.').slice(0, 2).join('.')));
+  const errors = readOnly ? {} : Object.fromEntries(Object.entries(check.errors).filter(([path]) => shown(path)));
   const up = (patch: Partial<TaskDraft>) => setDraft((d) => ({ ...d, ...patch }));
   const upLabel = (i: number, patch: Partial<TaskDraft['labels'][number]>) => setDraft((d) => ({ ...d, labels: d.labels.map((l, j) => (j === i ? { ...l, ...patch } : l)) }));
   const labelNames = draft.labels.map((l) => l.name.trim()).filter(Boolean);
-  const errorCount = Object.keys(errors).length;
+  const errorCount = Object.keys(check.errors).length;
 
-  const save = async () => {
-    if (!check.task) return;
+  const save = async (form: HTMLFormElement) => {
+    setSubmitted(true);
+    if (!check.task) {
+      // Take the user to the first field that needs them, once this render has marked them.
+      requestAnimationFrame(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      return;
+    }
     setSaving(true);
     const saved = await saveTask(check.task);
     setSaving(false);
@@ -77,9 +86,14 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
     <form
       className="card"
       aria-label="Task editor"
+      noValidate
       onSubmit={(e) => {
         e.preventDefault();
-        void save();
+        void save(e.currentTarget);
+      }}
+      onBlur={(e) => {
+        const field = (e.target as HTMLElement).closest('[data-field]')?.getAttribute('data-field');
+        if (field && !left.has(field)) setLeft(new Set([...left, field]));
       }}
     >
       <div className="card-head">
@@ -88,21 +102,21 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
           <span className="sub">{readOnly ? 'Built-in task (read-only). Duplicate it to make your own version.' : isNew ? 'Saved in your data folder.' : 'Your task, saved in the data folder.'}</span>
         </div>
         <div className="row">
-          {readOnly ? null : (
-            <span className={`chip ${errorCount === 0 ? 'ok' : 'bad'}`} data-testid="task-validity">
-              {errorCount === 0 ? 'Valid' : `${errorCount} problem${errorCount === 1 ? '' : 's'}`}
+          {readOnly || (!submitted && left.size === 0) ? null : (
+            <span className={`chip ${errorCount === 0 ? 'ok' : 'bad'}`} data-testid="task-validity" role="status">
+              {errorCount === 0 ? 'Valid' : `${errorCount} to fix`}
             </span>
           )}
         </div>
       </div>
       <fieldset disabled={readOnly} style={{ border: 0, padding: 0, margin: 0 }} className="stack">
         <div className="grid-3">
-          <label className="field">
+          <label className="field" data-field="id">
             <span>Id</span>
             <input type="text" value={draft.id} disabled={!isNew} onChange={(e) => up({ id: e.target.value })} aria-invalid={!!errors.id} placeholder="my-task" data-testid="task-id" />
             <FieldError errors={errors} path="id" />
           </label>
-          <label className="field">
+          <label className="field" data-field="name">
             <span>Name</span>
             <input type="text" value={draft.name} onChange={(e) => up({ name: e.target.value })} aria-invalid={!!errors.name} data-testid="task-name" />
             <FieldError errors={errors} path="name" />
@@ -122,27 +136,27 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
           <span>Description</span>
           <input type="text" value={draft.description} onChange={(e) => up({ description: e.target.value })} />
         </label>
-        <label className="field">
+        <label className="field" data-field="instruction">
           <span>Instruction for the evaluator</span>
           <textarea rows={4} value={draft.instruction} onChange={(e) => up({ instruction: e.target.value })} aria-invalid={!!errors.instruction} data-testid="task-instruction" placeholder="Classify the sentiment of the sentence as positive or negative." />
           <FieldError errors={errors} path="instruction" />
         </label>
         <div className="grid-3">
-          <label className="field">
+          <label className="field" data-field="inputName">
             <span>Input name</span>
             <input type="text" value={draft.inputName} onChange={(e) => up({ inputName: e.target.value })} aria-invalid={!!errors.inputName} />
             <FieldError errors={errors} path="inputName" />
           </label>
-          <label className="field">
+          <label className="field" data-field="preserve">
             <span>A paraphrase must preserve</span>
             <input type="text" value={draft.preserve} onChange={(e) => up({ preserve: e.target.value })} aria-invalid={!!errors.preserve} placeholder="the sentiment and its intensity" data-testid="task-preserve" />
             <FieldError errors={errors} path="preserve" />
           </label>
           <NumberField label="Evaluator token limit" value={draft.evaluatorMaxTokens} min={1} max={4096} onChange={(v) => up({ evaluatorMaxTokens: v })} />
         </div>
-        <label className="field">
+        <label className="field" data-field="topics">
           <span>Shared topic pool {draft.kind === 'math' ? '' : '(for labels without their own)'}</span>
-          <TagInput label="Shared topics" value={draft.topics} onChange={(topics) => up({ topics })} placeholder="Type a topic and press Enter" testId="task-topics" />
+          <TagInput label="Shared topics" value={draft.topics} onChange={(topics) => up({ topics })} placeholder="Type a topic and press Enter" testId="task-topics" invalid={!!errors.topics} />
           <FieldError errors={errors} path="topics" />
         </label>
         {draft.kind === 'math' ? (
@@ -178,7 +192,7 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
               <div className="label-editor" key={i} data-testid={`label-${i}`}>
                 <div className="row">
                   <LabelChip label={l.name.trim() || `label ${i + 1}`} labels={labelNames.length ? labelNames : [l.name]} />
-                  <label className="field" style={{ flex: 1 }}>
+                  <label className="field" style={{ flex: 1 }} data-field={`labels.${i}.name`}>
                     <span className="sr-only">Label {i + 1} name</span>
                     <input type="text" value={l.name} placeholder={`label ${i + 1}`} onChange={(e) => upLabel(i, { name: e.target.value })} aria-invalid={!!errors[`labels.${i}.name`]} data-testid={`label-${i}-name`} />
                   </label>
@@ -192,9 +206,9 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
                     <span>Style rules</span>
                     <TagInput label={`Style rules of label ${i + 1}`} value={l.style} onChange={(style) => upLabel(i, { style })} placeholder="praise, enjoyment" testId={`label-${i}-style`} />
                   </label>
-                  <label className="field">
+                  <label className="field" data-field={`labels.${i}.topics`}>
                     <span>Topics</span>
-                    <TagInput label={`Topics of label ${i + 1}`} value={l.topics} onChange={(topics) => upLabel(i, { topics })} placeholder="empty: use the shared pool" testId={`label-${i}-topics`} />
+                    <TagInput label={`Topics of label ${i + 1}`} value={l.topics} onChange={(topics) => upLabel(i, { topics })} placeholder="empty: use the shared pool" testId={`label-${i}-topics`} invalid={!!errors[`labels.${i}.topics`]} />
                     <FieldError errors={errors} path={`labels.${i}.topics`} />
                   </label>
                 </div>
@@ -214,7 +228,7 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
             Duplicate as a new task
           </button>
         ) : (
-          <button type="submit" className="btn primary" disabled={!check.task || saving} data-testid="task-save">
+          <button type="submit" className="btn primary" disabled={saving} data-testid="task-save">
             {saving ? 'Saving…' : 'Save task'}
           </button>
         )}

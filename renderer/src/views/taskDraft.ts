@@ -1,5 +1,6 @@
 // The task editor's draft and its validation as you type, with the one schema (common/task.ts).
 import { TaskDefinition, type TaskDefinitionInput } from '../../../electron/common/task';
+import { plainIssue, valueAt } from '../../../electron/common/plain-errors';
 
 export interface LabelDraft {
   name: string;
@@ -92,7 +93,7 @@ export function checkDraft(d: TaskDraft, base?: TaskDefinition, reservedIds: rea
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.join('.');
-      errors[key] ??= issue.message;
+      errors[key] ??= plainIssue(issue, valueAt(taskFromDraft(d, base), issue.path));
     }
   }
   if (reservedIds.includes(d.id.trim())) errors.id ??= `"${d.id.trim()}" is a built-in task; choose another id`;

@@ -184,7 +184,7 @@ describe('SweepManager', () => {
   it('bad input fails before anything runs, with one clear line', async () => {
     const { sweeps } = setup();
     await expect(sweeps.create({ ...spec, inputColumn: 'nope' })).rejects.toThrow(/has no column "nope"/);
-    await expect(sweeps.create({ ...spec, grid: { ...spec.grid, r: [] } })).rejects.toThrow(/invalid sweep: grid.r: give at least one r value/);
+    await expect(sweeps.create({ ...spec, grid: { ...spec.grid, r: [] } })).rejects.toThrow(/invalid sweep: Runs r: give at least one r value/);
     await expect(sweeps.create({ ...spec, grid: { ...spec.grid, k: [-1] } })).rejects.toThrow(/k values must be at least 0/);
     expect(sweeps.list()).toEqual([]);
   });

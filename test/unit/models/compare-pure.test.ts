@@ -21,7 +21,7 @@ describe('newComparisonRecord', () => {
     expect(rec.spec.generators).toEqual(['/a.gguf']);
     expect(rec.pairs).toHaveLength(1);
     expect(rec).toMatchObject({ id: 'id1', status: 'running', warnings: [] });
-    expect(() => newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow(/^invalid comparison: generators: /);
+    expect(() => newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow('invalid comparison: The generators must have at least one entry');
   });
 });
 

@@ -64,9 +64,15 @@ describe('run settings: one definition', () => {
     }
     const scope = screen.getByTestId(`${prefix}-scope`) as HTMLSelectElement;
     expect([...scope.options].map((o) => o.value)).toEqual([...SCOPES]);
-    // Out of range is flagged in the form, as the API would reject it.
-    fireEvent.change(screen.getByTestId(`${prefix}-r`), { target: { value: String(INT_SETTINGS.r.max + 1) } });
-    expect(screen.getByTestId(`${prefix}-r`).getAttribute('aria-invalid')).toBe('true');
+    // The bounds are shown before they are hit; out of range is flagged once the field is left
+    // (not while typing), as the API would reject it.
+    const r = screen.getByTestId(`${prefix}-r`);
+    expect(r.parentElement?.textContent).toContain(`${INT_SETTINGS.r.min}–${INT_SETTINGS.r.max}`);
+    fireEvent.change(r, { target: { value: String(INT_SETTINGS.r.max + 1) } });
+    expect(r.getAttribute('aria-invalid')).toBe('false');
+    fireEvent.blur(r);
+    expect(r.getAttribute('aria-invalid')).toBe('true');
+    expect(r.parentElement?.textContent).toContain(`must be ${INT_SETTINGS.r.min}–${INT_SETTINGS.r.max}`);
     fireEvent.change(screen.getByTestId(`${prefix}-n`), { target: { value: '2' } });
     expect(screen.getByTestId(`${prefix}-calls`).textContent).toMatch(new RegExp(`^${3 * (prefix === 'compare' ? 1 : DEFAULT_SETTINGS.r)} evaluator calls per input`));
   });

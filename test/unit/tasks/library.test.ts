@@ -55,8 +55,9 @@ describe('resolveTask', () => {
     const err = (await resolveTask(file).catch((e: unknown) => e)) as UserError;
     expect(err).toBeInstanceOf(UserError);
     expect(err.message).not.toContain('\n');
-    expect(err.message).toMatch(/id: lower-case letters/);
-    expect(err.message).toMatch(/labels\.0\.name/);
+    // Fields by name, as a person reads them (common/plain-errors.ts), not as schema paths.
+    expect(err.message).toMatch(/The id: lower-case letters/);
+    expect(err.message).toMatch(/Label 1's name: a label is one line without double quotes/);
   });
 
   it('a file that is not JSON says so', async () => {
