@@ -2,6 +2,8 @@
 import { Bar, BarChart, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
+import { ChartFigure } from './ChartFigure';
+import { heatCell } from './labels';
 
 export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusion'] }) {
   // The "(none)" column (rows without a valid vote) only when some row has none.
@@ -12,43 +14,44 @@ export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusio
   const matrix = dropNone ? confusion.matrix.map((row) => row.filter((_, j) => j !== noneAt)) : confusion.matrix;
   const rowTotals = matrix.map((row) => row.reduce((a, b) => a + b, 0));
   const max = Math.max(1, ...matrix.flat());
+  // Colour by share of the largest cell; the diagonal in --ok, the rest in --danger.
   return (
     <div className="stack" style={{ gap: 6 }} data-testid="confusion-matrix">
       <div className="row" style={{ justifyContent: 'center' }}>
         <span className="axis-title">Predicted →</span>
       </div>
       <div className="heat" style={{ gridTemplateColumns: `minmax(80px, auto) repeat(${predicted.length}, minmax(52px, 1fr))` }} role="table" aria-label="Confusion matrix, gold labels in rows, predictions in columns">
-        <div className="lab axis-title">Gold ↓</div>
-        {predicted.map((p) => (
-          <div className="lab col" key={`c-${p}`} title={p}>
-            {p}
+        <div role="row" style={{ display: 'contents' }}>
+          <div className="lab axis-title" role="columnheader">
+            Gold ↓
+          </div>
+          {predicted.map((p) => (
+            <div className="lab col" key={`c-${p}`} title={p} role="columnheader">
+              {p}
+            </div>
+          ))}
+        </div>
+        {labels.map((g, i) => (
+          <div role="row" style={{ display: 'contents' }} key={`r-${g}`}>
+            <div className="lab" title={`${g}: ${rowTotals[i]} rows`} role="rowheader">
+              {g}
+            </div>
+            {predicted.map((p, j) => {
+              const v = matrix[i]?.[j] ?? 0;
+              return (
+                <div
+                  key={`${g}-${p}`}
+                  className="cell"
+                  role="cell"
+                  title={`gold ${g}, predicted ${p}: ${v}${rowTotals[i] ? ` (${((v / rowTotals[i]!) * 100).toFixed(0)}% of ${g})` : ''}`}
+                  style={heatCell(v === 0 ? null : v / max, g === p ? 'var(--ok)' : 'var(--danger)')}
+                >
+                  {v}
+                </div>
+              );
+            })}
           </div>
         ))}
-        {labels.map((g, i) => [
-          <div className="lab" key={`r-${g}`} title={`${g}: ${rowTotals[i]} rows`}>
-            {g}
-          </div>,
-          ...predicted.map((p, j) => {
-            const v = matrix[i]?.[j] ?? 0;
-            const strength = v / max;
-            const diagonal = g === p;
-            const base = diagonal ? 'var(--ok)' : 'var(--danger)';
-            return (
-              <div
-                key={`${g}-${p}`}
-                className="cell"
-                role="cell"
-                title={`gold ${g}, predicted ${p}: ${v}${rowTotals[i] ? ` (${((v / rowTotals[i]!) * 100).toFixed(0)}% of ${g})` : ''}`}
-                style={{
-                  background: v === 0 ? 'var(--panel-2)' : `color-mix(in srgb, ${base} ${Math.round(18 + strength * 70)}%, var(--panel))`,
-                  color: v === 0 ? 'var(--faint)' : strength > 0.45 ? '#fff' : 'var(--text)',
-                }}
-              >
-                {v}
-              </div>
-            );
-          }),
-        ])}
       </div>
     </div>
   );
@@ -58,10 +61,15 @@ export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
   const color = useResolvedColor();
   const data = metrics.accuracyAfterRuns.map((a, j) => ({ runs: j + 1, after: a === null ? null : a * 100, own: metrics.perRunAccuracy[j] == null ? null : metrics.perRunAccuracy[j]! * 100 }));
   if (data.length === 0) return <p className="muted small">No finished rows yet.</p>;
+  const text = {
+    caption: 'Accuracy after j runs: the vote over runs 1 to j, and run j alone',
+    columns: ['Runs voted (j)', 'Vote over runs 1…j', 'Run j alone'],
+    rows: data.map((d) => [d.runs, d.after === null ? '–' : `${d.after.toFixed(1)}%`, d.own === null ? '–' : `${d.own.toFixed(1)}%`]),
+  };
   return (
-    <div style={{ width: '100%', height: 240 }} data-testid="runs-curve">
-      <ResponsiveContainer width="100%" height="100%">
-        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
+    <ChartFigure data={text} testId="runs-curve" style={{ width: '100%', height: 240 }}>
+      <ResponsiveContainer width="100%" height={240}>
+        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid stroke={color('var(--border)')} />
           <XAxis dataKey="runs" stroke={color('var(--muted)')} fontSize={12} label={{ value: 'runs voted (j)', position: 'insideBottom', offset: -4, fill: color('var(--muted)'), fontSize: 11 }} />
           <YAxis domain={[0, 100]} unit="%" stroke={color('var(--muted)')} fontSize={12} width={48} />
@@ -73,30 +81,33 @@ export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
           <Line type="monotone" dataKey="own" stroke={color('var(--faint)')} strokeDasharray="4 4" dot={false} isAnimationActive={false} />
         </LineChart>
       </ResponsiveContainer>
-    </div>
+    </ChartFigure>
   );
 }
 
 /** How sure the votes were: rows per bucket of the winner's vote share. */
 export function ConfidenceHistogram({ buckets }: { buckets: JobMetrics['confidenceHistogram'] }) {
   const color = useResolvedColor();
-  const data = buckets.map((b) => ({ name: `${Math.round(b.from * 100)}–${Math.round(b.to * 100)}%`, count: b.count }));
+  // Ticks name each bucket's lower bound ("50%"): short enough not to collide at 1024 px.
+  const data = buckets.map((b) => ({ name: `${Math.round(b.from * 100)}%`, range: `${Math.round(b.from * 100)}–${Math.round(b.to * 100)}%`, count: b.count }));
   if (data.every((d) => d.count === 0)) return null;
+  const text = { caption: "Rows by the winner's share of the votes", columns: ["Winner's vote share", 'Rows'], rows: data.map((d) => [d.range, d.count]) };
   return (
-    <div style={{ width: '100%', height: 150 }} data-testid="confidence-histogram">
-      <ResponsiveContainer width="100%" height="100%">
-        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }}>
+    <ChartFigure data={text} testId="confidence-histogram" style={{ width: '100%', height: 150 }}>
+      <ResponsiveContainer width="100%" height={150}>
+        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
-          <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={10} interval={0} />
+          <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={11} interval="preserveStartEnd" minTickGap={4} />
           <YAxis allowDecimals={false} stroke={color('var(--muted)')} fontSize={11} width={32} />
           <Tooltip
             cursor={{ fill: color('var(--panel-2)') }}
             contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}`, color: color('var(--text)') }}
+            labelFormatter={(_, p) => String((p[0]?.payload as { range?: string } | undefined)?.range ?? '')}
             formatter={(v) => [`${String(v)} rows`, 'winner’s vote share']}
           />
           <Bar dataKey="count" fill={color('var(--accent)')} isAnimationActive={false} radius={[3, 3, 0, 0]} />
         </BarChart>
       </ResponsiveContainer>
-    </div>
+    </ChartFigure>
   );
 }

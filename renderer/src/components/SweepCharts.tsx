@@ -2,7 +2,8 @@
 // figure, SPEC §1.5), a k × n heat map, and cost against accuracy so people can pick a setting.
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
-import { compactCount, pct } from './labels';
+import { compactCount, heatCell, pct } from './labels';
+import { ChartFigure } from './ChartFigure';
 import { useResolvedColor } from './VoteCharts';
 
 const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
@@ -47,13 +48,13 @@ export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; b
   const color = useResolvedColor();
   const { rows, lines, held, heldValue } = sweepSeries(props.points, props.x, props.by, props.fixed ?? {});
   const xs = rows.map((r) => r.x as number);
+  const caption = `Accuracy against ${AXIS_NAME[props.x]}, one line per ${props.by}, ${held} = ${heldValue}; bands are ±1 std over seeds`;
+  const cell = (v: number | [number, number] | null | undefined) => (typeof v === 'number' ? pct(v) : '–');
+  const text = { caption, columns: [props.x, ...lines.map((v) => `${props.by} = ${v}`)], rows: rows.map((r) => [r.x as number, ...lines.map((v) => cell(r[`m${v}`]))]) };
   return (
-    <figure className="card" style={{ margin: 0 }} data-testid={props.testId}>
-      <figcaption className="small muted">
-        Accuracy against {AXIS_NAME[props.x]}, one line per {props.by}, {held} = {heldValue}; bands are ±1 std over seeds
-      </figcaption>
+    <ChartFigure data={text} className="card" testId={props.testId} title={caption}>
       <ResponsiveContainer width="100%" height={240}>
-        <ComposedChart data={rows} margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
+        <ComposedChart data={rows} margin={{ top: 8, right: 16, bottom: 16, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid strokeDasharray="3 3" stroke={color('var(--border)')} />
           <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} ticks={xs} allowDecimals={false} stroke={color('var(--muted)')} label={{ value: props.x, position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
           <YAxis domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} stroke={color('var(--muted)')} width={52} />
@@ -71,7 +72,7 @@ export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; b
           ))}
         </ComposedChart>
       </ResponsiveContainer>
-    </figure>
+    </ChartFigure>
   );
 }
 
@@ -90,37 +91,39 @@ export function KnHeatmap({ points, r }: { points: readonly SweepPoint[]; r: num
         <span className="axis-title">n →</span>
       </div>
       <div className="heat" style={{ gridTemplateColumns: `minmax(60px, auto) repeat(${ns.length}, minmax(70px, 1fr))` }} role="table" aria-label={`Mean accuracy at r=${r}, k in rows, n in columns`}>
-        <div className="lab axis-title">k ↓</div>
-        {ns.map((n) => (
-          <div className="lab col" key={`c${n}`}>
-            n={n}
+        <div role="row" style={{ display: 'contents' }}>
+          <div className="lab axis-title" role="columnheader">
+            k ↓
+          </div>
+          {ns.map((n) => (
+            <div className="lab col" key={`c${n}`} role="columnheader">
+              n={n}
+            </div>
+          ))}
+        </div>
+        {ks.map((k) => (
+          <div role="row" style={{ display: 'contents' }} key={`r${k}`}>
+            <div className="lab" role="rowheader">
+              k={k}
+            </div>
+            {ns.map((n) => {
+              const p = at(k, n);
+              const v = p?.accuracy?.mean ?? null;
+              return (
+                <div
+                  key={`${k}-${n}`}
+                  className="cell"
+                  role="cell"
+                  data-testid="sweep-heat-cell"
+                  title={`k=${k}, n=${n}, r=${r}: ${pct(v)}${p?.accuracy ? ` ± ${pct(p.accuracy.std)}` : ''} over ${p?.seeds.length ?? 0} seeds`}
+                  style={heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}
+                >
+                  {pct(v)}
+                </div>
+              );
+            })}
           </div>
         ))}
-        {ks.map((k) => [
-          <div className="lab" key={`r${k}`}>
-            k={k}
-          </div>,
-          ...ns.map((n) => {
-            const p = at(k, n);
-            const v = p?.accuracy?.mean ?? null;
-            const strength = v === null || hi <= lo ? 0.5 : (v - lo) / (hi - lo);
-            return (
-              <div
-                key={`${k}-${n}`}
-                className="cell"
-                role="cell"
-                data-testid="sweep-heat-cell"
-                title={`k=${k}, n=${n}, r=${r}: ${pct(v)}${p?.accuracy ? ` ± ${pct(p.accuracy.std)}` : ''} over ${p?.seeds.length ?? 0} seeds`}
-                style={{
-                  background: v === null ? 'var(--panel-2)' : `color-mix(in srgb, var(--ok) ${Math.round(20 + strength * 65)}%, var(--panel))`,
-                  color: v === null ? 'var(--faint)' : strength > 0.5 ? '#fff' : 'var(--text)',
-                }}
-              >
-                {pct(v)}
-              </div>
-            );
-          }),
-        ])}
       </div>
     </figure>
   );
@@ -130,11 +133,13 @@ export function KnHeatmap({ points, r }: { points: readonly SweepPoint[]; r: num
 export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
   const color = useResolvedColor();
   const rs = [...new Set(points.map((p) => p.r))].sort((a, b) => a - b);
+  const caption = 'Cost against accuracy: tokens per setting run alone on these rows (mean over seeds); up and to the left is better';
+  const scored = points.filter((p) => p.accuracy);
+  const text = { caption, columns: ['Setting', 'Tokens', 'Accuracy'], rows: scored.map((p) => [`n=${p.n} k=${p.k} r=${p.r}`, Math.round(p.tokens.mean).toLocaleString('en-US'), pct(p.accuracy!.mean)]) };
   return (
-    <figure className="card" style={{ margin: 0 }} data-testid="sweep-cost">
-      <figcaption className="small muted">Cost against accuracy: tokens per setting run alone on these rows (mean over seeds); up and to the left is better</figcaption>
+    <ChartFigure data={text} className="card" testId="sweep-cost" title={caption}>
       <ResponsiveContainer width="100%" height={260}>
-        <ScatterChart margin={{ top: 8, right: 16, bottom: 16, left: 0 }}>
+        <ScatterChart margin={{ top: 8, right: 16, bottom: 16, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid strokeDasharray="3 3" stroke={color('var(--border)')} />
           <XAxis dataKey="tokens" type="number" name="tokens" stroke={color('var(--muted)')} tickFormatter={compactCount} label={{ value: 'tokens', position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
           <YAxis dataKey="accuracy" type="number" name="accuracy" domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} stroke={color('var(--muted)')} width={52} />
@@ -169,6 +174,6 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
           ))}
         </ScatterChart>
       </ResponsiveContainer>
-    </figure>
+    </ChartFigure>
   );
 }

@@ -41,3 +41,13 @@ export function shortModel(path: string | null | undefined): string {
   if (!path) return '–';
   return (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');
 }
+
+/**
+ * A heat-map cell: a tint of `base` as strong as `strength` (0..1), text always in the page's own
+ * colour, which holds 4.5:1 on every tint in both themes (the tint stops at half strength); null
+ * is an empty cell.
+ */
+export function heatCell(strength: number | null, base = 'var(--ok)'): { background: string; color: string } {
+  if (strength === null) return { background: 'var(--panel-2)', color: 'var(--muted)' };
+  return { background: `color-mix(in srgb, ${base} ${Math.round(12 + Math.max(0, Math.min(1, strength)) * 38)}%, var(--panel))`, color: 'var(--text)' };
+}

@@ -8,7 +8,8 @@ import { ROW_LIMIT } from '../../../electron/common/settings';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { getApi, messageOf } from '../api/client';
 import { ErrorBanner, NumberField, ProgressBar } from '../components/Common';
-import { duration, pct } from '../components/labels';
+import { duration, heatCell, pct } from '../components/labels';
+import { ChartFigure } from '../components/ChartFigure';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { TaskSelect } from '../components/TaskSelect';
 import { useResolvedColor } from '../components/VoteCharts';
@@ -175,36 +176,31 @@ function Heatmap({ rec }: { rec: ComparisonRecord }) {
         <span className="axis-title">Evaluator →</span>
       </div>
       <div className="heat" style={{ gridTemplateColumns: `minmax(120px, auto) repeat(${rec.spec.evaluators.length}, minmax(80px, 1fr))` }} role="table" aria-label="Accuracy, generators in rows, evaluators in columns">
-        <div className="lab axis-title">Generator ↓</div>
-        {rec.spec.evaluators.map((e) => (
-          <div className="lab col" key={`c-${e}`} title={e}>
-            {modelLabel(e)}
+        <div role="row" style={{ display: 'contents' }}>
+          <div className="lab axis-title" role="columnheader">
+            Generator ↓
+          </div>
+          {rec.spec.evaluators.map((e) => (
+            <div className="lab col" key={`c-${e}`} title={e} role="columnheader">
+              {modelLabel(e)}
+            </div>
+          ))}
+        </div>
+        {rec.spec.generators.map((g, i) => (
+          <div role="row" style={{ display: 'contents' }} key={`r-${g}`}>
+            <div className="lab" title={g} role="rowheader">
+              {modelLabel(g)}
+            </div>
+            {rec.spec.evaluators.map((e, j) => {
+              const v = m[i]?.[j] ?? null;
+              return (
+                <div key={`${g}-${e}`} className="cell" role="cell" data-testid="heat-cell" title={`${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}`} style={heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}>
+                  {pct(v)}
+                </div>
+              );
+            })}
           </div>
         ))}
-        {rec.spec.generators.map((g, i) => [
-          <div className="lab" key={`r-${g}`} title={g}>
-            {modelLabel(g)}
-          </div>,
-          ...rec.spec.evaluators.map((e, j) => {
-            const v = m[i]?.[j] ?? null;
-            const strength = v === null || hi <= lo ? 0.5 : (v - lo) / (hi - lo);
-            return (
-              <div
-                key={`${g}-${e}`}
-                className="cell"
-                role="cell"
-                data-testid="heat-cell"
-                title={`${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}`}
-                style={{
-                  background: v === null ? 'var(--panel-2)' : `color-mix(in srgb, var(--ok) ${Math.round(20 + strength * 65)}%, var(--panel))`,
-                  color: v === null ? 'var(--faint)' : strength > 0.5 ? '#fff' : 'var(--text)',
-                }}
-              >
-                {pct(v)}
-              </div>
-            );
-          }),
-        ])}
       </div>
     </div>
   );
@@ -217,13 +213,15 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
     generator: modelLabel(g),
     ...Object.fromEntries(rec.spec.evaluators.map((e, j) => [modelLabel(e), m[i]?.[j] === null || m[i]?.[j] === undefined ? 0 : Math.round(m[i]![j]! * 1000) / 10])),
   }));
+  const text = {
+    caption: 'Accuracy by generator, one column per evaluator',
+    columns: ['Generator', ...rec.spec.evaluators.map((e) => `evaluator ${modelLabel(e)}`)],
+    rows: rec.spec.generators.map((g, i) => [modelLabel(g), ...rec.spec.evaluators.map((_, j) => pct(m[i]?.[j] ?? null))]),
+  };
   return (
-    <div style={{ width: '100%', height: 260 }} data-testid="compare-chart" aria-label="Accuracy per generator, one bar per evaluator">
-      <div className="axis-title" style={{ textAlign: 'center' }}>
-        Accuracy by generator, one bar per evaluator
-      </div>
+    <ChartFigure data={text} testId="compare-chart" style={{ width: '100%', height: 260 }} title="Accuracy by generator, one bar per evaluator">
       <ResponsiveContainer width="100%" height={236}>
-        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }}>
+        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
           <XAxis dataKey="generator" stroke={color('var(--muted)')} fontSize={12} />
           <YAxis domain={[0, 100]} stroke={color('var(--muted)')} fontSize={12} unit="%" />
@@ -234,7 +232,7 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
           ))}
         </BarChart>
       </ResponsiveContainer>
-    </div>
+    </ChartFigure>
   );
 }
 
@@ -290,7 +288,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
                   {p.status === 'running' && p.rows > 0 && <ProgressBar value={p.rowsDone / p.rows} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
                 </td>
                 <td className="num">{pct(p.accuracy)}</td>
-                <td className="num">{p.macroF1 === null ? '–' : p.macroF1.toFixed(3)}</td>
+                <td className="num">{pct(p.macroF1)}</td>
                 <td className="num">{p.rows > 0 ? `${p.rowsDone}/${p.rows}` : '–'}</td>
                 <td className="num">{p.ms > 0 ? duration(p.ms) : '–'}</td>
                 <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>

@@ -54,14 +54,16 @@ function HardwareCard() {
             {hw.gpuDevices.length > 0 && <span className="muted small">{hw.gpuDevices.join(', ')}</span>}
           </div>
           <div className="card metric">
-            <span className="name">VRAM free / total</span>
-            <span className="value">{hw.vram ? `${formatBytes(hw.vram.free)} / ${formatBytes(hw.vram.total)}` : '–'}</span>
+            <span className="name">VRAM free</span>
+            <span className="value">{hw.vram ? formatBytes(hw.vram.free) : '–'}</span>
+            {hw.vram ? <span className="muted small">of {formatBytes(hw.vram.total)}</span> : null}
           </div>
           <div className="card metric">
-            <span className="name">RAM free / total</span>
+            <span className="name">RAM free</span>
             <span className="value" data-testid="ram">
-              {formatBytes(hw.ram.free)} / {formatBytes(hw.ram.total)}
+              {formatBytes(hw.ram.free)}
             </span>
+            <span className="muted small">of {formatBytes(hw.ram.total)}</span>
           </div>
           <div className="card metric">
             <span className="name">CPU cores · threads</span>
