@@ -75,14 +75,38 @@ test('early decision (on by default for one input): the vote stops once decided,
   await shot(page, 'classify-decided-early');
 });
 
-test('cancel stops a long run and says so', async ({ page, server }) => {
+test('cancel stops a long run, says so, and leaves nothing looking busy', async ({ page, server }) => {
   await fillClassify(page, server.model, { n: 8, k: 8, r: 30, input: 'Not worth the ticket.' });
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-cancel')).toBeVisible();
+  // Cancel once the runs are on screen, so there is something half-done to clean up.
+  await expect(page.getByTestId('run-0')).toBeVisible({ timeout: 60_000 });
   await page.getByTestId('classify-cancel').click();
   await expect(page.getByTestId('classify-status')).toContainText('Cancelled', { timeout: 30_000 });
   await expect(page.getByText('Cancelled. Partial results are shown below.')).toBeVisible();
   await expect(page.getByTestId('classify-start')).toBeEnabled();
+  // No "writing…" line, "…" chip or pending cell is left: what was not made says so.
+  await expect(page.getByText(/writing (examples|paraphrases)…/)).toHaveCount(0);
+  await expect(page.locator('.chip', { hasText: /^…$/ })).toHaveCount(0);
+  await expect(page.locator('[data-testid="variant-grid"] .vcell.pending')).toHaveCount(0);
+  await expect(page.getByTestId('classify-call-count')).toHaveCount(0);
+});
+
+test('validation in plain words: the limit shown before it is hit, problems said on submit', async ({ page, server }) => {
+  await openApp(page, '#/classify');
+  await expect(page.getByTestId('char-counter')).toHaveText('0 / 20,000 characters');
+  // Nothing is flagged before anything is typed; Classify says what is missing.
+  await expect(page.locator('.field-error')).toHaveCount(0);
+  await page.getByTestId('classify-start').click();
+  await expect(page.getByTestId('classify-input-error')).toHaveText('Type the text to classify.');
+  await page.getByTestId('classify-generator').fill(server.model);
+  await page.getByTestId('classify-input').fill('word '.repeat(4001));
+  await expect(page.getByTestId('char-counter')).toHaveText('20,005 / 20,000 characters: 5 too many');
+  await expect(page.getByTestId('classify-input-error')).toContainText('at most 20,000 characters');
+  await page.getByTestId('classify-start').click();
+  // Refused in the page: no run started, no schema words anywhere.
+  await expect(page.getByTestId('classify-status')).toHaveCount(0);
+  await expect(page.getByText(/classify\.start|Too big|expected string/)).toHaveCount(0);
 });
 
 test('a model that does not exist is one clear message', async ({ page }) => {

@@ -43,7 +43,7 @@ function loadModels(version: number): Promise<Known[]> {
   return cache;
 }
 
-export function ModelPicker(props: { label: string; value: string; onChange(path: string): void; testId?: string }) {
+export function ModelPicker(props: { label: string; value: string; onChange(path: string): void; testId?: string; error?: string | null }) {
   const version = useStore((s) => s.modelsVersion);
   const [models, setModels] = useState<Known[]>([]);
   const id = useId();
@@ -74,6 +74,7 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
           </option>
         ))}
       </datalist>
+      {props.error ? <span className="field-error">{props.error}</span> : null}
       <span className="field-hint">{known ? `${known.name} · ${known.detail}` : models.length > 0 ? `${models.length} models in the library; or type a path or remote:NAME` : 'path of a GGUF file on the machine running TATRA, or remote:NAME'}</span>
     </label>
   );

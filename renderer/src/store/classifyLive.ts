@@ -1,7 +1,9 @@
 // Pure bookkeeping for a live classify run: folds the engine's events, in order, into what the
 // Classify view draws (per run: examples by label, paraphrases, predictions as they arrive) and
 // the running vote. No React, no API: unit-tested on its own.
-import type { Example, ParaphraseFallback, Prediction, TatraEvent, TatraResult } from '../../../electron/common/tatra';
+import { callsPerRun, exampleCallsPerRun } from '../../../electron/common/calls';
+import type { TaskDefinition } from '../../../electron/common/task';
+import type { Example, ParaphraseFallback, Prediction, TatraEvent, TatraResult, TatraSettings } from '../../../electron/common/tatra';
 
 export interface LiveRun {
   run: number;
@@ -91,30 +93,42 @@ export function liveCounts(state: LiveState, n: number, r: number): { received: 
 }
 
 export interface LiveStage {
-  /** What the engine is doing now, for the status line. */
+  /** What the engine is doing, for the status line and its live region: changes only between stages. */
   text: string;
-  /** 0..1 over every step: examples per label and run, paraphrases per run, predictions. */
+  /** Model calls made (or answered from a cache) and planned: the count moves from the first call. */
+  calls: { done: number; total: number };
+  /** calls.done / calls.total; 1 once done. */
   fraction: number;
 }
 
-/** Where a run stands: the engine writes all runs' examples, then paraphrases, then evaluates. */
-export function liveStage(state: LiveState, n: number, r: number, labelCount: number): LiveStage {
-  const exampleCalls = Math.max(1, labelCount) * r;
+/**
+ * Where a run stands, in model calls (common/calls.ts): each examples event is one call, each
+ * run's paraphrases one (when n > 0), each prediction one. The engine writes a wave's examples and
+ * paraphrases side by side, then evaluates, so the stage names whichever are still outstanding.
+ */
+export function liveStage(state: LiveState, settings: Pick<TatraSettings, 'n' | 'k' | 'r'>, task: Pick<TaskDefinition, 'kind' | 'labels'>): LiveStage {
+  const perRunExamples = exampleCallsPerRun(task, settings.k);
+  const total = settings.r * callsPerRun(task, settings, false);
   let examples = 0;
   let paraphrases = 0;
   let predictions = 0;
+  let examplesOwed = false;
+  let paraphrasesOwed = false;
   for (const run of state.runs) {
-    examples += Object.keys(run.examplesByLabel).length;
-    if (run.paraphrases) paraphrases++;
+    const made = Math.min(perRunExamples, Object.keys(run.examplesByLabel).length);
+    examples += made;
+    if (made < perRunExamples) examplesOwed = true;
+    if (run.paraphrases) paraphrases += settings.n > 0 ? 1 : 0;
+    else if (settings.n > 0) paraphrasesOwed = true;
     for (const p of run.predictions) if (p) predictions++;
   }
-  const expected = (n + 1) * r;
-  const fraction = (Math.min(examples, exampleCalls) + paraphrases + predictions) / (exampleCalls + r + expected);
-  if (state.result) return { text: 'Done', fraction: 1 };
-  if (state.runs.length === 0) return { text: 'Loading models…', fraction: 0 };
-  if (examples < exampleCalls) return { text: `Writing examples (${examples} of ${exampleCalls} calls)`, fraction };
-  if (paraphrases < r) return { text: `Writing paraphrases (${paraphrases} of ${r} runs)`, fraction };
-  return { text: `Evaluating (${predictions} of ${expected} predictions)`, fraction };
+  const done = Math.min(total, examples + paraphrases + predictions);
+  const calls = { done: state.result ? total : done, total };
+  if (state.result) return { text: 'Done', calls, fraction: 1 };
+  const fraction = total > 0 ? done / total : 0;
+  if (state.runs.length === 0) return { text: 'Loading models…', calls, fraction };
+  const text = examplesOwed && paraphrasesOwed ? 'Writing examples and paraphrases' : examplesOwed ? 'Writing examples' : paraphrasesOwed ? 'Writing paraphrases' : 'Evaluating';
+  return { text, calls, fraction };
 }
 
 /** The label that leads the running vote (ties: label order), or null before the first vote. */

@@ -1,11 +1,13 @@
 // Classify: one input, watched live: per run the examples by label, the paraphrases and each
 // variant's prediction as it arrives; then the vote breakdown, the verdict, tokens and time.
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo, useState } from 'react';
 import { DEFAULT_SETTINGS, type OutputConstraint, type TatraResult, type TatraSettings } from '../../../electron/common/tatra';
 import type { ClassifyStartInput } from '../../../electron/common/contract/classify';
 import { withEarlyStop } from '../../../electron/common/settings';
 import type { AppSettings } from '../../../electron/common/contract/settings';
-import { ErrorBanner, LabelChip, ProgressBar, ReproducibleChip } from '../components/Common';
+import { CharCounter, ErrorBanner, LabelChip, ProgressBar, ReproducibleChip } from '../components/Common';
+import { RunPlan } from '../components/RunPlan';
+import { INPUT_MAX_CHARS } from '../../../electron/common/settings';
 import { ModelPicker } from '../components/ModelPicker';
 import { TaskSelect } from '../components/TaskSelect';
 import { RunSettingsFields } from '../components/RunSettingsFields';
@@ -24,7 +26,20 @@ const CONSTRAINED_WORDS: Record<OutputConstraint, string> = {
   none: 'were unconstrained (the server offers no constrained decoding for them; parsed and validated only)',
 };
 
-function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; open: boolean }) {
+/** A chip for a prediction still to come: "…" while the run goes on, "–" once it has stopped without it. */
+function PendingChip({ stopped }: { stopped: boolean }) {
+  return stopped ? (
+    <span className="chip" title="not evaluated: the run stopped first">
+      –
+    </span>
+  ) : (
+    <span className="chip" title="being evaluated">
+      …
+    </span>
+  );
+}
+
+function RunDetails({ run, labels, open, stopped }: { run: LiveRun; labels: string[]; open: boolean; stopped: boolean }) {
   const groups = Object.entries(run.examplesByLabel);
   const exampleCount = groups.reduce((a, [, e]) => a + e.length, 0);
   const orig = run.predictions[0];
@@ -43,7 +58,7 @@ function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; ope
           <div className="section-label" style={{ padding: '4px 0' }}>
             Synthetic examples
           </div>
-          {groups.length === 0 ? <p className="skeleton">writing examples…</p> : null}
+          {groups.length === 0 ? <p className="skeleton">{stopped ? 'none written: the run stopped first' : 'writing examples…'}</p> : null}
           {groups.map(([label, examples]) => (
             <div className="examples-group" key={label}>
               <div>
@@ -65,19 +80,19 @@ function RunDetails({ run, labels, open }: { run: LiveRun; labels: string[]; ope
           <ol className="paras" start={0}>
             <li>
               <em>original</em>
-              <span className="pred">{orig ? <LabelChip label={orig.label} labels={labels} /> : <span className="chip">…</span>}</span>
+              <span className="pred">{orig ? <LabelChip label={orig.label} labels={labels} /> : <PendingChip stopped={stopped} />}</span>
             </li>
             {(run.paraphrases ?? []).map((p, i) => {
               const pred = run.predictions[i + 1];
               return (
                 <li key={i}>
                   {p}
-                  <span className="pred">{pred ? <LabelChip label={pred.label} labels={labels} /> : <span className="chip">…</span>}</span>
+                  <span className="pred">{pred ? <LabelChip label={pred.label} labels={labels} /> : <PendingChip stopped={stopped} />}</span>
                 </li>
               );
             })}
           </ol>
-          {run.paraphrases === null ? <p className="skeleton">writing paraphrases…</p> : null}
+          {run.paraphrases === null ? <p className="skeleton">{stopped ? 'none written: the run stopped first' : 'writing paraphrases…'}</p> : null}
         </div>
       </div>
     </details>
@@ -126,7 +141,7 @@ export function ClassifyView() {
       <ErrorBanner message={c.error?.message} title="Classification failed" />
       {c.status === 'cancelled' ? <div className="banner info">Cancelled. Partial results are shown below.</div> : null}
 
-      {c.status !== 'idle' && task ? (
+      {task && (c.status === 'starting' || c.status === 'running' || c.live.runs.length > 0) ? (
         <>
           <div className="grid-2">
             <VoteCard shown={shown} />
@@ -148,7 +163,7 @@ function useLiveVote(shown: TatraSettings) {
   const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
   const votes = liveVotes(c.live, labels);
   const { expected } = liveCounts(c.live, shown.n, shown.r);
-  const stage = liveStage(c.live, shown.n, shown.r, labels.length);
+  const stage = task ? liveStage(c.live, shown, task) : null;
   const validVotes = Object.values(votes).reduce((a, b) => a + b, 0);
   const result = c.live.result;
   const lead = result ? result.label : leader(votes, labels);
@@ -185,15 +200,24 @@ function ClassifyForm() {
 
   const { task, stage } = useLiveVote(c.request?.settings ?? tatra);
   const eval_ = sameModel ? generator : evaluator;
-  const canStart = !running && input.trim().length > 0 && generator.trim().length > 0 && eval_.trim().length > 0 && !!task;
+  // Problems are said on submit (or once the field is left), never before anything is typed.
+  const [tried, setTried] = useState(false);
+  const [inputLeft, setInputLeft] = useState(false);
+  const inputProblem = input.trim().length === 0 ? 'Type the text to classify.' : input.length > INPUT_MAX_CHARS ? `Too long for one input: at most ${INPUT_MAX_CHARS.toLocaleString('en-US')} characters. Put long texts in a data file and use Evaluate.` : null;
+  const modelProblem = generator.trim() === '' || eval_.trim() === '' ? 'Choose a model.' : null;
+  const counterId = useId();
 
   const submit = () => {
-    if (!canStart) return;
+    if (running || !task) return;
+    setTried(true);
+    if (inputProblem || modelProblem) return;
     void updateSettings({ tatra, generator, evaluator: eval_ });
     void start({ taskId, input, generator, evaluator: eval_, settings: withEarlyStop(tatra, 'input') });
   };
 
   const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
+  const statusText = c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? (stage?.text ?? '') : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed';
+  const showInputProblem = inputProblem !== null && (tried || (inputLeft && input.length > 0) || input.length > INPUT_MAX_CHARS);
 
   return (
     <form
@@ -203,17 +227,18 @@ function ClassifyForm() {
         submit();
       }}
       aria-label="Classify settings"
+      noValidate
     >
       <div className="grid-3">
         <TaskSelect value={taskId} onChange={setTask} testId="classify-task" />
-        <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" />
+        <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" error={tried && !generator.trim() ? 'Choose a model.' : null} />
         {sameModel ? (
           <label className="field inline" style={{ alignSelf: 'center' }}>
             <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
           </label>
         ) : (
           <div className="stack" style={{ gap: 4 }}>
-            <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" />
+            <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" error={tried && !evaluator.trim() ? 'Choose a model.' : null} />
             <label className="field inline small">
               <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
             </label>
@@ -231,7 +256,10 @@ function ClassifyForm() {
           rows={3}
           value={input}
           onChange={(e) => setInput(e.target.value)}
+          onBlur={() => setInputLeft(true)}
           placeholder="Type the text to classify. Ctrl+Enter runs it."
+          aria-invalid={showInputProblem}
+          aria-describedby={counterId}
           data-testid="classify-input"
           onKeyDown={(e) => {
             if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -240,9 +268,18 @@ function ClassifyForm() {
             }
           }}
         />
+        <span className="row" style={{ gap: 8 }}>
+          {showInputProblem ? (
+            <span className="field-error" data-testid="classify-input-error">
+              {inputProblem}
+            </span>
+          ) : null}
+          <span className="spacer" />
+          <CharCounter length={input.length} max={INPUT_MAX_CHARS} id={counterId} />
+        </span>
       </label>
       <div className="row">
-        <button type="submit" className="btn primary" disabled={!canStart} data-testid="classify-start">
+        <button type="submit" className="btn primary" disabled={running} data-testid="classify-start">
           {running ? 'Classifying…' : 'Classify'}
         </button>
         {running ? (
@@ -250,16 +287,18 @@ function ClassifyForm() {
             Cancel
           </button>
         ) : null}
-        {!generator.trim() ? <span className="muted small">Choose a model first.</span> : null}
+        {!running && task ? <RunPlan task={task} settings={tatra} rows={1} testId="classify-plan" /> : null}
         <span className="spacer" />
         {c.status !== 'idle' ? (
           <span className="muted small" data-testid="classify-status">
-            {c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? stage.text : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed'}
+            {/* The stage is announced; the counts beside it are not (they change with every call). */}
+            <span role="status">{statusText}</span>
+            {c.status === 'running' && stage && stage.calls.total > 0 ? <span data-testid="classify-call-count"> · {stage.calls.done} of {stage.calls.total} model calls</span> : null}
             {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
           </span>
         ) : null}
       </div>
-      {running ? <ProgressBar value={stage.fraction} label="Classification progress" /> : null}
+      {running ? <ProgressBar value={stage?.fraction ?? 0} label="Classification progress, in model calls" /> : null}
     </form>
   );
 }
@@ -313,7 +352,7 @@ function VariantsCard({ shown }: { shown: TatraSettings }) {
         <span className="sub">original input and each paraphrase, per run</span>
       </div>
       {/* Once decided early, the grid holds the runs that were made, not r. */}
-      <VariantGrid runs={c.live.runs} r={result ? result.runs.length : shown.r} n={shown.n} labels={labels} />
+      <VariantGrid runs={c.live.runs} r={result ? result.runs.length : shown.r} n={shown.n} labels={labels} stopped={c.status === 'cancelled' || c.status === 'failed'} />
       {result ? <StagesTable result={result} /> : null}
       {result && (result.constrained.generator !== 'grammar' || result.constrained.evaluator !== 'grammar') ? (
         <p className="muted small" data-testid="constrained">
@@ -378,7 +417,7 @@ function RunsCard() {
       <div className="runs">
         {c.live.runs.length === 0 ? <p className="skeleton">{c.status === 'starting' ? 'loading models…' : 'waiting for the first run…'}</p> : null}
         {c.live.runs.map((run, i) => (
-          <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 3} />
+          <RunDetails key={run.run} run={run} labels={labels} open={i === c.live.runs.length - 1 || c.live.runs.length <= 3} stopped={c.status === 'cancelled' || c.status === 'failed'} />
         ))}
       </div>
     </div>

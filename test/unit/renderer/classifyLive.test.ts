@@ -4,6 +4,7 @@ import { applyEvent, emptyLive, leader, liveCounts, liveStage, liveVotes } from 
 import { formatHash, parseHash } from '../../../renderer/src/store/uiSlice';
 
 const labels = ['negative', 'positive'];
+const sst2 = { kind: 'classification' as const, labels: labels.map((name) => ({ name, style: [], topics: [] })) };
 const ex = (text: string, label: string) => ({ text, label });
 
 function fold(events: TatraEvent[]) {
@@ -56,20 +57,24 @@ describe('live classify state', () => {
     const result = { label: 'positive', votes: { positive: 3 }, confidence: 1 } as unknown as TatraResult;
     const s = applyEvent(fold(events), { type: 'done', result });
     expect(liveVotes(s, labels)).toEqual({ negative: 0, positive: 3 });
-    expect(liveStage(s, 1, 2, 2)).toEqual({ text: 'Done', fraction: 1 });
+    expect(liveStage(s, { n: 1, k: 2, r: 2 }, sst2)).toEqual({ text: 'Done', calls: { done: 10, total: 10 }, fraction: 1 });
   });
 
-  it('reports the stage the engine is in, with a fraction over every step', () => {
-    expect(liveStage(emptyLive(), 1, 2, 2).text).toBe('Loading models…');
+  it('counts progress in model calls and names the stages still outstanding', () => {
+    // r=2 runs of 2 example calls (one per label), 1 paraphrase call and 2 evaluations: 10 calls.
+    const shape = { n: 1, k: 2, r: 2 };
+    expect(liveStage(emptyLive(), shape, sst2)).toEqual({ text: 'Loading models…', calls: { done: 0, total: 10 }, fraction: 0 });
     const writing = fold(events.slice(0, 4));
-    expect(liveStage(writing, 1, 2, 2).text).toBe('Writing examples (2 of 4 calls)');
+    expect(liveStage(writing, shape, sst2)).toMatchObject({ text: 'Writing examples and paraphrases', calls: { done: 2, total: 10 } });
     const s = fold(events);
-    const stage = liveStage(s, 1, 2, 2);
-    expect(stage.text).toBe('Writing examples (3 of 4 calls)');
-    const more = applyEvent(s, { type: 'examples', run: 1, label: 'positive', examples: [], cached: true });
-    expect(liveStage(more, 1, 2, 2).text).toBe('Writing paraphrases (1 of 2 runs)');
-    // 3 of 4 example calls + 1 of 2 paraphrase calls + 3 of 4 predictions, over 10 steps.
+    // Run 0's paraphrases are in while run 1 still owes an example and its paraphrases.
+    const stage = liveStage(s, shape, sst2);
+    expect(stage).toMatchObject({ text: 'Writing examples and paraphrases', calls: { done: 7, total: 10 } });
     expect(stage.fraction).toBeCloseTo(7 / 10);
+    const more = fold([...events, { type: 'examples', run: 1, label: 'positive', examples: [], cached: true }]);
+    expect(liveStage(more, shape, sst2).text).toBe('Writing paraphrases');
+    const evaluating = applyEvent(more, { type: 'paraphrases', run: 1, paraphrases: ['q1'], fallback: null, cached: false });
+    expect(liveStage(evaluating, shape, sst2)).toMatchObject({ text: 'Evaluating', calls: { done: 9, total: 10 } });
   });
 });
 
