@@ -21,6 +21,13 @@ export type ServerKind = z.infer<typeof ServerKind>;
 export const ConstrainedMode = z.enum(['gbnf', 'structured-outputs', 'guided', 'ollama-format', 'json-schema', 'none']);
 export type ConstrainedMode = z.infer<typeof ConstrainedMode>;
 
+/**
+ * Requests in flight per endpoint, when the user sets it: `--max-in-flight` on `tatra models
+ * add-remote`, `?inflight=N` after an inline spec's model, the app's remote-model form.
+ */
+export const MAX_IN_FLIGHT = { min: 1, max: 4096 } as const;
+export const MaxInFlight = z.number().int().min(MAX_IN_FLIGHT.min).max(MAX_IN_FLIGHT.max);
+
 /** What a probe of one endpoint found. */
 export const ServerProbe = z.object({
   url: z.string(),
@@ -52,6 +59,8 @@ export const RemoteModelEntry = z.object({
   /** Overrides what the probe detects. */
   kind: ServerKind.optional(),
   constrained: ConstrainedMode.optional(),
+  /** Requests in flight per endpoint at most; default: what the server's kind takes (README, Scale out). */
+  maxInFlight: MaxInFlight.optional(),
 });
 export type RemoteModelEntry = z.infer<typeof RemoteModelEntry>;
 
@@ -66,11 +75,13 @@ export const RemoteModelRef = z.object({
   kind: ServerKind,
   version: z.string().nullable(),
   constrained: ConstrainedMode,
+  /** The in-flight ceiling the user set, if any (a resume uses it again). */
+  maxInFlight: MaxInFlight.optional(),
 });
 export type RemoteModelRef = z.infer<typeof RemoteModelRef>;
 
 /** What a model argument names once parsed. */
-export type RemoteSpec = { type: 'inline'; url: string; model: string } | { type: 'library'; name: string };
+export type RemoteSpec = { type: 'inline'; url: string; model: string; maxInFlight?: number } | { type: 'library'; name: string };
 
 const INLINE = /^openai\+(https?:\/\/.+)$/i;
 
@@ -94,8 +105,9 @@ export function normaliseBaseUrl(raw: string): string {
 }
 
 /**
- * Parses `openai+http://HOST:PORT/v1#MODEL` (one endpoint; https too) and `remote:NAME` (a library
- * entry). UserError with the expected form for anything malformed.
+ * Parses `openai+http://HOST:PORT/v1#MODEL` (one endpoint; https too; `#MODEL?inflight=N` sets the
+ * requests in flight) and `remote:NAME` (a library entry). UserError with the expected form for
+ * anything malformed.
  */
 export function parseRemoteSpec(spec: string): RemoteSpec {
   const s = spec.trim();
@@ -108,9 +120,25 @@ export function parseRemoteSpec(spec: string): RemoteSpec {
   if (!m) throw new UserError(`"${s}" is not a remote model; use openai+http://HOST:PORT/v1#MODEL or remote:NAME`, 'remote_bad_spec');
   const rest = m[1] as string;
   const hash = rest.indexOf('#');
-  const model = hash >= 0 ? decodeURIComponent(rest.slice(hash + 1)) : '';
+  // After the model, `?inflight=N` (the only option so far); model ids never hold a `?`.
+  const fragment = hash >= 0 ? rest.slice(hash + 1) : '';
+  const query = fragment.indexOf('?');
+  const model = decodeURIComponent(query >= 0 ? fragment.slice(0, query) : fragment);
   if (hash < 0 || model.trim() === '') throw new UserError(`"${s}" names no model; add #MODEL, e.g. openai+http://localhost:8080/v1#qwen2.5-7b`, 'remote_bad_spec');
-  return { type: 'inline', url: normaliseBaseUrl(rest.slice(0, hash)), model };
+  const options = query >= 0 ? inlineOptions(s, fragment.slice(query + 1)) : {};
+  return { type: 'inline', url: normaliseBaseUrl(rest.slice(0, hash)), model, ...options };
+}
+
+/** `inflight=N` after an inline spec's `#MODEL?`; UserError naming the option for anything else. */
+function inlineOptions(spec: string, query: string): { maxInFlight?: number } {
+  const out: { maxInFlight?: number } = {};
+  for (const [key, value] of new URLSearchParams(query)) {
+    if (key !== 'inflight') throw new UserError(`"${spec}": unknown option "${key}" (the one option is ?inflight=N, requests in flight)`, 'remote_bad_spec');
+    const n = Number(value);
+    if (!MaxInFlight.safeParse(n).success) throw new UserError(`"${spec}": inflight must be a whole number from ${MAX_IN_FLIGHT.min} to ${MAX_IN_FLIGHT.max} (got "${value}")`, 'remote_bad_spec');
+    out.maxInFlight = n;
+  }
+  return out;
 }
 
 /** The inline spec of one endpoint and model. */

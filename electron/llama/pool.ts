@@ -166,7 +166,7 @@ export class ModelPool {
 
 /** Remote models are shared by what identifies their endpoints: the spec, or a job's recorded endpoints. */
 function remoteKey(spec: string, ref: RemoteModelRef | undefined): string {
-  return ref ? `remote-ref:${JSON.stringify([ref.urls, ref.model, ref.name ?? null, ref.keyEnv ?? null, ref.keyStored ?? false, ref.kind, ref.constrained])}` : `remote-spec:${spec.trim()}`;
+  return ref ? `remote-ref:${JSON.stringify([ref.urls, ref.model, ref.name ?? null, ref.keyEnv ?? null, ref.keyStored ?? false, ref.kind, ref.constrained, ref.maxInFlight ?? null])}` : `remote-spec:${spec.trim()}`;
 }
 
 function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {

@@ -7,7 +7,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError, errorMessage } from '../common/errors';
-import { RemoteModelEntry, normaliseBaseUrl } from '../common/remote';
+import { MAX_IN_FLIGHT, MaxInFlight, RemoteModelEntry, normaliseBaseUrl } from '../common/remote';
 import type { RemoteLookup } from '../remote';
 
 const EntriesFile = z.object({ remotes: z.array(RemoteModelEntry).default([]) });
@@ -28,6 +28,8 @@ export interface AddRemoteInput {
   key?: string;
   kind?: RemoteModelEntry['kind'];
   constrained?: RemoteModelEntry['constrained'];
+  /** Requests in flight per endpoint at most (default: what the server's kind takes). */
+  maxInFlight?: number;
 }
 
 export class RemoteLibrary implements RemoteLookup {
@@ -76,6 +78,9 @@ export class RemoteLibrary implements RemoteLookup {
       if (input.model.trim() === '') throw new UserError('give the model name with --model', 'remote_bad_spec');
       if (input.keyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(input.keyEnv)) throw new UserError(`--key-env "${input.keyEnv}" is not an environment variable name`, 'remote_bad_spec');
       if (input.key !== undefined && input.keyEnv !== undefined) throw new UserError('give the key either as an environment variable or typed, not both', 'remote_bad_spec');
+      if (input.maxInFlight !== undefined && !MaxInFlight.safeParse(input.maxInFlight).success) {
+        throw new UserError(`requests in flight must be a whole number from ${MAX_IN_FLIGHT.min} to ${MAX_IN_FLIGHT.max} (got ${input.maxInFlight})`, 'remote_bad_spec');
+      }
       const entry: RemoteModelEntry = {
         name,
         urls,
@@ -84,6 +89,7 @@ export class RemoteLibrary implements RemoteLookup {
         ...(input.key ? { keyStored: true } : {}),
         ...(input.kind ? { kind: input.kind } : {}),
         ...(input.constrained ? { constrained: input.constrained } : {}),
+        ...(input.maxInFlight !== undefined ? { maxInFlight: input.maxInFlight } : {}),
       };
       const file = await this.readEntries();
       file.remotes = [...file.remotes.filter((e) => e.name !== name), entry].sort((a, b) => a.name.localeCompare(b.name));

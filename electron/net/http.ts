@@ -31,7 +31,15 @@ export class HttpFailure extends Error {
 
   /** The endpoint itself is gone (not just busy): set it aside and send the request elsewhere. */
   get endpointDown(): boolean {
-    return this.kind === 'connect' || this.kind === 'timeout' || this.status === 502 || this.status === 503 || this.status === 504;
+    return this.kind === 'connect' || this.kind === 'timeout' || this.status === 502 || this.status === 504;
+  }
+
+  /**
+   * The server answered that it is busy (429; 503, which Ollama sends when its queue is full and
+   * llama-server while it loads): send fewer requests at once, and this one again after a pause.
+   */
+  get busy(): boolean {
+    return this.kind === 'status' && (this.status === 429 || this.status === 503);
   }
 
   /** The server's error message, from the usual JSON error shapes. */

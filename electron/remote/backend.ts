@@ -31,7 +31,7 @@ export interface RemoteBackendOptions {
   constrained?: ConstrainedMode;
   /** Context size per request; default what the server says, else 4096. */
   contextSize?: number;
-  /** Requests in flight per endpoint; default twice the server's slots (llama-server), else 8. */
+  /** Requests in flight per endpoint at most (the ceiling it adapts under); default defaultMaxInFlight(). */
   maxInFlight?: number;
   /** Per request (default 300 s: a long generation on a busy server). */
   requestTimeoutMs?: number;
@@ -60,7 +60,24 @@ export interface RemoteBackendStats {
 }
 
 const DEFAULT_CONTEXT = 4096;
+/** vLLM's documented default batch (`--max-num-seqs`): requests it decodes at once. */
+const VLLM_DEFAULT_BATCH = 256;
+/** Anything that does not say how much it takes at once (Ollama, LM Studio, OpenAI, others). */
 const DEFAULT_IN_FLIGHT = 8;
+
+/**
+ * Requests in flight per endpoint when the user does not say: what the server says about itself
+ * where it does. llama-server: twice its slots, because a request spends part of its time outside
+ * a slot (the HTTP round trip, /apply-template) and one waiting in the server's queue keeps the
+ * slot busy meanwhile, where one per slot left it idle for that time. vLLM: its default batch (a
+ * server started with a larger --max-num-seqs needs the user's number). Anything else: a few, and
+ * 429/503 answers lower even that (endpoints.ts).
+ */
+export function defaultMaxInFlight(kind: ServerKind, slots: number | null): number {
+  if (kind === 'llama-server' && slots) return slots * 2;
+  if (kind === 'vllm') return VLLM_DEFAULT_BATCH;
+  return DEFAULT_IN_FLIGHT;
+}
 const MAX_RENDERED = 512;
 
 export class RemoteBackend implements TatraBackend {
@@ -80,6 +97,7 @@ export class RemoteBackend implements TatraBackend {
   private readonly counted = new Map<string, Promise<number>>();
   private readonly choices = new Map<string, Promise<ChoiceTokens | null>>();
   private readonly dispose_ = new AbortController();
+  private readonly linked = new WeakMap<AbortSignal, AbortSignal>();
   private readonly counters = { requests: 0, retries: 0, constrainedOutputs: 0, unconstrainedOutputs: 0 };
   private disposed = false;
 
@@ -128,6 +146,7 @@ export class RemoteBackend implements TatraBackend {
       kind: this.kind,
       version: this.version,
       constrained: this.constrainedMode,
+      ...(this.opts.maxInFlight ? { maxInFlight: this.opts.maxInFlight } : {}),
     };
   }
 
@@ -198,7 +217,7 @@ export class RemoteBackend implements TatraBackend {
       if (!answer) throw new UserError(`${endpoint.url} answered ${shaped.path} without a completion`, 'remote_not_openai');
       if (answer.promptTokens === null) renderedTokens = await this.countPromptTokens(request.prompt).catch(() => null);
       return { call: shaped, answer, promptTokens: answer.promptTokens ?? renderedTokens ?? 0 };
-    });
+    }, request.maxTokens);
     this.counters.requests++;
     if (call.constrained) this.counters.constrainedOutputs++;
     else this.counters.unconstrainedOutputs++;
@@ -215,21 +234,24 @@ export class RemoteBackend implements TatraBackend {
    * is down is set aside and the request goes elsewhere (or waits for it to come back); 429 and
    * 5xx are retried after a backoff; anything else is final and becomes one clear line.
    */
-  private async withEndpoint<T>(requestSignal: AbortSignal | undefined, fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<T>): Promise<T> {
-    const signal = requestSignal ? AbortSignal.any([requestSignal, this.dispose_.signal]) : this.dispose_.signal;
+  private async withEndpoint<T>(requestSignal: AbortSignal | undefined, fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<T>, maxTokens = Infinity): Promise<T> {
+    const signal = this.linkedSignal(requestSignal);
     const maxAttempts = this.opts.maxAttempts ?? 8;
     const backoff = { baseMs: this.opts.backoffBaseMs ?? 250, maxMs: this.opts.backoffMaxMs ?? 10_000 };
     for (let attempt = 1; ; attempt++) {
-      const endpoint = await this.set.acquire(signal);
+      const endpoint = await this.set.acquire(signal, attempt > 1);
+      const started = performance.now();
       let ok = false;
       try {
         const value = await fn(endpoint, signal);
         ok = true;
+        endpoint.noteSuccess(performance.now() - started, maxTokens);
         return value;
       } catch (e) {
         signal.throwIfAborted();
         if (isAbortError(e)) throw e;
         if (!(e instanceof HttpFailure)) throw e;
+        if (e.busy) endpoint.noteBusy();
         if (e.endpointDown) this.set.setAside(endpoint, e.message);
         if (!e.retryable || attempt >= maxAttempts) throw this.finalError(e, endpoint);
         this.counters.retries++;
@@ -239,6 +261,22 @@ export class RemoteBackend implements TatraBackend {
         this.set.release(endpoint, ok);
       }
     }
+  }
+
+  /**
+   * The request's signal joined with dispose's, made once per distinct signal (a job's rows all
+   * share one): a new joined signal per request cost a listener and a weak reference per call.
+   */
+  private linkedSignal(requestSignal: AbortSignal | undefined): AbortSignal {
+    if (!requestSignal) return this.dispose_.signal;
+    let linked = this.linked.get(requestSignal);
+    if (!linked) {
+      linked = AbortSignal.any([requestSignal, this.dispose_.signal]);
+      // Every request in flight on it (hundreds) passes it to its HTTP call; that is not a leak.
+      setMaxListeners(0, linked);
+      this.linked.set(requestSignal, linked);
+    }
+    return linked;
   }
 
   private finalError(e: HttpFailure, endpoint: Endpoint): Error {
@@ -370,11 +408,7 @@ export async function connectRemoteBackend(opts: RemoteBackendOptions): Promise<
   const endpoints = opts.urls.map((url, i) => {
     const o = outcomes[i]!;
     const probe = o.status === 'fulfilled' ? o.value : null;
-    const slots = probe?.slots ?? first.slots;
-    // Twice the server's slots: a request spends part of its time outside a slot (the HTTP round
-    // trip, llama-server's /apply-template), and one waiting in the server's queue keeps the slot
-    // busy meanwhile, where a limit of one per slot left it idle for that time.
-    const endpoint = new Endpoint(url, opts.maxInFlight ?? (slots ? slots * 2 : DEFAULT_IN_FLIGHT));
+    const endpoint = new Endpoint(url, opts.maxInFlight ?? defaultMaxInFlight(opts.kind ?? (probe ?? first).kind, probe?.slots ?? first.slots));
     endpoint.probe = probe;
     if (o.status === 'rejected') endpoint.lastError = (o.reason as Error).message;
     return endpoint;

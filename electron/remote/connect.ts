@@ -63,13 +63,14 @@ export async function remoteBackendOptions(spec: string, opts: ConnectRemoteOpti
       // The same server behaviour as when the job started, whatever a probe would say now.
       kind: ref.kind,
       constrained: ref.constrained,
+      ...(ref.maxInFlight ? { maxInFlight: ref.maxInFlight } : {}),
     };
   }
   const parsed = parseRemoteSpec(spec);
   if (parsed.type === 'inline') {
     const env = opts.env ?? process.env;
     const key = env[INLINE_KEY_ENV];
-    return { ...tuning, ...signal, urls: [parsed.url], model: parsed.model, ...(key ? { key, keyEnv: INLINE_KEY_ENV } : {}) };
+    return { ...tuning, ...signal, urls: [parsed.url], model: parsed.model, ...(key ? { key, keyEnv: INLINE_KEY_ENV } : {}), ...(parsed.maxInFlight ? { maxInFlight: parsed.maxInFlight } : {}) };
   }
   if (!opts.lookup) throw new UserError(`remote:${parsed.name} needs the model library of a data folder`, 'remote_unknown');
   const entry = await opts.lookup.entry(parsed.name);
@@ -85,6 +86,7 @@ export async function remoteBackendOptions(spec: string, opts: ConnectRemoteOpti
     ...(entry.keyStored ? { keyStored: true } : {}),
     ...(entry.kind ? { kind: entry.kind } : {}),
     ...(entry.constrained ? { constrained: entry.constrained } : {}),
+    ...(entry.maxInFlight ? { maxInFlight: entry.maxInFlight } : {}),
   };
 }
 

@@ -66,14 +66,14 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
         const [health] = await remoteHealth([target], { ...(key ? { key } : {}) });
         return health?.endpoints ?? [];
       },
-      'models.remote.add': async ({ name, urls, model, keyEnv, key }) => {
+      'models.remote.add': async ({ name, urls, model, keyEnv, key, maxInFlight }) => {
         const target = { name, urls: urls.map(normaliseBaseUrl), model, ...(keyEnv ? { keyEnv } : {}) };
         // Probed before it is saved, like `tatra models add-remote`: refused when a server answers
         // but will not serve (wrong key, unknown model, not OpenAI-compatible); kept when merely down.
         const [health] = await remoteHealth([target], { ...(key ? { key } : {}) });
         const refused = health?.endpoints.find((e) => !e.up && !/^cannot reach /.test(e.error ?? ''));
         if (refused) throw new UserError(refused.error ?? `${refused.url} refused`, 'remote_refused');
-        const entry = await remotes.add({ ...target, ...(key ? { key } : {}) });
+        const entry = await remotes.add({ ...target, ...(key ? { key } : {}), ...(maxInFlight !== undefined ? { maxInFlight } : {}) });
         return { entry, endpoints: health?.endpoints ?? null };
       },
       'models.remote.remove': async ({ name }) => {

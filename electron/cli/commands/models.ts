@@ -10,7 +10,8 @@ import { disposeLlamaRuntime } from '../../llama';
 import { defaultModelsDir } from '../../paths';
 import { intOption } from '../options';
 import { remoteHealth, type RemoteHealth } from '../../models/remote-health';
-import { normaliseBaseUrl, remoteLabel } from '../../common/remote';
+import { MAX_IN_FLIGHT, normaliseBaseUrl, remoteLabel } from '../../common/remote';
+import { defaultMaxInFlight } from '../../remote';
 import { UserError } from '../../common/errors';
 import { formatBytes, formatParams } from '../../common/bytes';
 import { openCliServices, withCliServices } from '../session';
@@ -52,10 +53,13 @@ export function formatLibrary(models: ModelEntry[], invalid: InvalidModel[], par
 }
 
 export function formatRemotes(remotes: RemoteHealth[]): string {
-  const rows = [['remote', 'model', 'kind', 'version', 'context', 'constrained', 'endpoint', 'health']];
+  const rows = [['remote', 'model', 'kind', 'version', 'context', 'constrained', 'in flight', 'endpoint', 'health']];
   for (const r of remotes) {
     r.endpoints.forEach((e, i) => {
       const first = i === 0;
+      const kind = r.entry.kind ?? e.probe?.kind;
+      // Per endpoint at most: what the entry says, else what the server's kind takes.
+      const inFlight = r.entry.maxInFlight !== undefined ? String(r.entry.maxInFlight) : kind ? `${defaultMaxInFlight(kind, e.probe?.slots ?? null)} (default)` : '—';
       rows.push([
         first ? remoteLabel(r.entry) : '',
         first ? r.entry.model : '',
@@ -63,12 +67,13 @@ export function formatRemotes(remotes: RemoteHealth[]): string {
         first ? (e.probe?.version ?? '—') : '',
         first ? (e.probe?.contextLength?.toLocaleString('en-US') ?? '—') : '',
         first ? (e.probe?.constrained ?? '—') : '',
+        inFlight,
         e.url,
         e.up ? 'up' : `DOWN: ${e.error ?? 'no answer'}`,
       ]);
     });
   }
-  return table(rows, (c) => c === 4);
+  return table(rows, (c) => c === 4 || c === 6);
 }
 
 export function formatFit(f: FitEstimate): string {
@@ -123,11 +128,22 @@ export function registerModels(program: Command): void {
     .requiredOption('--url <url>', 'the server\'s OpenAI API root, e.g. http://gpu1:8000/v1; repeat for replicas of the same model', (v: string, acc: string[] = []) => [...acc, v])
     .requiredOption('--model <id>', 'the model id on the server')
     .option('--key-env <VAR>', 'environment variable holding the API key (the key itself is never stored by the CLI)')
+    .option(
+      '--max-in-flight <N>',
+      'requests in flight per endpoint at most (default: what the server takes: llama-server twice its slots, vLLM 256 (its default --max-num-seqs; raise it for a server started with more), others 8)',
+      intOption('--max-in-flight', MAX_IN_FLIGHT.min, MAX_IN_FLIGHT.max),
+    )
     .option('--no-probe', 'add without asking the server (it may be down now)')
     .option('--data-dir <dir>', 'data folder holding the library')
-    .action(async (name: string, opts: { url: string[]; model: string; keyEnv?: string; probe: boolean; dataDir?: string }) => {
+    .action(async (name: string, opts: { url: string[]; model: string; keyEnv?: string; maxInFlight?: number; probe: boolean; dataDir?: string }) => {
       const lib = openCliServices(opts).remotes;
-      const input = { name, urls: opts.url.map(normaliseBaseUrl), model: opts.model, ...(opts.keyEnv ? { keyEnv: opts.keyEnv } : {}) };
+      const input = {
+        name,
+        urls: opts.url.map(normaliseBaseUrl),
+        model: opts.model,
+        ...(opts.keyEnv ? { keyEnv: opts.keyEnv } : {}),
+        ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
+      };
       let health: RemoteHealth | undefined;
       if (opts.probe) {
         if (opts.keyEnv && !process.env[opts.keyEnv]) throw new UserError(`$${opts.keyEnv} is not set; export the API key in it first (or add with --no-probe)`, 'remote_key_missing');

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { method } from './define';
 import { ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
-import { RemoteModelEntry, ServerProbe } from '../remote';
+import { MaxInFlight, RemoteModelEntry, ServerProbe } from '../remote';
 
 // ---------------------------------------------------------------- library
 
@@ -245,7 +245,7 @@ export function comparisonMatrix(record: Pick<ComparisonRecord, 'spec' | 'pairs'
 export function modelLabel(path: string): string {
   // Remote models: remote:NAME as is; an inline openai+http://host:port/v1#MODEL as MODEL@host:port.
   if (path.startsWith('remote:')) return path;
-  const inline = /^openai\+https?:\/\/([^/#]+)[^#]*#(.+)$/i.exec(path);
+  const inline = /^openai\+https?:\/\/([^/#]+)[^#]*#([^?]+)/i.exec(path);
   if (inline) return `${inline[2]}@${inline[1]}`;
   const base = path.split(/[\\/]/).pop() ?? path;
   return base.replace(/\.gguf$/i, '');
@@ -301,7 +301,7 @@ export const modelsMethods = {
   /** Probes servers before adding: kind, version, models, constrained output, context length. */
   'models.remote.probe': method(remoteTarget, z.array(EndpointHealth)),
   /** Adds (or replaces) `remote:NAME` after probing it; a wrong key, unknown model or non-OpenAI server is refused. */
-  'models.remote.add': method(remoteTarget.extend({ name: z.string().min(1) }), RemoteModelStatus),
+  'models.remote.add': method(remoteTarget.extend({ name: z.string().min(1), maxInFlight: MaxInFlight.optional() }), RemoteModelStatus),
   'models.remote.remove': method(z.object({ name: z.string().min(1) }), z.object({ ok: z.boolean() })),
   /** Starts a comparison and answers at once; progress arrives as `compare.progress`. */
   'compare.start': method(ComparisonSpec, ComparisonRecord),

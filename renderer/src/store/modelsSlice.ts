@@ -71,6 +71,8 @@ export interface RemoteInput {
   model: string;
   keyEnv?: string;
   key?: string;
+  /** Requests in flight per endpoint at most (only when adding); unset: what the server's kind takes. */
+  maxInFlight?: number;
 }
 
 const summaryOf = (r: ComparisonRecord): ComparisonSummary => ({

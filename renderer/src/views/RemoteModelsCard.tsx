@@ -5,6 +5,7 @@
 // sent back to the page.
 import { useEffect, useState } from 'react';
 import type { EndpointHealth } from '../../../electron/common/contract/models';
+import { MAX_IN_FLIGHT } from '../../../electron/common/remote';
 import { useStore } from '../store';
 
 const CONSTRAINED: Record<string, string> = {
@@ -47,6 +48,7 @@ function AddRemote() {
   const [model, setModel] = useState('');
   const [keyEnv, setKeyEnv] = useState('');
   const [key, setKey] = useState('');
+  const [inFlight, setInFlight] = useState('');
   const [found, setFound] = useState<EndpointHealth[] | { error: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const input = () => ({
@@ -58,6 +60,9 @@ function AddRemote() {
     ...(keyEnv.trim() ? { keyEnv: keyEnv.trim() } : {}),
     ...(key ? { key } : {}),
   });
+  // Blank: what the server's kind takes (llama-server twice its slots, vLLM 256, others 8).
+  const maxInFlight = inFlight.trim() === '' ? undefined : Number(inFlight);
+  const inFlightBad = maxInFlight !== undefined && !(Number.isInteger(maxInFlight) && maxInFlight >= MAX_IN_FLIGHT.min && maxInFlight <= MAX_IN_FLIGHT.max);
   const ready = urls.trim() !== '' && model.trim() !== '' && !busy;
   return (
     <div className="stack" style={{ gap: 8 }} data-testid="add-remote">
@@ -84,6 +89,21 @@ function AddRemote() {
           <span>or type the key (kept by the app, never shown)</span>
           <input type="password" value={key} autoComplete="off" disabled={keyEnv !== ''} data-testid="remote-key" onChange={(e) => setKey(e.target.value)} />
         </label>
+        <label className="field" style={{ flex: 1, minWidth: 140 }}>
+          <span>Requests in flight per server (blank: what it takes)</span>
+          <input
+            type="number"
+            min={MAX_IN_FLIGHT.min}
+            max={MAX_IN_FLIGHT.max}
+            step={1}
+            value={inFlight}
+            placeholder="vLLM 256, llama-server 2 × slots"
+            aria-invalid={inFlightBad}
+            data-testid="remote-in-flight"
+            onChange={(e) => setInFlight(e.target.value)}
+          />
+          {inFlightBad && <span className="small bad-text">a whole number from {MAX_IN_FLIGHT.min} to {MAX_IN_FLIGHT.max}</span>}
+        </label>
       </div>
       <div className="row" style={{ gap: 8 }}>
         <button
@@ -100,11 +120,11 @@ function AddRemote() {
         </button>
         <button
           className="btn primary"
-          disabled={!ready || name.trim() === ''}
+          disabled={!ready || name.trim() === '' || inFlightBad}
           data-testid="remote-add-btn"
           onClick={async () => {
             setBusy(true);
-            const ok = await add({ ...input(), name: name.trim() });
+            const ok = await add({ ...input(), name: name.trim(), ...(maxInFlight !== undefined ? { maxInFlight } : {}) });
             setBusy(false);
             if (ok) {
               setName('');
@@ -112,6 +132,7 @@ function AddRemote() {
               setModel('');
               setKey('');
               setKeyEnv('');
+              setInFlight('');
               setFound(null);
             }
           }}
@@ -158,6 +179,7 @@ export function RemoteModelsCard() {
                   remote:{r.entry.name} <span className="muted small">{r.entry.model}</span>
                   {r.entry.keyEnv && <span className="chip">key: ${r.entry.keyEnv}</span>}
                   {r.entry.keyStored && <span className="chip">key kept</span>}
+                  {r.entry.maxInFlight && <span className="chip">{r.entry.maxInFlight} in flight</span>}
                 </strong>
                 {r.endpoints
                   ? r.endpoints.map((e) => <EndpointLine key={e.url} e={e} />)

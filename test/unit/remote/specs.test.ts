@@ -28,6 +28,15 @@ describe('remote specs', () => {
     expect(() => parseRemoteSpec('openai+http://user:pw@x/v1#m')).toThrow('put no credentials in the URL');
     expect(() => parseRemoteSpec('remote:')).toThrow('is not a remote model name');
   });
+
+  it('takes the requests in flight after the model (?inflight=N) and refuses anything else there', () => {
+    expect(parseRemoteSpec('openai+http://gpu1:8000/v1#Qwen/Qwen2.5-7B-Instruct?inflight=512')).toEqual({ type: 'inline', url: 'http://gpu1:8000/v1', model: 'Qwen/Qwen2.5-7B-Instruct', maxInFlight: 512 });
+    expect(modelLabel('openai+http://gpu1:8000/v1#qwen?inflight=512')).toBe('qwen@gpu1:8000');
+    expect(() => parseRemoteSpec('openai+http://gpu1:8000/v1#m?inflight=0')).toThrow('inflight must be a whole number from 1 to 4096 (got "0")');
+    expect(() => parseRemoteSpec('openai+http://gpu1:8000/v1#m?inflight=lots')).toThrow('inflight must be a whole number');
+    expect(() => parseRemoteSpec('openai+http://gpu1:8000/v1#m?batch=4')).toThrow('unknown option "batch" (the one option is ?inflight=N');
+    expect(() => parseRemoteSpec('openai+http://gpu1:8000/v1#?inflight=4')).toThrow('names no model');
+  });
 });
 
 describe('remote library and keys', () => {
@@ -51,6 +60,16 @@ describe('remote library and keys', () => {
     expect(opts).toMatchObject({ urls: ['http://gpu1:8000/v1', 'http://gpu2:8000/v1'], model: 'qwen', name: 'a100', key: 'sk-typed-secret', keyStored: true });
     await lib.remove('a100');
     expect(await lib.storedKey('a100')).toBeUndefined();
+  });
+
+  it('an entry keeps its requests in flight, and a job\'s record carries them to a resume', async () => {
+    const lib = new RemoteLibrary(dir);
+    expect(await lib.add({ name: 'big', urls: ['http://gpu1:8000/v1'], model: 'qwen', maxInFlight: 512 })).toEqual({ name: 'big', urls: ['http://gpu1:8000/v1'], model: 'qwen', maxInFlight: 512 });
+    expect(await remoteBackendOptions('remote:big', { lookup: lib })).toMatchObject({ maxInFlight: 512 });
+    expect(await remoteBackendOptions('openai+http://gpu1:8000/v1#qwen?inflight=300')).toMatchObject({ urls: ['http://gpu1:8000/v1'], model: 'qwen', maxInFlight: 300 });
+    const ref = { urls: ['http://gpu1:8000/v1'], model: 'qwen', kind: 'vllm' as const, version: '0.12.0', constrained: 'structured-outputs' as const, maxInFlight: 300 };
+    expect(await remoteBackendOptions('remote:gone', { ref })).toMatchObject({ maxInFlight: 300 });
+    await expect(lib.add({ name: 'bad', urls: ['http://gpu1:8000/v1'], model: 'qwen', maxInFlight: 0 })).rejects.toThrow('requests in flight must be a whole number from 1 to 4096 (got 0)');
   });
 
   it('with a protection (safeStorage in Electron) the stored key is encrypted at rest', async () => {
