@@ -64,3 +64,18 @@ export const EARLY_STOP_DEFAULT = { input: true, dataset: false } as const;
 export function withEarlyStop<S extends { earlyStop?: boolean }>(settings: S, work: keyof typeof EARLY_STOP_DEFAULT): S & { earlyStop: boolean } {
   return { ...settings, earlyStop: settings.earlyStop ?? EARLY_STOP_DEFAULT[work] };
 }
+
+/**
+ * Rows a job classifies at once. On a local model they are its parallel sequences, which cost
+ * memory each (64 at most); rows on remote models only wait on the network, so a server that
+ * batches hundreds of requests can be kept busy.
+ */
+export const CONCURRENCY = {
+  min: 1,
+  maxLocal: 64,
+  maxRemote: 4096,
+  default: 4,
+  flags: '--concurrency <C>',
+  flag: '--concurrency',
+  help: 'rows classified at once (on a local model its parallel sequences, up to 64; up to 4096 when both models are remote)',
+} as const;

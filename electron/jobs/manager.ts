@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { diskFullError, isDiskFull } from '../common/env-errors';
 import { isRemoteSpec } from '../common/remote';
+import { CONCURRENCY } from '../common/settings';
 import type { TaskDefinition } from '../common/task';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
@@ -301,7 +302,11 @@ export class JobManager {
     const task = typeof spec.task === 'string' ? await this.resolveTaskFn(spec.task) : spec.task;
     if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
     const concurrency = spec.concurrency ?? this.defaultConcurrency;
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new UserError(`concurrency must be between 1 and 64, got ${concurrency}`, 'bad_option');
+    const remoteOnly = isRemoteSpec(spec.generatorPath) && isRemoteSpec(spec.evaluatorPath);
+    const maxConcurrency = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
+    if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > maxConcurrency) {
+      throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${maxConcurrency}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');
+    }
     const [generator, evaluator] = await Promise.all([this.inspectModel(spec.generatorPath), this.inspectModel(spec.evaluatorPath)]);
 
     const dsOpts = {

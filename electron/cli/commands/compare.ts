@@ -6,7 +6,7 @@ import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
 import { runComparison } from '../../models';
-import { ROW_LIMIT } from '../../common/settings';
+import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
 import { withCliServices } from '../session';
 import { duration, err, interruptSignal, out, outJson, pct as percent, table } from '../ui';
@@ -101,7 +101,7 @@ export function registerCompare(program: Command): void {
     .option('--text-col <column>', 'column holding the input (default: guessed)')
     .option('--label-col <column>', 'column holding the gold label (default: guessed)')
     .option('--label-map <a=b,...>', 'gold value → task label (default: suggested)')
-    .option('--concurrency <C>', 'rows classified at once', intOption('--concurrency', 1, 64), 4)
+    .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
     .option('--data-dir <dir>', 'data folder holding the job database')
     .option('--json', 'print the comparison record as JSON')
     .action(async (opts: CompareCliOptions) => {

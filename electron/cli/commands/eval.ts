@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { UserError } from '../../common/errors';
 import { previewDataset } from '../../jobs';
-import { ROW_LIMIT, withEarlyStop } from '../../common/settings';
+import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
 import { type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
@@ -48,7 +48,7 @@ export function registerEval(program: Command): void {
   addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'dataset')
     .option(ROW_LIMIT.flags, 'evaluate only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--baseline', 'also run the zero-shot baseline (one greedy evaluator call per row)')
-    .option('--concurrency <C>', 'rows classified at once (parallel sequences)', intOption('--concurrency', 1, 64), 4)
+    .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
     .option('--data-dir <dir>', 'data folder holding the job database (default $TATRA_DATA_DIR or ~/.tatra-studio)')
     .option('--out <dir>', 'also write <job id>.csv and <job id>.json exports into this folder')
     .option('--name <name>', 'a name for the job history')

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
-import { INT_SETTINGS, ROW_LIMIT } from '../../common/settings';
+import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
 import { type SweepManager, previewDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom, parseLabelMap } from '../options';
@@ -129,7 +129,7 @@ async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOption
 
 function addSweepRuntimeOptions(cmd: Command): Command {
   return addRuntimeOptions(cmd)
-    .option('--concurrency <C>', 'rows classified at once (parallel sequences)', intOption('--concurrency', 1, 64), 4)
+    .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
     .option('--data-dir <dir>', 'data folder holding the job database (default $TATRA_DATA_DIR or ~/.tatra-studio)')
     .option('--out <dir>', 'also write <sweep id>.csv (one line per point) and <sweep id>.json into this folder')
     .option('--json', 'print the result as one JSON object (with `points`) instead of the table');

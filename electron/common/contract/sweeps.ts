@@ -2,7 +2,7 @@
 // seeds, stored in SQLite as one evaluation job per (n, k, seed) at the largest r. The same shapes
 // are the CLI's `tatra sweep --json` output, the API's answers and the Sweep view's data.
 import { z } from 'zod';
-import { INT_SETTINGS, ROW_LIMIT } from '../settings';
+import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { method } from './define';
 
 const SweepId = z.string().min(1);
@@ -39,7 +39,7 @@ export const SweepStartInput = z.object({
   /** Only the first N rows of the data set. */
   limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
   /** Rows classified at once within each job. */
-  concurrency: z.number().int().min(1).max(64).optional(),
+  concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
   name: z.string().max(200).optional(),
 });
 export type SweepStartInput = z.input<typeof SweepStartInput>;

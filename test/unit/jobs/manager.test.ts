@@ -338,6 +338,27 @@ describe('JobManager', () => {
     expect(() => manager.get('zzz')).toThrow('no job "zzz"');
   });
 
+  it('rows at once: at most 64 on a local model (its parallel sequences), far more when both models are remote', async () => {
+    const { manager, store, backends } = setup();
+    await expect(manager.create(spec({ concurrency: 65 }))).rejects.toThrow('concurrency must be between 1 and 64 with a local model (its parallel sequences), got 65');
+    const remote = 'openai+http://gpu1:8000/v1#m';
+    const ref = { urls: ['http://gpu1:8000/v1'], model: 'm', kind: 'vllm' as const, version: '0.12.0', constrained: 'structured-outputs' as const };
+    const provider: BackendProvider = {
+      acquire: async (path) => {
+        if (!backends.has(path)) backends.set(path, new ScriptedBackend(politeScript({ answer }), { id: `scripted:${path}` }));
+        return { backend: backends.get(path)!, release: async () => undefined };
+      },
+      describeRemote: async () => ref,
+    };
+    const remoteManager = new JobManager({ store, backends: provider });
+    await expect(remoteManager.create(spec({ generatorPath: remote, evaluatorPath: 'eval.gguf', concurrency: 65 }))).rejects.toThrow(/between 1 and 64 with a local model/);
+    await expect(remoteManager.create(spec({ generatorPath: remote, evaluatorPath: remote, concurrency: 4097 }))).rejects.toThrow('concurrency must be between 1 and 4096, got 4097');
+    const job = await remoteManager.create(spec({ generatorPath: remote, evaluatorPath: remote, concurrency: 500 }));
+    expect(job.concurrency).toBe(500);
+    await remoteManager.start(job.id);
+    expect(await remoteManager.wait(job.id)).toMatchObject({ status: 'done', rowsDone: 12 });
+  });
+
   it('exports round-trip: CSV one row per input, JSON with everything', async () => {
     const { manager } = setup();
     const job = await manager.create(spec({ baseline: true }));
