@@ -23,7 +23,7 @@
 // and that no row committed before the kill was sent to the server again. --profile DIR: the eval
 // runs under `node --cpu-prof` and writes its profile there. Needs `npm run build:node` first.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -154,6 +154,16 @@ function runCli(args: string[], onSpawn?: (child: ChildProcess) => void): Promis
   });
 }
 
+/** The pid of the CLI's node process: `pid` itself, or its only child when `pid` is /usr/bin/time. */
+function cliPid(pid: number): number {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return children[0] ?? pid;
+  } catch {
+    return pid;
+  }
+}
+
 function dbSize(dir: string): number {
   let bytes = 0;
   for (const f of ['tatra.db', 'tatra.db-wal']) if (existsSync(join(dir, f))) bytes += statSync(join(dir, f)).size;
@@ -179,8 +189,8 @@ async function evalRun(): Promise<EvalOutcome> {
         if (db && db.total > 0 && db.done >= db.total * killAt) {
           clearInterval(poll);
           killed = true;
-          // /usr/bin/time's child is the node process: kill that one, as a crash would.
-          spawn('pkill', ['-KILL', '-P', String(child.pid)]);
+          // Under /usr/bin/time the node process is its child: kill that one, as a crash would.
+          process.kill(cliPid(child.pid!), 'SIGKILL');
         }
       }, 100);
     });
