@@ -2,13 +2,10 @@
 // runs (a bar on a terminal, a line every 5% otherwise; Ctrl-C pauses it), and its report when it
 // ends (settings, counts, metrics, per-label table, confusion matrix).
 import type { JobInfo, JobManager, JobMetrics, JobProgress, StartOptions } from '../jobs';
+import { jobStatus } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
 import { terminalSafe } from './terminal';
 import { duration, err, eta, num, onInterrupt, out, outJson, pct, progressBar, table } from './ui';
-
-export function statusText(job: JobInfo): string {
-  return job.interrupted ? 'interrupted' : job.status;
-}
 
 /** The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`. */
 export function formatMetrics(job: JobInfo, m: JobMetrics): string {
@@ -19,7 +16,7 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
 function metricsReport(job: JobInfo, m: JobMetrics): string {
   const s = job.settings;
   const lines: string[] = [];
-  lines.push(`job ${job.id}  ${job.name}  [${statusText(job)}]`);
+  lines.push(`job ${job.id}  ${job.name}  [${jobStatus(job)}]`);
   lines.push(`  task ${job.task.id}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}`);
   lines.push(`  generator ${job.generator.path}${job.evaluator.path !== job.generator.path ? `\n  evaluator ${job.evaluator.path}` : ''}`);
   for (const role of ['generator', 'evaluator'] as const) {
@@ -51,7 +48,7 @@ function metricsReport(job: JobInfo, m: JobMetrics): string {
     lines.push(table([['label', 'precision', 'recall', 'F1', 'support', 'predicted'], ...m.perLabel.map((l) => [l.label, num(l.precision), num(l.recall), num(l.f1), String(l.support), String(l.predicted)])]));
     lines.push('');
     lines.push('  confusion (rows: gold, columns: predicted)');
-    lines.push(table([['', ...m.labels, '(none)'], ...m.labels.map((l, i) => [l, ...m.confusion[i]!.map(String)])]));
+    lines.push(table([['', ...m.predicted], ...m.labels.map((l, i) => [l, ...m.confusion[i]!.map(String)])]));
   }
   const hist = m.confidenceHistogram.filter((b) => b.count > 0);
   if (hist.length > 0) {
@@ -89,19 +86,19 @@ export async function runJobWithProgress(
       lastPhase = p.phase;
       const note = p.phase === 'loading' ? 'loading models…' : p.phase === 'examples' ? 'generating the examples of every run…' : null;
       if (note && !opts.quiet && !bar) err(note);
-      if (note && bar) bar.update(p.rowsDone, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
+      if (note && bar) bar.update(p.done, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
       if (note) return;
     }
-    const payload = { rate: p.rowsPerMinute.toFixed(1), etaText: eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
+    const payload = { rate: (p.rowsPerMinute ?? 0).toFixed(1), etaText: eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
     if (bar) {
-      bar.setTotal(p.rowsTotal);
-      bar.update(p.rowsDone, payload);
+      bar.setTotal(p.total);
+      bar.update(p.done, payload);
     } else if (!opts.quiet) {
       // Without a terminal: a plain line about every 5% (and the last row).
-      const step = Math.max(1, Math.ceil(p.rowsTotal / 20));
-      if (p.rowsDone !== lastPrinted && (p.rowsDone % step === 0 || p.rowsDone === p.rowsTotal)) {
-        lastPrinted = p.rowsDone;
-        err(`rows ${p.rowsDone}/${p.rowsTotal}  ${payload.rate} rows/min  ETA ${payload.etaText}  accuracy ${payload.acc}`);
+      const step = Math.max(1, Math.ceil(p.total / 20));
+      if (p.done !== lastPrinted && (p.done % step === 0 || p.done === p.total)) {
+        lastPrinted = p.done;
+        err(`rows ${p.done}/${p.total}  ${payload.rate} rows/min  ETA ${payload.etaText}  accuracy ${payload.acc}`);
       }
     }
   };

@@ -91,6 +91,11 @@ export function labelNames(task: TaskDefinition): string[] {
   return task.labels.map((l) => l.name);
 }
 
+/** What an evaluator may answer: the task's labels in order, then its abstain label (counted, never wins). */
+export function answerLabels(task: TaskDefinition): string[] {
+  return [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
+}
+
 /** Topic pool for one label (its own, else the task's shared pool). */
 export function topicsFor(task: TaskDefinition, label: string | null): string[] {
   const own = label === null ? undefined : task.labels.find((l) => l.name === label)?.topics;

@@ -17,7 +17,7 @@ import {
   TatraSettings,
   runSeed,
 } from '../common/tatra';
-import { type TaskDefinition, labelNames } from '../common/task';
+import { type TaskDefinition, answerLabels } from '../common/task';
 import { ContextOverflowError, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { outputConstraints } from './constraint';
@@ -26,7 +26,7 @@ import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphr
 import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
-import { type Vote, type VoteOptions, runWaves, tallyVotes, voteDecided } from './vote';
+import { type Vote, runWaves, tallyVotes, taskVoteOptions, voteDecided } from './vote';
 import { formatZodError } from '../common/task';
 import { callsPerRun } from '../common/calls';
 
@@ -61,8 +61,7 @@ export function predictionLabel(task: TaskDefinition, raw: string): string | nul
     const answer = extractFinalAnswer(raw);
     return answer === null ? null : normaliseMathAnswer(answer);
   }
-  const allowed = [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
-  return mapLabel(raw, allowed);
+  return mapLabel(raw, answerLabels(task));
 }
 
 function checkSettings(settings: TatraSettings): TatraSettings {
@@ -202,14 +201,6 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   };
   opts.onEvent?.({ type: 'done', result });
   return result;
-}
-
-function taskVoteOptions(task: TaskDefinition): VoteOptions {
-  return {
-    labels: task.kind === 'math' ? [] : labelNames(task),
-    ...(task.defaultLabel !== undefined ? { defaultLabel: task.defaultLabel } : {}),
-    ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}),
-  };
 }
 
 function votesOf(runs: WaveOutcome['runs']): Vote[] {

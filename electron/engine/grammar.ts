@@ -2,7 +2,7 @@
 // format, exactly n paraphrase lines, one label of the set, and bounded reasoning followed by
 // `Final Answer:` for math. Every free-text rule is bounded and limited to printable ASCII, so a
 // completion always fits in a token budget of one token per character (see maxTokens helpers).
-import { type TaskDefinition, labelNames } from '../common/task';
+import { type TaskDefinition, answerLabels, labelNames } from '../common/task';
 import { type PlanItem } from './plan';
 import { answerNameOf } from './parse';
 
@@ -104,8 +104,7 @@ export function evaluationGrammar(task: TaskDefinition): string {
     const lines = budget > 0 ? `\nreasoning ::= ${bounded(ANY_FIRST, '[ -~\\n]', budget)}` : '';
     return `root ::= ${reasoning}"Final Answer: " answer${lines}\nanswer ::= ${mathAnswerRule(task)}`;
   }
-  const names = [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
-  return `root ::= ${names.map(gbnfLiteral).join(' | ')}`;
+  return `root ::= ${answerLabels(task).map(gbnfLiteral).join(' | ')}`;
 }
 
 /**

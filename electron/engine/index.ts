@@ -53,6 +53,6 @@ export {
   type ParsedBlock,
 } from './parse';
 export { extractFinalAnswer, normaliseMathAnswer, mathAnswersEqual, lenientMathCorrect, strictMathCorrect, numericValue } from './math';
-export { tallyVotes, type Vote, type VoteOptions, type VoteOutcome, type TieBreak } from './vote';
+export { tallyVotes, taskVoteOptions, type Vote, type VoteOptions, type VoteOutcome, type TieBreak } from './vote';
 export { seededRandom, seededShuffle } from './rng';
 export { contentHash, stableStringify } from './hash';

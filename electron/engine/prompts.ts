@@ -2,7 +2,7 @@
 // task-specific comes from the task file; the kinds (classification, multiple choice, math) only
 // change the shape of an example.
 import { type Example } from '../common/tatra';
-import { type TaskDefinition, labelNames } from '../common/task';
+import { type TaskDefinition, answerLabels, labelNames } from '../common/task';
 import { type ChatPrompt } from './backend';
 import { type PlanItem } from './plan';
 import { answerNameOf, quoteSafe } from './parse';
@@ -107,9 +107,7 @@ export function evaluationSystem(task: TaskDefinition): string {
   if (task.kind === 'math') {
     return `${task.instruction}\nReason briefly, then end with a last line of the form "Final Answer: <answer>".`;
   }
-  const names = labelNames(task);
-  const allowed = [...names, ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
-  return `${task.instruction}\nAnswer with exactly one of: ${allowed.join(', ')}. Nothing else.`;
+  return `${task.instruction}\nAnswer with exactly one of: ${answerLabels(task).join(', ')}. Nothing else.`;
 }
 
 /** The evaluator prompt for one candidate, and how much of its user turn every candidate of the run shares. */

@@ -1,4 +1,5 @@
 // Majority vote over all (n+1)·r predictions with SPEC §1.4's tie-break, made precise.
+import { type TaskDefinition, labelNames } from '../common/task';
 import { type TatraResult } from '../common/tatra';
 
 export type TieBreak = TatraResult['tieBreak'];
@@ -17,6 +18,15 @@ export interface VoteOptions {
   defaultLabel?: string;
   /** Counted and shown, never the winner (SUBJ's "unsure"). */
   abstainLabel?: string;
+}
+
+/** A task's vote options: its labels in order (none for math), its default and abstain labels. */
+export function taskVoteOptions(task: TaskDefinition): VoteOptions {
+  return {
+    labels: task.kind === 'math' ? [] : labelNames(task),
+    ...(task.defaultLabel !== undefined ? { defaultLabel: task.defaultLabel } : {}),
+    ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}),
+  };
 }
 
 export interface VoteOutcome {

@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CsvError, parse as csvParse } from 'csv-parse';
 import { UserError, isAbortError } from '../common/errors';
-import { labelNames, type TaskDefinition } from '../common/task';
+import { answerLabels, labelNames, type TaskDefinition } from '../common/task';
 import type {
   ColumnMapping,
   DatasetFormat,
@@ -517,8 +517,7 @@ export function suggestLabelMapping(goldValueCounts: Record<string, number>, tas
   const how: LabelMappingSuggestion['how'] = {};
   const unmapped: Array<{ value: string; count: number }> = [];
   if (task.kind === 'math') return { map, how, unmapped };
-  const labels = labelNames(task);
-  if (task.abstainLabel) labels.push(task.abstainLabel);
+  const labels = answerLabels(task);
   const lower = new Map(labels.map((l) => [l.toLowerCase(), l]));
   const values = Object.keys(goldValueCounts);
   const numeric = values.filter((v) => /^\d+$/.test(v.trim()));

@@ -14,7 +14,8 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { diskFullError, isDiskFull } from '../common/env-errors';
 import { isRemoteSpec } from '../common/remote';
 import { CONCURRENCY } from '../common/settings';
-import type { TaskDefinition } from '../common/task';
+import { answerLabels, type TaskDefinition } from '../common/task';
+import { accuracyOf, jobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
@@ -154,12 +155,12 @@ function rowsProgress(jobId: string, tally: RowTally): JobProgress {
   return {
     jobId,
     phase: 'rows',
-    rowsDone: tally.done,
-    rowsTotal: tally.total,
-    rowsFailed: tally.failed,
+    done: tally.done,
+    total: tally.total,
+    failed: tally.failed,
     rowsPerMinute: rate,
     etaSeconds: rate > 0 ? (remaining / rate) * 60 : remaining === 0 ? 0 : null,
-    runningAccuracy: tally.withGold > 0 ? tally.correct / tally.withGold : null,
+    runningAccuracy: accuracyOf(tally.correct, tally.withGold),
     deterministic: tally.deterministic,
   };
 }
@@ -213,7 +214,7 @@ export class JobManager {
 
   private emitStatus(id: string): void {
     const job = this.get(id);
-    this.emit({ type: 'status', jobId: id, status: job.status, interrupted: job.interrupted, error: job.error });
+    this.emit({ type: 'status', jobId: id, status: jobStatus(job), error: job.error });
   }
 
   // ---------------------------------------------------------------- queries
@@ -319,8 +320,7 @@ export class JobManager {
     const mapping: ColumnMapping = { ...spec.dataset.mapping };
     const labelCol = mapping.labelColumn ?? null;
     if (task.kind !== 'math' && labelCol !== null) {
-      const valid = new Set(task.labels.map((l) => l.name));
-      if (task.abstainLabel) valid.add(task.abstainLabel);
+      const valid = new Set(answerLabels(task));
       if (mapping.labelMap) {
         for (const [from, to] of Object.entries(mapping.labelMap)) {
           if (!valid.has(to)) throw new UserError(`label map "${from}=${to}": "${to}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
@@ -562,12 +562,12 @@ export class JobManager {
       progress: {
         jobId: job.id,
         phase,
-        rowsDone: job.rowsDone,
-        rowsTotal: job.rowsTotal,
-        rowsFailed: job.rowsFailed,
+        done: job.rowsDone,
+        total: job.rowsTotal,
+        failed: job.rowsFailed,
         rowsPerMinute: 0,
         etaSeconds: null,
-        runningAccuracy: job.rowsWithGold > 0 ? job.rowsCorrect / job.rowsWithGold : null,
+        runningAccuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
         deterministic: job.deterministic,
       },
     });

@@ -1,9 +1,10 @@
 // Metrics of an evaluation job: pure functions over stored rows, so they can be tested against
 // hand-computed values and recomputed at any time (also on a job that is half done).
 import { mathAnswersEqual } from '../engine/math';
-import { tallyVotes, type Vote } from '../engine/vote';
+import { tallyVotes, taskVoteOptions, type Vote } from '../engine/vote';
 import { labelNames, type TaskDefinition } from '../common/task';
 import type { Prediction } from '../common/tatra';
+import { NO_VOTE_COLUMN, accuracyOf } from '../common/contract/jobs';
 import type { JobMetrics, JobRow, LabelMetrics } from './types';
 
 export interface MetricsInput {
@@ -29,15 +30,7 @@ export function isCorrect(task: TaskDefinition, gold: string, prediction: string
 export function revote(task: TaskDefinition, runs: ReadonlyArray<{ run?: number; predictions: readonly Prediction[] }>): string | null {
   const votes: Vote[] = runs.flatMap((r, i) => r.predictions.map((p) => ({ run: r.run ?? i, variant: p.variant, label: p.label })));
   if (votes.length === 0) return null;
-  return tallyVotes(votes, {
-    labels: task.kind === 'math' ? [] : labelNames(task),
-    ...(task.defaultLabel !== undefined ? { defaultLabel: task.defaultLabel } : {}),
-    ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}),
-  }).label;
-}
-
-function ratio(num: number, den: number): number | null {
-  return den === 0 ? null : num / den;
+  return tallyVotes(votes, taskVoteOptions(task)).label;
 }
 
 /** Per-label precision/recall/F1 and macro-F1 over (gold, prediction) pairs. */
@@ -120,22 +113,23 @@ export function computeMetrics(input: MetricsInput): JobMetrics {
     rowsDone,
     rowsTotal: input.rowsTotal,
     correct,
-    accuracy: ratio(correct, evaluated),
-    perRunAccuracy: perRunCorrect.map((c) => ratio(c, evaluated)),
-    accuracyAfterRuns: afterCorrect.map((c) => ratio(c, evaluated)),
+    accuracy: accuracyOf(correct, evaluated),
+    perRunAccuracy: perRunCorrect.map((c) => accuracyOf(c, evaluated)),
+    accuracyAfterRuns: afterCorrect.map((c) => accuracyOf(c, evaluated)),
     labels,
     perLabel: scores.perLabel,
     macroF1: labels.length > 0 ? scores.macroF1 : null,
     confusion,
+    predicted: labels.length > 0 ? [...labels, NO_VOTE_COLUMN] : [],
     confidenceHistogram: bins,
-    math: task.kind === 'math' ? { strictAccuracy: ratio(correct, evaluated), lenientGoldInOutputAccuracy: ratio(lenient, evaluated) } : null,
+    math: task.kind === 'math' ? { strictAccuracy: accuracyOf(correct, evaluated), lenientGoldInOutputAccuracy: accuracyOf(lenient, evaluated) } : null,
     baseline:
       baseEvaluated === 0
         ? null
         : {
             evaluated: baseEvaluated,
             correct: baseCorrect,
-            accuracy: ratio(baseCorrect, baseEvaluated),
+            accuracy: accuracyOf(baseCorrect, baseEvaluated),
             macroF1: labels.length > 0 ? labelScores(labels, basePairs).macroF1 : null,
           },
   };

@@ -18,6 +18,7 @@ import { isCorrect, labelScores, revote } from './metrics';
 import type { JobRow, StoredRunExamples } from './types';
 import { toCsv } from './export';
 import { labelNames } from '../common/task';
+import { accuracyOf } from '../common/contract/jobs';
 
 /** One job of a sweep: (n, k, seed) at the largest r. */
 export interface SweepCell {
@@ -115,12 +116,11 @@ export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: numb
       if (raws.some((p) => lenientMathCorrect(row.gold!, p.raw))) lenient++;
     }
   }
-  const ratio = (x: number) => (scored === 0 ? null : x / scored);
   return {
     scored,
-    accuracy: ratio(correct),
+    accuracy: accuracyOf(correct, scored),
     macroF1: task.kind === 'math' ? null : labelScores(labelNames(task), pairs).macroF1,
-    lenientAccuracy: task.kind === 'math' ? ratio(lenient) : null,
+    lenientAccuracy: task.kind === 'math' ? accuracyOf(lenient, scored) : null,
   };
 }
 

@@ -25,6 +25,7 @@ import {
   type SweepSummary,
 } from '../common/contract/sweeps';
 import { describeZodError } from '../common/contract';
+import { jobStatus, type JobStatus } from '../common/contract/jobs';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
 import { previewDataset } from './dataset';
@@ -58,6 +59,10 @@ export function sweepCells(grid: StoredSweepSpec['grid']): { n: number; k: numbe
   const out: { n: number; k: number; seed: number }[] = [];
   for (const seed of grid.seeds) for (const k of grid.k) for (const n of grid.n) out.push({ n, k, seed });
   return out;
+}
+
+function pausedIfInterrupted(status: JobStatus): SweepJob['status'] {
+  return status === 'interrupted' ? 'paused' : status;
 }
 
 export class SweepManager {
@@ -150,7 +155,8 @@ export class SweepManager {
         job: {
           ...c,
           jobId: info ? info.id : null,
-          status: info ? (info.interrupted ? 'paused' : info.status) : 'pending',
+          // A job whose process died is one the sweep's resume continues: paused, for the sweep.
+          status: info ? pausedIfInterrupted(jobStatus(info)) : 'pending',
           rowsDone: info?.rowsDone ?? 0,
           rowsTotal: info?.rowsTotal ?? 0,
         },

@@ -1,6 +1,8 @@
-// Public shapes of the evaluation-jobs module: what the UI (through the API), the CLI and the
-// pairing comparison see. Plain TypeScript types: the API contract in common/ declares its own
-// zod schemas for what crosses the wire; these are the main-process side.
+// Public shapes of the evaluation-jobs module: what the API handlers, the CLI (and its --json
+// output) and the experiments see. Where a concept crosses the wire it has one definition, the
+// contract's (common/contract/jobs.ts: statuses, progress, the derived status and accuracy); the
+// shapes here are the main-process records the contract's summaries are read from.
+import type { DataFormat, ExportFormat, JobProgress as ContractJobProgress, JobStatus as DisplayedJobStatus, StoredJobStatus } from '../common/contract/jobs';
 import type { RemoteModelRef } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import type {
@@ -16,7 +18,7 @@ import type { TatraBackend } from '../engine/backend';
 
 // ---------------------------------------------------------------- import
 
-export type DatasetFormat = 'csv' | 'tsv' | 'jsonl';
+export type DatasetFormat = DataFormat;
 
 export interface DatasetOptions {
   /** Forced format; by default decided from the extension, then from the content. */
@@ -120,7 +122,8 @@ export interface LabelMappingSuggestion {
 
 // ---------------------------------------------------------------- jobs
 
-export type JobStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'failed' | 'done';
+/** What the store records for a job (common/contract/jobs.ts); `JobInfo.interrupted` says the rest. */
+export type JobStatus = StoredJobStatus;
 
 export interface ModelRef {
   /** A GGUF path, or a remote model as given (`remote:NAME`, `openai+http://…#MODEL`). */
@@ -269,30 +272,14 @@ export interface StoredRunExamples {
   stats: StageStats;
 }
 
-export interface JobProgress {
-  jobId: string;
-  /**
-   * `loading`: acquiring the models; `examples`: generating the shared run examples (scope run;
-   * can take long on a slow machine); `rows`: classifying rows.
-   */
-  phase: 'loading' | 'examples' | 'rows';
-  rowsDone: number;
-  rowsTotal: number;
-  rowsFailed: number;
-  /** Over this session's rows (not counting rows done before a resume). */
-  rowsPerMinute: number;
-  /** null until a rate is known. */
-  etaSeconds: number | null;
-  /** Accuracy over done rows with gold; null when none has gold. */
-  runningAccuracy: number | null;
-  /** JobInfo.deterministic as it stands (this session counted once its models are loaded). */
-  deterministic: boolean | null;
-}
+/** Progress of a job as every face sees it: the contract's (common/contract/jobs.ts). */
+export type JobProgress = ContractJobProgress;
 
 export type JobEvent =
   | { type: 'progress'; progress: JobProgress }
   | { type: 'row'; jobId: string; row: JobRow }
-  | { type: 'status'; jobId: string; status: JobStatus; interrupted: boolean; error: string | null };
+  /** `status` as every face shows it (`interrupted` for a job whose process died: jobStatus). */
+  | { type: 'status'; jobId: string; status: DisplayedJobStatus; error: string | null };
 
 export type JobEventType = JobEvent['type'];
 export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;
@@ -331,11 +318,10 @@ export interface JobMetrics {
   perLabel: LabelMetrics[];
   /** Mean F1 over the task's labels (labels that never occur count with F1 0). */
   macroF1: number | null;
-  /**
-   * confusion[i][j]: rows with gold labels[i] predicted labels[j]; a last extra column counts
-   * rows with no prediction (no valid vote).
-   */
+  /** confusion[i][j]: rows with gold labels[i] predicted `predicted[j]`. */
   confusion: number[][];
+  /** The confusion matrix's columns: the labels, then NO_VOTE_COLUMN for rows with no valid vote. */
+  predicted: string[];
   /** Histogram of the winner's vote share over done rows: 10 bins [0,0.1), …, [0.9,1.0]. */
   confidenceHistogram: Array<{ from: number; to: number; count: number }>;
   math: null | {
@@ -372,4 +358,4 @@ export interface BackendProvider {
   describeRemote?(spec: string, opts?: { signal?: AbortSignal }): Promise<RemoteModelRef>;
 }
 
-export type ExportFormat = 'csv' | 'json';
+export type { ExportFormat };

@@ -177,8 +177,8 @@ export async function executeComparison(record: ComparisonRecord, options: RunCo
       let jobId: string | null = null;
       const off = jobs.on('progress', (ev) => {
         if (ev.progress.jobId !== jobId) return;
-        pair.rowsDone = ev.progress.rowsDone;
-        pair.rows = ev.progress.rowsTotal;
+        pair.rowsDone = ev.progress.done;
+        pair.rows = ev.progress.total;
         pair.accuracy = ev.progress.runningAccuracy;
         publish();
       });

@@ -2,7 +2,7 @@
 // resume / cancel, history, rows, metrics, export. Maps the manager's shapes onto the contract's.
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DataPreview, JobMetrics as ApiJobMetrics, JobProgress as ApiJobProgress, JobSummary, jobsMethods } from '../../common/contract/jobs';
+import { accuracyOf, jobStatus, type DataPreview, type JobMetrics as ApiJobMetrics, type JobSummary, type jobsMethods } from '../../common/contract/jobs';
 import { UserError } from '../../common/errors';
 import { previewDataset, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
@@ -14,7 +14,7 @@ export function jobSummary(job: JobInfo): JobSummary {
     id: job.id,
     name: job.name,
     taskId: job.task.id,
-    status: job.interrupted ? 'interrupted' : job.status,
+    status: jobStatus(job),
     dataPath: job.dataset.path,
     generator: job.generator.path,
     evaluator: job.evaluator.path,
@@ -23,22 +23,9 @@ export function jobSummary(job: JobInfo): JobSummary {
     updatedAt: Date.parse(job.updated),
     done: job.rowsDone,
     total: job.rowsTotal,
-    accuracy: job.rowsWithGold > 0 ? job.rowsCorrect / job.rowsWithGold : null,
+    accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
     error: job.error,
     deterministic: job.deterministic,
-  };
-}
-
-export function progressPayload(p: JobProgress): ApiJobProgress {
-  return {
-    jobId: p.jobId,
-    done: p.rowsDone,
-    total: p.rowsTotal,
-    failed: p.rowsFailed,
-    rowsPerMinute: Number.isFinite(p.rowsPerMinute) ? p.rowsPerMinute : null,
-    etaSeconds: p.etaSeconds,
-    runningAccuracy: p.runningAccuracy,
-    deterministic: p.deterministic,
   };
 }
 
@@ -51,12 +38,7 @@ export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
     perRunAccuracy: m.perRunAccuracy,
     accuracyAfterRuns: m.accuracyAfterRuns,
     perLabel: m.perLabel.map((l) => ({ label: l.label, precision: l.precision, recall: l.recall, f1: l.f1, support: l.support })),
-    confusion: {
-      labels: m.labels,
-      // The manager's matrix has one more column than labels: rows with no valid vote.
-      predicted: m.confusion[0] && m.confusion[0].length > m.labels.length ? [...m.labels, '(none)'] : m.labels,
-      matrix: m.confusion,
-    },
+    confusion: { labels: m.labels, predicted: m.predicted, matrix: m.confusion },
     confidenceHistogram: m.confidenceHistogram,
     lenientAccuracy: m.math ? m.math.lenientGoldInOutputAccuracy : null,
     baselineAccuracy: m.baseline ? m.baseline.accuracy : null,
@@ -81,19 +63,19 @@ function rowPayload(r: JobRow) {
 /** Streams the manager's events as the contract's `job.progress` / `job.status`. */
 export function forwardJobEvents(manager: JobManager, emit: HostDeps['emit']): () => void {
   return manager.onAny((e) => {
-    if (e.type === 'progress') emit('job.progress', progressPayload(e.progress));
-    else if (e.type === 'status') emit('job.status', { jobId: e.jobId, status: e.interrupted ? 'interrupted' : e.status, error: e.error });
+    if (e.type === 'progress') emit('job.progress', e.progress);
+    else if (e.type === 'status') emit('job.status', { jobId: e.jobId, status: e.status, error: e.error });
   });
 }
 
 export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMethods> {
-  const lastProgress = new Map<string, ApiJobProgress>();
+  const lastProgress = new Map<string, JobProgress>();
   let listening = false;
   const manager = async (): Promise<JobManager> => {
     const m = deps.services.jobs();
     if (!listening) {
       listening = true;
-      m.on('progress', (e) => lastProgress.set(e.progress.jobId, progressPayload(e.progress)));
+      m.on('progress', (e) => lastProgress.set(e.progress.jobId, e.progress));
     }
     return m;
   };

@@ -2,16 +2,13 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../../common/errors';
-import type { JobInfo } from '../../jobs';
 import { addRuntimeOptions, intOption } from '../options';
 import { terminalSafe } from '../terminal';
-import { formatMetrics, printJobOutcome, runJobWithProgress, statusText } from '../job-output';
+import { accuracyOf, jobStatus } from '../../common/contract/jobs';
+import { formatMetrics, printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { err, interruptSignal, out, outJson, pct, table } from '../ui';
 
-function accuracy(job: JobInfo): string {
-  return pct(job.rowsWithGold === 0 ? null : job.rowsCorrect / job.rowsWithGold);
-}
 
 export function registerJobs(program: Command): void {
   const jobs = program.command('jobs').description('list, inspect, resume and export evaluation jobs');
@@ -28,7 +25,7 @@ export function registerJobs(program: Command): void {
         if (list.length === 0) return out('no jobs yet; start one with `tatra eval`');
         const rows = [
           ['id', 'status', 'task', 'rows', 'accuracy', 'created', 'name'],
-          ...list.map((j) => [j.id, statusText(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, accuracy(j), j.created.replace('T', ' ').slice(0, 19), terminalSafe(j.name)]),
+          ...list.map((j) => [j.id, jobStatus(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), j.created.replace('T', ' ').slice(0, 19), terminalSafe(j.name)]),
         ];
         out(terminalSafe(table(rows, () => false, '')));
       }),

@@ -13,6 +13,23 @@ export type DataFormat = z.infer<typeof DataFormat>;
 export const JobStatus = z.enum(['queued', 'running', 'paused', 'cancelled', 'done', 'failed', 'interrupted']);
 export type JobStatus = z.infer<typeof JobStatus>;
 
+/** What the job store records; `interrupted` is worked out from the owner's liveness (`jobStatus`). */
+export const StoredJobStatus = JobStatus.exclude(['interrupted']);
+export type StoredJobStatus = z.infer<typeof StoredJobStatus>;
+
+/** A job's status as every face shows it: `interrupted` for one stored as running whose process died. */
+export function jobStatus(job: { status: StoredJobStatus; interrupted: boolean }): JobStatus {
+  return job.interrupted ? 'interrupted' : job.status;
+}
+
+/** The confusion matrix's last column: rows whose prediction is none of the task's labels (no valid vote). */
+export const NO_VOTE_COLUMN = '(none)';
+
+/** Accuracy over the rows scored (done, with gold); null before the first. Every accuracy is this ratio. */
+export function accuracyOf(correct: number, scored: number): number | null {
+  return scored === 0 ? null : correct / scored;
+}
+
 const JobId = z.string().min(1);
 const Path = z.string().trim().min(1, 'give a file path');
 
@@ -71,9 +88,15 @@ export type JobStartInput = z.infer<typeof JobStartInput>;
 
 export const JobProgress = z.object({
   jobId: JobId,
+  /**
+   * `loading`: acquiring the models; `examples`: generating the shared examples of every run
+   * (scope run; long on a slow machine); `rows`: classifying rows.
+   */
+  phase: z.enum(['loading', 'examples', 'rows']).default('rows'),
   done: z.number().int(),
   total: z.number().int(),
   failed: z.number().int().default(0),
+  /** Over this session's rows (not counting rows done before a resume); 0 before the first. */
   rowsPerMinute: z.number().nullable(),
   etaSeconds: z.number().nullable(),
   /** Accuracy over the finished rows that have a gold label; null before the first. */
@@ -185,6 +208,7 @@ export const JobMetrics = z.object({
 export type JobMetrics = z.infer<typeof JobMetrics>;
 
 export const ExportFormat = z.enum(['csv', 'json']);
+export type ExportFormat = z.infer<typeof ExportFormat>;
 
 export const jobsMethods = {
   /** Reads the head of a data file: format, columns, sample rows, gold values with suggested labels. */

@@ -1,13 +1,13 @@
 // Evaluation results: confusion-matrix heatmap and the accuracy-after-j-runs curve.
 import { Bar, BarChart, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import type { JobMetrics } from '../../../electron/common/contract/jobs';
+import { NO_VOTE_COLUMN, type JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
 import { ChartFigure } from './ChartFigure';
 import { heatCell } from './labels';
 
 export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusion'] }) {
   // The "(none)" column (rows without a valid vote) only when some row has none.
-  const noneAt = confusion.predicted.indexOf('(none)');
+  const noneAt = confusion.predicted.indexOf(NO_VOTE_COLUMN);
   const dropNone = noneAt >= 0 && confusion.matrix.every((row) => (row[noneAt] ?? 0) === 0);
   const labels = confusion.labels;
   const predicted = dropNone ? confusion.predicted.filter((_, j) => j !== noneAt) : confusion.predicted;

@@ -154,8 +154,8 @@ describe('JobManager', () => {
     expect(wrong.rows.every((r) => r.correct === false)).toBe(true);
 
     const progress = events.filter((e): e is Extract<JobEvent, { type: 'progress' }> => e.type === 'progress');
-    expect(progress.at(-1)!.progress).toMatchObject({ phase: 'rows', rowsDone: 12, rowsTotal: 12, runningAccuracy: 0.5, etaSeconds: 0 });
-    expect(progress.slice(0, 3).map((e) => [e.progress.phase, e.progress.rowsDone])).toEqual([
+    expect(progress.at(-1)!.progress).toMatchObject({ phase: 'rows', done: 12, total: 12, runningAccuracy: 0.5, etaSeconds: 0 });
+    expect(progress.slice(0, 3).map((e) => [e.progress.phase, e.progress.done])).toEqual([
       ['loading', 0],
       ['examples', 0],
       ['rows', 0],
