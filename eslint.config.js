@@ -31,14 +31,16 @@ export const LAYERS = {
   models: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'web', 'paths', 'models'],
   api: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'web', 'paths', 'api'],
   server: ['common', 'api', 'web', 'paths', 'server'],
-  cli: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'api', 'server', 'web', 'paths', 'cli'],
+  // `tatra api`, the OpenAI-compatible face: the engine's classify() on the models the composition root loads.
+  service: ['common', 'engine', 'api', 'web', 'paths', 'service'],
+  cli: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'api', 'server', 'service', 'web', 'paths', 'cli'],
   shell: ['common', 'api', 'web', 'paths', 'shell'],
   renderer: ['common', 'renderer'],
 };
 
 // Folders are layers; electron/'s own files are the Electron shell, except paths.ts (data folder
 // and app root: a leaf every main-process layer may use) and preload.ts (sees the contract only).
-const layerFolders = ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'cli'];
+const layerFolders = ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'service', 'cli'];
 const layerElements = [
   ...layerFolders.map((type) => ({ type, pattern: `electron/${type}`, partialMatch: false })),
   { type: 'renderer', pattern: 'renderer/src', partialMatch: false },

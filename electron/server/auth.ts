@@ -5,6 +5,9 @@
 // the API even when the browser would attach the cookie.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { isLoopbackHost, isWildcardHost } from '../web/hosts';
+
+export { isLoopbackHost, isWildcardHost };
 
 export const TOKEN_HEADER = 'x-tatra-token';
 export const TOKEN_QUERY = 'token';
@@ -64,15 +67,6 @@ export function requestTokenSource(req: IncomingMessage, url: URL, expected: str
 }
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
-
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
-export function isWildcardHost(host: string): boolean {
-  return host === '0.0.0.0' || host === '::' || host === '[::]';
-}
 
 /** Origins a page of this server can have, given where it listens. */
 export function allowedOrigins(bindHost: string, port: number, extra: readonly string[] = []): Set<string> {

@@ -32,6 +32,9 @@ const forbidden: [file: string, code: string][] = [
   ['electron/paths.ts', "import { UserError } from './common/errors';\nexport const x = UserError;"],
   ['renderer/src/components/x.ts', "import { classify } from '../../../electron/engine/classify';\nexport const x = classify;"],
   ['renderer/src/x.ts', "import { appRoot } from '../../electron/paths';\nexport const x = appRoot;"],
+  // The service face gets its models from the CLI: it never loads one itself, nor reaches into jobs.
+  ['electron/service/x.ts', "import { ModelPool } from '../llama/pool';\nexport const x = ModelPool;"],
+  ['electron/service/x.ts', "import { openJobStore } from '../jobs';\nexport const x = openJobStore;"],
   // The engine is pure: no file system.
   ['electron/engine/x.ts', "import { readFile } from 'node:fs/promises';\nexport const x = readFile;"],
 ];
@@ -42,6 +45,8 @@ const allowed: [file: string, code: string][] = [
   ['electron/jobs/x.ts', "import { classify } from '../engine';\nimport { resolveTask } from '../tasks';\nexport const x = [classify, resolveTask];"],
   ['electron/api/handlers/x.ts', "import { JobManager } from '../../jobs/manager';\nimport { resolveDataDir } from '../../paths';\nexport const x = [JobManager, resolveDataDir];"],
   ['electron/cli/commands/x.ts', "import { startServer } from '../../server';\nexport const x = startServer;"],
+  ['electron/cli/commands/x.ts', "import { startApiService } from '../../service';\nexport const x = startApiService;"],
+  ['electron/service/x.ts', "import { classify } from '../engine';\nimport { SECURITY_HEADERS } from '../web/headers';\nexport const x = [classify, SECURITY_HEADERS];"],
   ['renderer/src/views/x.ts', "import { INT_SETTINGS } from '../../../electron/common/settings';\nexport const x = INT_SETTINGS;"],
 ];
 

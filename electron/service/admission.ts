@@ -1,0 +1,106 @@
+// How much `tatra api` takes on at once. Two bounds:
+// - admitted requests (running or waiting) are at most `maxQueue`; one more is turned away at once
+//   with 429 and a Retry-After estimate, so a burst costs memory for `maxQueue` requests only;
+// - classifications running through the engine are at most `concurrency`; the rest wait their turn
+//   in arrival order (a batch's inputs take turns with everyone else's, one slot each, so a batch
+//   of thousands cannot starve a chat request that came after it).
+import { ApiFailure } from './errors';
+
+export interface AdmissionOptions {
+  maxQueue: number;
+  concurrency: number;
+}
+
+interface Waiter {
+  grant(release: () => void): void;
+}
+
+export class Admission {
+  private admittedCount = 0;
+  private runningCount = 0;
+  private readonly waiting: Waiter[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  /** Moving average of how long a slot is held, ms (seeds Retry-After). */
+  private averageMs = 0;
+
+  constructor(readonly opts: AdmissionOptions) {
+    if (opts.maxQueue < 1 || opts.concurrency < 1) throw new Error('maxQueue and concurrency must be at least 1');
+  }
+
+  get admitted(): number {
+    return this.admittedCount;
+  }
+  get running(): number {
+    return this.runningCount;
+  }
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Admits a request or throws the 429 it is answered with. Call the returned function once when it is answered. */
+  admit(): () => void {
+    if (this.admittedCount >= this.opts.maxQueue) {
+      const seconds = this.retryAfterSeconds();
+      throw new ApiFailure(429, `the server is busy: ${this.admittedCount} requests are queued or running (the limit is ${this.opts.maxQueue}); retry in ${seconds} s`, 'rate_limit_error', 'queue_full', null, {
+        'Retry-After': String(seconds),
+      });
+    }
+    this.admittedCount++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.admittedCount--;
+      if (this.admittedCount === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    };
+  }
+
+  /** Resolves once no request is admitted (now, if none is). */
+  idle(): Promise<void> {
+    if (this.admittedCount === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Waits for an engine slot, in arrival order; rejects with the signal's reason if it aborts first. */
+  slot(signal: AbortSignal): Promise<() => void> {
+    signal.throwIfAborted();
+    if (this.runningCount < this.opts.concurrency && this.waiting.length === 0) return Promise.resolve(this.hold());
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        grant: (release) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(release);
+        },
+      };
+      const onAbort = () => {
+        const i = this.waiting.indexOf(waiter);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Seconds a turned-away client should wait: the queue ahead, divided among the slots, at the recent pace. */
+  retryAfterSeconds(): number {
+    const ahead = this.waiting.length + this.runningCount;
+    const ms = (ahead / this.opts.concurrency) * (this.averageMs || 1000);
+    return Math.max(1, Math.min(600, Math.ceil(ms / 1000)));
+  }
+
+  private hold(): () => void {
+    this.runningCount++;
+    const started = performance.now();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.runningCount--;
+      const ms = performance.now() - started;
+      this.averageMs = this.averageMs === 0 ? ms : 0.8 * this.averageMs + 0.2 * ms;
+      const next = this.waiting.shift();
+      if (next) next.grant(this.hold());
+    };
+  }
+}
