@@ -13,6 +13,7 @@ import { registerModels } from './commands/models';
 import { registerCompare } from './commands/compare';
 import { registerServe } from './commands/serve';
 import { registerSweep } from './commands/sweep';
+import { registerApi } from './commands/api';
 import { err, write } from './ui';
 
 // `tatra jobs show ID --rows 2000 | head -1`: the reader went away, which ends the output; it is
@@ -53,6 +54,7 @@ registerModels(program);
 registerCompare(program);
 registerSweep(program);
 registerServe(program);
+registerApi(program);
 
 try {
   await program.parseAsync(process.argv);
