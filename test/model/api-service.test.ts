@@ -1,0 +1,286 @@
+// `tatra api` end to end: the built CLI as a child process, real inference on the synthetic tiny
+// model, driven by the official `openai` client, by promptfoo running the README's configuration
+// (examples/promptfoo/) against it and llama-server on the same model, and by 200 concurrent
+// requests from 20 clients against a queue of 50. One server for the whole file: it loads once.
+import { spawn } from 'node:child_process';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';
+import { tinyModelPath } from '../helpers/models';
+import { parseMetrics, sampleValue } from '../helpers/prometheus';
+import { startTatraApi, type RunningTatraApi } from '../helpers/tatra-api';
+import { CLI_ENV, repoRoot, tatraCli } from '../helpers/tatra-cli';
+
+const SST2_LABELS = ['negative', 'positive'];
+let dataDir = '';
+let key = '';
+let api: RunningTatraApi;
+let client: OpenAI;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'tatra-api-model-'));
+  key = (await tatraCli(['api', 'keys', 'add', 'model-tests', '--data-dir', dataDir])).stdout.trim();
+  // Small settings keep each classification to a few model calls; the queue is the one the load test names.
+  api = await startTatraApi(['--model', await tinyModelPath(), '--task', 'sst2', '-n', '1', '-k', '1', '-r', '1', '--max-queue', '50', '--concurrency', '4', '--shutdown-grace', '1', '--data-dir', dataDir]);
+  client = new OpenAI({ apiKey: key, baseURL: `${api.origin}/v1`, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await api?.stop('SIGKILL');
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function metrics() {
+  const res = await fetch(`${api.origin}/metrics`);
+  expect(res.status).toBe(200);
+  return parseMetrics(await res.text());
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+function post(path: string, body: unknown, agent?: Agent, signal?: AbortSignal): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${api.origin}${path}`, { method: 'POST', agent, signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('tatra api with the official openai client', () => {
+  it('lists the models', async () => {
+    const ids: string[] = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    expect(ids).toEqual(['tatra/sst2']);
+  });
+
+  it('answers a chat completion whose content is a label of the task', async () => {
+    const completion = await client.chat.completions.create({ model: 'tatra/sst2', messages: [{ role: 'user', content: 'A warm and funny film.' }] });
+    const content = completion.choices[0]!.message.content;
+    expect(SST2_LABELS).toContain(content);
+    const tatra = (completion as unknown as { tatra: { label: string; votes: Record<string, number>; calls: number; deterministic: boolean } }).tatra;
+    expect(tatra.label).toBe(content);
+    expect(Object.keys(tatra.votes).sort()).toEqual(SST2_LABELS);
+    expect(tatra.calls).toBeGreaterThan(0);
+    expect(tatra.deterministic).toBe(true);
+    expect(completion.usage!.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('streams the stages, then the label', async () => {
+    const stream = await client.chat.completions.create({ model: 'tatra/sst2', stream: true, seed: 3, messages: [{ role: 'user', content: 'Dull and far too long.' }] });
+    let content = '';
+    const stages: string[] = [];
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      content += chunk.choices[0]?.delta.content ?? '';
+      const stage = (chunk as unknown as { tatra?: { stage?: string } }).tatra?.stage;
+      if (stage) {
+        // Every stage comes before the label.
+        expect(content).toBe('');
+        stages.push(stage);
+      }
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(SST2_LABELS).toContain(content);
+    expect(finish).toBe('stop');
+    expect(new Set(stages)).toEqual(new Set(['examples', 'paraphrases', 'evaluation']));
+  });
+
+  it('raises NotFoundError for an unknown task', async () => {
+    const failure = await client.chat.completions.create({ model: 'tatra/no-such-task', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((failure as InstanceType<typeof OpenAI.NotFoundError>).status).toBe(404);
+    expect((failure as Error).message).toContain('no task "no-such-task"');
+  });
+
+  it('raises AuthenticationError for a wrong key', async () => {
+    const wrong = new OpenAI({ apiKey: 'tatra-not-a-key', baseURL: `${api.origin}/v1`, maxRetries: 0 });
+    const failure = await wrong.models.list().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((failure as InstanceType<typeof OpenAI.AuthenticationError>).status).toBe(401);
+    // The key is nowhere in what the server said.
+    expect(api.stderr()).not.toContain(key);
+  });
+});
+
+describe('tatra api under load', () => {
+  it('answers 200 concurrent requests from 20 clients against a queue of 50 with a result or a 429 each', async () => {
+    const before = await metrics();
+    const clients = Array.from({ length: 20 }, () => new Agent({ keepAlive: true, maxSockets: 10 }));
+    const requests = clients.flatMap((agent, c) =>
+      Array.from({ length: 10 }, (_, i) => {
+        const input = `load test ${c}-${i}: the plot is thin but the actors are good`;
+        // Bounded in time: a request that gets no answer at all fails the test instead of hanging it.
+        return post('/v1/chat/completions', { model: 'tatra/sst2', messages: [{ role: 'user', content: input }] }, agent, AbortSignal.timeout(240_000)).then((answer) => ({ input, answer }));
+      }),
+    );
+    const answered = await Promise.all(requests);
+    for (const agent of clients) agent.destroy();
+
+    const ok = answered.filter((a) => a.answer.status === 200);
+    const busy = answered.filter((a) => a.answer.status === 429);
+    expect(ok.length + busy.length, JSON.stringify(answered.find((a) => ![200, 429].includes(a.answer.status))?.answer)).toBe(200);
+    // The first 50 to arrive are taken on; each of them is answered.
+    expect(ok.length).toBeGreaterThanOrEqual(50);
+    for (const { answer } of ok) expect(SST2_LABELS).toContain((JSON.parse(answer.body) as { choices: { message: { content: string } }[] }).choices[0]!.message.content);
+    for (const { answer } of busy) {
+      expect(Number(answer.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect((JSON.parse(answer.body) as { error: { code: string } }).error.code).toBe('queue_full');
+    }
+    expect(new Set(ok.map((a) => a.answer.headers['x-request-id'])).size).toBe(ok.length);
+
+    // The server counted exactly one answer per request: none lost, none answered twice.
+    const after = await metrics();
+    const delta = (status: string) =>
+      sampleValue(after, 'tatra_api_requests_total', { route: '/v1/chat/completions', status }) - sampleValue(before, 'tatra_api_requests_total', { route: '/v1/chat/completions', status });
+    expect(delta('200')).toBe(ok.length);
+    expect(delta('429')).toBe(busy.length);
+    expect(sampleValue(after, 'tatra_api_requests_in_progress')).toBe(0);
+    expect(sampleValue(after, 'tatra_api_queue_depth')).toBe(0);
+    // Memory stays bounded. What the service itself holds (requests, queue, caches) is on the JS
+    // heap and must not grow with the burst. The resident size also counts llama.cpp's native
+    // objects of finished requests, which node-llama-cpp frees only when V8 next collects: a
+    // looser bound (measured: +0.3 to +0.8 GiB for a first burst, a plateau after).
+    const used = (m: typeof after, name: string) => sampleValue(m, name);
+    expect(used(after, 'nodejs_heap_size_used_bytes') - used(before, 'nodejs_heap_size_used_bytes')).toBeLessThan(64 * 1024 * 1024);
+    expect(used(after, 'process_resident_memory_bytes') - used(before, 'process_resident_memory_bytes')).toBeLessThan(1024 * 1024 * 1024);
+    // Still up.
+    expect(((await (await fetch(`${api.origin}/healthz`)).json()) as { status: string }).status).toBe('ok');
+  });
+
+  it('frees the work of a client that disconnects mid-request', async () => {
+    const before = await metrics();
+    // Sixteen runs of four variants each: far more model calls than happen before the client leaves.
+    const settings = { r: 16, n: 3, early_stop: false };
+    const planned = settings.r * (SST2_LABELS.length + 1 + (settings.n + 1));
+    const leaving = new AbortController();
+    const firstStage = new Promise<void>((resolve, reject) => {
+      const req = request(
+        `${api.origin}/v1/chat/completions`,
+        { method: 'POST', signal: leaving.signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`answered ${res.statusCode}`));
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            if (d.includes('"stage"')) resolve();
+          });
+          res.on('error', () => undefined);
+        },
+      );
+      req.on('error', (e) => (leaving.signal.aborted ? undefined : reject(e)));
+      req.end(JSON.stringify({ model: 'tatra/sst2', stream: true, seed: 77, tatra: settings, messages: [{ role: 'user', content: 'A client that will not wait for the answer.' }] }));
+    });
+    await firstStage;
+    leaving.abort();
+
+    // Waited for by progress: the server notices, cancels the engine's work and frees the slot.
+    let now = await metrics();
+    while (sampleValue(now, 'tatra_api_classifications_running') > 0 || sampleValue(now, 'tatra_api_requests_in_progress') > 0) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = await metrics();
+    }
+    const outcome = (m: typeof now, o: string) => sampleValue(m, 'tatra_api_classifications_total', { outcome: o });
+    expect(outcome(now, 'cancelled') - outcome(before, 'cancelled')).toBe(1);
+    const calls = sampleValue(now, 'tatra_api_model_calls_total') - sampleValue(before, 'tatra_api_model_calls_total');
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThan(planned);
+    // And the freed slot serves the next request.
+    const next = await post('/v1/chat/completions', { model: 'tatra/sst2', messages: [{ role: 'user', content: 'After the one who left.' }] });
+    expect(next.status).toBe(200);
+  });
+});
+
+describe('promptfoo runs the README configuration against tatra api', () => {
+  let llama: RunningLlamaServer | undefined;
+  let scratch = '';
+  afterAll(async () => {
+    await llama?.stop();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('writes a row per input with the label TATRA gives it', async () => {
+    // The zero-shot side: llama-server on the same model. Weight repacking off: the CPU build's
+    // AMX path crashes on this machine for the synthetic model's tensors.
+    llama = await startLlamaServer({ model: await tinyModelPath(), parallel: 2, extraArgs: ['--no-repack'] });
+    scratch = await mkdtemp(join(tmpdir(), 'tatra-promptfoo-'));
+    const results = join(scratch, 'results.json');
+    const config = join(repoRoot, 'examples', 'promptfoo', 'promptfooconfig.yaml');
+    const run = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(repoRoot, 'node_modules', 'promptfoo', 'dist', 'src', 'entrypoint.js'), 'eval', '-c', config, '-o', results, '--no-cache', '--no-progress-bar', '--no-table'], {
+        cwd: scratch,
+        env: {
+          ...CLI_ENV,
+          // No network on this machine, and nothing of promptfoo's outside the scratch folder.
+          PROMPTFOO_DISABLE_TELEMETRY: '1',
+          PROMPTFOO_DISABLE_UPDATE: '1',
+          PROMPTFOO_DISABLE_SHARING: '1',
+          PROMPTFOO_DISABLE_REMOTE_GENERATION: '1',
+          PROMPTFOO_CONFIG_DIR: join(scratch, 'config'),
+          PROMPTFOO_CACHE_PATH: join(scratch, 'cache'),
+          TATRA_SERVICE_URL: `${api.origin}/v1`,
+          TATRA_SERVICE_KEY: key,
+          ZERO_SHOT_BASE: llama!.url,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, output }));
+    });
+    // promptfoo exits 100 when some assertions fail: a random-weight model gets labels wrong.
+    expect([0, 100], run.output.slice(-3000)).toContain(run.code);
+
+    const file = JSON.parse(await readFile(results, 'utf8')) as {
+      results: { results: { provider: { label?: string; id: string }; vars: { sentence: string; label: string }; response?: { output?: unknown }; failureReason: number }[] };
+    };
+    const csv = (await readFile(join(repoRoot, 'examples', 'promptfoo', 'sentiment.csv'), 'utf8')).trim().split('\n').slice(1);
+    const rows = file.results.results;
+    const tatraRows = rows.filter((r) => r.provider.label === 'TATRA');
+    const zeroShotRows = rows.filter((r) => r.provider.label === 'zero-shot');
+    expect(tatraRows).toHaveLength(csv.length);
+    expect(zeroShotRows).toHaveLength(csv.length);
+    // Every call was answered (failureReason 2 is a provider error; 1, a wrong label, is the model's business).
+    for (const r of [...tatraRows, ...zeroShotRows]) expect(r.failureReason, JSON.stringify(r).slice(0, 2000)).not.toBe(2);
+
+    // Each TATRA row is the label the service gives that sentence with the configuration's
+    // settings: asked again through /v1/classify, the very same answers come back, from the cache.
+    const sentences = tatraRows.map((r) => r.vars.sentence);
+    const again = await post('/v1/classify', { model: 'tatra/sst2', inputs: sentences, seed: 1, tatra: { r: 3, early_stop: true } });
+    expect(again.status).toBe(200);
+    const data = (JSON.parse(again.body) as { data: { label: string; cached: boolean }[] }).data;
+    expect(tatraRows.map((r) => r.response?.output)).toEqual(data.map((d) => d.label));
+    for (const d of data) {
+      expect(SST2_LABELS).toContain(d.label);
+      expect(d.cached).toBe(true);
+    }
+  });
+});
+
+describe('tatra api shutting down', () => {
+  it('on SIGTERM finishes or cancels what runs, answers it, and exits 0', async () => {
+    let settled = false;
+    const running = post('/v1/chat/completions', { model: 'tatra/sst2', tatra: { r: 12, early_stop: false }, messages: [{ role: 'user', content: 'Asked just before the end.' }] }).finally(() => (settled = true));
+    while (!settled && sampleValue(await metrics(), 'tatra_api_classifications_running') === 0) await new Promise((r) => setTimeout(r, 50));
+    const code = await api.stop('SIGTERM');
+    const answer = await running;
+    expect([200, 503]).toContain(answer.status);
+    expect(code).toBe(0);
+    expect(api.stderr()).toContain('SIGTERM');
+    expect(api.stderr()).not.toMatch(/\n\s+at /);
+  });
+});
