@@ -3,6 +3,7 @@
 // holds is disposed, at once or after a keep-alive, so only the models jobs need stay loaded.
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { raceAbort } from '../common/errors';
 import { isRemoteSpec, type RemoteModelRef } from '../common/remote';
 import type { TatraBackend } from '../engine/backend';
 import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
@@ -167,22 +168,4 @@ export class ModelPool {
 /** Remote models are shared by what identifies their endpoints: the spec, or a job's recorded endpoints. */
 function remoteKey(spec: string, ref: RemoteModelRef | undefined): string {
   return ref ? `remote-ref:${JSON.stringify([ref.urls, ref.model, ref.name ?? null, ref.keyEnv ?? null, ref.keyStored ?? false, ref.kind, ref.constrained, ref.maxInFlight ?? null])}` : `remote-spec:${spec.trim()}`;
-}
-
-function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolvePromise(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -14,6 +14,7 @@ import { mimeTypeFor } from '../web/mime';
 import { isInside } from '../web/inside';
 import { safeFileName, uploadDestination } from '../web/file-name';
 import { findStaticFile } from '../web/static';
+import { listen, publicOrigin } from '../web/listen';
 import {
   TOKEN_QUERY,
   allowedOrigins,
@@ -310,20 +311,4 @@ function serveEvents(ctx: ServerContext, ws: WebSocket, sockets: Set<WebSocket>)
   });
   ws.on('message', () => undefined);
   ws.send(JSON.stringify({ event: 'hello', payload: { ok: true } }));
-}
-
-function listen(server: Server, port: number, hostname: string): Promise<void> {
-  return new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(port, hostname, () => {
-      server.off('error', reject);
-      resolveListen();
-    });
-  });
-}
-
-/** The URL to show, without the token: a wildcard address is shown as loopback, IPv6 in brackets. */
-function publicOrigin(hostname: string, port: number): string {
-  const shownHost = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
-  return `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${port}`;
 }

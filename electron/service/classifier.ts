@@ -9,6 +9,7 @@
 // for it has gone (disconnected, timed out or shut down), which frees its slot.
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { raceAbort } from '../common/errors';
 import type { TatraEvent, TatraResult, TatraSettings } from '../common/tatra';
 import { classify, type GenerationCache } from '../engine';
 import { stableStringify } from '../engine/hash';
@@ -79,7 +80,7 @@ export class Classifier {
     flight.waiters++;
     if (ask.onEvent) flight.listeners.add(ask.onEvent);
     try {
-      const result = await untilAborted(flight.promise, giveUp.signal);
+      const result = await raceAbort(flight.promise, giveUp.signal);
       metrics.classifications.inc({ outcome: existing ? 'joined' : 'computed' });
       return { result, cached: false };
     } catch (e) {
@@ -153,23 +154,4 @@ function resultKey(ask: ClassifyAsk): string {
     evaluator: target.pairing.evaluatorBackend.id,
   };
   return createHash('sha256').update(stableStringify(parts)).digest('base64url');
-}
-
-/** `promise`, or the signal's reason as soon as it aborts (the promise runs on for others). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

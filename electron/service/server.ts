@@ -5,13 +5,14 @@
 // takes on: admission.ts. Work stops when its client goes away. close() lets what is running
 // finish within a grace period, then cancels the rest.
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
 import { errorMessage } from '../common/errors';
 import { SECURITY_HEADERS } from '../web/headers';
-import { hostHeaderName, isLoopbackAddress, isLoopbackHost, isWildcardHost } from '../web/hosts';
+import { hostHeaderName, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
+import { listen, publicOrigin } from '../web/listen';
 import { Admission } from './admission';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
 import { Catalog, modelName, type LoadedPairing, type Target } from './catalog';
@@ -113,7 +114,7 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
   }
   let closing: Promise<void> | null = null;
   return {
-    origin: `http://${shownHost(ctx.hostname)}:${port}`,
+    origin: publicOrigin(ctx.hostname, port),
     port,
     metrics,
     admission,
@@ -413,19 +414,4 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 function sendText(res: ServerResponse, status: number, text: string, contentType: string): void {
   res.writeHead(status, { 'Content-Type': contentType, 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
   res.end(text);
-}
-
-function listen(server: Server, port: number, hostname: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, hostname, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-function shownHost(hostname: string): string {
-  if (isWildcardHost(hostname)) return '127.0.0.1';
-  return hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
 }
