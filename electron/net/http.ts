@@ -1,9 +1,19 @@
-// The one HTTP client: every exchange with a server goes through here (inference servers and
-// their probes; downloads and the Hugging Face API follow). Failures are classified (connection,
-// timeout, HTTP status, not JSON) so that callers can decide what to do (retry, try another
-// endpoint, stop with one clear line) without looking at raw errors.
+// The one HTTP client: every exchange with a server goes through here (inference servers and their
+// probes, model downloads, the Hugging Face API). Three rules hold for all of them, in this file only:
+// - Failures are classified (connection, timeout, HTTP status, not JSON, an answer of the wrong
+//   shape) and worded once, so callers decide what to do (retry, fail over, one clear line)
+//   without looking at raw errors.
+// - The API key is redacted from every text that came back, before anything reads it: a server
+//   that quotes the key in an error (or an answer) cannot put it in a terminal, a job row, an
+//   event, an export or a log.
+// - Every JSON answer is checked against the caller's schema; a bad one is an HttpFailure naming
+//   what was wrong, never a TypeError further on.
+import { Readable, Transform } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { z } from 'zod';
+import { UserError } from '../common/errors';
 
-export type HttpFailureKind = 'connect' | 'timeout' | 'status' | 'not-json';
+export type HttpFailureKind = 'connect' | 'timeout' | 'status' | 'not-json' | 'bad-answer';
 
 /** A failed exchange. `retryable`: the same request may succeed later or elsewhere. */
 export class HttpFailure extends Error {
@@ -12,11 +22,10 @@ export class HttpFailure extends Error {
     message: string,
     readonly url: string,
     readonly status?: number,
-    /** Parsed JSON error body, when there was one. */
+    /** Parsed JSON error body (key redacted), when there was one. */
     readonly body?: unknown,
     /** Milliseconds the server asked us to wait (Retry-After). */
     readonly retryAfterMs?: number,
-    /** The start of a non-JSON body (HTML error pages), for the error line. */
     readonly contentType?: string,
   ) {
     super(message);
@@ -42,7 +51,7 @@ export class HttpFailure extends Error {
     return this.kind === 'status' && (this.status === 429 || this.status === 503);
   }
 
-  /** The server's error message, from the usual JSON error shapes. */
+  /** The server's error message (key redacted), from the usual JSON error shapes. */
   get serverMessage(): string | undefined {
     const b = this.body as { error?: unknown; message?: unknown; detail?: unknown } | undefined;
     if (!b || typeof b !== 'object') return undefined;
@@ -55,14 +64,55 @@ export class HttpFailure extends Error {
   }
 }
 
+// ------------------------------------------------------------------------------------------ keys
+
+/** What a redacted key reads as. */
+export const REDACTED = '[redacted]';
+
+/**
+ * Keys shorter than this are not searched for: replacing a two-letter "key" would garble every
+ * answer, and it protects nothing.
+ */
+const MIN_REDACTED_KEY = 4;
+
+let lastKey: string | undefined;
+let lastForms: string[] = [];
+
+/** The spellings of `key` a server's text may carry: as sent, JSON-escaped, URL-encoded (worked out once per key: this runs on every answer). */
+function keyForms(key: string | undefined): string[] {
+  if (!key || key.length < MIN_REDACTED_KEY) return [];
+  if (key !== lastKey) {
+    const json = JSON.stringify(key).slice(1, -1);
+    lastForms = [...new Set([key, json, json.replaceAll('/', '\\/'), encodeURIComponent(key)])];
+    lastKey = key;
+  }
+  return lastForms;
+}
+
+/** `text` with every spelling of `key` replaced by [redacted]. */
+export function redactKey(text: string, key: string | undefined): string {
+  let out = text;
+  for (const form of keyForms(key)) if (out.includes(form)) out = out.replaceAll(form, REDACTED);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------ calls
+
 export interface HttpCall {
   method: 'GET' | 'POST';
   url: string;
   body?: unknown;
-  /** Bearer key; never logged, never part of an error. */
+  /** Bearer key; never logged, never part of an error, redacted from what comes back. */
   key?: string;
+  /** Until the whole answer is in (JSON), or until the headers are (streams). */
   timeoutMs: number;
   signal?: AbortSignal;
+  headers?: Record<string, string>;
+}
+
+export interface JsonCall<T> extends HttpCall {
+  /** The answer's schema: only what the caller reads, loose about the rest. */
+  answer: z.ZodType<T>;
 }
 
 /** Parses Retry-After (seconds or an HTTP date) into milliseconds, capped at a minute. */
@@ -98,17 +148,43 @@ const CONNECT_WORDS: Record<string, string> = {
   EPIPE: 'connection closed',
 };
 
+/** A network error in words: `connection refused`, `host not found`, … */
+function connectWords(e: unknown): string {
+  const code = causeCode(e);
+  if (code) return CONNECT_WORDS[code] ?? code;
+  return e instanceof Error ? e.message : String(e);
+}
+
+function headersFor(call: Pick<HttpCall, 'headers' | 'body' | 'key'>, json: boolean): Record<string, string> {
+  const headers: Record<string, string> = { ...(json ? { accept: 'application/json' } : {}), ...call.headers };
+  if (call.body !== undefined) headers['content-type'] = 'application/json';
+  if (call.key) {
+    // A header carries printable ASCII only; fetch's own refusal would read as a network failure.
+    if (!/^[\x20-\x7e]+$/.test(call.key)) throw new UserError('the API key holds characters an HTTP header cannot carry (printable ASCII only); check it for a stray character', 'remote_bad_key');
+    headers.authorization = `Bearer ${call.key}`;
+  }
+  return headers;
+}
+
+/** Why a JSON answer does not fit its schema, in one short phrase: `data: expected array, received null`. */
+export function schemaProblem(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'unexpected shape';
+  const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'the answer';
+  const what = issue.message.replace(/^Invalid input: /, '');
+  return `${where}: ${what}`;
+}
+
 /**
- * Sends one request and returns its JSON body. Throws HttpFailure for everything the server or the
- * network did wrong, and the signal's reason when `signal` aborts.
+ * Sends one request and returns its JSON answer, checked against `call.answer`. Throws HttpFailure
+ * for everything the server or the network did wrong (a wrong shape included), and the signal's
+ * reason when `signal` aborts. Whatever the server wrote has the key redacted.
  */
-export async function httpJson(call: HttpCall): Promise<unknown> {
+export async function httpJson<T>(call: JsonCall<T>): Promise<T> {
   call.signal?.throwIfAborted();
+  const headers = headersFor(call, true);
   const timeout = AbortSignal.timeout(call.timeoutMs);
   const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (call.body !== undefined) headers['content-type'] = 'application/json';
-  if (call.key) headers.authorization = `Bearer ${call.key}`;
   let res: Response;
   let text: string;
   try {
@@ -117,10 +193,10 @@ export async function httpJson(call: HttpCall): Promise<unknown> {
   } catch (e) {
     call.signal?.throwIfAborted();
     if (timeout.aborted) throw new HttpFailure('timeout', `no answer within ${Math.round(call.timeoutMs / 1000)} s`, call.url);
-    const code = causeCode(e);
-    throw new HttpFailure('connect', code ? (CONNECT_WORDS[code] ?? code) : e instanceof Error ? e.message : String(e), call.url);
+    throw new HttpFailure('connect', connectWords(e), call.url);
   }
-  const contentType = res.headers.get('content-type') ?? '';
+  text = redactKey(text, call.key);
+  const contentType = redactKey(res.headers.get('content-type') ?? '', call.key);
   let json: unknown;
   let parsed = false;
   try {
@@ -136,8 +212,89 @@ export async function httpJson(call: HttpCall): Promise<unknown> {
     const what = /html/i.test(contentType) || /^\s*</.test(text) ? 'an HTML page' : contentType ? `${contentType.split(';')[0]}` : 'something that is not JSON';
     throw new HttpFailure('not-json', `answered ${what}`, call.url, res.status, undefined, undefined, contentType);
   }
-  return json;
+  const checked = call.answer.safeParse(json);
+  if (!checked.success) throw new HttpFailure('bad-answer', `${new URL(call.url).pathname}: ${schemaProblem(checked.error)}`, call.url, res.status);
+  return checked.data;
 }
+
+/** An answer whose body is read as a stream (downloads). */
+export interface HttpStream {
+  status: number;
+  headers: Headers;
+  /** The URL that answered, after redirects. */
+  url: string;
+  /** The body; fails with an HttpFailure ('timeout') after `idleTimeoutMs` without data, with the signal's reason on abort. */
+  body: Readable;
+}
+
+export interface StreamCall extends Omit<HttpCall, 'method' | 'body'> {
+  /** Longest silence once the body flows (default: none). */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * GET whose answer is streamed: resolves once the headers are in (within `timeoutMs`, which covers
+ * DNS, TCP and the wait for headers; redirects followed). The caller reads `status` and `headers`
+ * and consumes or destroys `body`.
+ */
+export async function httpStream(call: StreamCall): Promise<HttpStream> {
+  call.signal?.throwIfAborted();
+  const headers = headersFor(call, false);
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(call.signal!.reason);
+  call.signal?.addEventListener('abort', onAbort, { once: true });
+  const headerTimer = setTimeout(() => controller.abort(new HttpFailure('timeout', `no answer within ${Math.round(call.timeoutMs / 1000)} s`, call.url)), call.timeoutMs);
+  let res: Response;
+  try {
+    res = await fetch(call.url, { method: 'GET', headers, signal: controller.signal, redirect: 'follow' });
+  } catch (e) {
+    call.signal?.removeEventListener('abort', onAbort);
+    call.signal?.throwIfAborted();
+    const reason: unknown = controller.signal.reason;
+    if (reason instanceof HttpFailure) throw reason;
+    throw new HttpFailure('connect', connectWords(e), call.url);
+  } finally {
+    clearTimeout(headerTimer);
+  }
+  const done = () => {
+    clearTimeout(idle);
+    call.signal?.removeEventListener('abort', onAbort);
+  };
+  let idle: NodeJS.Timeout | undefined;
+  const idleMs = call.idleTimeoutMs;
+  const arm = () => {
+    if (idleMs === undefined) return;
+    clearTimeout(idle);
+    idle = setTimeout(() => controller.abort(new HttpFailure('timeout', `no data for ${Math.round(idleMs / 1000)} s`, call.url)), idleMs);
+  };
+  const source = res.body ? Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>) : Readable.from([]);
+  // What the body fails with: our timeout or the caller's reason, not undici's bare AbortError.
+  const body = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      arm();
+      cb(null, chunk);
+    },
+    flush(cb) {
+      done();
+      cb();
+    },
+  });
+  source.on('error', (e) => {
+    done();
+    const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+    body.destroy(reason instanceof Error ? reason : reason !== undefined ? new HttpFailure('connect', 'connection closed', call.url) : new HttpFailure('connect', connectWords(e), call.url));
+  });
+  body.on('close', () => {
+    done();
+    // Destroyed by the caller before the end: stop the transfer.
+    if (!source.destroyed) source.destroy();
+  });
+  source.pipe(body);
+  arm();
+  return { status: res.status, headers: res.headers, url: res.url || call.url, body };
+}
+
+// ------------------------------------------------------------------------------------------ retries
 
 export interface Backoff {
   /** First delay (ms); doubles each attempt. */

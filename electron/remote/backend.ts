@@ -4,6 +4,7 @@
 // engine sees the same seam as for a local GGUF; only the result's `deterministic: false` differs:
 // a server batches requests as it likes, so the same seed need not give the same text.
 import { setMaxListeners } from 'node:events';
+import { z } from 'zod';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
 import type { OutputConstraint } from '../common/tatra';
@@ -12,7 +13,7 @@ import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
 import { HttpFailure, backoffDelay, httpJson, sleep } from '../net/http';
 import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
 import { literalChoices } from '../engine/literal-choices';
-import { type ChoiceTokens, chatMessages, choiceTokensFrom, llamaServerCompletion, outputConstraintFor, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
+import { type ChoiceTokens, answerSchema, chatMessages, choiceTokensFrom, llamaServerCompletion, outputConstraintFor, readAnswer, shapeChatCall, type ShapedCall } from './shapes';
 
 export interface RemoteBackendOptions {
   /** OpenAI API roots (…/v1) of the endpoints serving the model; several are replicas. */
@@ -58,6 +59,11 @@ export interface RemoteBackendStats {
   unconstrainedOutputs: number;
   endpoints: EndpointState[];
 }
+
+// The other answers the backend reads (llama-server's /apply-template and /tokenize, vLLM's /tokenize).
+const templateAnswer = z.looseObject({ prompt: z.string() });
+const tokensAnswer = z.looseObject({ tokens: z.array(z.unknown()) });
+const countAnswer = z.looseObject({ count: z.number() });
 
 const DEFAULT_CONTEXT = 4096;
 /** vLLM's documented default batch (`--max-num-seqs`): requests it decodes at once. */
@@ -212,7 +218,7 @@ export class RemoteBackend implements TatraBackend {
       } else {
         shaped = shapeChatCall(this.kind, this.constrainedMode, this.model, request);
       }
-      const json = await this.post(endpoint, shaped.fromRoot ? `${serverRoot(endpoint.url)}${shaped.path}` : `${endpoint.url}${shaped.path}`, shaped.body, signal);
+      const json = await this.post(endpoint, shaped.fromRoot ? `${serverRoot(endpoint.url)}${shaped.path}` : `${endpoint.url}${shaped.path}`, shaped.body, signal, answerSchema(shaped));
       const answer = readAnswer(shaped, json);
       if (!answer) throw new UserError(`${endpoint.url} answered ${shaped.path} without a completion`, 'remote_not_openai');
       if (answer.promptTokens === null) renderedTokens = await this.countPromptTokens(request.prompt).catch(() => null);
@@ -297,8 +303,8 @@ export class RemoteBackend implements TatraBackend {
     return describeFailure(e, endpoint.url, this.keyOpts());
   }
 
-  private post(endpoint: Endpoint, url: string, body: unknown, signal: AbortSignal): Promise<unknown> {
-    return httpJson({ method: 'POST', url, body, timeoutMs: this.opts.requestTimeoutMs ?? 300_000, signal, ...(this.opts.key ? { key: this.opts.key } : {}) });
+  private post<T>(endpoint: Endpoint, url: string, body: unknown, signal: AbortSignal, answer: z.ZodType<T>): Promise<T> {
+    return httpJson({ method: 'POST', url, body, answer, timeoutMs: this.opts.requestTimeoutMs ?? 300_000, signal, ...(this.opts.key ? { key: this.opts.key } : {}) });
   }
 
   /**
@@ -310,11 +316,7 @@ export class RemoteBackend implements TatraBackend {
     const key = promptKey({ system: prompt.system, user: prompt.user });
     let rendered = this.rendered.get(key);
     if (!rendered) {
-      rendered = this.post(endpoint, `${serverRoot(endpoint.url)}/apply-template`, { messages: chatMessages(prompt, false) }, signal).then((json) => {
-        const p = (json as { prompt?: unknown }).prompt;
-        if (typeof p !== 'string') throw new UserError(`${endpoint.url} answered /apply-template without a prompt`, 'remote_not_openai');
-        return p;
-      });
+      rendered = this.post(endpoint, `${serverRoot(endpoint.url)}/apply-template`, { messages: chatMessages(prompt, false) }, signal, templateAnswer).then((json) => json.prompt);
       remember(this.rendered, key, rendered);
     }
     return rendered;
@@ -331,7 +333,7 @@ export class RemoteBackend implements TatraBackend {
       const choices = literalChoices(grammar);
       known = !choices
         ? Promise.resolve(null)
-        : Promise.all(choices.map((content) => this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { content, add_special: false, parse_special: false, with_pieces: true }, this.dispose_.signal))).then((answers) =>
+        : Promise.all(choices.map((content) => this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { content, add_special: false, parse_special: false, with_pieces: true }, this.dispose_.signal, tokensAnswer))).then((answers) =>
             choiceTokensFrom(choices, answers),
           ).catch((e: unknown) => {
             // A server without /tokenize (or refusing it) still has the grammar; a down one is retried.
@@ -347,19 +349,15 @@ export class RemoteBackend implements TatraBackend {
     if (this.kind === 'llama-server') {
       return this.withEndpoint(undefined, async (endpoint, signal) => {
         const rendered = (await this.render(prompt, endpoint)) + (prompt.assistantPrefix ?? '');
-        const json = await this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { content: rendered, add_special: true, parse_special: true }, signal);
-        const tokens = (json as { tokens?: unknown }).tokens;
-        if (!Array.isArray(tokens)) throw new UserError(`${endpoint.url} answered /tokenize without tokens`, 'remote_not_openai');
-        return tokens.length;
+        const json = await this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { content: rendered, add_special: true, parse_special: true }, signal, tokensAnswer);
+        return json.tokens.length;
       });
     }
     if (this.kind === 'vllm') {
       try {
         return await this.withEndpoint(undefined, async (endpoint, signal) => {
-          const json = await this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { model: this.model, messages: chatMessages(prompt), add_generation_prompt: !prompt.assistantPrefix }, signal);
-          const count = (json as { count?: unknown }).count;
-          if (typeof count !== 'number') throw new UserError('no count', 'remote_not_openai');
-          return count;
+          const json = await this.post(endpoint, `${serverRoot(endpoint.url)}/tokenize`, { model: this.model, messages: chatMessages(prompt), add_generation_prompt: !prompt.assistantPrefix }, signal, countAnswer);
+          return json.count;
         });
       } catch (e) {
         if (!(e instanceof UserError)) throw e;

@@ -2,6 +2,7 @@
 // OpenAI-compatible server has it); then llama-server's `/props`, vLLM's `/version`, Ollama's
 // `/api/version` and LM Studio's `/api/v0/models` tell the kind, which decides the constrained
 // output the backend asks for. Every failure becomes one line a user can act on.
+import { z } from 'zod';
 import { UserError } from '../common/errors';
 import type { ConstrainedMode, ServerKind, ServerProbe } from '../common/remote';
 import { HttpFailure, httpJson } from '../net/http';
@@ -52,6 +53,7 @@ export function describeFailure(e: HttpFailure, baseUrl: string, opts: { keyEnv?
   if (e.kind === 'connect') return new UserError(`cannot reach ${where}: ${e.message}`, 'remote_unreachable');
   if (e.kind === 'timeout') return new UserError(`cannot reach ${where}: ${e.message}`, 'remote_unreachable');
   if (e.kind === 'not-json') return new UserError(`${where} is not an OpenAI-compatible server: ${new URL(e.url).pathname} ${e.message}`, 'remote_not_openai');
+  if (e.kind === 'bad-answer') return new UserError(`${where} sent an answer TATRA Studio cannot use (${oneLine(e.message)})`, 'remote_bad_answer');
   const msg = e.serverMessage;
   if (e.status === 401 || e.status === 403) {
     const hint = opts.keyEnv ? `check the key in $${opts.keyEnv}` : 'give one with --key-env VAR (or type it in the app)';
@@ -66,10 +68,14 @@ export function oneLine(text: string, max = 200): string {
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
-async function optional(call: Promise<unknown>): Promise<Record<string, unknown> | null> {
+// The listing every OpenAI-compatible server has, and the optional endpoints that tell the kind
+// (any JSON object; what is read from it is checked where it is read).
+const modelsAnswer = z.looseObject({ data: z.array(z.unknown()) });
+const anyObject = z.looseObject({});
+
+async function optional(call: Promise<Record<string, unknown>>): Promise<Record<string, unknown> | null> {
   try {
-    const v = await call;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    return await call;
   } catch (e) {
     if (e instanceof HttpFailure) return null;
     throw e;
@@ -90,16 +96,15 @@ function num(v: unknown): number | null {
  */
 export async function probeServer(baseUrl: string, opts: ProbeOptions = {}): Promise<ServerProbe> {
   const timeoutMs = opts.timeoutMs ?? 4000;
-  const get = (url: string) => httpJson({ method: 'GET', url, timeoutMs, ...(opts.key ? { key: opts.key } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
-  let listing: unknown;
+  const call = { method: 'GET' as const, timeoutMs, ...(opts.key ? { key: opts.key } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+  const get = (url: string) => httpJson({ ...call, url, answer: anyObject });
+  let data: unknown[];
   try {
-    listing = await get(`${baseUrl}/models`);
+    data = (await httpJson({ ...call, url: `${baseUrl}/models`, answer: modelsAnswer })).data;
   } catch (e) {
     if (e instanceof HttpFailure) throw describeFailure(e, baseUrl, opts);
     throw e;
   }
-  const data = (listing as { data?: unknown }).data;
-  if (!Array.isArray(data)) throw new UserError(`${baseUrl} is not an OpenAI-compatible server: /models has no "data" list`, 'remote_not_openai');
   const entries = data.filter((d): d is Record<string, unknown> => !!d && typeof d === 'object');
   const models = entries.map((d) => str(d.id)).filter((id): id is string => id !== null);
 

@@ -18,6 +18,7 @@
 //   labels as stop words: the grammar then costs nothing (see ChoiceTokens).
 // - Anything else, and grammars a JSON schema cannot express (examples, paraphrases): free text,
 //   which the engine parses and validates as it does every output; the result says so.
+import { z } from 'zod';
 import type { ConstrainedMode, ServerKind } from '../common/remote';
 import type { OutputConstraint } from '../common/tatra';
 import type { ChatPrompt, GenerateRequest } from '../engine/backend';
@@ -212,8 +213,23 @@ function count(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
 }
 
-/** Text and token counts from an answer to `call`; null when the answer has neither shape. */
+// What each answer must hold, checked by the HTTP client before readAnswer sees it: only what is
+// read, loose about the rest (token counts are optional and read leniently by count()).
+const completionAnswer = z.looseObject({ content: z.string() });
+const ollamaChatAnswer = z.looseObject({ message: z.looseObject({ content: z.string() }) });
+const chatChoice = z.union([z.looseObject({ message: z.looseObject({ content: z.string().nullable() }) }), z.looseObject({ text: z.string() })]);
+const chatAnswer = z.looseObject({ choices: z.array(chatChoice).min(1) });
+
+/** The schema of the answer to `call`: a server answering anything else is one clear line, not a crash. */
+export function answerSchema(call: ShapedCall): z.ZodType<Record<string, unknown>> {
+  if (call.path === '/completion') return completionAnswer;
+  if (call.path === '/api/chat') return ollamaChatAnswer;
+  return chatAnswer;
+}
+
+/** Text and token counts from an answer to `call` (checked against answerSchema(call)); null when it has neither shape. */
 export function readAnswer(call: ShapedCall, json: unknown): ShapedAnswer | null {
+  if (!json || typeof json !== 'object') return null;
   const j = json as Record<string, unknown>;
   let answer: ShapedAnswer | null = null;
   if (call.path === '/completion' && typeof j.content === 'string') {
