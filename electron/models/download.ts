@@ -1,4 +1,4 @@
-// Verified, resumable downloads written on Node's http/https with HTTP Range, so we control
+// Verified, resumable downloads with HTTP Range on the one HTTP client (net/http.ts), so we control
 // timeouts, resume and verification (node-llama-cpp's downloader can retry for ~12 minutes
 // offline, and its `signal` does not reach the first request).
 //
@@ -9,8 +9,6 @@
 import { EventEmitter } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
-import { request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { basename, dirname, join, resolve as resolvePath } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -19,6 +17,7 @@ import type { DownloadState } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { formatBytes } from '../common/bytes';
 import { defaultModelsDir } from '../paths';
+import { HttpFailure, httpStream, type HttpStream } from '../net/http';
 import { resolveModelUri, type ResolvedSource } from './resolve';
 import { invalidReason, validateModelFile } from './gguf';
 
@@ -98,82 +97,30 @@ async function readSidecar(path: string): Promise<Sidecar | null> {
   }
 }
 
-/** A failure that a resumed attempt may fix (connection dropped, stalled). */
-class TransferInterrupted extends Error {}
-
-interface OpenedResponse {
-  res: IncomingMessage;
-  req: ClientRequest;
-  finalUrl: string;
-}
-
 /**
- * GET with our own connect timeout (covers DNS, TCP and the wait for headers) and redirects.
- * Unreachable hosts fail here within `connectTimeoutMs` with a one-line UserError.
+ * GET `url` on the one HTTP client: the headers within `connectTimeoutMs` (DNS, TCP and the wait
+ * for headers; redirects followed), then a body that fails after `idleTimeoutMs` of silence.
+ * Unreachable hosts are one UserError line.
  */
-function openResponse(url: string, headers: Record<string, string>, connectTimeoutMs: number, signal: AbortSignal | undefined, redirectsLeft = 8): Promise<OpenedResponse> {
-  return new Promise<OpenedResponse>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      return reject(new UserError(`invalid download URL ${url}`, 'bad_uri'));
-    }
-    const requestFn = u.protocol === 'https:' ? httpsRequest : u.protocol === 'http:' ? httpRequest : null;
-    if (!requestFn) return reject(new UserError(`unsupported URL scheme in ${url}`, 'bad_uri'));
-    let settled = false;
+async function openResponse(url: string, headers: Record<string, string>, settings: TransferSettings, signal: AbortSignal | undefined): Promise<HttpStream> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new UserError(`invalid download URL ${url}`, 'bad_uri');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new UserError(`unsupported URL scheme in ${url}`, 'bad_uri');
+  try {
     // identity: byte counts, Range offsets and the size check all refer to the file itself.
-    const req = requestFn(u, { method: 'GET', headers: { 'user-agent': 'tatra-studio', 'accept-encoding': 'identity', ...headers } });
-    const fail = (e: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      req.destroy();
-      reject(e);
-    };
-    const onAbort = () => fail(signal!.reason as Error);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => {
-      fail(new UserError(`could not reach ${u.host} within ${Math.round(connectTimeoutMs / 1000)} s (offline or unreachable)`, 'download_unreachable'));
-    }, connectTimeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      if (settled) return;
-      const code = e.code ?? '';
-      if (code === 'ECONNREFUSED') fail(new UserError(`connection refused by ${u.host} (is the server running?)`, 'download_unreachable'));
-      else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') fail(new UserError(`cannot resolve host ${u.hostname} (offline?)`, 'download_unreachable'));
-      else if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') fail(new UserError(`${u.host} is unreachable (offline?)`, 'download_unreachable'));
-      else fail(new UserError(`could not connect to ${u.host}: ${code || e.message}`, 'download_unreachable'));
-    });
-    req.on('response', (res) => {
-      if (settled) {
-        res.destroy();
-        return;
-      }
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        req.destroy();
-        if (redirectsLeft <= 0) return reject(new UserError(`too many redirects downloading ${url}`, 'download_failed'));
-        const next = new URL(res.headers.location, u).toString();
-        openResponse(next, headers, connectTimeoutMs, signal, redirectsLeft - 1).then(resolve, reject);
-        return;
-      }
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve({ res, req, finalUrl: u.toString() });
-    });
-    req.end();
-  });
+    return await httpStream({ url, headers: { 'user-agent': 'tatra-studio', 'accept-encoding': 'identity', ...headers }, timeoutMs: settings.connectTimeoutMs, idleTimeoutMs: settings.idleTimeoutMs, ...(signal ? { signal } : {}) });
+  } catch (e) {
+    if (e instanceof HttpFailure) throw new UserError(`cannot reach ${u.host}: ${e.message}`, 'download_unreachable');
+    throw e;
+  }
 }
 
 /** Parses `Content-Range: bytes a-b/total`. */
-function parseContentRange(v: string | undefined): { start: number; end: number; total: number | null } | null {
+function parseContentRange(v: string | null): { start: number; end: number; total: number | null } | null {
   const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(v?.trim() ?? '');
   if (!m) return null;
   return { start: Number(m[1]), end: Number(m[2]), total: m[3] === '*' ? null : Number(m[3]) };
@@ -328,7 +275,7 @@ async function transferUntilComplete(t: Transfer): Promise<void> {
     signal?.throwIfAborted();
     const start = await resumablePartial(t);
     if (start === 'complete') return;
-    const { res } = await openResponse(resolved.url, resumeHeaders(start.have, start.side), settings.connectTimeoutMs, signal);
+    const res = await openResponse(resolved.url, resumeHeaders(start.have, start.side), settings, signal);
     const answer = await readAnswer(t, res, start);
     if (answer.kind === 'complete') return;
     if (answer.kind === 'restart') {
@@ -403,109 +350,101 @@ function resumeHeaders(have: number, side: Sidecar | null): Record<string, strin
   return headers;
 }
 
-/** Decides from the status (and Content-Range) what to do with the response. */
-async function readAnswer(t: Transfer, res: IncomingMessage, start: { have: number; side: Sidecar | null }): Promise<Answer> {
+/** The validators a response carries for the file it sends (ETag, Last-Modified). */
+function validatorsOf(res: HttpStream): { etag: string | null; lastModified: string | null } {
+  return { etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified') };
+}
+
+/**
+ * Whether a 206 answer to a resume continues the very file the partial holds: the range starts
+ * where the partial ends, and every validator the partial recorded (ETag, Last-Modified, total
+ * length) is still the same and still sent. A server that ignores If-Range answers 206 for a file
+ * that changed since; splicing it would yield a mix of two versions that may even pass the header
+ * check. The one rule for every resume: anything else starts over from zero.
+ */
+function continuesPartial(res: HttpStream, cr: ReturnType<typeof parseContentRange>, have: number, side: Sidecar | null): boolean {
+  if (!cr || cr.start !== have || !side) return false;
+  const now = validatorsOf(res);
+  // A weak ETag (W/"…") still changes when the file does; compare the opaque tags.
+  const tag = (etag: string) => etag.replace(/^W\//, '');
+  if (side.etag !== null && (now.etag === null || tag(now.etag) !== tag(side.etag))) return false;
+  if (side.lastModified !== null && (now.lastModified === null || now.lastModified !== side.lastModified)) return false;
+  if (side.total !== null && cr.total !== null && cr.total !== side.total) return false;
+  return true;
+}
+
+/** Decides from the status (and Content-Range, and validators) what to do with the response. */
+async function readAnswer(t: Transfer, res: HttpStream, start: { have: number; side: Sidecar | null }): Promise<Answer> {
   const { partial, sidecar } = t.files;
-  const { resolved, source } = t;
+  const { resolved } = t;
   const { have, side } = start;
   const host = new URL(resolved.url).host;
-  const status = res.statusCode ?? 0;
+  const status = res.status;
+  const startOver = async (giveUp: string): Promise<Answer> => {
+    res.body.destroy();
+    await rm(partial, { force: true });
+    await rm(sidecar, { force: true });
+    return { kind: 'restart', giveUp };
+  };
   if (status === 206) {
-    const cr = parseContentRange(res.headers['content-range']);
-    if (!cr || cr.start !== have) {
-      // The server sent some other range: do not splice it in; restart from zero.
-      res.destroy();
-      await rm(partial, { force: true });
-      await rm(sidecar, { force: true });
-      return { kind: 'restart', giveUp: `the server at ${host} answered a resume with the wrong byte range` };
-    }
-    // A server without validators (or one that ignores If-Range) answers 206 for a file that
-    // changed since the partial was written; splicing would yield a corrupt mix that may
-    // still pass the header check. A different total or date means another file: start over.
-    const lastModified = typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null;
-    const totalChanged = side?.total != null && cr.total !== null && cr.total !== side.total;
-    const dateChanged = side?.lastModified != null && lastModified !== null && lastModified !== side.lastModified;
-    if (totalChanged || dateChanged) {
-      res.destroy();
-      await rm(partial, { force: true });
-      await rm(sidecar, { force: true });
-      return { kind: 'restart', giveUp: `${resolved.fileName} keeps changing on the server at ${host}; try again later` };
-    }
+    const cr = parseContentRange(res.headers.get('content-range'));
+    if (!cr || cr.start !== have) return startOver(`the server at ${host} answered a resume with the wrong byte range`);
+    if (!continuesPartial(res, cr, have, side)) return startOver(`${resolved.fileName} keeps changing on the server at ${host}; try again later`);
     return { kind: 'body', total: cr.total, append: true, have };
   }
   if (status === 200) {
-    // A fresh copy: either we asked for it, or the server ignored Range (or the file changed).
-    const len = Number(res.headers['content-length']);
-    return { kind: 'body', total: Number.isFinite(len) && res.headers['content-length'] !== undefined ? len : null, append: false, have: 0 };
+    // A fresh copy from byte zero: either we asked for it, or the server ignored Range, or the
+    // file changed (If-Range). Written over the partial, never appended to it.
+    const header = res.headers.get('content-length');
+    const len = Number(header);
+    return { kind: 'body', total: header !== null && Number.isFinite(len) ? len : null, append: false, have: 0 };
   }
   if (status === 416 && have > 0) {
-    res.resume();
-    const cr = parseContentRange(res.headers['content-range']);
-    if (cr?.total === have) {
-      await writeFile(sidecar, JSON.stringify({ ...(side ?? { url: resolved.url, source, etag: null, lastModified: null }), total: have }));
+    res.body.resume();
+    const cr = parseContentRange(res.headers.get('content-range'));
+    if (cr?.total === have && side) {
+      await writeFile(sidecar, JSON.stringify({ ...side, total: have }));
       return { kind: 'complete' };
     }
-    await rm(partial, { force: true });
-    return { kind: 'restart', giveUp: `the server at ${host} refused to resume the download` };
+    return startOver(`the server at ${host} refused to resume the download`);
   }
-  res.resume();
+  res.body.resume();
   const what = status === 404 ? 'not found' : status === 401 || status === 403 ? 'access denied (gated or private model?)' : `HTTP ${status}`;
   throw new UserError(`download of ${resolved.fileName} failed: ${what} (${resolved.url})`, status === 404 ? 'download_not_found' : 'download_failed');
 }
 
 /** Fail now rather than after hours of transfer with a full disk. */
-async function checkDiskSpace(t: Transfer, res: IncomingMessage, total: number | null, have: number): Promise<void> {
+async function checkDiskSpace(t: Transfer, res: HttpStream, total: number | null, have: number): Promise<void> {
   if (total === null) return;
   const fs = await statfs(t.dir).catch(() => null);
   const free = fs ? fs.bavail * fs.bsize : Infinity;
   if (total - have > free) {
-    res.destroy();
+    res.body.destroy();
     throw new UserError(`not enough disk space in ${t.dir} for ${t.resolved.fileName}: needs ${formatBytes(total - have)}, ${formatBytes(free)} free`, 'download_no_space');
   }
 }
 
 /** Records what the partial file is a part of (url, declared total, validators), for a later resume. */
-async function writeSidecar(t: Transfer, res: IncomingMessage, total: number | null): Promise<Sidecar> {
-  const etagHeader = res.headers.etag;
-  const lastModifiedHeader = res.headers['last-modified'];
-  const meta: Sidecar = {
-    url: t.resolved.url,
-    source: t.source,
-    total,
-    etag: typeof etagHeader === 'string' ? etagHeader : null,
-    lastModified: typeof lastModifiedHeader === 'string' ? lastModifiedHeader : null,
-  };
+async function writeSidecar(t: Transfer, res: HttpStream, total: number | null): Promise<Sidecar> {
+  const meta: Sidecar = { url: t.resolved.url, source: t.source, total, ...validatorsOf(res) };
   await writeFile(t.files.sidecar, JSON.stringify(meta));
   return meta;
 }
 
-/** Streams the body into the partial file, counting bytes; a stall or a cancel ends it. Resolves with the failure, null when the body ended. */
-async function receiveBody(t: Transfer, res: IncomingMessage, append: boolean): Promise<unknown> {
-  const { signal, progress } = t;
-  const idleTimeoutMs = t.settings.idleTimeoutMs;
-  let idle: NodeJS.Timeout | undefined;
-  const armIdle = () => {
-    clearTimeout(idle);
-    idle = setTimeout(() => res.destroy(new TransferInterrupted(`no data for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
-  };
-  const onAbort = () => res.destroy(signal!.reason as Error);
-  signal?.addEventListener('abort', onAbort, { once: true });
-  armIdle();
+/** Streams the body into the partial file, counting bytes; a stall (the client's idle timeout) or a cancel ends it. Resolves with the failure, null when the body ended. */
+async function receiveBody(t: Transfer, res: HttpStream, append: boolean): Promise<unknown> {
+  const { progress } = t;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      armIdle();
       progress.noteBytes(chunk.length);
       cb(null, chunk);
     },
   });
   try {
-    await pipeline(res, counter, createWriteStream(t.files.partial, { flags: append ? 'a' : 'w' }));
+    await pipeline(res.body, counter, createWriteStream(t.files.partial, { flags: append ? 'a' : 'w' }));
     return null;
   } catch (e) {
     return e;
-  } finally {
-    clearTimeout(idle);
-    signal?.removeEventListener('abort', onAbort);
   }
 }
 

@@ -1,6 +1,8 @@
 // Turning what a user typed (catalog id, hf: URI, https URL) into one https URL and a file name.
 // Resolved here rather than by node-llama-cpp, whose resolver can retry for ~12 minutes offline.
-import { UserError, isAbortError } from '../common/errors';
+import { z } from 'zod';
+import { UserError } from '../common/errors';
+import { HttpFailure, httpJson } from '../net/http';
 import { findCatalogEntry } from './catalog';
 
 export interface ResolvedSource {
@@ -65,32 +67,26 @@ export function resolveHfUri(uri: string, endpoint?: string): ResolvedSource {
   };
 }
 
+/** The part of the Hugging Face model API's answer read here: the repository's file names. */
+const hfModelAnswer = z.looseObject({ siblings: z.array(z.looseObject({ rfilename: z.string() })).optional() });
+
 /** Asks the Hugging Face API which .gguf of `user/repo` has this quantisation (single-file ones only). */
 async function resolveHfQuant(user: string, repo: string, quant: string, options: ResolveOptions): Promise<ResolvedSource> {
   const base = hfEndpoint(options.hfEndpoint);
-  const apiUrl = `${base}/api/models/${user}/${repo}`;
-  const timeoutMs = options.timeoutMs ?? 5000;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  let body: { siblings?: { rfilename?: string }[] };
+  const host = new URL(base).host;
+  let body: z.infer<typeof hfModelAnswer>;
   try {
-    const res = await fetch(apiUrl, { signal, headers: { accept: 'application/json' } });
-    if (res.status === 404 || res.status === 401) throw new UserError(`Hugging Face has no public model ${user}/${repo}`, 'download_not_found');
-    if (!res.ok) throw new UserError(`Hugging Face answered HTTP ${res.status} for ${user}/${repo}`, 'download_failed');
-    body = (await res.json()) as typeof body;
+    body = await httpJson({ method: 'GET', url: `${base}/api/models/${user}/${repo}`, answer: hfModelAnswer, timeoutMs: options.timeoutMs ?? 5000, ...(options.signal ? { signal: options.signal } : {}) });
   } catch (e) {
-    if (e instanceof UserError) throw e;
-    if (options.signal?.aborted) throw e;
-    if (timeout.aborted || (e as Error).name === 'TimeoutError') {
-      throw new UserError(`could not reach ${new URL(base).host} within ${Math.round(timeoutMs / 1000)} s (offline?)`, 'download_unreachable');
-    }
-    if (isAbortError(e)) throw e;
-    const cause = (e as { cause?: { code?: string } }).cause?.code;
-    throw new UserError(`could not reach ${new URL(base).host}: ${cause ?? (e as Error).message}`, 'download_unreachable');
+    if (!(e instanceof HttpFailure)) throw e;
+    if (e.status === 404 || e.status === 401) throw new UserError(`Hugging Face has no public model ${user}/${repo}`, 'download_not_found');
+    if (e.kind === 'status') throw new UserError(`Hugging Face answered HTTP ${e.status} for ${user}/${repo}`, 'download_failed');
+    if (e.kind === 'connect' || e.kind === 'timeout') throw new UserError(`cannot reach ${host}: ${e.message}`, 'download_unreachable');
+    throw new UserError(`${host} sent an answer TATRA Studio cannot use (${e.message})`, 'download_failed');
   }
   const q = quant.toLowerCase();
   const files = (body.siblings ?? [])
-    .map((s) => s.rfilename ?? '')
+    .map((s) => s.rfilename)
     .filter((f) => /\.gguf$/i.test(f) && !/-\d{5}-of-\d{5}\.gguf$/i.test(f))
     .filter((f) => {
       const name = f.toLowerCase().replace(/\.gguf$/, '');

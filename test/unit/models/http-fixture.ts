@@ -11,8 +11,10 @@ export interface ServeOptions {
   ignoreRange?: boolean;
   /** Send the body slowly: bytes per tick and ms between ticks. */
   throttle?: { bytes: number; everyMs: number };
-  /** The ETag sent (default "v1"); null sends none. */
-  etag?: string | null;
+  /** The ETag sent (default "v1"); null sends none; a function is asked per request (a file that changes). */
+  etag?: string | null | (() => string | null);
+  /** Answer a Range whose If-Range no longer matches with 200 and the whole file (default: If-Range is ignored, as some servers do). */
+  honourIfRange?: boolean;
   /** Last-Modified to send, asked per request (so a test can change the file and its date). */
   lastModified?: () => string;
 }
@@ -46,9 +48,12 @@ export async function serveBuffer(files: Record<string, Buffer>, options: ServeO
     let status = 200;
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     const headers: Record<string, string | number> = { 'accept-ranges': 'bytes' };
-    if (options.etag !== null) headers.etag = options.etag ?? '"v1"';
+    const etag = typeof options.etag === 'function' ? options.etag() : options.etag === undefined ? '"v1"' : options.etag;
+    if (etag !== null) headers.etag = etag;
     if (options.lastModified) headers['last-modified'] = options.lastModified();
-    if (range && !options.ignoreRange) {
+    const ifRange = req.headers['if-range'];
+    const stale = options.honourIfRange === true && typeof ifRange === 'string' && ifRange !== headers.etag && ifRange !== headers['last-modified'];
+    if (range && !options.ignoreRange && !stale) {
       start = Number(range[1]);
       if (start >= body.length) {
         res.writeHead(416, { 'content-range': `bytes */${body.length}` });
