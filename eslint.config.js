@@ -101,6 +101,19 @@ export default tseslint.config(
     },
   },
   {
+    // One HTTP client (electron/net/http.ts): its failure words, key redaction and answer schemas
+    // hold only if nothing else opens connections.
+    files: ['electron/**/*.ts'],
+    ignores: ['electron/net/**'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'fetch', message: 'HTTP requests go through electron/net/http.ts (the one HTTP client).' }],
+      'no-restricted-syntax': ['error',
+        { selector: "ImportDeclaration[source.value=/^(node:)?https$|^undici$/]", message: 'HTTP requests go through electron/net/http.ts (the one HTTP client).' },
+        { selector: "ImportDeclaration[source.value=/^(node:)?http$/] > ImportSpecifier[imported.name=/^(request|get)$/]", message: 'HTTP requests go through electron/net/http.ts (the one HTTP client).' },
+      ],
+    },
+  },
+  {
     files: ['electron/common/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: [...nodeOnlyPatterns, 'react', 'react-dom'], message: 'electron/common must stay free of Node, DOM and main-process modules.' }] }],

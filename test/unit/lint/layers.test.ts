@@ -59,3 +59,21 @@ describe('layer rules at every depth', () => {
     expect(await importRules(file, code)).toEqual([]);
   });
 });
+
+describe('one HTTP client', () => {
+  const rulesOf = async (file: string, code: string) => {
+    const [result] = await eslint.lintText(code, { filePath: resolve(root, file) });
+    return (result?.messages ?? []).map((m) => m.ruleId);
+  };
+  it.each([
+    ['electron/models/x.ts', 'export const x = fetch;', 'no-restricted-globals'],
+    ['electron/remote/x.ts', "import { request } from 'node:http';\nexport const x = request;", 'no-restricted-syntax'],
+    ['electron/jobs/x.ts', "import { get } from 'node:https';\nexport const x = get;", 'no-restricted-syntax'],
+  ])('%s: a request outside electron/net is reported', async (file, code, rule) => {
+    expect(await rulesOf(file, code)).toContain(rule);
+  });
+  it('electron/net may use fetch, and the server may create one', async () => {
+    expect(await rulesOf('electron/net/x.ts', 'export const x = fetch;')).toEqual([]);
+    expect(await rulesOf('electron/server/x.ts', "import { createServer } from 'node:http';\nexport const x = createServer;")).toEqual([]);
+  });
+});
