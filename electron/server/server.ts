@@ -87,7 +87,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const ctx = serverContext(opts);
-  const server = createServer((req, res) => void route(ctx, req, res).catch((e: unknown) => failRequest(ctx, res, e)));
+  const server = createServer((req, res) => void route(ctx, req, res).catch((e: unknown) => failRequest(ctx, req, res, e)));
   const events = attachEventSocket(ctx, server);
   await listen(server, opts.port, ctx.hostname);
   // The port (0 picks one) is known now; the token cookie and the allowed origins name it.
@@ -176,8 +176,32 @@ function tradeTokenForCookie(ctx: ServerContext, res: ServerResponse, url: URL):
   res.end();
 }
 
-/** A failed request: its HTTP error as text, anything else logged and answered 500; mid-stream, the connection is cut. */
-function failRequest(ctx: ServerContext, res: ServerResponse, e: unknown): void {
+// How Node reports a peer that went away: the request body ended early ('aborted', ECONNRESET),
+// a write met a closed socket (EPIPE), a stream was cut (ERR_STREAM_PREMATURE_CLOSE).
+const CLOSED_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/**
+ * Whether a request failed only because its client closed the connection (a tab closed, a
+ * reload, an upload cancelled, a download stopped): normal traffic, nothing to log or answer.
+ */
+export function clientWentAway(req: IncomingMessage, res: ServerResponse, e: unknown): boolean {
+  if (isClosedConnection(e)) return true;
+  // The socket is gone and the error is not a bug of ours (those are logged whoever is listening).
+  const bug = e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError;
+  return !bug && (req.socket.destroyed || res.destroyed);
+}
+
+function isClosedConnection(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return (typeof code === 'string' && CLOSED_CODES.has(code)) || (e instanceof Error && e.message === 'aborted');
+}
+
+/** A failed request: its HTTP error as text, anything else logged and answered 500; mid-stream, the connection is cut; a client that went away is no error at all. */
+function failRequest(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, e: unknown): void {
+  if (clientWentAway(req, res, e)) {
+    res.destroy();
+    return;
+  }
   if (res.headersSent) {
     res.destroy();
     return;
@@ -291,7 +315,8 @@ function attachEventSocket(ctx: ServerContext, server: Server): { close(): void 
 function serveEvents(ctx: ServerContext, ws: WebSocket, sockets: Set<WebSocket>): void {
   sockets.add(ws);
   ws.on('error', (e) => {
-    ctx.log(`tatra serve: closed an event socket: ${e.message}`);
+    // A page that went away is normal; a protocol error (ws closes the socket itself) is noted.
+    if (!isClosedConnection(e)) ctx.log(`tatra serve: closed an event socket: ${e.message}`);
     ws.terminate();
   });
   const off = ctx.host.subscribe((event, payload) => {
