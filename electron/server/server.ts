@@ -2,10 +2,10 @@
 // WebSocket (/api/events), in front of one ApiHost. Everything needs the token; API calls and
 // WebSocket upgrades also need an allowed Origin. See auth.ts for the reasoning.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { realpath, stat, unlink } from 'node:fs/promises';
+import { realpath, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
@@ -251,10 +251,15 @@ async function handleUpload(ctx: ServerContext, req: IncomingMessage, res: Serve
       yield chunk;
     }
   };
+  const out = createWriteStream(dest, { flags: 'wx' });
   try {
-    await pipeline(req, counter, createWriteStream(dest, { flags: 'wx' }));
+    await pipeline(req, counter, out);
   } catch (e) {
-    await unlink(dest).catch(() => undefined);
+    // A request that ends before the file is even open (the client went away at once) would
+    // otherwise have the file created after it is removed, and left behind. The folder is this
+    // upload's own (uploadDestination): it goes too.
+    if (!out.closed) await new Promise<void>((r) => out.once('close', () => r()));
+    await rm(dirname(dest), { recursive: true, force: true }).catch(() => undefined);
     throw e;
   }
   sendJson(res, 200, { path: dest, bytes });
