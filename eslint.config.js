@@ -66,6 +66,12 @@ const layerPolicies = [
   { from: { file: { categories: 'preload' } }, disallow: { to: { element: { types: { anyOf: Object.keys(LAYERS).filter((t) => t !== 'common') } } } } },
 ];
 
+const ONE_HTTP_CLIENT = 'HTTP requests go through electron/net/http.ts (the one HTTP client).';
+const httpRequestSyntax = [
+  { selector: 'ImportDeclaration[source.value=/^(node:)?https$|^undici$/]', message: ONE_HTTP_CLIENT },
+  { selector: 'ImportDeclaration[source.value=/^(node:)?http$/] > ImportSpecifier[imported.name=/^(request|get)$/]', message: ONE_HTTP_CLIENT },
+];
+
 const nodeOnly = ['node-llama-cpp', 'better-sqlite3', 'electron', 'ws', 'commander', 'csv-parse', 'cli-progress'];
 const nodeOnlyPatterns = [...nodeOnly, ...nodeOnly.map((m) => `${m}/*`), 'node:*', 'fs', 'path', 'os', 'child_process'];
 
@@ -106,10 +112,20 @@ export default tseslint.config(
     files: ['electron/**/*.ts'],
     ignores: ['electron/net/**'],
     rules: {
-      'no-restricted-globals': ['error', { name: 'fetch', message: 'HTTP requests go through electron/net/http.ts (the one HTTP client).' }],
-      'no-restricted-syntax': ['error',
-        { selector: "ImportDeclaration[source.value=/^(node:)?https$|^undici$/]", message: 'HTTP requests go through electron/net/http.ts (the one HTTP client).' },
-        { selector: "ImportDeclaration[source.value=/^(node:)?http$/] > ImportSpecifier[imported.name=/^(request|get)$/]", message: 'HTTP requests go through electron/net/http.ts (the one HTTP client).' },
+      'no-restricted-globals': ['error', { name: 'fetch', message: ONE_HTTP_CLIENT }],
+      'no-restricted-syntax': ['error', ...httpRequestSyntax],
+    },
+  },
+  {
+    // One way out to the terminal (electron/cli/ui.ts write/out/err, terminal.ts's rule): a
+    // command writing to process.stdout itself would still be escaped by the guard, but its
+    // columns and cuts would be measured on unescaped text.
+    files: ['electron/cli/**/*.ts'],
+    ignores: ['electron/cli/ui.ts', 'electron/cli/terminal.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...httpRequestSyntax,
+        { selector: "MemberExpression[object.object.name='process'][object.property.name=/^std(out|err)$/][property.name='write']", message: 'CLI output goes through electron/cli/ui.ts (write, out, err, outJson).' },
+        { selector: "MemberExpression[object.name='console']", message: 'CLI output goes through electron/cli/ui.ts (write, out, err, outJson).' },
       ],
     },
   },

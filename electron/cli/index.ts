@@ -15,6 +15,11 @@ import { registerServe } from './commands/serve';
 import { registerSweep } from './commands/sweep';
 import { registerApi } from './commands/api';
 import { err, write } from './ui';
+import { guardTerminalOutput } from './terminal';
+
+// Before anything prints: no control character from outside (a file, a model, a server) reaches
+// the terminal, whoever writes it (terminal.ts).
+guardTerminalOutput();
 
 // `tatra jobs show ID --rows 2000 | head -1`: the reader went away, which ends the output; it is
 // not an error worth a stack trace. Anything else on these streams still is.

@@ -4,16 +4,13 @@
 import type { JobInfo, JobManager, JobMetrics, JobProgress, StartOptions } from '../jobs';
 import { jobStatus } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
-import { terminalSafe } from './terminal';
 import { duration, err, eta, num, onInterrupt, out, outJson, pct, progressBar, table } from './ui';
 
-/** The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`. */
+/**
+ * The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`
+ * (names, paths and gold values come from files: out() shows their control characters escaped).
+ */
 export function formatMetrics(job: JobInfo, m: JobMetrics): string {
-  // Names, paths and gold values come from files: no control character reaches the terminal.
-  return terminalSafe(metricsReport(job, m));
-}
-
-function metricsReport(job: JobInfo, m: JobMetrics): string {
   const s = job.settings;
   const lines: string[] = [];
   lines.push(`job ${job.id}  ${job.name}  [${jobStatus(job)}]`);

@@ -1,12 +1,84 @@
-// What the CLI prints to a terminal: data-set cells and model outputs can hold escape sequences
-// (`\x1b]0;…\x07` retitles the window, `\x1b[2J` clears it, OSC 8 forges links). Shown as
-// visible escapes instead, so a hostile file cannot drive the user's terminal.
+// The one rule for what reaches the terminal: a model's metadata and answers, file names, CSV
+// headers, cells and gold values, task labels, a server's answers can all hold escape sequences
+// (`\x1b]0;…\x07` retitles the window, `\x1b[2J` clears it, OSC 8 forges links, `\r` overwrites
+// a line, bidirectional overrides reorder it). Every control character but the newline is shown
+// as a visible `\uXXXX` escape instead, whoever writes it: guardTerminalOutput() puts the rule on
+// the process's stdout and stderr, so commands, commander's usage errors, llama.cpp's log lines
+// and Node's own warnings all pass through it. Only the CLI's own control sequences (the live
+// status line, the progress bar) go around it, through `rawWrite` / `controlStream`, and they
+// carry outside text only after terminalSafe.
+//
+// `\uXXXX` rather than `\xNN`: the same escape is valid inside a JSON string, so `--json` output
+// stays valid JSON (a raw C1 or DEL inside a string becomes its own \u escape).
 
-// C0 controls except newline, DEL, and the C1 controls (0x9b is a one-byte CSI to some terminals).
+// C0 controls but newline, DEL, the C1 controls (0x9b is a one-byte CSI to some terminals), the
+// bidirectional marks, embeddings, overrides and isolates, and the Unicode line separators.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
-/** `s` with every control character but newline written as `\xNN`. */
+/** `s` with every control character but newline written as `\uXXXX`; idempotent. */
 export function terminalSafe(s: string): string {
-  return s.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Whether `s` holds a character terminalSafe would escape. */
+export function hasControl(s: string): boolean {
+  CONTROL.lastIndex = 0;
+  const found = CONTROL.test(s);
+  CONTROL.lastIndex = 0;
+  return found;
+}
+
+type WriteFn = NodeJS.WriteStream['write'];
+
+const rawWrites: { out: WriteFn; err: WriteFn } = {
+  out: process.stdout.write.bind(process.stdout) as WriteFn,
+  err: process.stderr.write.bind(process.stderr) as WriteFn,
+};
+
+let guarded = false;
+
+/** The text of a chunk written to a stream (strings as they are, bytes as UTF-8). */
+function chunkText(chunk: unknown, encoding: unknown): string {
+  if (typeof chunk === 'string') return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString(typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8');
+  return String(chunk);
+}
+
+function guardedWrite(raw: WriteFn): WriteFn {
+  return function write(this: unknown, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+    const cb = typeof encoding === 'function' ? encoding : callback;
+    return (raw as (c: string, cb?: unknown) => boolean)(terminalSafe(chunkText(chunk, encoding)), cb);
+  } as WriteFn;
+}
+
+/**
+ * From now on every write to this process's stdout and stderr passes through terminalSafe (the
+ * CLI calls this first thing). Idempotent.
+ */
+export function guardTerminalOutput(): void {
+  if (guarded) return;
+  guarded = true;
+  process.stdout.write = guardedWrite(rawWrites.out);
+  process.stderr.write = guardedWrite(rawWrites.err);
+}
+
+/** Writes the CLI's own control sequences (and text already made safe) around the guard. */
+export function rawWrite(stream: 'out' | 'err', text: string): void {
+  rawWrites[stream](text);
+}
+
+/**
+ * A stand-in for stderr that a progress renderer (cli-progress) may drive with its own cursor
+ * and erase sequences: its writes go around the guard, so what it is given to show (payload
+ * values) must be made safe first (see ui.ts progressBar).
+ */
+export function controlStream(): NodeJS.WriteStream {
+  return new Proxy(process.stderr, {
+    get(target, prop, receiver) {
+      if (prop === 'write') return (text: string, cb?: () => void) => (rawWrites.err as (t: string, cb?: () => void) => boolean)(text, cb);
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -4,10 +4,15 @@
 // shares; the progress bar; and the one Ctrl-C handler.
 import { setMaxListeners } from 'node:events';
 import cliProgress from 'cli-progress';
+import { controlStream, rawWrite, terminalSafe } from './terminal';
 
-/** Writes `text` as it is to stdout or stderr: the one place the CLI's output leaves the process. */
+/**
+ * Writes `text` to stdout or stderr with every control character but the newline escaped
+ * (terminal.ts): the one place the CLI's output leaves the process. Whatever bypasses it (a
+ * library writing on its own) meets the same rule on the streams themselves (guardTerminalOutput).
+ */
 export function write(stream: 'out' | 'err', text: string): void {
-  (stream === 'out' ? process.stdout : process.stderr).write(text);
+  rawWrite(stream, terminalSafe(text));
 }
 
 /** Prints `text` and a newline on stdout. */
@@ -32,7 +37,7 @@ export function stderrIsTerminal(): boolean {
 
 /** Rewrites the current stderr line (a terminal's live status); '' clears it. */
 export function statusLine(text: string): void {
-  write('err', `\r\x1b[2K${text}`);
+  rawWrite('err', `\r\x1b[2K${terminalSafe(text)}`);
 }
 
 // ---------------------------------------------------------------- formats
@@ -66,8 +71,16 @@ export function eta(seconds: number | null): string {
  * `alignRight(column)` says which columns hold numbers.
  */
 export function table(rows: string[][], alignRight: (col: number) => boolean = (c) => c > 0, indent = '  '): string {
+  // Cells from outside are measured as they will be shown (escaped), so columns stay aligned.
+  rows = rows.map((r) => r.map(terminalSafe));
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return rows.map((r) => indent + r.map((cell, c) => (alignRight(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+}
+
+/** `text` as it will be shown (escaped), cut to `max` characters with `...`: a cut never splits an escape into a live one. */
+export function clip(text: string, max: number): string {
+  const safe = terminalSafe(text);
+  return safe.length > max ? `${safe.slice(0, max - 3)}...` : safe;
 }
 
 /** `1 thing` / `2 things`. */
@@ -83,7 +96,25 @@ export function plural(n: number, one: string, many = `${one}s`): string {
  */
 export function progressBar(format: string, quiet = false): cliProgress.SingleBar | null {
   if (quiet || !stderrIsTerminal()) return null;
-  return new cliProgress.SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+  // The bar moves the cursor with its own sequences (around the guard); what it shows from
+  // outside (a file name, a note) is made safe here, on the way in.
+  return new SafeBar({ format, stream: controlStream(), hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+}
+
+function safePayload(payload: unknown): unknown {
+  if (!payload || typeof payload !== 'object') return payload;
+  return Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, typeof v === 'string' ? terminalSafe(v) : v]));
+}
+
+class SafeBar extends cliProgress.SingleBar {
+  override start(total: number, startValue: number, payload?: object): void {
+    super.start(total, startValue, safePayload(payload) as object);
+  }
+
+  override update(current: number | object, payload?: object): void {
+    if (typeof current === 'object') super.update(safePayload(current) as object);
+    else super.update(current, safePayload(payload) as object);
+  }
 }
 
 /**

@@ -65,13 +65,13 @@ it('`jobs show --rows` and `jobs list` print escape sequences from cells as visi
   expect(r.code, r.stderr).toBe(0);
   // eslint-disable-next-line no-control-regex
   expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
-  expect(out).toContain('evil \\x1b]0;pwned\\x07title \\x1b[2Jclear \\x9b31mred');
-  expect(out).toContain('hostile \\x1b[31mname');
+  expect(out).toContain('evil \\u001b]0;pwned\\u0007title \\u001b[2Jclear \\u009b31mred');
+  expect(out).toContain('hostile \\u001b[31mname');
   const list = tatra(['jobs', 'list']);
   let listed = '';
   list.stdout!.on('data', (d: Buffer) => (listed += d.toString()));
   expect((await ended(list)).code).toBe(0);
-  expect(listed).toContain('hostile \\x1b[31mname');
+  expect(listed).toContain('hostile \\u001b[31mname');
   expect(listed).not.toContain('\x1b');
 });
 

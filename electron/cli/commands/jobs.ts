@@ -3,11 +3,10 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../../common/errors';
 import { addRuntimeOptions, intOption } from '../options';
-import { terminalSafe } from '../terminal';
 import { accuracyOf, jobStatus } from '../../common/contract/jobs';
 import { formatMetrics, printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
-import { err, interruptSignal, out, outJson, pct, table } from '../ui';
+import { clip, err, interruptSignal, out, outJson, pct, table } from '../ui';
 
 
 export function registerJobs(program: Command): void {
@@ -25,9 +24,9 @@ export function registerJobs(program: Command): void {
         if (list.length === 0) return out('no jobs yet; start one with `tatra eval`');
         const rows = [
           ['id', 'status', 'task', 'rows', 'accuracy', 'created', 'name'],
-          ...list.map((j) => [j.id, jobStatus(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), j.created.replace('T', ' ').slice(0, 19), terminalSafe(j.name)]),
+          ...list.map((j) => [j.id, jobStatus(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), j.created.replace('T', ' ').slice(0, 19), j.name]),
         ];
-        out(terminalSafe(table(rows, () => false, '')));
+        out(table(rows, () => false, ''));
       }),
     );
 
@@ -52,12 +51,7 @@ export function registerJobs(program: Command): void {
         out('');
         for (const r of page.rows) {
           const mark = r.correct === null ? ' ' : r.correct ? '✓' : '✗';
-          // Escaped before it is cut, so a cut never splits an escape sequence into a live one.
-          const text = terminalSafe(r.input.replace(/\s+/g, ' '));
-          out(
-            terminalSafe(`  ${mark} #${r.index} ${r.status === 'done' ? `${r.prediction ?? '(no vote)'} ${pct(r.confidence ?? 0, { digits: 0 })}` : r.status}${r.gold !== null ? ` gold ${r.gold}` : ''}  `) +
-              `${text.length > 80 ? `${text.slice(0, 77)}...` : text}`,
-          );
+          out(`  ${mark} #${r.index} ${r.status === 'done' ? `${r.prediction ?? '(no vote)'} ${pct(r.confidence ?? 0, { digits: 0 })}` : r.status}${r.gold !== null ? ` gold ${r.gold}` : ''}  ${clip(r.input.replace(/\s+/g, ' '), 80)}`);
         }
       }),
     );
