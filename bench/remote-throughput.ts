@@ -2,7 +2,8 @@
 // OpenAI-compatible server (bench/instant-openai-server.ts, its own process), side by side:
 //
 //   loop   a plain `fetch` loop: evaluator-sized chat requests (SST-2, k examples, the label set
-//          as vLLM's structured_outputs.choice), `--in-flight` of them at once
+//          as vLLM's structured_outputs.choice), `--in-flight` of them at once; then the same
+//          loop on node:http with a keep-alive agent (what the backend's HTTP client uses)
 //   eval   `tatra eval` (the built CLI, dist/) through the remote backend, `--concurrency` rows
 //          at once, the endpoint allowed `--in-flight` requests (openai+http://…#m?inflight=N)
 //
@@ -23,6 +24,7 @@
 // and that no row committed before the kill was sent to the server again. --profile DIR: the eval
 // runs under `node --cpu-prof` and writes its profile there. Needs `npm run build:node` first.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -93,8 +95,27 @@ const stats = async (): Promise<ServerStats> => (await fetch(`${server.url}/benc
 const reset = async (): Promise<void> => void (await fetch(`${server.url}/bench/reset`, { method: 'POST' })).text();
 const rate = (s: ServerStats): number => (s.firstMs === null || s.lastMs === null || s.lastMs <= s.firstMs ? 0 : s.calls / ((s.lastMs - s.firstMs) / 1000));
 
-/** The plain loop: `inFlight` workers, each posting an evaluator-sized request and reading the answer, for `seconds`. */
-async function rawLoop(seconds: number): Promise<{ perSecond: number; maxOpen: number }> {
+const agent = new Agent({ keepAlive: true });
+
+/** One POST through node:http with a keep-alive agent (what the backend's HTTP client does). */
+function postHttp(url: string, body: string): Promise<unknown> {
+  return new Promise((resolvePost, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolvePost(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * The plain loop: `inFlight` workers, each posting an evaluator-sized request and reading the
+ * answer, for `seconds`; with `fetch` (the issue's peer) or node:http (the least a client can do).
+ */
+async function rawLoop(seconds: number, client: 'fetch' | 'http'): Promise<{ perSecond: number; maxOpen: number }> {
   const task = await resolveTask('sst2');
   const k = Number(values.k);
   const examples = Array.from({ length: k }, (_, i) => ({ text: `A ${i % 2 ? 'negative' : 'positive'} remark number ${i + 1} from run seed 1.`, label: i % 2 ? 'negative' : 'positive' }));
@@ -112,8 +133,10 @@ async function rawLoop(seconds: number): Promise<{ perSecond: number; maxOpen: n
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       while (performance.now() < until) {
-        const res = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body(sent++)) });
-        await res.json();
+        const url = `${server.url}/v1/chat/completions`;
+        const payload = JSON.stringify(body(sent++));
+        if (client === 'http') await postHttp(url, payload);
+        else await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload })).json();
       }
     }),
   );
@@ -283,16 +306,19 @@ process.stdout.write(
 );
 try {
   for (let i = 0; i < Number(values.repeat); i++) {
-    const loop = values['no-loop'] ? null : await rawLoop(Number(values['loop-seconds']));
+    const loop = values['no-loop'] ? null : await rawLoop(Number(values['loop-seconds']), 'fetch');
     const loadLoop = load();
+    const httpLoop = values['no-loop'] ? null : await rawLoop(Number(values['loop-seconds']), 'http');
+    const loadHttp = load();
     const ev = await evalRun();
     const loadEval = load();
-    if (loop) process.stdout.write(`  loop  ${fmt(loop.perSecond).padStart(8)} calls/s   max in flight at the server ${loop.maxOpen}   (load ${loadLoop})\n`);
+    if (loop) process.stdout.write(`  loop (fetch)      ${fmt(loop.perSecond).padStart(8)} calls/s   max in flight at the server ${loop.maxOpen}   (load ${loadLoop})\n`);
+    if (httpLoop) process.stdout.write(`  loop (node:http)  ${fmt(httpLoop.perSecond).padStart(8)} calls/s   max in flight at the server ${httpLoop.maxOpen}   (load ${loadHttp})\n`);
     process.stdout.write(
-      `  eval  ${fmt(ev.perSecond).padStart(8)} calls/s   max in flight at the server ${ev.maxOpen}   ${ev.calls} calls (${Object.entries(ev.byStage).map(([k, v]) => `${k} ${v}`).join(', ')}), ` +
+      `  eval              ${fmt(ev.perSecond).padStart(8)} calls/s   max in flight at the server ${ev.maxOpen}   ${ev.calls} calls (${Object.entries(ev.byStage).map(([k, v]) => `${k} ${v}`).join(', ')}), ` +
         `${ev.rowsDone}/${ev.rowsTotal} rows in ${fmt(ev.wallS)} s wall, peak RSS ${ev.peakRssMiB === null ? '?' : `${ev.peakRssMiB.toFixed(0)} MiB`}, job database ${ev.dbMiB.toFixed(1)} MiB   (load ${loadEval})\n`,
     );
-    if (loop) process.stdout.write(`  ratio eval/loop ${(ev.perSecond / loop.perSecond).toFixed(2)}\n`);
+    if (loop && httpLoop) process.stdout.write(`  ratio eval/loop: ${(ev.perSecond / loop.perSecond).toFixed(2)} of the fetch loop, ${(ev.perSecond / httpLoop.perSecond).toFixed(2)} of the node:http loop\n`);
     if (ev.exact) process.stdout.write(`  resume: ${ev.exact}\n`);
   }
 } finally {

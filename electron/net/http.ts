@@ -8,6 +8,8 @@
 //   event, an export or a log.
 // - Every JSON answer is checked against the caller's schema; a bad one is an HttpFailure naming
 //   what was wrong, never a TypeError further on.
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { z } from 'zod';
@@ -175,6 +177,123 @@ export function schemaProblem(error: z.ZodError): string {
   return `${where}: ${what}`;
 }
 
+// JSON calls go over node:http(s) with one keep-alive pool per protocol, not fetch: an inference
+// server takes hundreds of short calls a second, and fetch (WHATWG streams, a Request clone and
+// several AbortSignals per call) cost about six times the CPU per call of a plain request here,
+// enough to make the client the bottleneck (bench/remote-throughput.ts).
+// An idle connection is closed after 4 s (or before the server's own Keep-Alive hint): servers
+// close theirs after 5 s (uvicorn under vLLM, llama-server, Node), and a request sent on a
+// connection the server is closing fails; one that does anyway is sent again on a new connection.
+const IDLE_MS = 4000;
+const agents = { 'http:': new HttpAgent({ keepAlive: true, timeout: IDLE_MS }), 'https:': new HttpsAgent({ keepAlive: true, timeout: IDLE_MS }) } as const;
+/** Redirects a GET follows (a POST's redirect is answered as its status). */
+const MAX_REDIRECTS = 5;
+
+interface Exchange {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * Cancels of the calls in flight on each signal: one abort listener per signal, however many
+ * calls (a job's rows all share one), where a listener per call made each add walk the others.
+ */
+const cancels = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+
+function onAbort(signal: AbortSignal, cancel: (reason: unknown) => void): () => void {
+  let group = cancels.get(signal);
+  if (!group) {
+    const created = new Set<(reason: unknown) => void>();
+    group = created;
+    cancels.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const c of [...created]) c(signal.reason);
+        created.clear();
+      },
+      { once: true },
+    );
+  }
+  group.add(cancel);
+  const g = group;
+  return () => void g.delete(cancel);
+}
+
+function headerText(value: string | string[] | undefined): string | null {
+  return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** One request and its whole answer; rejects with a node error, a timeout HttpFailure, or the signal's reason. */
+function exchange(call: HttpCall, url: URL, redirects = 0, reuse = true): Promise<Exchange> {
+  return new Promise<Exchange>((resolve, reject) => {
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const headers = headersFor(call, true);
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const agent = url.protocol === 'https:' ? agents['https:'] : url.protocol === 'http:' ? agents['http:'] : undefined;
+    if (!agent) return reject(new Error(`unsupported protocol ${url.protocol}`));
+    let settled = false;
+    const finish = (error: unknown, value?: Exchange) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      forget?.();
+      if (error !== null) reject(error);
+      else resolve(value!);
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    let answered = false;
+    const req = send(url, { method: call.method, headers, agent: reuse ? agent : false }, (res) => {
+      answered = true;
+      const status = res.statusCode ?? 0;
+      const location = headerText(res.headers.location);
+      if (call.method === 'GET' && location && [301, 302, 303, 307, 308].includes(status) && redirects < MAX_REDIRECTS) {
+        res.resume();
+        settled = true;
+        clearTimeout(timer);
+        forget?.();
+        const next = new URL(location, url);
+        // The key is for the server it was given for: another origin does not get it.
+        const { key: _key, ...keyless } = call;
+        exchange(next.origin === url.origin ? call : keyless, next, redirects + 1).then(resolve, reject);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => finish(null, { status, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (e) => finish(e));
+      res.on('close', () => {
+        if (!res.complete) finish(Object.assign(new Error('connection closed'), { code: 'ECONNRESET' }));
+      });
+    });
+    req.on('error', (e) => {
+      // The server closed a kept-alive connection just as this request went out on it: it never
+      // saw the request, so it goes again on a fresh connection (once).
+      const code = (e as { code?: unknown }).code;
+      if (req.reusedSocket && !answered && (code === 'ECONNRESET' || code === 'EPIPE') && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        forget?.();
+        exchange(call, url, redirects, false).then(resolve, reject);
+        return;
+      }
+      finish(e);
+    });
+    const timer = setTimeout(() => {
+      finish(new HttpFailure('timeout', `no answer within ${Math.round(call.timeoutMs / 1000)} s`, call.url));
+      req.destroy();
+    }, call.timeoutMs);
+    const forget = call.signal
+      ? onAbort(call.signal, (reason) => {
+          finish(reason);
+          req.destroy();
+        })
+      : undefined;
+    req.end(body);
+  });
+}
+
 /**
  * Sends one request and returns its JSON answer, checked against `call.answer`. Throws HttpFailure
  * for everything the server or the network did wrong (a wrong shape included), and the signal's
@@ -182,21 +301,18 @@ export function schemaProblem(error: z.ZodError): string {
  */
 export async function httpJson<T>(call: JsonCall<T>): Promise<T> {
   call.signal?.throwIfAborted();
-  const headers = headersFor(call, true);
-  const timeout = AbortSignal.timeout(call.timeoutMs);
-  const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
-  let res: Response;
-  let text: string;
+  // Checked before anything is sent (a key a header cannot carry is a UserError, not a network failure).
+  headersFor(call, true);
+  let res: Exchange;
   try {
-    res = await fetch(call.url, { method: call.method, headers, body: call.body === undefined ? undefined : JSON.stringify(call.body), signal });
-    text = await res.text();
+    res = await exchange(call, new URL(call.url));
   } catch (e) {
     call.signal?.throwIfAborted();
-    if (timeout.aborted) throw new HttpFailure('timeout', `no answer within ${Math.round(call.timeoutMs / 1000)} s`, call.url);
+    if (e instanceof HttpFailure) throw e;
     throw new HttpFailure('connect', connectWords(e), call.url);
   }
-  text = redactKey(text, call.key);
-  const contentType = redactKey(res.headers.get('content-type') ?? '', call.key);
+  const text = redactKey(res.text, call.key);
+  const contentType = redactKey(headerText(res.headers['content-type']) ?? '', call.key);
   let json: unknown;
   let parsed = false;
   try {
@@ -205,8 +321,8 @@ export async function httpJson<T>(call: JsonCall<T>): Promise<T> {
   } catch {
     /* handled below */
   }
-  if (!res.ok) {
-    throw new HttpFailure('status', `HTTP ${res.status}`, call.url, res.status, parsed ? json : undefined, parseRetryAfter(res.headers.get('retry-after')), contentType);
+  if (res.status < 200 || res.status > 299) {
+    throw new HttpFailure('status', `HTTP ${res.status}`, call.url, res.status, parsed ? json : undefined, parseRetryAfter(headerText(res.headers['retry-after'])), contentType);
   }
   if (!parsed) {
     const what = /html/i.test(contentType) || /^\s*</.test(text) ? 'an HTML page' : contentType ? `${contentType.split(';')[0]}` : 'something that is not JSON';
