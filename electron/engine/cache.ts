@@ -50,7 +50,15 @@ export function generationCacheKey(parts: GenerationCacheKeyParts): string {
   return ['tatra', `v${PROMPT_VERSION}`, parts.stage, contentHash(parts.generator), parts.taskHash, parts.label ?? '-', parts.count, parts.seed, input].join(':');
 }
 
+// A job hands the same task object to every row: its hash is taken once, not per row.
+const taskHashes = new WeakMap<TaskDefinition, string>();
+
 /** Hash of everything in a task that reaches a prompt or a grammar. */
 export function taskContentHash(task: TaskDefinition): string {
-  return contentHash(stableStringify(task));
+  let hash = taskHashes.get(task);
+  if (hash === undefined) {
+    hash = contentHash(stableStringify(task));
+    taskHashes.set(task, hash);
+  }
+  return hash;
 }

@@ -64,9 +64,15 @@ export function predictionLabel(task: TaskDefinition, raw: string): string | nul
   return mapLabel(raw, answerLabels(task));
 }
 
+// A job passes the same settings object with every row: it is checked once, not once per row.
+const checkedSettings = new WeakMap<TatraSettings, TatraSettings>();
+
 function checkSettings(settings: TatraSettings): TatraSettings {
+  const known = checkedSettings.get(settings);
+  if (known) return known;
   const parsed = TatraSettings.safeParse(settings);
   if (!parsed.success) throw new UserError(`bad settings: ${formatZodError(parsed.error)}`, 'bad_settings');
+  checkedSettings.set(settings, parsed.data);
   return parsed.data;
 }
 

@@ -5,11 +5,26 @@
 
 const MAX_CHOICES = 256;
 
+/** Grammars already read: a remote backend asks for every evaluator call, with a handful of grammars. */
+const known = new Map<string, readonly string[] | null>();
+const MAX_KNOWN = 256;
+
 /**
  * The strings a grammar allows when it is a single `root` rule made of string literals, sequences
  * and alternations (`root ::= " " ("positive" | "negative")`); null for anything else.
  */
-export function literalChoices(grammar: string): string[] | null {
+export function literalChoices(grammar: string): readonly string[] | null {
+  let choices = known.get(grammar);
+  if (choices === undefined) {
+    const parsed = parseChoices(grammar);
+    choices = parsed && Object.freeze(parsed);
+    if (known.size >= MAX_KNOWN) known.delete(known.keys().next().value as string);
+    known.set(grammar, choices);
+  }
+  return choices;
+}
+
+function parseChoices(grammar: string): string[] | null {
   const lines = grammar
     .split('\n')
     .map((l) => l.trim())

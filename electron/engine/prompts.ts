@@ -89,10 +89,19 @@ export function formatExample(task: TaskDefinition, ex: Example): string {
   return `${task.inputName}: ${ex.text}\n${answerName}: ${ex.label}`;
 }
 
+// A run's examples are one array shared by every candidate of every row of a job: their text is
+// built once per array, not once per evaluator call (examples and tasks are never changed in place).
+const prefixes = new WeakMap<readonly Example[], { task: TaskDefinition; prefix: string }>();
+const systems = new WeakMap<TaskDefinition, string>();
+
 /** The part of the evaluator's user turn shared by every candidate of a run: the examples. */
 export function evaluationPrefix(task: TaskDefinition, examples: readonly Example[]): string {
   if (examples.length === 0) return '';
-  return `${examples.map((ex) => formatExample(task, ex)).join('\n\n')}\n\n`;
+  const known = prefixes.get(examples);
+  if (known?.task === task) return known.prefix;
+  const prefix = `${examples.map((ex) => formatExample(task, ex)).join('\n\n')}\n\n`;
+  prefixes.set(examples, { task, prefix });
+  return prefix;
 }
 
 /** What follows the examples: the candidate and the line that elicits the answer. */
@@ -104,6 +113,15 @@ export function evaluationSuffix(task: TaskDefinition, candidate: string): strin
 
 /** The evaluator's system turn: the task's instruction, plus the output rule for its kind. */
 export function evaluationSystem(task: TaskDefinition): string {
+  let system = systems.get(task);
+  if (system === undefined) {
+    system = systemFor(task);
+    systems.set(task, system);
+  }
+  return system;
+}
+
+function systemFor(task: TaskDefinition): string {
   if (task.kind === 'math') {
     return `${task.instruction}\nReason briefly, then end with a last line of the form "Final Answer: <answer>".`;
   }

@@ -637,8 +637,9 @@ export class JobManager {
     const worker = async () => {
       while (!signal.aborted && next < queue.length) {
         const index = queue[next++]!;
-        if (!(await this.classifyRow(job, index, models, signal, tally))) return;
-        this.emit({ type: 'row', jobId: id, row: this.store.row(id, index)! });
+        const row = await this.classifyRow(job, index, models, signal, tally);
+        if (!row) return;
+        this.emit({ type: 'row', jobId: id, row });
         this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
       }
     };
@@ -654,9 +655,10 @@ export class JobManager {
   /**
    * One row through TATRA (and the zero-shot baseline when the job has it), saved with its
    * outcome and counted in `tally`. A user error (e.g. an input too long for the context) is this
-   * row's alone: recorded as its failure (a resume retries it). False when the job was stopped.
+   * row's alone: recorded as its failure (a resume retries it). Returns the row as saved (what
+   * reading it back would give, without reading it back), or null when the job was stopped.
    */
-  private async classifyRow(job: JobInfo, index: number, models: RowModels, signal: AbortSignal, tally: RowTally): Promise<boolean> {
+  private async classifyRow(job: JobInfo, index: number, models: RowModels, signal: AbortSignal, tally: RowTally): Promise<JobRow | null> {
     const { task, settings } = job;
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
@@ -682,13 +684,14 @@ export class JobManager {
         tally.withGold++;
         if (rec.correct) tally.correct++;
       }
+      return { ...row, ...rec, status: 'done', error: null };
     } catch (e) {
-      if (isAbortError(e) && signal.aborted) return false;
+      if (isAbortError(e) && signal.aborted) return null;
       if (!(e instanceof UserError)) throw e;
       this.store.saveRowFailure(job.id, index, e.message);
       tally.failed++;
+      return { ...row, status: 'failed', error: e.message };
     }
-    return true;
   }
 
   /** Records how the session ended: failed, stopped (paused/cancelled), done, or paused with rows left. */

@@ -51,6 +51,9 @@ export const WAL_LIMIT_BYTES = 1024 * 1024;
 export const RESERVE_BYTES = 256 * 1024;
 /** Rows deleted per transaction when the disk is full: their pages' WAL frames fit in the reserve. */
 const FULL_DISK_DELETE_CHUNK = 200;
+/** Generator outputs are written at most this long after they are made, or when this many wait. */
+const CACHE_FLUSH_MS = 100;
+const CACHE_FLUSH_ENTRIES = 256;
 /** Bump with a new entry in MIGRATIONS. */
 export const SCHEMA_VERSION = 5;
 
@@ -249,6 +252,9 @@ function newJobId(): string {
 export class JobStore {
   readonly db: Database.Database;
   readonly path: string;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly pendingCache = new Map<string, string>();
+  private cacheTimer: NodeJS.Timeout | undefined;
 
   constructor(dbPath: string) {
     this.path = dbPath;
@@ -324,6 +330,7 @@ export class JobStore {
 
   close(): void {
     if (!this.db.open) return;
+    this.flushCache();
     this.db.close();
     // Closing the last connection checkpoints and removes the WAL: room to hold the reserve again.
     this.takeReserve();
@@ -596,37 +603,36 @@ export class JobStore {
   }
 
   row(jobId: string, index: number): JobRow | null {
-    const r = this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as RowDbRow | undefined;
+    const r = this.statement(`SELECT * FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as RowDbRow | undefined;
     return r ? toRow(r) : null;
   }
 
   /** Commits one finished row at once (its own transaction), so a crash loses only rows in flight. */
   saveRowResult(jobId: string, index: number, res: RowResultRecord): void {
-    this.db
-      .prepare(
-        `UPDATE job_rows SET status = 'done', prediction = ?, correct = ?, lenient_correct = ?, confidence = ?, votes_json = ?, tie_break = ?,
-           runs_json = ?, baseline_json = ?, stages_json = ?, ms = ?, error = NULL, finished = ?
-         WHERE job_id = ? AND idx = ?`,
-      )
-      .run(
-        res.prediction,
-        res.correct === null ? null : res.correct ? 1 : 0,
-        res.lenientCorrect === null ? null : res.lenientCorrect ? 1 : 0,
-        res.confidence,
-        JSON.stringify(res.votes),
-        res.tieBreak,
-        JSON.stringify(res.runs),
-        res.baseline ? JSON.stringify(res.baseline) : null,
-        JSON.stringify(res.stages),
-        res.ms,
-        new Date().toISOString(),
-        jobId,
-        index,
-      );
+    const update = this.statement(
+      `UPDATE job_rows SET status = 'done', prediction = ?, correct = ?, lenient_correct = ?, confidence = ?, votes_json = ?, tie_break = ?,
+         runs_json = ?, baseline_json = ?, stages_json = ?, ms = ?, error = NULL, finished = ?
+       WHERE job_id = ? AND idx = ?`,
+    );
+    update.run(
+      res.prediction,
+      res.correct === null ? null : res.correct ? 1 : 0,
+      res.lenientCorrect === null ? null : res.lenientCorrect ? 1 : 0,
+      res.confidence,
+      JSON.stringify(res.votes),
+      res.tieBreak,
+      JSON.stringify(res.runs),
+      res.baseline ? JSON.stringify(res.baseline) : null,
+      JSON.stringify(res.stages),
+      res.ms,
+      new Date().toISOString(),
+      jobId,
+      index,
+    );
   }
 
   saveRowFailure(jobId: string, index: number, error: string): void {
-    this.db.prepare(`UPDATE job_rows SET status = 'failed', error = ?, finished = ? WHERE job_id = ? AND idx = ?`).run(error, new Date().toISOString(), jobId, index);
+    this.statement(`UPDATE job_rows SET status = 'failed', error = ?, finished = ? WHERE job_id = ? AND idx = ?`).run(error, new Date().toISOString(), jobId, index);
   }
 
   rows(jobId: string, q: RowQuery = {}): RowPage {
@@ -676,16 +682,58 @@ export class JobStore {
   // ---------------------------------------------------------------- generation cache
 
   cacheGet(key: string): string | undefined {
-    const r = this.db.prepare(`SELECT value FROM generation_cache WHERE key = ?`).get(key) as { value: string } | undefined;
+    const pending = this.pendingCache.get(key);
+    if (pending !== undefined) return pending;
+    const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(key) as { value: string } | undefined;
     return r?.value;
   }
 
+  /**
+   * Keeps a generator output, written within CACHE_FLUSH_MS together with the others of that
+   * moment: one transaction each cost more than the rest of a remote call (a remote job writes
+   * one per paraphrase call). What a crash loses is regenerated, never a result.
+   */
   cacheSet(key: string, value: string): void {
-    this.db.prepare(`INSERT OR REPLACE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`).run(key, value, new Date().toISOString());
+    this.pendingCache.set(key, value);
+    if (this.pendingCache.size >= CACHE_FLUSH_ENTRIES) this.flushCache();
+    else if (!this.cacheTimer) {
+      this.cacheTimer = setTimeout(() => this.flushCache(), CACHE_FLUSH_MS);
+      this.cacheTimer.unref();
+    }
+  }
+
+  /** Writes the generator outputs kept so far, in one transaction. */
+  flushCache(): void {
+    clearTimeout(this.cacheTimer);
+    this.cacheTimer = undefined;
+    if (this.pendingCache.size === 0 || !this.db.open) return;
+    const entries = [...this.pendingCache];
+    this.pendingCache.clear();
+    const created = new Date().toISOString();
+    const insert = this.statement(`INSERT OR REPLACE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`);
+    try {
+      this.db.transaction(() => {
+        for (const [key, value] of entries) insert.run(key, value, created);
+      })();
+    } catch (e) {
+      // A full disk shows where results are written; here it costs regenerating these outputs.
+      if (!isDiskFull(e)) throw e;
+    }
   }
 
   cacheSize(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM generation_cache`).get() as { n: number }).n;
+    this.flushCache();
+    return (this.statement(`SELECT COUNT(*) AS n FROM generation_cache`).get() as { n: number }).n;
+  }
+
+  /** A statement prepared once per store: the ones run per row and per generator call. */
+  private statement(sql: string): Database.Statement {
+    let prepared = this.statements.get(sql);
+    if (!prepared) {
+      prepared = this.db.prepare(sql);
+      this.statements.set(sql, prepared);
+    }
+    return prepared;
   }
 }
 

@@ -97,6 +97,19 @@ describe('store', () => {
     stores.push(again);
     expect(again.getJob(job.id)?.rowsTotal).toBe(12);
   });
+
+  it('generator outputs are read back at once and written together: another process sees them within moments, and all of them after close', async () => {
+    const { dataDir, store } = setup();
+    const other = new Database(join(dataDir, 'tatra.db'), { readonly: true });
+    const count = () => (other.prepare('SELECT COUNT(*) AS n FROM generation_cache').get() as { n: number }).n;
+    for (let i = 0; i < 5; i++) store.cacheSet(`k${i}`, `v${i}`);
+    expect(store.cacheGet('k3')).toBe('v3');
+    await expect.poll(count, { timeout: 10_000 }).toBe(5);
+    for (let i = 5; i < 8; i++) store.cacheSet(`k${i}`, `v${i}`);
+    store.close();
+    expect(count()).toBe(8);
+    other.close();
+  });
 });
 
 describe('JobManager', () => {
@@ -162,6 +175,8 @@ describe('JobManager', () => {
     ]);
     expect(progress.at(-1)!.progress.rowsPerMinute).toBeGreaterThan(0);
     expect(events.filter((e) => e.type === 'row')).toHaveLength(12);
+    // Each row event is the row as stored: made from what was saved, not read back after the write.
+    for (const e of events) if (e.type === 'row') expect(JSON.parse(JSON.stringify(e.row))).toEqual(manager.row(job.id, e.row.index));
     expect(events.filter((e) => e.type === 'status').map((e) => (e as { status: string }).status)).toEqual(['queued', 'running', 'done']);
   });
 
@@ -307,11 +322,14 @@ describe('JobManager', () => {
       ['dull film', '0'],
     ]);
     const a = setup({ contextSize: 1024 });
+    const rows: JobRow[] = [];
+    a.manager.on('row', (e) => rows.push(JSON.parse(JSON.stringify(e.row)) as JobRow));
     const j = await a.manager.create(spec({ dataset: { path: long, mapping: { textColumn: 'text', labelColumn: 'label' } } }));
     await a.manager.start(j.id);
     const end = await a.manager.wait(j.id);
     expect(end).toMatchObject({ status: 'done', rowsDone: 2, rowsFailed: 1 });
     expect(a.manager.row(j.id, 1)!.error).toMatch(/tokens/);
+    expect(rows.find((r) => r.index === 1)).toEqual(a.manager.row(j.id, 1));
 
     const b = setup({ failOn: 'dull film 4' });
     const jb = await b.manager.create(spec());
