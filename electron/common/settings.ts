@@ -75,6 +75,8 @@ export const CONCURRENCY = {
   maxLocal: 64,
   maxRemote: 4096,
   default: 4,
+  /** When both models are remote and nobody says: enough rows to fill a server's batch (one row sends up to (n+1)·r calls at once). */
+  defaultRemote: 64,
   flags: '--concurrency <C>',
   flag: '--concurrency',
   help: 'rows classified at once (on a local model its parallel sequences, up to 64; up to 4096 when both models are remote)',

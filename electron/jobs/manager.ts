@@ -59,7 +59,7 @@ export interface JobManagerOptions {
   inspectModel?: (path: string) => Promise<ModelRef>;
   /** Generator-output cache; default: the store's SQLite table. */
   cache?: GenerationCache;
-  /** Rows in flight at once when a spec does not say (default 4). */
+  /** Rows in flight at once when a spec does not say (default 4; at least CONCURRENCY.defaultRemote when both models are remote). */
   defaultConcurrency?: number;
 }
 
@@ -302,8 +302,8 @@ export class JobManager {
     const settings = parsed.data;
     const task = typeof spec.task === 'string' ? await this.resolveTaskFn(spec.task) : spec.task;
     if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
-    const concurrency = spec.concurrency ?? this.defaultConcurrency;
     const remoteOnly = isRemoteSpec(spec.generatorPath) && isRemoteSpec(spec.evaluatorPath);
+    const concurrency = spec.concurrency ?? (remoteOnly ? Math.max(this.defaultConcurrency, CONCURRENCY.defaultRemote) : this.defaultConcurrency);
     const maxConcurrency = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
     if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > maxConcurrency) {
       throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${maxConcurrency}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');

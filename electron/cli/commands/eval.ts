@@ -25,7 +25,7 @@ interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   baseline?: boolean;
   threads?: number;
   contextSize?: number;
-  concurrency: number;
+  concurrency?: number;
   earlyStop?: boolean;
   dataDir?: string;
   out?: string;
@@ -48,7 +48,7 @@ export function registerEval(program: Command): void {
   addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'dataset')
     .option(ROW_LIMIT.flags, 'evaluate only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--baseline', 'also run the zero-shot baseline (one greedy evaluator call per row)')
-    .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
+    .option(CONCURRENCY.flags, `${CONCURRENCY.help}; default ${CONCURRENCY.default}, or ${CONCURRENCY.defaultRemote} when both models are remote`, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote))
     .option('--data-dir <dir>', 'data folder holding the job database (default $TATRA_DATA_DIR or ~/.tatra-studio)')
     .option('--out <dir>', 'also write <job id>.csv and <job id>.json exports into this folder')
     .option('--name <name>', 'a name for the job history')
@@ -76,7 +76,7 @@ export function registerEval(program: Command): void {
           },
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
           baseline: opts.baseline === true,
-          concurrency: opts.concurrency,
+          ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
           ...(opts.name ? { name: opts.name } : {}),
         });
         const map = job.dataset.mapping.labelMap;

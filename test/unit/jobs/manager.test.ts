@@ -371,6 +371,9 @@ describe('JobManager', () => {
     const remoteManager = new JobManager({ store, backends: provider });
     await expect(remoteManager.create(spec({ generatorPath: remote, evaluatorPath: 'eval.gguf', concurrency: 65 }))).rejects.toThrow(/between 1 and 64 with a local model/);
     await expect(remoteManager.create(spec({ generatorPath: remote, evaluatorPath: remote, concurrency: 4097 }))).rejects.toThrow('concurrency must be between 1 and 4096, got 4097');
+    // Nobody says: enough rows to fill a server's batch.
+    expect((await remoteManager.create(spec({ generatorPath: remote, evaluatorPath: remote, concurrency: undefined }))).concurrency).toBe(64);
+    expect((await manager.create(spec({ concurrency: undefined }))).concurrency).toBe(4);
     const job = await remoteManager.create(spec({ generatorPath: remote, evaluatorPath: remote, concurrency: 500 }));
     expect(job.concurrency).toBe(500);
     await remoteManager.start(job.id);
