@@ -1,7 +1,8 @@
 // `tatra api` end to end: the built CLI as a child process, real inference on the synthetic tiny
-// model, driven by the official `openai` client, by promptfoo running the README's configuration
-// (examples/promptfoo/) against it and llama-server on the same model, and by 200 concurrent
-// requests from 20 clients against a queue of 50. One server for the whole file: it loads once.
+// model (in process, and the same model behind llama-server as a second, remote pairing), driven
+// by the official `openai` client, by promptfoo running the README's configuration
+// (examples/promptfoo/) against it and llama-server, and by 200 concurrent requests from 20
+// clients against a queue of 50. One server for the whole file: it loads once.
 import { spawn } from 'node:child_process';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -18,19 +19,28 @@ import { CLI_ENV, repoRoot, tatraCli } from '../helpers/tatra-cli';
 const SST2_LABELS = ['negative', 'positive'];
 let dataDir = '';
 let key = '';
+let llama: RunningLlamaServer;
 let api: RunningTatraApi;
 let client: OpenAI;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'tatra-api-model-'));
   key = (await tatraCli(['api', 'keys', 'add', 'model-tests', '--data-dir', dataDir])).stdout.trim();
+  // The same model behind llama-server: a remote pairing of tatra api, and promptfoo's zero-shot
+  // side. Weight repacking off: the CPU build's AMX path segfaults on the synthetic model here.
+  llama = await startLlamaServer({ model: await tinyModelPath(), parallel: 2, extraArgs: ['--no-repack'] });
   // Small settings keep each classification to a few model calls; the queue is the one the load test names.
-  api = await startTatraApi(['--model', await tinyModelPath(), '--task', 'sst2', '-n', '1', '-k', '1', '-r', '1', '--max-queue', '50', '--concurrency', '4', '--shutdown-grace', '1', '--data-dir', dataDir]);
+  api = await startTatraApi([
+    '--model', await tinyModelPath(),
+    '--pairing', `remote=openai+${llama.url}#tiny`,
+    '--task', 'sst2', '-n', '1', '-k', '1', '-r', '1', '--max-queue', '50', '--concurrency', '4', '--shutdown-grace', '1', '--data-dir', dataDir,
+  ]);
   client = new OpenAI({ apiKey: key, baseURL: `${api.origin}/v1`, maxRetries: 0 });
 });
 
 afterAll(async () => {
   await api?.stop('SIGKILL');
+  await llama?.stop();
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -64,7 +74,16 @@ describe('tatra api with the official openai client', () => {
   it('lists the models', async () => {
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);
-    expect(ids).toEqual(['tatra/sst2']);
+    expect(ids).toEqual(['tatra/sst2', 'tatra/sst2@synthetic-tiny-v1', 'tatra/sst2@remote']);
+  });
+
+  it('serves a remote model alike, through the same engine', async () => {
+    const completion = await client.chat.completions.create({ model: 'tatra/sst2@remote', messages: [{ role: 'user', content: 'A warm and funny film.' }] });
+    expect(SST2_LABELS).toContain(completion.choices[0]!.message.content);
+    const tatra = (completion as unknown as { tatra: { pairing: string; deterministic: boolean; calls: number } }).tatra;
+    // A remote server promises no reproducibility; the answer says so.
+    expect(tatra).toMatchObject({ pairing: 'remote', deterministic: false });
+    expect(tatra.calls).toBeGreaterThan(0);
   });
 
   it('answers a chat completion whose content is a label of the task', async () => {
@@ -204,17 +223,12 @@ describe('tatra api under load', () => {
 });
 
 describe('promptfoo runs the README configuration against tatra api', () => {
-  let llama: RunningLlamaServer | undefined;
   let scratch = '';
   afterAll(async () => {
-    await llama?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('writes a row per input with the label TATRA gives it', async () => {
-    // The zero-shot side: llama-server on the same model. Weight repacking off: the CPU build's
-    // AMX path crashes on this machine for the synthetic model's tensors.
-    llama = await startLlamaServer({ model: await tinyModelPath(), parallel: 2, extraArgs: ['--no-repack'] });
     scratch = await mkdtemp(join(tmpdir(), 'tatra-promptfoo-'));
     const results = join(scratch, 'results.json');
     const config = join(repoRoot, 'examples', 'promptfoo', 'promptfooconfig.yaml');
@@ -232,7 +246,7 @@ describe('promptfoo runs the README configuration against tatra api', () => {
           PROMPTFOO_CACHE_PATH: join(scratch, 'cache'),
           TATRA_SERVICE_URL: `${api.origin}/v1`,
           TATRA_SERVICE_KEY: key,
-          ZERO_SHOT_BASE: llama!.url,
+          ZERO_SHOT_BASE: llama.url,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
