@@ -110,6 +110,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
       // Forwarded from creation on, so jobs started by any handler group (sweeps, compare) stream.
       jobs: (manager) => forwardJobEvents(manager, emit as HostDeps['emit']),
       sweeps: (manager) => manager.onProgress((p) => emit('sweep.progress', p)),
+      comparisons: (manager) => manager.onProgress((r) => emit('compare.progress', r)),
     },
   });
 

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { JobManager, SweepManager, openJobStore, type BackendProvider, type JobStore } from '../jobs';
 import { ModelPool } from '../llama';
 import { defaultThreads } from '../llama/threads';
-import { ComparisonStore, ModelLibrary } from '../models';
+import { ComparisonManager, ModelLibrary } from '../models';
 import { RemoteLibrary, type KeyProtection } from '../models/remote-library';
 import { defaultModelsDir } from '../paths';
 import { taskFolder, type TaskFolder } from '../tasks';
@@ -49,7 +49,7 @@ export interface ServicesOptions {
    * Called once when the job manager (or the sweep manager) is first opened, whoever opens it: the
    * API host forwards their events from then on.
    */
-  onOpen?: { jobs?(manager: JobManager): void; sweeps?(manager: SweepManager): void };
+  onOpen?: { jobs?(manager: JobManager): void; sweeps?(manager: SweepManager): void; comparisons?(manager: ComparisonManager): void };
 }
 
 export interface Services {
@@ -78,8 +78,8 @@ export interface Services {
   jobs(): JobManager;
   /** Sensitivity sweeps on the same store, jobs and pool. */
   sweeps(): SweepManager;
-  /** Generator × evaluator comparisons recorded in the same store. */
-  comparisons(): ComparisonStore;
+  /** Generator × evaluator comparisons on the same store, jobs and pool. */
+  comparisons(): ComparisonManager;
   /** Pauses running sweeps and jobs (resumable), closes the database, unloads every model. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -164,7 +164,11 @@ export function openServices(opts: ServicesOptions): Services {
     opts.onOpen?.sweeps?.(m);
     return m;
   });
-  const comparisons = lazy(() => new ComparisonStore(store.get()));
+  const comparisons = lazy(() => {
+    const m = new ComparisonManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) });
+    opts.onOpen?.comparisons?.(m);
+    return m;
+  });
 
   let disposed: Promise<void> | undefined;
   return {
@@ -188,8 +192,9 @@ export function openServices(opts: ServicesOptions): Services {
     comparisons: comparisons.get,
     dispose() {
       disposed ??= (async () => {
-        // Sweeps pause their running job first, then the jobs pause (resumable), then the database
-        // closes and the models unload.
+        // Experiments pause their running job first, then the jobs pause (resumable), then the
+        // database closes and the models unload.
+        await comparisons.peek()?.dispose();
         await sweeps.peek()?.dispose();
         await jobs.peek()?.dispose();
         store.peek()?.close();

@@ -7,7 +7,8 @@
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
 //   metrics.ts  pure metric functions over stored rows
 //   export.ts   CSV/JSON export and readers for round trips
-//   sweep*.ts   sensitivity sweeps: one job per (n, k, seed), shared work, aggregated points
+//   experiment*.ts  the one runner and store of long experiments (grids of jobs): ownership, resume
+//   sweep*.ts   sensitivity sweeps on it: one job per (n, k, seed), shared work, aggregated points
 export * from './types';
 export {
   previewDataset,
@@ -18,8 +19,9 @@ export {
 } from './dataset';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper, type StartOptions } from './manager';
-export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent } from './sweep';
-export { SweepStore, type StoredSweep, type StoredSweepSpec } from './sweep-store';
+export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
+export { ExperimentManager, ExperimentRunner, type ExperimentDefinition, type ExperimentHooks, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
+export { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';

@@ -55,7 +55,7 @@ const FULL_DISK_DELETE_CHUNK = 200;
 const CACHE_FLUSH_MS = 100;
 const CACHE_FLUSH_ENTRIES = 256;
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -164,6 +164,52 @@ const MIGRATIONS: string[] = [
   // any session, and for jobs from v4, whose sessions were not recorded.
   `
   ALTER TABLE jobs ADD COLUMN deterministic INTEGER;
+  `,
+  // v6: one home for long experiments (jobs/experiment-store.ts): sweeps and comparisons are both
+  // a grid of cells, one job each, with an owner, a heartbeat and the calls they made. Sweeps move
+  // over as they are (a cell is [n, k, seed]); each comparison's JSON record becomes a row (a cell
+  // is [generator, evaluator]) whose pairs are read from their jobs. A comparison left running by a
+  // process that died is paused, resumable; one that failed is failed.
+  `
+  CREATE TABLE experiments (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    status TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    error TEXT,
+    owner TEXT,
+    generator_calls INTEGER NOT NULL DEFAULT 0,
+    evaluator_calls INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX experiments_kind ON experiments(kind, created);
+  CREATE TABLE experiment_jobs (
+    experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    cell TEXT NOT NULL,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    PRIMARY KEY (experiment_id, cell)
+  ) WITHOUT ROWID;
+  INSERT INTO experiments (id, kind, name, created, updated, status, spec_json, error, owner, generator_calls, evaluator_calls, tokens)
+    SELECT id, 'sweep', name, created, updated, status, spec_json, error, owner, generator_calls, evaluator_calls, tokens FROM sweeps;
+  INSERT INTO experiment_jobs (experiment_id, cell, job_id) SELECT sweep_id, json_array(n, k, seed), job_id FROM sweep_jobs;
+  INSERT INTO experiments (id, kind, name, created, updated, status, spec_json, error)
+    SELECT id, 'compare', 'comparison on ' || json_extract(record_json, '$.spec.task'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', created / 1000.0, 'unixepoch'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', COALESCE(json_extract(record_json, '$.finishedAt'), created) / 1000.0, 'unixepoch'),
+      CASE status WHEN 'running' THEN 'paused' WHEN 'error' THEN 'failed' ELSE status END,
+      json_object('spec', json(json_extract(record_json, '$.spec')), 'warnings', json(COALESCE(json_extract(record_json, '$.warnings'), '[]'))),
+      json_extract(record_json, '$.error')
+    FROM model_comparisons;
+  INSERT OR IGNORE INTO experiment_jobs (experiment_id, cell, job_id)
+    SELECT c.id, json_array(json_extract(p.value, '$.generator'), json_extract(p.value, '$.evaluator')), json_extract(p.value, '$.jobId')
+    FROM model_comparisons c, json_each(c.record_json, '$.pairs') p
+    WHERE json_extract(p.value, '$.jobId') IN (SELECT id FROM jobs);
+  DROP TABLE sweep_jobs;
+  DROP TABLE sweeps;
+  DROP TABLE model_comparisons;
   `,
 ];
 
@@ -500,11 +546,16 @@ export class JobStore {
     return this.findId('jobs', idOrPrefix);
   }
 
-  /** The id in `table` equal to `idOrPrefix`, else the one id it is a prefix of, else null. */
-  findId(table: 'jobs' | 'sweeps', idOrPrefix: string): string | null {
-    const exact = this.db.prepare(`SELECT id FROM ${table} WHERE id = ?`).get(idOrPrefix) as { id: string } | undefined;
+  /**
+   * The id in `table` equal to `idOrPrefix`, else the one id it is a prefix of, else null;
+   * `where` narrows the rows (an experiment's kind).
+   */
+  findId(table: 'jobs' | 'experiments', idOrPrefix: string, where: { kind?: string } = {}): string | null {
+    const kind = where.kind === undefined ? '' : ' AND kind = @kind';
+    const params = { id: idOrPrefix, like: `${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`, ...(where.kind !== undefined ? { kind: where.kind } : {}) };
+    const exact = this.db.prepare(`SELECT id FROM ${table} WHERE id = @id${kind}`).get(params) as { id: string } | undefined;
     if (exact) return exact.id;
-    const like = this.db.prepare(`SELECT id FROM ${table} WHERE id LIKE ? ESCAPE '\\' LIMIT 2`).all(`${idOrPrefix.replace(/[%_\\]/g, '\\$&')}%`) as { id: string }[];
+    const like = this.db.prepare(`SELECT id FROM ${table} WHERE id LIKE @like ESCAPE '\\'${kind} LIMIT 2`).all(params) as { id: string }[];
     return like.length === 1 ? like[0]!.id : null;
   }
 
@@ -658,27 +709,6 @@ export class JobStore {
     for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield toRow(r);
   }
 
-  // ---------------------------------------------------------------- model comparisons
-
-  /** Stores a comparison record (as JSON; models/compare.ts validates what it reads back). */
-  saveComparison(id: string, created: number, status: string, recordJson: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO model_comparisons (id, created, status, record_json) VALUES (?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json`,
-      )
-      .run(id, created, status, recordJson);
-  }
-
-  comparisonJson(id: string): string | null {
-    return (this.db.prepare(`SELECT record_json FROM model_comparisons WHERE id = ?`).get(id) as { record_json: string } | undefined)?.record_json ?? null;
-  }
-
-  /** Every comparison's record JSON, newest first. */
-  comparisonJsons(): string[] {
-    return (this.db.prepare(`SELECT record_json FROM model_comparisons ORDER BY created DESC`).all() as { record_json: string }[]).map((r) => r.record_json);
-  }
-
   // ---------------------------------------------------------------- generation cache
 
   cacheGet(key: string): string | undefined {
@@ -719,11 +749,6 @@ export class JobStore {
       // A full disk shows where results are written; here it costs regenerating these outputs.
       if (!isDiskFull(e)) throw e;
     }
-  }
-
-  cacheSize(): number {
-    this.flushCache();
-    return (this.statement(`SELECT COUNT(*) AS n FROM generation_cache`).get() as { n: number }).n;
   }
 
   /** A statement prepared once per store: the ones run per row and per generator call. */

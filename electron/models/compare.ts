@@ -1,52 +1,69 @@
-// Generator × evaluator pairing comparisons (the paper's cross-model study). Each pair is one
-// evaluation job of the JobManager. Pairs run generator-major: the first job of a generator fills
-// the jobs' generation cache (keyed by generator, task, settings, seed and input), and every later
-// evaluator of that generator reads the same cached texts, so it sees byte-identical examples and
-// paraphrases and the generator's work is done once. While a generator's pairs run we hold a lease
-// on it, so it stays loaded between its jobs; nothing else is held, so a model no job uses unloads.
+// Generator × evaluator pairing comparisons (the paper's cross-model study), on the experiments'
+// one runner (jobs/experiment.ts): each pair is one evaluation job, and a comparison paused,
+// stopped or killed resumes like a sweep, each pair's rows done once. Pairs run generator-major:
+// the first job of a generator fills the jobs' generation cache (keyed by generator, task,
+// settings, seed and input), and every later evaluator of that generator reads the same cached
+// texts, so it sees byte-identical examples and paraphrases and the generator's work is done once.
+// While a generator's pairs run it is held, so it stays loaded between its jobs; nothing else is
+// held, so a model no job uses unloads.
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
-  ComparisonRecord as ComparisonRecordSchema,
   ComparisonSpec as ComparisonSpecSchema,
   type ComparisonPair,
   type ComparisonRecord,
+  type ComparisonSpec,
   type ComparisonSpecInput,
+  type ComparisonStatus,
   type ComparisonSummary,
   modelLabel,
 } from '../common/contract/models';
-import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { accuracyOf } from '../common/contract/jobs';
+import { UserError } from '../common/errors';
 import { plainZodError } from '../common/plain-errors';
-import { openJobStore, previewDataset, type BackendLease, type BackendProvider, type JobInfo, type JobManager, type JobStore } from '../jobs';
-import { inspectModelFile } from './gguf';
 import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
+import type { TaskDefinition } from '../common/task';
+import {
+  ExperimentManager,
+  previewDataset,
+  type BackendProvider,
+  type CellState,
+  type ExperimentDefinition,
+  type ExperimentHooks,
+  type ExperimentStatus,
+  type JobInfo,
+  type JobManager,
+  type JobStore,
+  type StoredExperiment,
+} from '../jobs';
+import { resolveTask as resolveTaskFile } from '../tasks';
+import { inspectModelFile } from './gguf';
 import { estimateFit } from './hardware';
 
-export interface RunComparisonOptions {
-  /** The JOBS engineer's JobManager: runs and stores every pair's job. */
-  jobs: JobManager;
-  /**
-   * The model pool the JobManager loads from. Given, the comparison holds each generator while its
-   * pairs run, so it is loaded once for all of them.
-   */
-  pool?: BackendProvider;
-  /** Where the comparison is recorded (same SQLite file as the jobs). */
-  store?: ComparisonStore;
-  signal?: AbortSignal;
-  /** Called with the whole record whenever something changes (throttled while rows finish). */
-  onProgress?: (record: ComparisonRecord) => void;
-  /** Rows classified at once per job (JobManager default otherwise). */
-  concurrency?: number;
-  /** Use this id instead of a fresh one (the API answers with the id before the work starts). */
-  id?: string;
+/** One pair of the grid. */
+export interface PairCell {
+  generator: string;
+  evaluator: string;
 }
+
+/** Everything a resume needs, fixed when the comparison is created. */
+export interface StoredComparisonSpec {
+  /** Paths resolved, models deduplicated, the text and gold columns decided. */
+  spec: ComparisonSpec;
+  /** The task as it was resolved at creation (absent in comparisons recorded before schema v6: resolved by `spec.task` then). */
+  task?: TaskDefinition;
+  /** Said before anything loaded: models whose estimated memory does not fit this machine. */
+  warnings: string[];
+}
+
+export type StoredComparison = StoredExperiment<StoredComparisonSpec>;
 
 /**
  * Generator-major order of all (generator, evaluator) pairs. Within a generator its own file comes
  * first as evaluator (one loaded copy serves both), so the cache is filled by the cheapest job.
  */
-export function orderPairs(generators: readonly string[], evaluators: readonly string[]): { generator: string; evaluator: string }[] {
-  const out: { generator: string; evaluator: string }[] = [];
+export function orderPairs(generators: readonly string[], evaluators: readonly string[]): PairCell[] {
+  const out: PairCell[] = [];
   for (const g of generators) {
     const evs = [...evaluators].sort((a, b) => Number(b === g) - Number(a === g));
     for (const e of evs) out.push({ generator: g, evaluator: e });
@@ -58,24 +75,20 @@ function unique(paths: readonly string[]): string[] {
   return [...new Set(paths.map((p) => resolve(p)))];
 }
 
-/** Builds the record for a spec before anything runs: every pair pending. */
-export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
+function parseSpec(specInput: ComparisonSpecInput): ComparisonSpec {
   const parsed = ComparisonSpecSchema.safeParse(specInput);
   if (!parsed.success) throw new UserError(`invalid comparison: ${plainZodError(parsed.error, specInput)}`, 'bad_option');
-  const spec = { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataset: resolve(parsed.data.dataset) };
-  const pairs: ComparisonPair[] = orderPairs(spec.generators, spec.evaluators).map((p) => ({
-    ...p,
-    jobId: null,
-    status: 'pending',
-    rows: 0,
-    rowsDone: 0,
-    accuracy: null,
-    macroF1: null,
-    ms: 0,
-    tokens: 0,
-    error: null,
-  }));
-  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs, error: null, warnings: [] };
+  return { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataset: resolve(parsed.data.dataset) };
+}
+
+function pendingPair(p: PairCell): ComparisonPair {
+  return { ...p, jobId: null, status: 'pending', rows: 0, rowsDone: 0, accuracy: null, macroF1: null, ms: 0, tokens: 0, error: null };
+}
+
+/** The plan of a comparison before anything runs: its spec checked and every pair pending. */
+export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
+  const spec = parseSpec(specInput);
+  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [] };
 }
 
 /** Prompt + completion tokens a job used: its run examples plus every row's stages. */
@@ -94,17 +107,6 @@ export function jobTokens(jobs: JobManager, jobId: string): number {
   return tokens;
 }
 
-/**
- * Runs every pair as an evaluation job and returns the finished record. Bad model files, a
- * missing data set or bad settings fail before any job starts (UserError). A pair that fails is
- * recorded with its error and the others go on; the record's status is then `error`. Aborting
- * cancels the running job and marks the remaining pairs cancelled.
- */
-export async function runComparison(specInput: ComparisonSpecInput, options: RunComparisonOptions): Promise<ComparisonRecord> {
-  const record = newComparisonRecord(specInput, options.id);
-  return executeComparison(record, options);
-}
-
 /** A model as a comparison job's name shows it: the file name, or the remote model's label. */
 function jobModelName(path: string): string {
   return isRemoteSpec(path) ? modelLabel(path) : (path.split(/[\\/]/).pop() ?? path);
@@ -114,7 +116,7 @@ function jobModelName(path: string): string {
  * Fails fast, before any job exists, on anything the user can fix: a model file that is not a
  * complete GGUF, a data set that cannot be read, a column that is not there. Returns the columns.
  */
-export async function checkComparisonInputs(spec: ComparisonRecord['spec']): Promise<{ textColumn: string; labelColumn: string | null }> {
+export async function checkComparisonInputs(spec: ComparisonSpec): Promise<{ textColumn: string; labelColumn: string | null }> {
   // Remote models are probed when their jobs are created; a malformed spec fails here.
   for (const path of unique([...spec.generators, ...spec.evaluators])) {
     if (isRemoteSpec(path)) parseRemoteSpec(path);
@@ -129,184 +131,224 @@ export async function checkComparisonInputs(spec: ComparisonRecord['spec']): Pro
   return { textColumn, labelColumn };
 }
 
-/** Runs a record made by `newComparisonRecord` (the API saves it first, then runs it in the background). */
-export async function executeComparison(record: ComparisonRecord, options: RunComparisonOptions): Promise<ComparisonRecord> {
-  const { jobs, store, signal } = options;
-  const spec = record.spec;
-  const { textColumn, labelColumn } = await checkComparisonInputs(spec);
-  // Warn before loading a model that will not fit (the jobs still try: estimates are conservative).
+/** Warnings for models that will not fit (the jobs still try: estimates are conservative). */
+async function fitWarnings(spec: ComparisonSpec): Promise<string[]> {
+  const warnings: string[] = [];
   for (const path of unique([...spec.generators, ...spec.evaluators]).filter((p) => !isRemoteSpec(p))) {
     try {
-      const fit = await estimateFit(path, { contextSize: spec.contextSize ?? 4096, sequences: options.concurrency ?? 4 });
-      if (!fit.fits && fit.warning) record.warnings.push(fit.warning);
+      const fit = await estimateFit(path, { contextSize: spec.contextSize ?? 4096, sequences: spec.concurrency ?? 4 });
+      if (!fit.fits && fit.warning) warnings.push(fit.warning);
     } catch {
       // An estimate is advice; the job reports real load failures.
     }
   }
-
-  let lastEmit = 0;
-  const publish = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastEmit < 250) return;
-    lastEmit = now;
-    store?.save(record);
-    options.onProgress?.(structuredClone(record));
-  };
-  publish(true);
-
-  const hold: { current: { path: string; lease: BackendLease } | null } = { current: null };
-  const releaseHeld = async () => {
-    const h = hold.current;
-    hold.current = null;
-    if (h) await h.lease.release().catch(() => undefined);
-  };
-  try {
-    for (const pair of record.pairs) {
-      if (signal?.aborted) break;
-      if (options.pool && hold.current?.path !== pair.generator) {
-        await releaseHeld();
-        try {
-          hold.current = { path: pair.generator, lease: await options.pool.acquire(pair.generator, options.concurrency !== undefined ? { sequences: options.concurrency } : {}) };
-        } catch (e) {
-          if (isAbortError(e)) throw e;
-          // The job itself will report the load failure for this pair.
-        }
-      }
-      pair.status = 'running';
-      publish(true);
-      let jobId: string | null = null;
-      const off = jobs.on('progress', (ev) => {
-        if (ev.progress.jobId !== jobId) return;
-        pair.rowsDone = ev.progress.done;
-        pair.rows = ev.progress.total;
-        pair.accuracy = ev.progress.runningAccuracy;
-        publish();
-      });
-      const onAbort = () => {
-        if (jobId) void jobs.cancel(jobId).catch(() => undefined);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        const job = await jobs.create({
-          task: spec.task,
-          settings: spec.settings,
-          generatorPath: pair.generator,
-          evaluatorPath: pair.evaluator,
-          dataset: { path: spec.dataset, mapping: { textColumn, labelColumn, ...(spec.labelMap ? { labelMap: spec.labelMap } : {}) } },
-          ...(spec.limit !== undefined ? { limit: spec.limit } : {}),
-          ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-          name: `compare ${record.id.slice(0, 8)}: ${jobModelName(pair.generator)} → ${jobModelName(pair.evaluator)}`,
-          ...(signal ? { signal } : {}),
-        });
-        jobId = job.id;
-        pair.jobId = job.id;
-        pair.rows = job.rowsTotal;
-        publish(true);
-        if (signal?.aborted) {
-          await jobs.cancel(job.id).catch(() => undefined);
-        } else {
-          await jobs.start(job.id);
-        }
-        const finished: JobInfo = await jobs.wait(job.id);
-        const metrics = jobs.metrics(job.id);
-        pair.rows = finished.rowsTotal;
-        pair.rowsDone = finished.rowsDone;
-        pair.ms = finished.elapsedMs;
-        pair.accuracy = metrics.accuracy;
-        pair.macroF1 = metrics.macroF1;
-        pair.tokens = jobTokens(jobs, job.id);
-        if (finished.status === 'done') pair.status = 'done';
-        else if (finished.status === 'failed') {
-          pair.status = 'error';
-          pair.error = finished.error ?? 'the job failed';
-        } else pair.status = 'cancelled';
-      } catch (e) {
-        if (isAbortError(e) || signal?.aborted) pair.status = 'cancelled';
-        else {
-          pair.status = 'error';
-          pair.error = errorMessage(e);
-        }
-      } finally {
-        off();
-        signal?.removeEventListener('abort', onAbort);
-      }
-      publish(true);
-    }
-  } finally {
-    await releaseHeld();
-  }
-  for (const p of record.pairs) if (p.status === 'pending') p.status = 'cancelled';
-  const failed = record.pairs.filter((p) => p.status === 'error');
-  if (signal?.aborted || record.pairs.some((p) => p.status === 'cancelled')) record.status = 'cancelled';
-  else if (failed.length > 0) {
-    record.status = 'error';
-    record.error = `${failed.length} of ${record.pairs.length} pairs failed: ${failed[0]!.error}`;
-  } else record.status = 'done';
-  record.finishedAt = Date.now();
-  publish(true);
-  return structuredClone(record);
+  return warnings;
 }
 
-/**
- * Comparisons recorded in the jobs' SQLite file (`<dataDir>/tatra.db`), in the job store's
- * `model_comparisons` table (created by its migrations like every other table); this class
- * validates what it reads back and summarises it.
- */
-export class ComparisonStore {
-  /** `owned`: close the job store with this one (it was opened for it). */
-  constructor(
-    private readonly store: JobStore,
-    private readonly owned = false,
-  ) {}
+/** A comparison as the experiments' runner sees it. */
+const comparisonDefinition: ExperimentDefinition<StoredComparisonSpec, PairCell> = {
+  kind: 'compare',
+  noun: 'comparison',
+  cells: ({ spec }) => orderPairs(spec.generators, spec.evaluators),
+  key: (p) => JSON.stringify([p.generator, p.evaluator]),
+  describe: (p) => `${jobModelName(p.generator)} → ${jobModelName(p.evaluator)}`,
+  job: async ({ id, spec: stored }, pair) => {
+    const { spec } = stored;
+    // Comparisons recorded before schema v6 left the columns to be guessed when they ran: guess them alike.
+    const columns = spec.textColumn !== undefined ? { textColumn: spec.textColumn, labelColumn: spec.labelColumn ?? null } : await checkComparisonInputs(spec);
+    return {
+      task: stored.task ?? spec.task,
+      settings: spec.settings,
+      generatorPath: pair.generator,
+      evaluatorPath: pair.evaluator,
+      dataset: { path: spec.dataset, mapping: { ...columns, ...(spec.labelMap ? { labelMap: spec.labelMap } : {}) } },
+      ...(spec.limit !== undefined ? { limit: spec.limit } : {}),
+      ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
+      name: `compare ${id.slice(0, 8)}: ${jobModelName(pair.generator)} → ${jobModelName(pair.evaluator)}`,
+    };
+  },
+  // The generator stays loaded for all its pairs; evaluators load with their jobs.
+  hold: (_spec, pair) => [pair.generator],
+  concurrency: ({ spec }) => spec.concurrency ?? 4,
+  // A pair that fails is recorded with its error; the other pairs still count.
+  onJobFailed: 'continue',
+  // Each event carries the whole record (every pair's job read back): a few a second at most.
+  publishEveryMs: 250,
+};
 
-  /** A store of its own on `<dataDir>/tatra.db` (WAL lets it share the file with the jobs'). */
-  static open(dataDir: string): ComparisonStore {
-    return new ComparisonStore(openJobStore(dataDir), true);
+const STATUS: Record<ExperimentStatus, ComparisonStatus> = {
+  queued: 'paused',
+  running: 'running',
+  paused: 'paused',
+  interrupted: 'interrupted',
+  cancelled: 'cancelled',
+  done: 'done',
+  failed: 'error',
+};
+
+export interface ComparisonManagerOptions {
+  jobs: JobManager;
+  store: JobStore;
+  /** Given, each generator is held while its pairs run, so it is loaded once for all of them. */
+  pool?: BackendProvider;
+  /** Resolves the spec's task (id or file) when the comparison is created; default electron/tasks'. */
+  resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;
+  /** Where a plan or a budget stops a comparison before a pair's job runs (experiments' runner). */
+  hooks?: ExperimentHooks<StoredComparisonSpec, PairCell>;
+}
+
+export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, PairCell, ComparisonRecord, ComparisonRecord> {
+  private readonly jobs: JobManager;
+  private readonly resolveTask: (idOrPath: string) => Promise<TaskDefinition>;
+  /** Macro-F1 and tokens of a job that is not running, by job id and rows done (a finished job's rows do not change). */
+  private readonly finished = new Map<string, { rowsDone: number; macroF1: number | null; tokens: number }>();
+
+  constructor(opts: ComparisonManagerOptions) {
+    super({
+      jobs: opts.jobs,
+      store: opts.store,
+      ...(opts.pool ? { pool: opts.pool } : {}),
+      definition: comparisonDefinition,
+      ...(opts.hooks ? { hooks: opts.hooks } : {}),
+    });
+    this.jobs = opts.jobs;
+    this.resolveTask = opts.resolveTask ?? ((ref) => resolveTaskFile(ref));
   }
 
-  save(record: ComparisonRecord): void {
-    this.store.saveComparison(record.id, record.createdAt, record.status, JSON.stringify(record));
+  protected view(c: StoredComparison): ComparisonRecord {
+    return this.recordOf(c);
   }
 
-  get(id: string): ComparisonRecord | undefined {
-    const json = this.store.comparisonJson(id);
-    return json === null ? undefined : ComparisonRecordSchema.parse(JSON.parse(json));
+  /** Each progress event carries the whole record. */
+  protected progressEvent(c: StoredComparison): ComparisonRecord {
+    return this.recordOf(c);
   }
 
+  /**
+   * Checks the spec (settings, model files, data set, columns) and records the comparison; nothing
+   * runs until `start`. Bad input is one UserError, before any job exists.
+   */
+  async create(specInput: ComparisonSpecInput): Promise<ComparisonRecord> {
+    const spec = parseSpec(specInput);
+    const columns = await checkComparisonInputs(spec);
+    const task = await this.resolveTask(spec.task);
+    const decided: ComparisonSpec = { ...spec, textColumn: columns.textColumn, ...(columns.labelColumn !== null ? { labelColumn: columns.labelColumn } : {}) };
+    const stored: StoredComparisonSpec = { spec: decided, task, warnings: await fitWarnings(spec) };
+    const name = `${task.id}: ${spec.generators.length} × ${spec.evaluators.length} on ${jobModelName(spec.dataset)}`;
+    return this.recordOf(this.runner.create(name, stored));
+  }
+
+  /** A comparison by id or unique id prefix, its pairs read from their jobs; UserError compare_unknown otherwise. */
+  get(id: string): ComparisonRecord {
+    return this.recordOf(this.runner.find(id));
+  }
+
+  /** Newest first. */
   list(): ComparisonSummary[] {
-    return this.store.comparisonJsons().map((json) => {
-      const rec = ComparisonRecordSchema.parse(JSON.parse(json));
+    return this.runner.list().map((c) => {
+      const { spec } = c.spec;
       return {
-        id: rec.id,
-        createdAt: rec.createdAt,
-        finishedAt: rec.finishedAt,
-        status: rec.status,
-        error: rec.error,
-        task: rec.spec.task,
-        dataset: rec.spec.dataset,
-        generators: rec.spec.generators,
-        evaluators: rec.spec.evaluators,
+        id: c.id,
+        createdAt: Date.parse(c.created),
+        finishedAt: this.finishedAt(c),
+        status: STATUS[this.runner.status(c)],
+        error: c.error,
+        progress: this.runner.progress(this.runner.cellStates(c)),
+        task: spec.task,
+        dataset: spec.dataset,
+        generators: spec.generators,
+        evaluators: spec.evaluators,
       };
     });
   }
 
-  /**
-   * Marks comparisons left `running` by a process that died as cancelled (their jobs stay
-   * resumable in the job history).
-   */
-  markInterrupted(runningHere: ReadonlySet<string> = new Set()): void {
-    for (const s of this.list()) {
-      if (s.status !== 'running' || runningHere.has(s.id)) continue;
-      const rec = this.get(s.id);
-      if (!rec) continue;
-      rec.status = 'cancelled';
-      rec.error = 'interrupted (the app stopped while it ran)';
-      for (const p of rec.pairs) if (p.status === 'pending' || p.status === 'running') p.status = 'cancelled';
-      this.save(rec);
-    }
+  private finishedAt(c: StoredComparison): number | null {
+    return c.status === 'done' || c.status === 'failed' || c.status === 'cancelled' ? Date.parse(c.updated) : null;
   }
 
-  close(): void {
-    if (this.owned) this.store.close();
+  private recordOf(c: StoredComparison): ComparisonRecord {
+    const status = this.runner.status(c);
+    const states = this.runner.cellStates(c);
+    return {
+      id: c.id,
+      createdAt: Date.parse(c.created),
+      finishedAt: this.finishedAt(c),
+      status: STATUS[status],
+      spec: c.spec.spec,
+      pairs: states.map((s) => this.pairOf(c, s, status)),
+      error: c.error,
+      warnings: c.spec.warnings,
+      progress: this.runner.progress(states),
+    };
+  }
+
+  private pairOf(c: StoredComparison, { cell, job }: CellState<PairCell>, status: ExperimentStatus): ComparisonPair {
+    if (!job) {
+      const error = this.runner.cellError(c.id, cell);
+      if (error !== null) return { ...pendingPair(cell), status: 'error', error };
+      // Never started, and the comparison has stopped for good.
+      return { ...pendingPair(cell), status: status === 'cancelled' || status === 'failed' ? 'cancelled' : 'pending' };
+    }
+    const running = job.status === 'running' && !job.interrupted;
+    const scores = running ? null : this.scores(job);
+    return {
+      ...cell,
+      jobId: job.id,
+      status: pairStatus(job),
+      rows: job.rowsTotal,
+      rowsDone: job.rowsDone,
+      accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
+      macroF1: scores?.macroF1 ?? null,
+      ms: job.elapsedMs,
+      tokens: scores?.tokens ?? 0,
+      error: job.status === 'failed' ? (job.error ?? 'the job failed') : null,
+    };
+  }
+
+  private scores(job: JobInfo): { macroF1: number | null; tokens: number } {
+    const hit = this.finished.get(job.id);
+    if (hit && hit.rowsDone === job.rowsDone) return hit;
+    const value = { rowsDone: job.rowsDone, macroF1: this.jobs.metrics(job.id).macroF1, tokens: jobTokens(this.jobs, job.id) };
+    this.finished.set(job.id, value);
+    return value;
+  }
+}
+
+function pairStatus(job: JobInfo): ComparisonPair['status'] {
+  if (job.interrupted) return 'paused';
+  switch (job.status) {
+    case 'queued':
+      return 'pending';
+    case 'failed':
+      return 'error';
+    default:
+      return job.status;
+  }
+}
+
+export interface RunComparisonOptions extends ComparisonManagerOptions {
+  /** Aborting cancels the running pair's job and stops the comparison (resumable explicitly). */
+  signal?: AbortSignal;
+  /** Called with the whole record whenever something changes (throttled while rows finish). */
+  onProgress?: (record: ComparisonRecord) => void;
+}
+
+/**
+ * Creates a comparison, runs every pair to its end and returns the finished record. Bad model
+ * files, a missing data set or bad settings fail before any job starts (UserError). A pair that
+ * fails is recorded with its error and the others go on; the record's status is then `error`.
+ */
+export async function runComparison(specInput: ComparisonSpecInput, options: RunComparisonOptions): Promise<ComparisonRecord> {
+  const manager = new ComparisonManager(options);
+  const { id } = await manager.create(specInput);
+  const off = options.onProgress ? manager.onProgress((r) => r.id === id && options.onProgress!(r)) : () => undefined;
+  const onAbort = () => void manager.cancel(id).catch(() => undefined);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (!options.signal?.aborted) manager.start(id);
+    return await manager.wait(id);
+  } finally {
+    off();
+    options.signal?.removeEventListener('abort', onAbort);
   }
 }

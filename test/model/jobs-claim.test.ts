@@ -153,7 +153,7 @@ async function pausedSweep(dataDir: string): Promise<string> {
   const db = new Database(join(dataDir, 'tatra.db'));
   db.prepare(`UPDATE job_rows SET status = 'pending', prediction = NULL, correct = NULL, votes_json = NULL, runs_json = NULL`).run();
   db.prepare(`UPDATE jobs SET status = 'paused', owner = NULL`).run();
-  db.prepare(`UPDATE sweeps SET status = 'paused', owner = NULL WHERE id = ?`).run(created.id);
+  db.prepare(`UPDATE experiments SET status = 'paused', owner = NULL WHERE id = ?`).run(created.id);
   db.close();
   return created.id;
 }
@@ -166,7 +166,7 @@ it.runIf(process.platform === 'linux')('two sweep resumes launched together: one
   expect(lastJson<SweepSummary>(winner.stdout)).toMatchObject({ id, status: 'done', error: null });
   const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
   try {
-    expect(db.prepare(`SELECT status, owner, error FROM sweeps WHERE id = ?`).get(id)).toEqual({ status: 'done', owner: null, error: null });
+    expect(db.prepare(`SELECT status, owner, error FROM experiments WHERE id = ?`).get(id)).toEqual({ status: 'done', owner: null, error: null });
     expect(db.prepare(`SELECT status, owner FROM jobs`).all()).toEqual([{ status: 'done', owner: null }]);
     expect(db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'`).get()).toEqual({ n: 3 });
   } finally {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/llama';
-import { ComparisonStore, comparisonMatrix, runComparison } from '../../electron/models';
+import { ComparisonManager, comparisonMatrix, runComparison } from '../../electron/models';
 import type { ComparisonRecord } from '../../electron/common/contract/models';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 
@@ -48,14 +48,13 @@ describe('runComparison on real models', () => {
       },
     };
     const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
-    const cstore = new ComparisonStore(store);
     const progress: ComparisonRecord[] = [];
     const record = await runComparison(
       { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a, b], settings: { n: 2, k: 2, r: 2, seed: 7, scope: 'run' }, limit: 3, labelMap: { '0': 'negative', '1': 'positive' } },
             {
         jobs,
         pool: watched,
-        store: cstore,
+        store,
         onProgress: (r) => {
           progress.push(r);
           const p = r.pairs.find((x) => x.status === 'running');
@@ -119,8 +118,9 @@ describe('runComparison on real models', () => {
     expect(pool.loaded()).toEqual([]);
 
     // Recorded for the UI, and progress was streamed.
-    expect(cstore.list().map((c) => c.id)).toContain(record.id);
-    expect(cstore.get(record.id)?.pairs.map((p) => p.accuracy)).toEqual(record.pairs.map((p) => p.accuracy));
+    const comparisons = new ComparisonManager({ jobs, store });
+    expect(comparisons.list().map((c) => c.id)).toContain(record.id);
+    expect(comparisons.get(record.id).pairs.map((p) => p.accuracy)).toEqual(record.pairs.map((p) => p.accuracy));
     expect(progress.some((r) => r.pairs.some((p) => p.status === 'running'))).toBe(true);
   });
 
@@ -131,6 +131,7 @@ describe('runComparison on real models', () => {
       { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } },
       {
         jobs,
+        store,
         pool,
         signal: ac.signal,
         onProgress: (r) => {
@@ -152,7 +153,7 @@ describe('runComparison on real models', () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const before = jobs.list().length;
     await expect(
-      runComparison({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, { jobs }),
+      runComparison({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, { jobs, store }),
     ).rejects.toThrow(/not a GGUF model/);
     expect(jobs.list().length).toBe(before);
   });

@@ -35,7 +35,7 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
   expect(await exited).toBe('SIGKILL');
   const committed = query<Record<string, unknown>>(dataDir, "SELECT * FROM job_rows WHERE status = 'done' ORDER BY job_id, idx");
   expect(committed.length).toBeLessThan(80);
-  const [{ id }] = query<{ id: string }>(dataDir, 'SELECT id FROM sweeps') as [{ id: string }];
+  const [{ id }] = query<{ id: string }>(dataDir, "SELECT id FROM experiments WHERE kind = 'sweep'") as [{ id: string }];
 
   const listed = JSON.parse((await cli(['sweep', 'list', '--json', '--data-dir', dataDir])).stdout) as { id: string; status: string }[];
   expect(listed).toEqual([expect.objectContaining({ id, status: 'interrupted' })]);

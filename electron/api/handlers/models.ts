@@ -2,19 +2,9 @@
 // comparisons. Thin: electron/models does the work; this wires it to the data folder's services
 // (its one library, model pool and job manager) and the host's event bus.
 import { resolve } from 'node:path';
-import type { ComparisonRecord, modelsMethods } from '../../common/contract/models';
-import { UserError, errorMessage } from '../../common/errors';
-import {
-  type ComparisonStore,
-  DownloadManager,
-  checkComparisonInputs,
-  estimateFit,
-  executeComparison,
-  hardwareInfo,
-  inspectModelFile,
-  loadCatalog,
-  newComparisonRecord,
-} from '../../models';
+import type { modelsMethods } from '../../common/contract/models';
+import { UserError } from '../../common/errors';
+import { DownloadManager, estimateFit, hardwareInfo, inspectModelFile, loadCatalog } from '../../models';
 import { normaliseBaseUrl } from '../../common/remote';
 import { remoteHealth } from '../../models/remote-health';
 import type { HandlerGroup, HostDeps } from '../deps';
@@ -26,17 +16,6 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
   const downloads = new DownloadManager({ dir: services.downloadDir });
   downloads.on('progress', (s) => deps.emit('download.progress', s));
 
-  // Comparisons live in the jobs' SQLite file, in their own table; opened on first use.
-  let marked = false;
-  const running = new Map<string, { ac: AbortController; done: Promise<unknown> }>();
-  const comparisons = (): ComparisonStore => {
-    const store = services.comparisons();
-    if (!marked) {
-      marked = true;
-      store.markInterrupted(new Set(running.keys()));
-    }
-    return store;
-  };
 
   return {
     handlers: {
@@ -81,56 +60,24 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
         return { ok: true };
       },
       'compare.start': async (spec) => {
-        const record = newComparisonRecord(spec);
         // Bad models, data sets and columns answer the call itself, not a later event.
-        await checkComparisonInputs(record.spec);
-        const jobs = services.jobs();
-        const { pool } = services;
-        const cstore = comparisons();
-        cstore.save(record);
-        const ac = new AbortController();
-        const onHostStop = () => ac.abort();
-        deps.signal.addEventListener('abort', onHostStop, { once: true });
-        const done = executeComparison(structuredClone(record), {
-          jobs,
-          pool,
-          store: cstore,
-          signal: ac.signal,
-          onProgress: (r) => deps.emit('compare.progress', r),
-        })
-          .catch((e: unknown) => {
-            // Only an unexpected failure gets here (pair failures are recorded per pair).
-            const failed: ComparisonRecord = { ...(cstore.get(record.id) ?? record), status: 'error', error: errorMessage(e), finishedAt: Date.now() };
-            cstore.save(failed);
-            deps.emit('compare.progress', failed);
-          })
-          .finally(() => {
-            deps.signal.removeEventListener('abort', onHostStop);
-            running.delete(record.id);
-          });
-        running.set(record.id, { ac, done });
-        return record;
+        const comparisons = services.comparisons();
+        const { id } = await comparisons.create(spec);
+        return comparisons.start(id);
       },
       'compare.cancel': async ({ id }) => {
-        const r = running.get(id);
-        if (!r) {
-          if (!comparisons().get(id)) throw new UserError(`no comparison "${id}"`, 'compare_unknown');
-          return { ok: false };
-        }
-        r.ac.abort();
-        await r.done;
+        const comparisons = services.comparisons();
+        if (!comparisons.isRunningHere(id)) return { ok: false };
+        await comparisons.cancel(id);
         return { ok: true };
       },
-      'compare.list': async () => comparisons().list(),
-      'compare.get': async ({ id }) => {
-        const rec = comparisons().get(id);
-        if (!rec) throw new UserError(`no comparison "${id}"`, 'compare_unknown');
-        return rec;
-      },
+      'compare.pause': async ({ id }) => services.comparisons().pause(id),
+      'compare.resume': async ({ id }) => services.comparisons().resume(id),
+      'compare.list': async () => services.comparisons().list(),
+      'compare.get': async ({ id }) => services.comparisons().get(id),
     },
+    // Running comparisons pause with the services (resumable).
     async dispose() {
-      for (const r of running.values()) r.ac.abort();
-      await Promise.allSettled([...running.values()].map((r) => r.done));
       await downloads.dispose();
     },
   };

@@ -1,21 +1,24 @@
-// `tatra compare`: the paper's cross-model study on your data. Every (generator, evaluator) pair
-// runs as an evaluation job (kept in the job history); evaluators sharing a generator see the same
-// cached examples and paraphrases. Prints the pair table and the generator × evaluator matrix.
+// `tatra compare`: the paper's cross-model study on your data, as one resumable experiment: every
+// (generator, evaluator) pair runs as an evaluation job (kept in the job history); evaluators
+// sharing a generator see the same cached examples and paraphrases. `tatra compare resume ID`
+// after Ctrl-C or a kill; `list`, `show ID`. Prints the pair table and the generator × evaluator
+// matrix. Thin: models/compare.ts does the work.
 import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
-import { runComparison } from '../../models';
+import type { ComparisonManager } from '../../models';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
 import { withCliServices } from '../session';
-import { duration, err, interruptSignal, out, outJson, pct as percent, table } from '../ui';
+import { runExperimentToEnd } from '../experiment-run';
+import { duration, err, out, outJson, pct as percent, table } from '../ui';
 
 interface CompareCliOptions extends TatraSettingsCliOptions {
-  task: string;
-  data: string;
-  generators: string;
-  evaluators: string;
+  task?: string;
+  data?: string;
+  generators?: string;
+  evaluators?: string;
   limit?: number;
   textCol?: string;
   labelCol?: string;
@@ -82,20 +85,68 @@ export function formatComparison(rec: ComparisonRecord): string {
   return out.join('\n');
 }
 
-function splitList(v: string, flag: string): string[] {
-  const items = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (items.length === 0) throw new UserError(`${flag} needs at least one GGUF file`, 'bad_option');
+function splitList(v: string | undefined, flag: string): string[] {
+  const items = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (items.length === 0) throw new UserError(`${flag} needs at least one model`, 'bad_option');
   return items.map((p) => resolve(p));
 }
 
+/** A line per pair as its status changes (stderr), until the comparison ends. */
+function pairLines(): (r: ComparisonRecord) => void {
+  const lastStatus = new Map<number, string>();
+  return (r) =>
+    r.pairs.forEach((p, i) => {
+      if (lastStatus.get(i) === p.status) return;
+      lastStatus.set(i, p.status);
+      if (p.status === 'pending') return;
+      const tail = p.status === 'done' ? `  accuracy ${pct(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
+      err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}`);
+    });
+}
+
+/** Runs (or resumes) a comparison to its end with a line per pair as its status changes; Ctrl-C pauses it. */
+function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean): Promise<ComparisonRecord> {
+  return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, isMine: (r) => r.id === id, quiet, onEvent: pairLines() });
+}
+
+function printRecord(rec: ComparisonRecord, json: boolean): void {
+  if (json) outJson(rec);
+  else out(formatComparison(rec));
+  if (rec.status === 'error') process.exitCode = 1;
+}
+
+async function newComparison(comparisons: ComparisonManager, opts: CompareCliOptions): Promise<void> {
+  if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
+  if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
+  const created = await comparisons.create({
+    task: opts.task,
+    dataset: resolve(opts.data),
+    generators: splitList(opts.generators, '--generators'),
+    evaluators: splitList(opts.evaluators, '--evaluators'),
+    settings: tatraSettingsFrom(opts),
+    concurrency: opts.concurrency,
+    ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
+    ...(opts.textCol ? { textColumn: opts.textCol } : {}),
+    ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
+    ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
+  });
+  if (!opts.json) err(`comparison ${created.id}: ${created.pairs.length} pairs; resume after a stop with: tatra compare resume ${created.id}`);
+  printRecord(await runToEnd(comparisons, created.id, opts.json === true), opts.json === true);
+}
+
 export function registerCompare(program: Command): void {
+  // `resume ID` and `show ID` are arguments, not commander subcommands: those would share the
+  // options' names with this command, which would take them from the subcommand.
   const cmd = program
     .command('compare')
-    .description('compare generator × evaluator pairs on one task and data set (each pair is an evaluation job)')
-    .requiredOption('--task <id|file>', 'task id or task JSON file')
-    .requiredOption('--data <file>', 'CSV, TSV or JSONL file with gold labels')
-    .requiredOption('--generators <a.gguf,b.gguf>', 'comma-separated generator models')
-    .requiredOption('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models');
+    .description('compare generator × evaluator pairs on one task and data set (each pair is an evaluation job; one resumable experiment)')
+    .argument('[action]', 'list (every comparison), resume <id> (continue a paused, interrupted, cancelled or failed one) or show <id>; none: start a new comparison')
+    .argument('[id]', 'comparison id (or a unique prefix) for resume and show')
+    .option('--task <id|file>', 'task id or task JSON file (required for a new comparison)')
+    .option('--data <file>', 'CSV, TSV or JSONL file with gold labels (required for a new comparison)')
+    .option('--generators <a.gguf,b.gguf>', 'comma-separated generator models (required for a new comparison)')
+    .option('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models (required for a new comparison)');
   addRuntimeOptions(addTatraSettingsOptions(cmd))
     .option(ROW_LIMIT.flags, 'only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--text-col <column>', 'column holding the input (default: guessed)')
@@ -103,54 +154,22 @@ export function registerCompare(program: Command): void {
     .option('--label-map <a=b,...>', 'gold value → task label (default: suggested)')
     .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
     .option('--data-dir <dir>', 'data folder holding the job database')
-    .option('--json', 'print the comparison record as JSON')
-    .action(async (opts: CompareCliOptions) => {
-      const settings = tatraSettingsFrom(opts);
-      const generators = splitList(opts.generators, '--generators');
-      const evaluators = splitList(opts.evaluators, '--evaluators');
-      await withCliServices(opts, async (services) => {
-        const { signal, off } = interruptSignal();
-        const lastStatus = new Map<string, string>();
-        try {
-          const rec = await runComparison(
-            {
-              task: opts.task,
-              dataset: resolve(opts.data),
-              generators,
-              evaluators,
-              settings,
-              ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
-              ...(opts.textCol ? { textColumn: opts.textCol } : {}),
-              ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
-              ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
-            },
-            {
-              jobs: services.jobs(),
-              pool: services.pool,
-              store: services.comparisons(),
-              signal,
-              concurrency: opts.concurrency,
-              onProgress: (r) => {
-                if (opts.json) return;
-                r.pairs.forEach((p, i) => {
-                  const key = `${i}`;
-                  const line = p.status === 'running' ? 'running' : p.status;
-                  if (lastStatus.get(key) === line) return;
-                  lastStatus.set(key, line);
-                  if (p.status === 'pending') return;
-                  const tail = p.status === 'done' ? `  accuracy ${pct(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
-                  err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${line}${tail}`);
-                });
-              },
-            },
-          );
-          if (opts.json) outJson(rec);
-          else out(formatComparison(rec));
-          if (rec.status === 'error') process.exitCode = 1;
-          if (rec.status === 'cancelled') process.exitCode = 130;
-        } finally {
-          off();
+    .option('--json', 'print the comparison record as JSON (list: an array of summaries)')
+    .action((action: string | undefined, id: string | undefined, opts: CompareCliOptions) =>
+      withCliServices(opts, async (services) => {
+        const comparisons = services.comparisons();
+        if (action === undefined) return newComparison(comparisons, opts);
+        if (action === 'list') {
+          const all = comparisons.list();
+          if (opts.json) outJson(all);
+          else if (all.length === 0) out('no comparisons yet');
+          else for (const c of all) out(`${c.id}  [${c.status}]  pairs ${c.progress?.jobsDone ?? 0}/${c.progress?.jobsTotal ?? 0}  ${c.task} on ${c.dataset}`);
+          return;
         }
-      });
-    });
+        if (action !== 'resume' && action !== 'show') throw new UserError(`unknown compare action "${action}": use list, resume <id> or show <id>, or no action to start a comparison`, 'bad_option');
+        if (!id) throw new UserError(`give the comparison id: tatra compare ${action} <id>`, 'bad_option');
+        const rec = comparisons.get(id);
+        printRecord(action === 'resume' && rec.status !== 'done' ? await runToEnd(comparisons, rec.id, opts.json === true) : rec, opts.json === true);
+      }),
+    );
 }

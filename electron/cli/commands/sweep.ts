@@ -12,7 +12,8 @@ import { deterministicLine } from '../../common/reproducible';
 import { type SweepManager, previewDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
-import { err, eta, onInterrupt, out, outJson, pct as percent, table } from '../ui';
+import { runExperimentToEnd } from '../experiment-run';
+import { err, eta, out, outJson, pct as percent, table } from '../ui';
 
 /** Parses `0,1,2,5,10` into whole numbers within [min, max]. */
 export function intListOption(name: string, min: number, max: number) {
@@ -84,30 +85,21 @@ export function formatSweep(result: SweepResult): string {
 }
 
 /** Runs a sweep to its end with a line per finished job on stderr; Ctrl-C pauses it. */
-async function runSweep(sweeps: SweepManager, id: string, quiet: boolean): Promise<SweepSummary> {
+function runSweep(sweeps: SweepManager, id: string, quiet: boolean): Promise<SweepSummary> {
   let lastJobs = -1;
-  const off = sweeps.onProgress((p) => {
-    if (p.sweepId !== id || quiet || p.jobsDone === lastJobs) return;
-    lastJobs = p.jobsDone;
-    err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta(p.etaSeconds)}`);
+  return runExperimentToEnd(sweeps, id, {
+    noun: 'sweep',
+    resumeCommand: 'tatra sweep resume',
+    progressOf: (s) => s.progress,
+    isMine: (p) => p.sweepId === id,
+    quiet,
+    // A line per finished job.
+    onEvent: (p) => {
+      if (p.jobsDone === lastJobs) return;
+      lastJobs = p.jobsDone;
+      err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta(p.etaSeconds)}`);
+    },
   });
-  let interrupted = false;
-  const offInterrupt = onInterrupt(() => {
-    interrupted = true;
-    void sweeps.pause(id).catch(() => undefined);
-  });
-  try {
-    sweeps.start(id);
-    const end = await sweeps.wait(id);
-    if (interrupted) {
-      err(`paused sweep ${id} (${end.progress.jobsDone}/${end.progress.jobsTotal} jobs done); continue with: tatra sweep resume ${id}`);
-      process.exitCode = 130;
-    }
-    return end;
-  } finally {
-    off();
-    offInterrupt();
-  }
 }
 
 async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOptions): Promise<void> {

@@ -17,6 +17,7 @@ export * from './classify';
 export * from './jobs';
 export * from './settings';
 export * from './sweeps';
+export * from './experiments';
 
 export const apiMethods = {
   ...tasksMethods,

@@ -4,9 +4,10 @@
 // common/: no Node, no DOM.
 import { z } from 'zod';
 import { method } from './define';
-import { ROW_LIMIT } from '../settings';
+import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { MaxInFlight, RemoteModelEntry, ServerProbe } from '../remote';
+import { ExperimentProgress } from './experiments';
 
 // ---------------------------------------------------------------- library
 
@@ -186,11 +187,14 @@ export const ComparisonSpec = z.object({
   /** gold value → task label. */
   labelMap: z.record(z.string(), z.string()).optional(),
   contextSize: z.number().int().min(256).optional(),
+  /** Rows classified at once within each pair's job (default 4). */
+  concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
 });
 export type ComparisonSpec = z.infer<typeof ComparisonSpec>;
 export type ComparisonSpecInput = z.input<typeof ComparisonSpec>;
 
-export const PairStatus = z.enum(['pending', 'running', 'done', 'error', 'cancelled']);
+/** `paused`: its job stopped part-way (the comparison was paused or its process died); a resume continues it. */
+export const PairStatus = z.enum(['pending', 'running', 'paused', 'done', 'error', 'cancelled']);
 export type PairStatus = z.infer<typeof PairStatus>;
 
 export const ComparisonPair = z.object({
@@ -209,7 +213,11 @@ export const ComparisonPair = z.object({
 });
 export type ComparisonPair = z.infer<typeof ComparisonPair>;
 
-export const ComparisonStatus = z.enum(['running', 'done', 'error', 'cancelled']);
+/**
+ * `paused`: stopped, resumable; `interrupted`: stored as running, but the process that ran it died,
+ * resumable; `cancelled`: stopped for good (still resumable explicitly); `error`: a pair failed.
+ */
+export const ComparisonStatus = z.enum(['running', 'paused', 'interrupted', 'done', 'error', 'cancelled']);
 export type ComparisonStatus = z.infer<typeof ComparisonStatus>;
 
 export const ComparisonRecord = z.object({
@@ -223,10 +231,12 @@ export const ComparisonRecord = z.object({
   error: z.string().nullable(),
   /** Said before anything loads: models whose estimated memory does not fit this machine. */
   warnings: z.array(z.string()).default([]),
+  /** The experiments' one progress model: pairs (jobs) and rows done, time, ETA. */
+  progress: ExperimentProgress.optional(),
 });
 export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
 
-export const ComparisonSummary = ComparisonRecord.pick({ id: true, createdAt: true, finishedAt: true, status: true, error: true }).extend({
+export const ComparisonSummary = ComparisonRecord.pick({ id: true, createdAt: true, finishedAt: true, status: true, error: true, progress: true }).extend({
   task: z.string(),
   dataset: z.string(),
   generators: z.array(z.string()),
@@ -306,6 +316,10 @@ export const modelsMethods = {
   /** Starts a comparison and answers at once; progress arrives as `compare.progress`. */
   'compare.start': method(ComparisonSpec, ComparisonRecord),
   'compare.cancel': method(z.object({ id: z.string() }), z.object({ ok: z.boolean() })),
+  /** Stops a running comparison after pausing its current pair's job (finished rows stay); resumable. */
+  'compare.pause': method(z.object({ id: z.string() }), ComparisonRecord),
+  /** Continues a paused, interrupted, cancelled or failed comparison: finished pairs stay, the rest run. */
+  'compare.resume': method(z.object({ id: z.string() }), ComparisonRecord),
   'compare.list': method(z.object({}), z.array(ComparisonSummary)),
   'compare.get': method(z.object({ id: z.string() }), ComparisonRecord),
 };

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { method } from './define';
+import { ExperimentProgress } from './experiments';
 
 const SweepId = z.string().min(1);
 
@@ -118,17 +119,8 @@ export const SweepJob = z.object({
 });
 export type SweepJob = z.infer<typeof SweepJob>;
 
-export const SweepProgress = z.object({
-  sweepId: SweepId,
-  jobsDone: z.number().int(),
-  jobsTotal: z.number().int(),
-  /** Rows classified over every job (each job classifies every row at the largest r). */
-  rowsDone: z.number().int(),
-  rowsTotal: z.number().int(),
-  elapsedSeconds: z.number(),
-  /** null until a rate is known. */
-  etaSeconds: z.number().nullable(),
-});
+/** A sweep's progress: the experiments' one model (each job classifies every row at the largest r). */
+export const SweepProgress = z.object({ sweepId: SweepId }).extend(ExperimentProgress.shape);
 export type SweepProgress = z.infer<typeof SweepProgress>;
 
 export const SweepSummary = z.object({

@@ -470,28 +470,59 @@ describe('CSV export against a malicious data set', () => {
 });
 
 describe('store migrations and crash during import', () => {
-  it('holds the model comparisons table in its own migrations, adopting one that compare.ts made on the side before v4', () => {
-    const fresh = openJobStore(join(dir, `cmp${n++}`));
-    stores.push(fresh);
-    expect(fresh.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'model_comparisons'`).get()).toEqual({ name: 'model_comparisons' });
-    fresh.saveComparison('c1', 1, 'done', '{"id":"c1"}');
-    expect(fresh.comparisonJsons()).toEqual(['{"id":"c1"}']);
-    // A v3 file with the table as the old compare.ts created it, holding a record.
-    fresh.db.exec('ALTER TABLE jobs DROP COLUMN deterministic;');
-    fresh.db.pragma('user_version = 3');
-    const path = fresh.path;
-    fresh.close();
-    const migrated = new (fresh.constructor as new (p: string) => JobStore)(path);
+  it('v6 moves sweeps and comparisons into the one experiments table, their jobs kept and a comparison left running paused', async () => {
+    const { dataDir, manager, store } = setup();
+    const job = await manager.create(spec({ limit: 2 }));
+    // Back to v5: the sweep and comparison tables as v3 and v4 made them, holding one of each.
+    store.db.exec(`
+      DROP TABLE experiment_jobs; DROP TABLE experiments;
+      CREATE TABLE sweeps (id TEXT PRIMARY KEY, name TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL, status TEXT NOT NULL,
+        spec_json TEXT NOT NULL, error TEXT, owner TEXT, generator_calls INTEGER NOT NULL DEFAULT 0, evaluator_calls INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0);
+      CREATE TABLE sweep_jobs (sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE, n INTEGER NOT NULL, k INTEGER NOT NULL, seed INTEGER NOT NULL,
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, PRIMARY KEY (sweep_id, n, k, seed)) WITHOUT ROWID;
+      CREATE TABLE model_comparisons (id TEXT PRIMARY KEY, created INTEGER NOT NULL, status TEXT NOT NULL, record_json TEXT NOT NULL);
+    `);
+    store.db.prepare(`INSERT INTO sweeps (id, name, created, updated, status, spec_json, tokens) VALUES ('s1', 'a sweep', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', 'paused', '{"grid":{}}', 42)`).run();
+    store.db.prepare(`INSERT INTO sweep_jobs VALUES ('s1', 2, 4, 7, ?)`).run(job.id);
+    const record = {
+      id: 'c1',
+      createdAt: Date.parse('2026-01-02T00:00:00.000Z'),
+      finishedAt: null,
+      status: 'running',
+      spec: { task: 'sst2', dataset: twelve, generators: ['/g.gguf'], evaluators: ['/e.gguf', '/f.gguf'], settings },
+      pairs: [
+        { generator: '/g.gguf', evaluator: '/e.gguf', jobId: job.id, status: 'running' },
+        { generator: '/g.gguf', evaluator: '/f.gguf', jobId: 'deleted-job', status: 'pending' },
+      ],
+      error: null,
+      warnings: ['tight'],
+    };
+    store.db.prepare(`INSERT INTO model_comparisons VALUES ('c1', ?, 'running', ?)`).run(record.createdAt, JSON.stringify(record));
+    store.db.pragma('user_version = 5');
+    store.close();
+
+    const migrated = openJobStore(dataDir);
     stores.push(migrated);
     expect(migrated.schemaVersion).toBe(SCHEMA_VERSION);
-    expect(migrated.comparisonJson('c1')).toBe('{"id":"c1"}');
+    const tables = (migrated.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((t) => t.name);
+    expect(tables).not.toContain('sweeps');
+    expect(tables).not.toContain('model_comparisons');
+    expect(migrated.db.prepare(`SELECT id, kind, name, created, status, spec_json, tokens FROM experiments ORDER BY id`).all()).toEqual([
+      { id: 'c1', kind: 'compare', name: 'comparison on sst2', created: '2026-01-02T00:00:00.000Z', status: 'paused', spec_json: JSON.stringify({ spec: record.spec, warnings: ['tight'] }), tokens: 0 },
+      { id: 's1', kind: 'sweep', name: 'a sweep', created: '2026-01-01T00:00:00.000Z', status: 'paused', spec_json: '{"grid":{}}', tokens: 42 },
+    ]);
+    // Cells as the runner keys them; the pair whose job is gone has none (it runs again on resume).
+    expect(migrated.db.prepare(`SELECT experiment_id, cell, job_id FROM experiment_jobs ORDER BY experiment_id`).all()).toEqual([
+      { experiment_id: 'c1', cell: JSON.stringify(['/g.gguf', '/e.gguf']), job_id: job.id },
+      { experiment_id: 's1', cell: JSON.stringify([2, 4, 7]), job_id: job.id },
+    ]);
   });
 
   it('migrates a v1 database (jobs kept, counted as imported) and refuses a job whose import never finished', async () => {
     const { dataDir, manager, store } = setup();
     const job = await manager.create(spec({ limit: 2 }));
-    // Pretend the file is v1: drop the v2 column, the v3 tables and the version.
-    store.db.exec('ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; DROP TABLE sweep_jobs; DROP TABLE sweeps;');
+    // Pretend the file is v1: drop the v2 column, the later tables and the version.
+    store.db.exec('ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; DROP TABLE experiment_jobs; DROP TABLE experiments;');
     store.db.pragma('user_version = 1');
     store.close();
     const migrated = openJobStore(dataDir);

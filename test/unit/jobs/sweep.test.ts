@@ -168,12 +168,12 @@ describe('SweepManager', () => {
     const { sweeps, store } = setup();
     const created = await sweeps.create(spec);
     const foreign = (updated: Date) =>
-      store.db.prepare(`UPDATE sweeps SET status = 'running', owner = 'another-host:4242', updated = ? WHERE id = ?`).run(updated.toISOString(), created.id);
+      store.db.prepare(`UPDATE experiments SET status = 'running', owner = 'another-host:4242', updated = ? WHERE id = ?`).run(updated.toISOString(), created.id);
     // Beating: running there, so a resume here is refused and changes nothing.
     foreign(new Date());
     expect(sweeps.summary(created.id).status).toBe('running');
     expect(() => sweeps.start(created.id)).toThrow(`sweep ${created.id} is running in another process`);
-    expect(store.db.prepare(`SELECT owner FROM sweeps WHERE id = ?`).get(created.id)).toEqual({ owner: 'another-host:4242' });
+    expect(store.db.prepare(`SELECT owner FROM experiments WHERE id = ?`).get(created.id)).toEqual({ owner: 'another-host:4242' });
     // Silent for a minute: that machine's process is gone; the sweep is interrupted and resumable.
     foreign(new Date(Date.now() - 60_000));
     expect(sweeps.summary(created.id).status).toBe('interrupted');

@@ -1,0 +1,43 @@
+// Running a long experiment (a sweep, a comparison) from the CLI: start or resume it, show its
+// progress on stderr, and on Ctrl-C pause it, say how to resume it and exit 130.
+import type { ExperimentManager } from '../jobs';
+import type { ExperimentProgress } from '../common/contract/experiments';
+import { err, onInterrupt } from './ui';
+
+export interface ExperimentRunOutput<View, Event> {
+  /** "sweep", "comparison"; and the command that resumes it, "tatra sweep resume". */
+  noun: string;
+  resumeCommand: string;
+  /** Its progress as it stands in a view, for the line said when Ctrl-C paused it. */
+  progressOf(view: View): ExperimentProgress | undefined;
+  /** Called with each progress event of this experiment (not when --json). */
+  onEvent?(event: Event): void;
+  /** Whether an event is this experiment's. */
+  isMine(event: Event): boolean;
+  quiet: boolean;
+}
+
+/** Runs (or resumes) an experiment to its end; Ctrl-C pauses it and says how to resume it. */
+export async function runExperimentToEnd<View, Event>(manager: ExperimentManager<unknown, unknown, View, Event>, id: string, output: ExperimentRunOutput<View, Event>): Promise<View> {
+  const off = manager.onProgress((e) => {
+    if (!output.quiet && output.isMine(e)) output.onEvent?.(e);
+  });
+  let interrupted = false;
+  const offInterrupt = onInterrupt(() => {
+    interrupted = true;
+    void manager.pause(id).catch(() => undefined);
+  });
+  try {
+    manager.start(id);
+    const end = await manager.wait(id);
+    if (interrupted) {
+      const p = output.progressOf(end);
+      err(`paused ${output.noun} ${id}${p ? ` (${p.jobsDone}/${p.jobsTotal} jobs done)` : ''}; continue with: ${output.resumeCommand} ${id}`);
+      process.exitCode = 130;
+    }
+    return end;
+  } finally {
+    off();
+    offInterrupt();
+  }
+}

@@ -1,0 +1,144 @@
+// Long experiments in the job database (tables `experiments` and `experiment_jobs`, schema v6 in
+// store.ts): sweeps and comparisons alike. A row holds the experiment's spec (everything a resume
+// needs, fixed at creation), its status and owner, and the calls it really made; each cell of its
+// grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
+import { randomBytes } from 'node:crypto';
+import type { JobStore } from './store';
+
+/** What kind of experiment a row holds: its spec's shape and its id's first letter. */
+export type ExperimentKind = 'sweep' | 'compare';
+
+/** What the store records; `interrupted` is worked out from the owner's liveness. */
+export type StoredExperimentStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
+
+export type ExperimentClaim = { claimed: true } | { claimed: false; reason: 'unknown' | 'done' | 'running' };
+
+export interface StoredExperiment<Spec> {
+  id: string;
+  kind: ExperimentKind;
+  name: string;
+  /** ISO timestamps; `updated` is also the heartbeat other machines read. */
+  created: string;
+  updated: string;
+  status: StoredExperimentStatus;
+  spec: Spec;
+  error: string | null;
+  /** Who runs it ("host:pid", jobs/owner.ts), or null. */
+  owner: string | null;
+  /** Calls really sent to the models (a sweep counts them; its jobs count cached work as free). */
+  generatorCalls: number;
+  evaluatorCalls: number;
+  /** Prompt + completion tokens of those calls. */
+  tokens: number;
+}
+
+/** The columns as StoredExperiment's fields: SQL renames them, so only the spec needs reading. */
+const FIELDS = `id, kind, name, created, updated, status, spec_json, error, owner,
+  generator_calls AS generatorCalls, evaluator_calls AS evaluatorCalls, tokens`;
+
+type ExperimentDbRow = Omit<StoredExperiment<unknown>, 'spec'> & { spec_json: string };
+
+const ID_PREFIX: Record<ExperimentKind, string> = { sweep: 's', compare: 'c' };
+
+export class ExperimentStore<Spec> {
+  constructor(
+    private readonly jobStore: JobStore,
+    readonly kind: ExperimentKind,
+  ) {}
+
+  private get db() {
+    return this.jobStore.db;
+  }
+
+  private toExperiment({ spec_json, ...r }: ExperimentDbRow): StoredExperiment<Spec> {
+    return { ...r, spec: JSON.parse(spec_json) as Spec };
+  }
+
+  create(name: string, spec: Spec): string {
+    // Sortable by creation time, short enough to type in `tatra sweep resume <id>`.
+    const id = `${ID_PREFIX[this.kind]}${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+    const now = new Date().toISOString();
+    this.db
+      .prepare(`INSERT INTO experiments (id, kind, name, created, updated, status, spec_json) VALUES (?, ?, ?, ?, ?, 'queued', ?)`)
+      .run(id, this.kind, name, now, now, JSON.stringify(spec));
+    return id;
+  }
+
+  /** Removes an experiment (its jobs stay in the job history). */
+  delete(id: string): void {
+    this.db.prepare(`DELETE FROM experiments WHERE id = ? AND kind = ?`).run(id, this.kind);
+  }
+
+  get(id: string): StoredExperiment<Spec> | null {
+    const r = this.db.prepare(`SELECT ${FIELDS} FROM experiments WHERE id = ? AND kind = ?`).get(id, this.kind) as ExperimentDbRow | undefined;
+    return r ? this.toExperiment(r) : null;
+  }
+
+  /** Accepts a unique prefix of an id too. */
+  findId(idOrPrefix: string): string | null {
+    return this.jobStore.findId('experiments', idOrPrefix, { kind: this.kind });
+  }
+
+  /** Newest first. */
+  list(): StoredExperiment<Spec>[] {
+    return (this.db.prepare(`SELECT ${FIELDS} FROM experiments WHERE kind = ? ORDER BY created DESC, id DESC`).all(this.kind) as ExperimentDbRow[]).map((r) => this.toExperiment(r));
+  }
+
+  /**
+   * Makes `owner` the experiment's runner, atomically across processes: one UPDATE whose WHERE
+   * admits only an experiment nobody live runs, so SQLite's write lock covers reading the owner and
+   * replacing it, and of two processes resuming at once the second finds the first one's claim.
+   * `ownerLive` (owner, updated) tells whether a recorded owner still runs.
+   */
+  claim(id: string, owner: string, ownerLive: (owner: string, updated: string) => boolean): ExperimentClaim {
+    this.db.function('tatra_owner_live', { deterministic: false }, (o: unknown, updated: unknown) => (ownerLive(String(o), String(updated)) ? 1 : 0));
+    const claimed = this.db
+      .prepare(
+        `UPDATE experiments SET status = 'running', error = NULL, owner = ?, updated = ?
+         WHERE id = ? AND status != 'done' AND (status != 'running' OR owner IS NULL OR NOT tatra_owner_live(owner, updated))`,
+      )
+      .run(owner, new Date().toISOString(), id);
+    if (claimed.changes === 1) return { claimed: true };
+    const now = this.get(id);
+    return { claimed: false, reason: !now ? 'unknown' : now.status === 'done' ? 'done' : 'running' };
+  }
+
+  /** The runner's heartbeat: `updated` is how other machines tell a live experiment from a dead one. */
+  beat(id: string, owner: string): void {
+    this.db.prepare(`UPDATE experiments SET updated = ? WHERE id = ? AND owner = ?`).run(new Date().toISOString(), id, owner);
+  }
+
+  /**
+   * The runner's last word: the final status, and the experiment given up, only while `owner` still
+   * holds it (a process that lost it never overwrites the status of the one running it).
+   */
+  release(id: string, owner: string, status: StoredExperimentStatus, error: string | null): boolean {
+    return this.db.prepare(`UPDATE experiments SET status = ?, error = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`).run(status, error, new Date().toISOString(), id, owner).changes === 1;
+  }
+
+  /** An experiment whose runner died (`owner`) marked paused; not if another process claimed it meanwhile. */
+  pauseAbandoned(id: string, owner: string | null): void {
+    this.db.prepare(`UPDATE experiments SET status = 'paused', owner = NULL, updated = ? WHERE id = ? AND status = 'running' AND owner IS ?`).run(new Date().toISOString(), id, owner);
+  }
+
+  /** Counted as each batch of calls returns, so a kill loses only calls whose answers were lost too. */
+  addCalls(id: string, role: 'generator' | 'evaluator', calls: number, tokens: number): void {
+    const column = role === 'generator' ? 'generator_calls' : 'evaluator_calls';
+    this.db.prepare(`UPDATE experiments SET ${column} = ${column} + ?, tokens = tokens + ?, updated = ? WHERE id = ?`).run(calls, tokens, new Date().toISOString(), id);
+  }
+
+  jobOf(id: string, cell: string): string | null {
+    const r = this.db.prepare(`SELECT job_id FROM experiment_jobs WHERE experiment_id = ? AND cell = ?`).get(id, cell) as { job_id: string } | undefined;
+    return r?.job_id ?? null;
+  }
+
+  setJob(id: string, cell: string, jobId: string): void {
+    this.db.prepare(`INSERT OR REPLACE INTO experiment_jobs (experiment_id, cell, job_id) VALUES (?, ?, ?)`).run(id, cell, jobId);
+  }
+
+  /** Cell → job id, for every cell that has a job. */
+  jobs(id: string): Map<string, string> {
+    const rows = this.db.prepare(`SELECT cell, job_id FROM experiment_jobs WHERE experiment_id = ?`).all(id) as { cell: string; job_id: string }[];
+    return new Map(rows.map((r) => [r.cell, r.job_id]));
+  }
+}

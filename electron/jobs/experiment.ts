@@ -1,0 +1,456 @@
+// The one runner for long experiments: a grid of cells, one evaluation job each, run one after
+// another in the job database and resumable after a pause, a crash or a SIGKILL. Sweeps
+// (jobs/sweep.ts) and comparisons (models/compare.ts) are definitions on it: which cells, in which
+// order, which job each cell runs, which models to keep loaded, what a failed job means.
+//
+//   create    records the experiment (experiment-store.ts); nothing runs yet.
+//   start     claims it for this process (one owner at a time, across processes and machines
+//             sharing the folder), then walks the cells: a cell's job is created when missing (or
+//             left half-imported by a kill), skipped when done, and otherwise started or resumed.
+//   pause     stops after pausing the running job (its finished rows stay); `cancel` alike.
+//   resume    is start: finished jobs stay, the rest run.
+//
+// A kill loses only rows in flight: jobs keep their finished rows, the generation cache keeps
+// every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
+// `hooks.beforeCell` is the one place a plan or a budget can stop an experiment before a job runs.
+import { EventEmitter, setMaxListeners } from 'node:events';
+import { UserError, errorMessage, isAbortError } from '../common/errors';
+import type { ExperimentProgress } from '../common/contract/experiments';
+import type { TatraBackend } from '../engine/backend';
+import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
+import type { JobManager } from './manager';
+import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
+import type { JobStore } from './store';
+import type { BackendLease, BackendProvider, JobInfo, JobSpec } from './types';
+
+/** A stored status, or `interrupted`: stored as running, but the process that ran it died. */
+export type ExperimentStatus = StoredExperimentStatus | 'interrupted';
+
+/** A cell of the grid with the job that runs it (null before it was created). */
+export interface CellState<Cell> {
+  cell: Cell;
+  job: JobInfo | null;
+}
+
+/** What one kind of experiment is; the runner does the rest. */
+export interface ExperimentDefinition<Spec, Cell> {
+  kind: ExperimentKind;
+  /** How messages name it: "sweep", "comparison". */
+  noun: string;
+  /** The cells in run order: the experiment's plan (what a dry run shows, what a budget weighs). */
+  cells(spec: Spec): Cell[];
+  /** A cell's stable key (stored beside its job). */
+  key(cell: Cell): string;
+  /** A cell in messages ("n=2 k=4 seed=1"). */
+  describe(cell: Cell): string;
+  /** The job that runs a cell. */
+  job(experiment: StoredExperiment<Spec>, cell: Cell): Promise<Omit<JobSpec, 'signal'>>;
+  /** Models held while a cell runs and kept while the next cells want them, so each loads once. */
+  hold(spec: Spec, cell: Cell): readonly string[];
+  /** Rows in flight in each job: the held models load with this many sequences. */
+  concurrency(spec: Spec): number;
+  /**
+   * A failed job: 'stop' ends the experiment failed (a sweep's later points would be meaningless);
+   * 'continue' records it and runs the other cells (a comparison's other pairs still count).
+   */
+  onJobFailed: 'stop' | 'continue';
+  /**
+   * Progress events while rows finish come at most this often (0: with every row); a cell's start
+   * and end and every change of status always publish.
+   */
+  publishEveryMs: number;
+  /** Wraps the backends of a cell's job (a sweep counts its calls and shares evaluations). */
+  wrap?(ctx: { id: string; store: ExperimentStore<Spec> }, role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
+}
+
+export interface ExperimentHooks<Spec, Cell> {
+  /**
+   * Before a cell's job starts or resumes: a reason (one line) stops the experiment, paused, with
+   * that reason as its error, so it can be resumed once the reason is gone (a budget raised).
+   */
+  beforeCell?(experiment: StoredExperiment<Spec>, cell: Cell, states: readonly CellState<Cell>[]): string | null | Promise<string | null>;
+}
+
+export interface ExperimentRunnerOptions<Spec, Cell> {
+  jobs: JobManager;
+  store: JobStore;
+  /** Given, held models are leased from it so they stay loaded between jobs. */
+  pool?: BackendProvider;
+  definition: ExperimentDefinition<Spec, Cell>;
+  hooks?: ExperimentHooks<Spec, Cell>;
+}
+
+interface Runner {
+  ac: AbortController;
+  stop: 'paused' | 'cancelled' | null;
+  /** Why it stopped, when a hook stopped it. */
+  reason: string | null;
+  current: string | null;
+  /** Cells whose job could not even be created, this session (key → error). */
+  cellErrors: Map<string, string>;
+  done: Promise<void>;
+}
+
+export class ExperimentRunner<Spec, Cell> {
+  readonly store: ExperimentStore<Spec>;
+  private readonly jobs: JobManager;
+  private readonly jobStore: JobStore;
+  private readonly pool: BackendProvider | undefined;
+  private readonly def: ExperimentDefinition<Spec, Cell>;
+  private readonly hooks: ExperimentHooks<Spec, Cell>;
+  private readonly runners = new Map<string, Runner>();
+  private readonly lastPublish = new Map<string, number>();
+  private readonly emitter = new EventEmitter();
+
+  constructor(opts: ExperimentRunnerOptions<Spec, Cell>) {
+    this.jobs = opts.jobs;
+    this.jobStore = opts.store;
+    this.pool = opts.pool;
+    this.def = opts.definition;
+    this.hooks = opts.hooks ?? {};
+    this.store = new ExperimentStore<Spec>(opts.store, opts.definition.kind);
+    this.emitter.setMaxListeners(0);
+  }
+
+  /** Called with the experiment's id whenever its progress or status changes; returns the unsubscribe function. */
+  onChange(listener: (id: string) => void): () => void {
+    this.emitter.on('change', listener);
+    return () => this.emitter.off('change', listener);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  /** An experiment by id or unique id prefix; UserError `<kind>_unknown` when there is none. */
+  find(idOrPrefix: string): StoredExperiment<Spec> {
+    const id = this.store.findId(idOrPrefix);
+    const exp = id ? this.store.get(id) : null;
+    if (!exp) throw new UserError(`no ${this.def.noun} "${idOrPrefix}"`, `${this.def.kind}_unknown`);
+    return exp;
+  }
+
+  list(): StoredExperiment<Spec>[] {
+    return this.store.list();
+  }
+
+  status(exp: StoredExperiment<Spec>): ExperimentStatus {
+    if (exp.status !== 'running' || this.runners.has(exp.id)) return exp.status;
+    // Like a job's: a live pid here, a recent heartbeat from another machine sharing the folder.
+    return exp.owner !== null && ownerLive(exp.owner, exp.updated) ? 'running' : 'interrupted';
+  }
+
+  /** Every cell in run order with its job as it stands. */
+  cellStates(exp: StoredExperiment<Spec>): CellState<Cell>[] {
+    const byCell = this.store.jobs(exp.id);
+    return this.def.cells(exp.spec).map((cell) => {
+      const jobId = byCell.get(this.def.key(cell));
+      let job: JobInfo | null = null;
+      try {
+        job = jobId ? this.jobs.get(jobId) : null;
+      } catch {
+        job = null;
+      }
+      return { cell, job };
+    });
+  }
+
+  /** Why a cell has no job this session (its job could not be created), if it failed so. */
+  cellError(id: string, cell: Cell): string | null {
+    return this.runners.get(id)?.cellErrors.get(this.def.key(cell)) ?? null;
+  }
+
+  /** The one progress model: jobs and rows done (every job classifies every row), time, ETA. */
+  progress(states: readonly CellState<Cell>[]): ExperimentProgress {
+    const perJob = states.find((s) => s.job)?.job?.rowsTotal ?? 0;
+    const rowsDone = states.reduce((sum, s) => sum + (s.job?.rowsDone ?? 0), 0);
+    const rowsTotal = perJob * states.length;
+    const elapsedMs = states.reduce((sum, s) => sum + (s.job?.elapsedMs ?? 0), 0);
+    const rate = elapsedMs > 0 ? rowsDone / elapsedMs : 0;
+    return {
+      jobsDone: states.filter((s) => s.job?.status === 'done').length,
+      jobsTotal: states.length,
+      rowsDone,
+      rowsTotal,
+      elapsedSeconds: elapsedMs / 1000,
+      etaSeconds: rowsDone >= rowsTotal && rowsTotal > 0 ? 0 : rate > 0 ? (rowsTotal - rowsDone) / rate / 1000 : null,
+    };
+  }
+
+  isRunningHere(id: string): boolean {
+    return this.runners.has(id);
+  }
+
+  // ---------------------------------------------------------------- create
+
+  /** Records a new experiment (status queued); nothing runs until `start`. */
+  create(name: string, spec: Spec): StoredExperiment<Spec> {
+    return this.store.get(this.store.create(name, spec))!;
+  }
+
+  /**
+   * Creates the first cell's job now, so a model file that is not a GGUF, a missing data file or a
+   * column that is not there fail at once, not in the background; on failure the experiment is
+   * removed and the error thrown.
+   */
+  async prepare(id: string): Promise<void> {
+    const exp = this.find(id);
+    const first = this.def.cells(exp.spec)[0];
+    try {
+      if (first !== undefined) await this.ensureJob(exp, first);
+    } catch (e) {
+      this.store.delete(exp.id);
+      throw e;
+    }
+  }
+
+  // ---------------------------------------------------------------- control
+
+  /** Starts (or resumes) the experiment in this process; its jobs run in the background (`wait`). */
+  start(idOrPrefix: string): StoredExperiment<Spec> {
+    const exp = this.find(idOrPrefix);
+    if (this.runners.has(exp.id)) return exp;
+    // Two processes resuming at once: the claim is one conditional UPDATE, so only one of them wins.
+    const claim = this.store.claim(exp.id, OWNER, ownerLive);
+    if (!claim.claimed) {
+      const noun = this.def.noun;
+      if (claim.reason === 'done') throw new UserError(`${noun} ${exp.id} is already done`, `${this.def.kind}_state`);
+      if (claim.reason === 'unknown') throw new UserError(`no ${noun} "${idOrPrefix}"`, `${this.def.kind}_unknown`);
+      throw new UserError(`${noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
+    }
+    const ac = new AbortController();
+    setMaxListeners(0, ac.signal);
+    const runner: Runner = { ac, stop: null, reason: null, current: null, cellErrors: new Map(), done: Promise.resolve() };
+    runner.done = this.run(exp.id, runner).finally(() => this.runners.delete(exp.id));
+    this.runners.set(exp.id, runner);
+    this.publish(exp.id, true);
+    return this.store.get(exp.id)!;
+  }
+
+  /** Resolves when the experiment's runner in this process ends (at once when none runs). */
+  async wait(idOrPrefix: string): Promise<StoredExperiment<Spec>> {
+    const exp = this.find(idOrPrefix);
+    await this.runners.get(exp.id)?.done;
+    return this.store.get(exp.id)!;
+  }
+
+  /** Stops after pausing the running job (its finished rows stay); resumable. */
+  pause(idOrPrefix: string): Promise<StoredExperiment<Spec>> {
+    return this.stop(idOrPrefix, 'paused');
+  }
+
+  /** Stops after cancelling the running job (its finished rows stay); still resumable explicitly. */
+  cancel(idOrPrefix: string): Promise<StoredExperiment<Spec>> {
+    return this.stop(idOrPrefix, 'cancelled');
+  }
+
+  private async stop(idOrPrefix: string, to: 'paused' | 'cancelled'): Promise<StoredExperiment<Spec>> {
+    const exp = this.find(idOrPrefix);
+    const runner = this.runners.get(exp.id);
+    if (runner) {
+      runner.stop = to;
+      runner.ac.abort();
+      if (runner.current) await this.stopJob(runner.current, to).catch(() => undefined);
+      await runner.done;
+    } else if (this.status(exp) === 'interrupted') {
+      this.store.pauseAbandoned(exp.id, exp.owner);
+    }
+    return this.store.get(exp.id)!;
+  }
+
+  private stopJob(jobId: string, to: 'paused' | 'cancelled'): Promise<JobInfo> {
+    return to === 'cancelled' ? this.jobs.cancel(jobId) : this.jobs.pause(jobId);
+  }
+
+  /** Pauses every experiment running in this process (resumable). */
+  async dispose(): Promise<void> {
+    await Promise.all([...this.runners.keys()].map((id) => this.pause(id).catch(() => undefined)));
+  }
+
+  private publish(id: string, force = false): void {
+    const now = Date.now();
+    if (!force && now - (this.lastPublish.get(id) ?? 0) < this.def.publishEveryMs) return;
+    this.lastPublish.set(id, now);
+    this.emitter.emit('change', id);
+  }
+
+  // ---------------------------------------------------------------- the run
+
+  /** The job of one cell, created (the data set imported) when missing or left half-imported by a kill. */
+  private async ensureJob(exp: StoredExperiment<Spec>, cell: Cell, signal?: AbortSignal): Promise<JobInfo> {
+    const key = this.def.key(cell);
+    const existing = this.store.jobOf(exp.id, key);
+    if (existing) {
+      try {
+        const job = this.jobs.get(existing);
+        if (this.jobStore.isImported(job.id)) return job;
+        await this.jobs.delete(job.id);
+      } catch (e) {
+        if (!(e instanceof UserError)) throw e;
+      }
+    }
+    const job = await this.jobs.create({ ...(await this.def.job(exp, cell)), ...(signal ? { signal } : {}) });
+    this.store.setJob(exp.id, key, job.id);
+    return job;
+  }
+
+  /** Leases what `cell` holds, after releasing what it does not (so two generators are never both held). */
+  private async holdFor(spec: Spec, cell: Cell, holds: Map<string, BackendLease>, signal: AbortSignal): Promise<void> {
+    if (!this.pool) return;
+    const want = new Set(this.def.hold(spec, cell));
+    for (const [path, lease] of [...holds]) {
+      if (want.has(path)) continue;
+      holds.delete(path);
+      await lease.release().catch(() => undefined);
+    }
+    for (const path of want) {
+      if (holds.has(path)) continue;
+      try {
+        holds.set(path, await this.pool.acquire(path, { signal, sequences: this.def.concurrency(spec) }));
+      } catch (e) {
+        if (isAbortError(e)) throw e;
+        // The job reports the load failure itself.
+      }
+    }
+  }
+
+  private async run(id: string, runner: Runner): Promise<void> {
+    const { signal } = runner.ac;
+    const exp = this.store.get(id)!;
+    const holds = new Map<string, BackendLease>();
+    let failure: string | null = null;
+    const failedCells: string[] = [];
+    const offProgress = this.jobs.on('progress', (e) => {
+      if (e.progress.jobId === runner.current) this.publish(id);
+    });
+    const heartbeat = setInterval(() => this.store.beat(id, OWNER), HEARTBEAT_MS);
+    heartbeat.unref();
+    const wrap = this.def.wrap;
+    const ctx = { id, store: this.store };
+    try {
+      const cells = this.def.cells(exp.spec);
+      for (const cell of cells) {
+        if (signal.aborted) break;
+        const key = this.def.key(cell);
+        let job: JobInfo;
+        try {
+          job = await this.ensureJob(exp, cell, signal);
+        } catch (e) {
+          if ((isAbortError(e) && signal.aborted) || this.def.onJobFailed === 'stop' || !(e instanceof UserError)) throw e;
+          runner.cellErrors.set(key, e.message);
+          failedCells.push(`${this.def.describe(cell)}: ${e.message}`);
+          this.publish(id, true);
+          continue;
+        }
+        if (job.status === 'done') continue;
+        const reason = await this.hooks.beforeCell?.(exp, cell, this.cellStates(exp));
+        if (reason) {
+          runner.stop = 'paused';
+          runner.reason = reason;
+          break;
+        }
+        await this.holdFor(exp.spec, cell, holds, signal);
+        runner.current = job.id;
+        if (wrap) this.jobs.setBackendWrapper(job.id, (role, backend) => wrap(ctx, role, backend));
+        try {
+          await this.jobs.start(job.id);
+          this.publish(id, true);
+          // A stop that came while the job was starting: the stop saw no job to stop.
+          if (signal.aborted) await this.stopJob(job.id, runner.stop ?? 'paused');
+          const end = await this.jobs.wait(job.id);
+          if (end.status === 'failed') {
+            const error = `job ${end.id} (${this.def.describe(cell)}) failed: ${end.error ?? 'unknown error'}`;
+            if (this.def.onJobFailed === 'stop') {
+              failure = error;
+              break;
+            }
+            failedCells.push(error);
+          } else if (end.status !== 'done') break;
+        } finally {
+          this.jobs.setBackendWrapper(job.id, null);
+          runner.current = null;
+        }
+        this.publish(id, true);
+      }
+    } catch (e) {
+      if (!(isAbortError(e) && signal.aborted)) failure = errorMessage(e);
+    } finally {
+      offProgress();
+      clearInterval(heartbeat);
+      for (const lease of [...holds.values()].reverse()) await lease.release().catch(() => undefined);
+      const allDone = this.cellStates(this.store.get(id)!).every((s) => s.job?.status === 'done');
+      let status: StoredExperimentStatus;
+      let error: string | null = null;
+      if (failure !== null) [status, error] = ['failed', failure];
+      else if (runner.stop) [status, error] = [runner.stop, runner.reason];
+      else if (allDone) status = 'done';
+      else if (failedCells.length > 0) {
+        const total = this.def.cells(exp.spec).length;
+        [status, error] = ['failed', `${failedCells.length} of ${total} ${total === 1 ? 'job' : 'jobs'} failed: ${failedCells[0]}`];
+      } else status = 'paused';
+      // Only the owner sets the outcome (a process that lost the experiment leaves it alone).
+      this.store.release(id, OWNER, status, error);
+      this.runners.delete(id);
+      this.publish(id, true);
+    }
+  }
+}
+
+/**
+ * What every kind of experiment offers, each in its own view of an experiment (a sweep's summary,
+ * a comparison's record): start, resume, wait, pause, cancel, progress events. A kind says how
+ * an experiment is viewed and what its progress event carries.
+ */
+export abstract class ExperimentManager<Spec, Cell, View, Event> {
+  protected readonly runner: ExperimentRunner<Spec, Cell>;
+  private readonly emitter = new EventEmitter();
+
+  constructor(opts: ExperimentRunnerOptions<Spec, Cell>) {
+    this.runner = new ExperimentRunner(opts);
+    this.emitter.setMaxListeners(0);
+    this.runner.onChange((id) => {
+      const exp = this.runner.store.get(id);
+      if (exp) this.emitter.emit('progress', this.progressEvent(exp));
+    });
+  }
+
+  protected abstract view(exp: StoredExperiment<Spec>): View;
+  protected abstract progressEvent(exp: StoredExperiment<Spec>): Event;
+
+  /** Progress of any experiment of this kind in this process; returns the unsubscribe function. */
+  onProgress(listener: (event: Event) => void): () => void {
+    this.emitter.on('progress', listener);
+    return () => this.emitter.off('progress', listener);
+  }
+
+  /** Starts (or resumes) it in this process; its jobs run in the background (`wait`). */
+  start(id: string): View {
+    return this.view(this.runner.start(id));
+  }
+
+  resume(id: string): View {
+    return this.start(id);
+  }
+
+  async wait(id: string): Promise<View> {
+    return this.view(await this.runner.wait(id));
+  }
+
+  /** Stops after pausing the running job (its finished rows stay); resumable. */
+  async pause(id: string): Promise<View> {
+    return this.view(await this.runner.pause(id));
+  }
+
+  /** Stops after cancelling the running job; still resumable explicitly. */
+  async cancel(id: string): Promise<View> {
+    return this.view(await this.runner.cancel(id));
+  }
+
+  /** Whether this process runs it now. */
+  isRunningHere(id: string): boolean {
+    return this.runner.isRunningHere(this.runner.find(id).id);
+  }
+
+  /** Pauses every experiment of this kind running in this process (resumable). */
+  dispose(): Promise<void> {
+    return this.runner.dispose();
+  }
+}
