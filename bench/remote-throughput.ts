@@ -1,5 +1,5 @@
 // Is TATRA Studio the bottleneck when it drives a fast inference server? Against the same
-// OpenAI-compatible server (bench/instant-openai-server.ts, its own process), side by side:
+// OpenAI-compatible server (test/helpers/instant-openai-server.ts, its own process), side by side:
 //
 //   loop   a plain `fetch` loop: evaluator-sized chat requests (SST-2, k examples, the label set
 //          as vLLM's structured_outputs.choice), `--in-flight` of them at once; then the same
@@ -15,7 +15,7 @@
 //   npx tsx bench/remote-throughput.ts [--rows 160|all] [-n 10] [-k 16] [-r 3] [--seed 1]
 //        [--concurrency 64] [--in-flight 64] [--latency 0] [--capacity 0] [--kind vllm]
 //        [--loop-seconds 8] [--repeat 1] [--no-loop] [--default-in-flight] [--kill-at 0.5]
-//        [--profile DIR]
+//        [--profile DIR] [--cli OTHER/bin/tatra.js]
 //
 // --default-in-flight: the endpoint keeps the limit the backend picks for the server's kind (the
 // loop still has --in-flight). --latency MS: the server answers each call after MS ms (a GPU server's time per call), at most
@@ -28,14 +28,13 @@ import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { evaluationGrammar } from '../electron/engine/grammar';
 import { evaluationPrompt } from '../electron/engine/prompts';
-import { quoteSafe } from '../electron/engine/parse';
 import { shapeChatCall } from '../electron/remote/shapes';
 import { resolveTask } from '../electron/tasks';
+import { committedRows, resumeProblems, serverRate, startInstantServer } from '../test/helpers/instant-server';
+import { queryJobDb } from '../test/helpers/tatra-cli';
 
 const { values } = parseArgs({
   options: {
@@ -56,20 +55,14 @@ const { values } = parseArgs({
     'kill-at': { type: 'string' },
     profile: { type: 'string' },
     data: { type: 'string', default: '../shared/datasets/sst2_test.jsonl' },
+    cli: { type: 'string' },
   },
 });
 const inFlight = Number(values['in-flight']);
 const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'bin/tatra.js');
-if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('build the CLI first: npm run build:node');
-
-interface ServerStats {
-  calls: number;
-  firstMs: number | null;
-  lastMs: number | null;
-  maxOpen: number;
-  byStage: Record<string, number>;
-}
+// --cli: another build's bin/tatra.js (an older checkout, to compare before and after).
+const CLI = values.cli ? resolve(values.cli) : join(ROOT, 'bin/tatra.js');
+if (!existsSync(join(CLI, '../../dist/cli.js'))) throw new Error(`build the CLI first: npm run build:node (no dist/cli.js beside ${CLI})`);
 
 function load(): string {
   return loadavg()
@@ -77,23 +70,8 @@ function load(): string {
     .join(' ');
 }
 
-async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/instant-openai-server.ts'), '--kind', values.kind!, '--latency', values.latency!, '--capacity', values.capacity!], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    const m = /^listening (\d+)$/.exec(line);
-    if (m) return { url: `http://127.0.0.1:${m[1]}`, child };
-  }
-  throw new Error('the bench server did not start');
-}
-
-const server = await startServer();
-const stats = async (): Promise<ServerStats> => (await fetch(`${server.url}/bench/stats`)).json() as Promise<ServerStats>;
-const reset = async (): Promise<void> => void (await fetch(`${server.url}/bench/reset`, { method: 'POST' })).text();
-const rate = (s: ServerStats): number => (s.firstMs === null || s.lastMs === null || s.lastMs <= s.firstMs ? 0 : s.calls / ((s.lastMs - s.firstMs) / 1000));
+const server = await startInstantServer({ kind: values.kind === 'vllm' ? 'vllm' : 'openai-compatible', latencyMs: Number(values.latency), capacity: Number(values.capacity) });
+const url = server.origin;
 
 const agent = new Agent({ keepAlive: true });
 
@@ -127,21 +105,21 @@ async function rawLoop(seconds: number, client: 'fetch' | 'http'): Promise<{ per
       maxTokens: task.evaluatorMaxTokens,
       temperature: 0,
     }).body;
-  await reset();
+  await server.reset();
   const until = performance.now() + seconds * 1000;
   let sent = 0;
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       while (performance.now() < until) {
-        const url = `${server.url}/v1/chat/completions`;
+        const chat = `${url}/v1/chat/completions`;
         const payload = JSON.stringify(body(sent++));
-        if (client === 'http') await postHttp(url, payload);
-        else await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload })).json();
+        if (client === 'http') await postHttp(chat, payload);
+        else await (await fetch(chat, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload })).json();
       }
     }),
   );
-  const s = await stats();
-  return { perSecond: rate(s), maxOpen: s.maxOpen };
+  const s = await server.stats();
+  return { perSecond: serverRate(s), maxOpen: s.maxOpen };
 }
 
 interface EvalOutcome {
@@ -196,11 +174,11 @@ function dbSize(dir: string): number {
 async function evalRun(): Promise<EvalOutcome> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tatra-bench-remote-'));
   try {
-    const spec = `openai+${server.url}/v1#m${values['default-in-flight'] ? '' : `?inflight=${inFlight}`}`;
+    const spec = `openai+${url}/v1#m${values['default-in-flight'] ? '' : `?inflight=${inFlight}`}`;
     const rows = values.rows === 'all' ? [] : ['--limit', values.rows!];
     const args = ['eval', '--task', 'sst2', '--data', resolve(ROOT, values.data!), '--model', spec, '-n', values.n!, '-k', values.k!, '-r', values.r!, '--seed', values.seed!];
     args.push('--concurrency', values.concurrency!, ...rows, '--data-dir', dataDir, '--json');
-    await reset();
+    await server.reset();
     const t0 = performance.now();
     const killAt = values['kill-at'] === undefined ? null : Number(values['kill-at']);
     let killed = false;
@@ -208,7 +186,7 @@ async function evalRun(): Promise<EvalOutcome> {
     const first = await runCli(args, (child) => {
       if (killAt === null) return;
       poll = setInterval(() => {
-        const db = committed(dataDir);
+        const [db] = queryJobDb<{ done: number; total: number }>(dataDir, `SELECT COALESCE(SUM(status = 'done'), 0) AS done, COUNT(*) AS total FROM job_rows`);
         if (db && db.total > 0 && db.done >= db.total * killAt) {
           clearInterval(poll);
           killed = true;
@@ -219,27 +197,25 @@ async function evalRun(): Promise<EvalOutcome> {
     });
     clearInterval(poll);
     const wallS = (performance.now() - t0) / 1000;
-    const s = await stats();
-    const outcome: EvalOutcome = { perSecond: rate(s), calls: s.calls, maxOpen: s.maxOpen, wallS, peakRssMiB: first.peakRssMiB, dbMiB: dbSize(dataDir), rowsDone: 0, rowsTotal: 0, byStage: s.byStage };
+    const s = await server.stats();
+    const outcome: EvalOutcome = { perSecond: serverRate(s), calls: s.calls, maxOpen: s.maxOpen, wallS, peakRssMiB: first.peakRssMiB, dbMiB: dbSize(dataDir), rowsDone: 0, rowsTotal: 0, byStage: s.byStage };
     if (!killed) {
       const job = (JSON.parse(first.stdout) as { job: { rowsDone: number; rowsTotal: number } }).job;
       return { ...outcome, rowsDone: job.rowsDone, rowsTotal: job.rowsTotal };
     }
     // Killed: what the job held at that moment, then the resumed session's calls.
-    const before = committedInputs(dataDir);
-    const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
-    const jobId = (db.prepare('SELECT id FROM jobs').get() as { id: string }).id;
-    db.close();
-    await reset();
+    const before = committedRows(dataDir);
+    const jobId = queryJobDb<{ id: string }>(dataDir, 'SELECT id FROM jobs')[0]!.id;
+    await server.reset();
     const t1 = performance.now();
     const resumed = await runCli(['jobs', 'resume', jobId, '--data-dir', dataDir, '--json']);
-    const after = await stats();
-    const originals = (await (await fetch(`${server.url}/bench/originals`)).json()) as string[];
+    const after = await server.stats();
+    const problems = resumeProblems(dataDir, before, await server.originals(), Number(values.r));
     const end = (JSON.parse(resumed.stdout) as { job: { rowsDone: number; rowsTotal: number } }).job;
-    const exact = checkExact(dataDir, before, originals, Number(values.r));
+    const exact = problems.length === 0 ? `every row exactly once (${end.rowsTotal} rows; ${end.rowsTotal - before.size} done after the resume, each evaluated r=${values.r} times, none of the ${before.size} committed before)` : `NOT EXACT: ${problems.join('; ')}`;
     return {
       ...outcome,
-      exact: `killed at ${before.size} rows committed (${wallS.toFixed(1)} s); resumed in ${((performance.now() - t1) / 1000).toFixed(1)} s at ${rate(after).toFixed(1)} calls/s, peak ${resumed.peakRssMiB?.toFixed(0)} MiB: ${exact}`,
+      exact: `killed at ${before.size} rows committed (${wallS.toFixed(1)} s); resumed in ${((performance.now() - t1) / 1000).toFixed(1)} s at ${serverRate(after).toFixed(1)} calls/s, peak ${resumed.peakRssMiB?.toFixed(0)} MiB: ${exact}`,
       rowsDone: end.rowsDone,
       rowsTotal: end.rowsTotal,
       dbMiB: dbSize(dataDir),
@@ -249,56 +225,8 @@ async function evalRun(): Promise<EvalOutcome> {
   }
 }
 
-function committed(dataDir: string): { done: number; total: number } | null {
-  const path = join(dataDir, 'tatra.db');
-  if (!existsSync(path)) return null;
-  try {
-    const db = new Database(path, { readonly: true, timeout: 1000 });
-    try {
-      return db.prepare(`SELECT COALESCE(SUM(status = 'done'), 0) AS done, COUNT(*) AS total FROM job_rows`).get() as { done: number; total: number };
-    } finally {
-      db.close();
-    }
-  } catch {
-    return null;
-  }
-}
 
-/** Indexes and inputs of the rows committed now. */
-function committedInputs(dataDir: string): Map<number, string> {
-  const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
-  try {
-    return new Map((db.prepare(`SELECT idx, input FROM job_rows WHERE status = 'done'`).all() as { idx: number; input: string }[]).map((r) => [r.idx, r.input]));
-  } finally {
-    db.close();
-  }
-}
 
-/**
- * Every row done exactly once: all rows are done, and the resumed session evaluated each row that
- * was not committed before the kill exactly r times (its original input, once per run), and none
- * that was.
- */
-function checkExact(dataDir: string, before: Map<number, string>, originals: string[], r: number): string {
-  const db = new Database(join(dataDir, 'tatra.db'), { readonly: true });
-  const rows = db.prepare(`SELECT idx, input, status FROM job_rows ORDER BY idx`).all() as { idx: number; input: string; status: string }[];
-  db.close();
-  const problems: string[] = [];
-  const notDone = rows.filter((row) => row.status !== 'done').length;
-  if (notDone > 0) problems.push(`${notDone} rows not done`);
-  const expected = new Map<string, number>();
-  for (const row of rows) {
-    if (before.has(row.idx)) continue;
-    const key = quoteSafe(row.input.trim());
-    expected.set(key, (expected.get(key) ?? 0) + r);
-  }
-  const seen = new Map<string, number>();
-  for (const o of originals) seen.set(o, (seen.get(o) ?? 0) + 1);
-  let wrong = 0;
-  for (const key of new Set([...expected.keys(), ...seen.keys()])) if ((expected.get(key) ?? 0) !== (seen.get(key) ?? 0)) wrong++;
-  if (wrong > 0) problems.push(`${wrong} inputs evaluated a different number of times than r per unfinished row`);
-  return problems.length === 0 ? `every row exactly once (${rows.length} rows; ${rows.length - before.size} done after the resume, each evaluated r=${r} times, none of the ${before.size} committed before)` : `NOT EXACT: ${problems.join('; ')}`;
-}
 
 const fmt = (v: number) => v.toFixed(1);
 process.stdout.write(
@@ -322,5 +250,5 @@ try {
     if (ev.exact) process.stdout.write(`  resume: ${ev.exact}\n`);
   }
 } finally {
-  server.child.kill('SIGTERM');
+  server.stop();
 }

@@ -1,16 +1,19 @@
 // An OpenAI-compatible server that answers at once (or after a fixed latency), for
-// bench/remote-throughput.ts. It runs in its own process, so its CPU is not the client's, and
+// bench/remote-throughput.ts and the remote resume test (started through instant-server.ts). It
+// runs in its own process, so its CPU is not the client's, and
 // answers what the engine accepts: label-balanced examples in the requested format, n distinct
 // paraphrase lines, and a label (vLLM's `structured_outputs.choice`, or free text naming one of
 // the labels the system turn lists). It keeps count of the calls it answered, when the first and
 // last arrived, and the most requests it held open at once.
 //
-//   node --import tsx bench/instant-openai-server.ts [--kind vllm|openai-compatible]
+//   node --import tsx test/helpers/instant-openai-server.ts [--kind vllm|openai-compatible]
 //        [--latency MS] [--capacity N]
 //
 // Prints `listening PORT` on stdout once it listens on 127.0.0.1. Capacity N: at most N requests
 // are being answered at a time (each for --latency ms); more wait in arrival order, as a batching
-// server's queue does. 0: no limit.
+// server's queue does. 0: no limit. POST /bench/hold stops answering (requests wait, counted in
+// `held`) until POST /bench/release; /bench/hold?after=N does so once N more calls have arrived;
+// POST /bench/reset zeroes the counts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -48,6 +51,11 @@ const PARAPHRASE_MARK = 'Put another way ';
 let open = 0;
 let active = 0;
 const queue: (() => void)[] = [];
+/** Answers held while /bench/hold is on, or once `holdAfter` generation calls have arrived. */
+let holding = false;
+let holdAfter: number | null = null;
+let arrived = 0;
+const held: (() => void)[] = [];
 let stats: Stats = fresh();
 
 function fresh(): Stats {
@@ -145,6 +153,10 @@ function completion(body: ChatBody, raw: string): unknown {
 
 /** Runs `answer` once a capacity slot is free, after the latency; frees the slot after. */
 function schedule(answer: () => void): void {
+  if (holding) {
+    held.push(() => schedule(answer));
+    return;
+  }
   const start = () => {
     active++;
     const finish = () => {
@@ -176,7 +188,22 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const raw = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
     if (req.method === 'GET' && path === '/v1/models') return send(res, 200, models);
     if (req.method === 'GET' && path === '/version' && KIND === 'vllm') return send(res, 200, { version: '0.12.0' });
-    if (req.method === 'GET' && path === '/bench/stats') return send(res, 200, { ...stats, evaluatedOriginals: undefined });
+    if (req.method === 'GET' && path === '/bench/stats') return send(res, 200, { ...stats, evaluatedOriginals: undefined, held: held.length });
+    if (req.method === 'POST' && path === '/bench/hold') {
+      const after = new URL(req.url ?? '/', 'http://x').searchParams.get('after');
+      if (after === null) holding = true;
+      else {
+        holdAfter = Number(after);
+        arrived = 0;
+      }
+      return send(res, 200, { ok: true });
+    }
+    if (req.method === 'POST' && path === '/bench/release') {
+      holding = false;
+      holdAfter = null;
+      for (const answer of held.splice(0)) answer();
+      return send(res, 200, { ok: true });
+    }
     if (req.method === 'GET' && path === '/bench/originals') return send(res, 200, stats.evaluatedOriginals);
     if (req.method === 'POST' && path === '/bench/reset') {
       stats = fresh();
@@ -195,10 +222,13 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       } catch {
         return send(res, 400, { error: { message: 'body is not JSON' } });
       }
+      // Read (and counted by stage, its candidate noted) on arrival; answered when its turn comes.
+      const reply = completion(body, raw);
+      if (holdAfter !== null && ++arrived > holdAfter) holding = true;
       schedule(() => {
         stats.calls++;
         stats.lastMs = performance.now();
-        send(res, 200, completion(body, raw));
+        send(res, 200, reply);
       });
       return;
     }
