@@ -4,7 +4,8 @@
 // - an identical request already running is joined rather than run twice;
 // - otherwise it waits its turn for an engine slot (admission.ts) and runs `classify()`, the same
 //   engine call as every other face, on the models the service holds loaded, with the engine's
-//   generator-output cache (run-scope examples are made once and shared by every input).
+//   generator-output cache: run-scope examples are made once and shared by every input, and while
+//   the first input of a task and settings makes them, the others wait instead of making them too.
 // Each caller has its own timeout and signal; the work itself stops when the last caller waiting
 // for it has gone (disconnected, timed out or shut down), which frees its slot.
 import { createHash } from 'node:crypto';
@@ -52,8 +53,14 @@ export interface ClassifierOptions {
   timeoutMs: number;
 }
 
+/** Groups whose run-scope examples a finished classification left in the generator cache (at most this many remembered). */
+const MAX_WARM_GROUPS = 10_000;
+
 export class Classifier {
   private readonly flights = new Map<string, Flight>();
+  /** Example groups (see exampleGroup) already made, and those being made now (resolved when done, either way). */
+  private readonly warm = new Set<string>();
+  private readonly warming = new Map<string, Promise<void>>();
 
   constructor(private readonly opts: ClassifierOptions) {}
 
@@ -106,6 +113,36 @@ export class Classifier {
     return this.flights.size;
   }
 
+  /**
+   * Waits while another classification of the same example group makes the run-scope examples
+   * (the engine's generator cache has no notion of work in progress: inputs started together would
+   * each make them, the costliest stage, again). Returns the function to call when this one is
+   * done: with true its examples are in the cache, and the group's later inputs go straight on.
+   */
+  private async examplesFirst(group: string | null, signal: AbortSignal): Promise<(made: boolean) => void> {
+    const nothing = () => undefined;
+    if (group === null) return nothing;
+    for (;;) {
+      if (this.warm.has(group)) return nothing;
+      const making = this.warming.get(group);
+      if (!making) break;
+      await raceAbort(making, signal);
+    }
+    let done!: () => void;
+    this.warming.set(group, new Promise<void>((resolve) => (done = resolve)));
+    let called = false;
+    return (made) => {
+      if (called) return;
+      called = true;
+      if (made) {
+        if (this.warm.size >= MAX_WARM_GROUPS) this.warm.clear();
+        this.warm.add(group);
+      }
+      this.warming.delete(group);
+      done();
+    };
+  }
+
   private start(key: string, ask: ClassifyAsk): Flight {
     const controller = new AbortController();
     // The engine listens on this signal once per model request in flight; that is not a leak.
@@ -113,7 +150,12 @@ export class Classifier {
     const flight: Flight = { controller, listeners: new Set(), waiters: 0, settled: false, promise: Promise.resolve(null as never) };
     const { target, input, settings } = ask;
     flight.promise = (async () => {
-      const release = await this.opts.admission.slot(controller.signal);
+      const examplesMade = await this.examplesFirst(exampleGroup(ask), controller.signal);
+      let ok = false;
+      const release = await this.opts.admission.slot(controller.signal).catch((e: unknown) => {
+        examplesMade(false);
+        throw e;
+      });
       try {
         const result = await classify({
           task: target.served.task,
@@ -128,9 +170,11 @@ export class Classifier {
           },
         });
         this.opts.results.set(key, result);
+        ok = true;
         return result;
       } finally {
         release();
+        examplesMade(ok);
       }
     })().finally(() => {
       flight.settled = true;
@@ -141,6 +185,16 @@ export class Classifier {
     this.flights.set(key, flight);
     return flight;
   }
+}
+
+/**
+ * What run-scope examples depend on: the task, k, the seed, the runs (r) and the generator. Every
+ * input of such a group shares them; null for scope `input` (each input has its own).
+ */
+function exampleGroup(ask: ClassifyAsk): string | null {
+  const { target, settings } = ask;
+  if (settings.scope !== 'run' || settings.k === 0) return null;
+  return stableStringify([target.served.hash, settings.k, settings.seed, settings.r, target.pairing.generatorBackend.id]);
 }
 
 /** Everything that decides a result: the task's content, the input as the engine reads it, the settings and both models. */

@@ -296,6 +296,18 @@ describe('tatra api: batches', () => {
     expect(lines.map(strip)).toEqual(whole.data.map(strip));
   });
 
+  it('takes a thousand inputs in one request and streams every row, in order', async () => {
+    const s = await setup({ concurrency: 4 });
+    const many = Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? `a good film, number ${i}` : `a dull film, number ${i}`));
+    const res = await batch(s, { inputs: many, stream: true });
+    const rows = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { index: number; label: string });
+    expect(rows.map((r) => r.index)).toEqual(many.map((_, i) => i));
+    expect(rows.every((r, i) => r.label === (i % 2 === 0 ? 'positive' : 'negative'))).toBe(true);
+    // Run-scope examples are made once (one call per label) and shared by every input, also by
+    // those that started while the first was making them.
+    expect(s.backend.stage('examples')).toHaveLength(2);
+  });
+
   it('refuses unknown fields (a misspelt "input" is an error, not an empty batch)', async () => {
     const s = await setup();
     const { status, error } = await errorOf(await batch(s, { input: ['x'] }));
