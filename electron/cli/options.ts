@@ -2,6 +2,7 @@
 // and the option groups (settings, models, runtime) that several commands take alike.
 import type { Command } from 'commander';
 import { UserError } from '../common/errors';
+import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
 import { EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
@@ -26,6 +27,24 @@ export function parseLabelMap(text: string): Record<string, string> {
   }
   if (Object.keys(map).length === 0) throw new UserError('--label-map is empty; write value=label,value=label', 'bad_option');
   return map;
+}
+
+/**
+ * The input and gold columns of a data file: as given (--text-col, --label-col), else guessed from
+ * its columns. `gold`: 'none' (--no-label), 'optional' (no accuracy without one) or 'required'.
+ */
+export function dataColumnsFrom(
+  ds: Pick<OpenedDataset, 'columns' | 'suggestedTextColumn' | 'suggestedLabelColumn'>,
+  opts: { data: string; textCol?: string; labelCol?: string },
+  gold: 'none' | 'optional' | 'required',
+): { textColumn: string; labelColumn: string | null } {
+  const textColumn = opts.textCol ?? ds.suggestedTextColumn;
+  if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${ds.columns.join(', ')})`, 'dataset_column');
+  const labelColumn = gold === 'none' ? null : (opts.labelCol ?? ds.suggestedLabelColumn ?? null);
+  if (labelColumn === null && gold === 'required') {
+    throw new UserError(`${opts.data}: a sweep measures accuracy; say which column holds the gold label with --label-col (columns: ${ds.columns.join(', ')})`, 'dataset_column');
+  }
+  return { textColumn, labelColumn };
 }
 
 /** Reads all of stdin when it is not a terminal (text piped in); otherwise undefined. */

@@ -15,6 +15,7 @@ import { basename, extname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CsvError, parse as csvParse } from 'csv-parse';
+import { parse as csvParseSync } from 'csv-parse/sync';
 import { UserError, isAbortError } from '../common/errors';
 import { answerLabels, labelNames, type TaskDefinition } from '../common/task';
 import type {
@@ -27,6 +28,7 @@ import type {
   DatasetScan,
   DatasetStats,
   LabelMappingSuggestion,
+  OpenedDataset,
 } from './types';
 
 const PREVIEW_ROWS = 20;
@@ -170,10 +172,19 @@ function detectDelimiter(headerLine: string): string {
   return best;
 }
 
+interface DetectedFormat {
+  format: DatasetFormat;
+  delimiter?: string;
+}
+
 /** Decides the format (and CSV delimiter) from the extension, then from the first bytes. */
-export async function detectFormat(path: string, opts: Pick<DatasetOptions, 'format' | 'delimiter'> = {}): Promise<{ format: DatasetFormat; delimiter?: string }> {
+export async function detectFormat(path: string, opts: Pick<DatasetOptions, 'format' | 'delimiter'> = {}): Promise<DetectedFormat> {
   await assertReadableFile(path);
-  const head = await firstText(path);
+  return formatOf(path, await firstText(path), opts);
+}
+
+/** The format (and CSV delimiter) a file's first bytes, `head`, show. */
+function formatOf(path: string, head: string, opts: Pick<DatasetOptions, 'format' | 'delimiter'>): DetectedFormat {
   if (head.trim().length === 0) throw new UserError(`${basename(path)} is empty`, 'dataset_empty');
   const ext = extname(path).toLowerCase();
   let format = opts.format;
@@ -253,8 +264,9 @@ function flattenJsonObject(obj: Record<string, unknown>): Record<string, string>
   return out;
 }
 
-async function openRecords(path: string, opts: DatasetOptions): Promise<RecordStream> {
-  const { format, delimiter } = await detectFormat(path, opts);
+/** The file's records, in one pass; `detected`: its format as openDataset found it (else read from its head now). */
+async function openRecords(path: string, opts: DatasetOptions, detected?: DetectedFormat): Promise<RecordStream> {
+  const { format, delimiter } = detected ?? (await detectFormat(path, opts));
   const src = textSource(path, opts.signal);
   const name = basename(path);
   let ragged = 0;
@@ -396,19 +408,62 @@ export async function previewDataset(path: string, opts: DatasetOptions & { maxR
     ...(src.delimiter !== undefined ? { delimiter: src.delimiter } : {}),
     ...(totalRowsEstimate !== undefined ? { totalRowsEstimate } : {}),
   };
-  const lower = preview.columns.map((c) => c.toLowerCase());
+  return { ...preview, ...suggestColumns(preview.columns) };
+}
+
+/** Best guesses for the input and gold columns: the paper's JSONL gives `input`/`solution`. */
+function suggestColumns(columns: readonly string[]): Pick<DatasetPreview, 'suggestedTextColumn' | 'suggestedLabelColumn'> {
+  const lower = columns.map((c) => c.toLowerCase());
   const pick = (cands: string[]) => {
     for (const c of cands) {
       const i = lower.indexOf(c);
-      if (i >= 0) return preview.columns[i];
+      if (i >= 0) return columns[i];
     }
     return undefined;
   };
-  const text = pick(['input', 'text', 'sentence', 'question', 'problem', 'headline', 'content', 'review']) ?? preview.columns[0];
+  const text = pick(['input', 'text', 'sentence', 'question', 'problem', 'headline', 'content', 'review']) ?? columns[0];
   const label = pick(['solution', 'label', 'gold', 'answer', 'target', 'class', 'category', 'sentiment']);
-  if (text) preview.suggestedTextColumn = text;
-  if (label && label !== text) preview.suggestedLabelColumn = label;
-  return preview;
+  return { ...(text ? { suggestedTextColumn: text } : {}), ...(label && label !== text ? { suggestedLabelColumn: label } : {}) };
+}
+
+/** The columns in a file's first bytes; null when they do not hold a whole header line or first object. */
+function headColumns(head: string, detected: DetectedFormat): string[] | null {
+  const lines = head.split('\n');
+  // The last piece may be cut short by the end of the head.
+  const first = lines.slice(0, -1).find((l) => l.trim() !== '');
+  if (first === undefined) return null;
+  if (detected.format === 'jsonl') {
+    try {
+      const obj: unknown = JSON.parse(first);
+      return typeof obj === 'object' && obj !== null && !Array.isArray(obj) ? Object.keys(flattenJsonObject(obj as Record<string, unknown>)) : null;
+    } catch {
+      return null;
+    }
+  }
+  try {
+    const [record] = csvParseSync(first.replace(/\r$/, ''), { delimiter: detected.delimiter ?? ',', relax_column_count: true, relax_quotes: detected.delimiter === '\t', bom: true }) as string[][];
+    return record ? disambiguateHeaders(record) : null;
+  } catch {
+    // A header line with a quoted line break: the full reader knows.
+    return null;
+  }
+}
+
+/** Opens a data file for a job: its first bytes read once for the format and the columns. */
+export async function openDataset(path: string, opts: DatasetOptions = {}): Promise<OpenedDataset> {
+  const sizeBytes = await assertReadableFile(path);
+  const head = await firstText(path);
+  const detected = formatOf(path, head, opts);
+  // A header longer than the head (or a header line with a quoted line break): read by the full parser.
+  const columns = headColumns(head, detected) ?? (await previewDataset(path, { ...opts, ...detected, maxRows: 1 })).columns;
+  return {
+    path,
+    ...detected,
+    sizeBytes,
+    columns,
+    ...suggestColumns(columns),
+    read: (mapping, readOpts = {}) => mappedReader(path, mapping, { ...opts, ...readOpts }, detected),
+  };
 }
 
 function newStats(): DatasetStats {
@@ -420,11 +475,15 @@ function newStats(): DatasetStats {
  * columns, unreadable lines and bad bytes are UserErrors naming the file and line.
  */
 export function readDataset(path: string, mapping: ColumnMapping, opts: DatasetOptions = {}): DatasetReader {
+  return mappedReader(path, mapping, opts);
+}
+
+function mappedReader(path: string, mapping: ColumnMapping, opts: DatasetOptions, detected?: DetectedFormat): DatasetReader {
   const stats = newStats();
-  let format: DatasetFormat = 'csv';
+  let format: DatasetFormat = detected?.format ?? 'csv';
   let opened: Promise<RecordStream> | null = null;
   async function* rows(): AsyncGenerator<DatasetRow> {
-    opened = openRecords(path, opts);
+    opened = openRecords(path, opts, detected);
     const src = await opened;
     format = src.format;
     const name = basename(path);
@@ -480,17 +539,16 @@ export function readDataset(path: string, mapping: ColumnMapping, opts: DatasetO
 
 /** Streams the whole file once: row count, empty inputs, gold value counts and fingerprint. */
 export async function scanDataset(path: string, mapping: { textColumn: string; labelColumn?: string | null }, opts: DatasetOptions = {}): Promise<DatasetScan> {
-  const reader = readDataset(path, { textColumn: mapping.textColumn, labelColumn: mapping.labelColumn ?? null }, opts);
+  const ds = await openDataset(path, opts);
+  const reader = ds.read({ textColumn: mapping.textColumn, labelColumn: mapping.labelColumn ?? null }, opts);
   const goldValueCounts: Record<string, number> = {};
   for await (const row of reader) {
     if (row.goldRaw !== null) goldValueCounts[row.goldRaw] = (goldValueCounts[row.goldRaw] ?? 0) + 1;
   }
-  const det = await detectFormat(path, opts);
-  const preview = await previewDataset(path, { ...opts, maxRows: 1 });
   return {
-    format: det.format,
-    ...(det.delimiter !== undefined ? { delimiter: det.delimiter } : {}),
-    columns: preview.columns,
+    format: ds.format,
+    ...(ds.delimiter !== undefined ? { delimiter: ds.delimiter } : {}),
+    columns: [...ds.columns],
     rows: reader.stats.rows,
     skippedEmpty: reader.stats.skippedEmpty,
     goldValueCounts,

@@ -12,6 +12,7 @@
 export * from './types';
 export {
   previewDataset,
+  openDataset,
   readDataset,
   scanDataset,
   suggestLabelMapping,

@@ -20,8 +20,8 @@ import { TatraSettings, type TatraResult } from '../common/tatra';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
-import { inspectGguf } from '../llama/gguf';
-import { readDataset, detectFormat, scanDataset, suggestLabelMapping } from './dataset';
+import { inspectGgufOnce } from '../llama/inspection';
+import { openDataset, suggestLabelMapping } from './dataset';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
@@ -32,6 +32,7 @@ import type {
   BaselineResult,
   ColumnMapping,
   DatasetRow,
+  DatasetStats,
   ExportFormat,
   JobEvent,
   JobEventOf,
@@ -77,7 +78,7 @@ interface Runner {
 }
 
 async function defaultInspect(path: string): Promise<ModelRef> {
-  const info = await inspectGguf(path);
+  const info = await inspectGgufOnce(path);
   return { path, sizeBytes: info.fileSize, headerHash: info.headerHash };
 }
 
@@ -316,19 +317,68 @@ export class JobManager {
       ...(spec.dataset.allowRagged ? { allowRagged: true } : {}),
       ...(spec.signal ? { signal: spec.signal } : {}),
     };
-    const { format } = await detectFormat(spec.dataset.path, dsOpts);
+    const ds = spec.dataset.opened ?? (await openDataset(spec.dataset.path, dsOpts));
     const mapping: ColumnMapping = { ...spec.dataset.mapping };
     const labelCol = mapping.labelColumn ?? null;
-    if (task.kind !== 'math' && labelCol !== null) {
-      const valid = new Set(answerLabels(task));
-      if (mapping.labelMap) {
-        for (const [from, to] of Object.entries(mapping.labelMap)) {
-          if (!valid.has(to)) throw new UserError(`label map "${from}=${to}": "${to}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
+    const valid = new Set(answerLabels(task));
+    // No map given for a labelled task: the import reads the gold values as they are, counts them,
+    // and the map is suggested from the counts (exact, case-insensitive, numeric index, prefix)
+    // once they are all known: the same pass over the file as the rows and the fingerprint.
+    const suggest = task.kind !== 'math' && labelCol !== null && !mapping.labelMap;
+    if (task.kind !== 'math' && labelCol !== null && mapping.labelMap) {
+      for (const [from, to] of Object.entries(mapping.labelMap)) {
+        if (!valid.has(to)) throw new UserError(`label map "${from}=${to}": "${to}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
+      }
+    }
+    const reader = ds.read(mapping, { ...(spec.dataset.allowRagged ? { allowRagged: true } : {}), ...(spec.signal ? { signal: spec.signal } : {}) });
+    const id = this.store.createJob({
+      name: spec.name ?? `${task.id} on ${spec.dataset.path.split(/[\\/]/).pop() ?? spec.dataset.path}`,
+      task,
+      settings,
+      generator,
+      evaluator,
+      // The fingerprint is known once the rows are read (it hashes the bytes they came from).
+      dataset: { path: spec.dataset.path, fingerprint: '', format: ds.format, mapping, stats: reader.stats },
+      limit: spec.limit ?? null,
+      baseline: spec.baseline ?? false,
+      concurrency,
+    });
+    let count = 0;
+    try {
+      let batch: DatasetRow[] = [];
+      let chars = 0;
+      // Gold values of the imported rows, and (a row limit given) of the whole file: the suggestion
+      // weighs them all, as when it was made from a scan of the file.
+      const imported: Record<string, number> = {};
+      const whole: Record<string, number> = {};
+      let atLimit: DatasetStats | null = null;
+      for await (const row of reader) {
+        if (atLimit) {
+          if (row.goldRaw !== null) whole[row.goldRaw] = (whole[row.goldRaw] ?? 0) + 1;
+          continue;
         }
-      } else {
-        // No map given: suggest one (exact, case-insensitive, numeric index, prefix) from the gold values.
-        const scan = await scanDataset(spec.dataset.path, { textColumn: mapping.textColumn, labelColumn: labelCol }, dsOpts);
-        const suggestion = suggestLabelMapping(scan.goldValueCounts, task);
+        batch.push(row);
+        count++;
+        chars += row.input.length;
+        if (suggest && row.goldRaw !== null) {
+          imported[row.goldRaw] = (imported[row.goldRaw] ?? 0) + 1;
+          whole[row.goldRaw] = (whole[row.goldRaw] ?? 0) + 1;
+        }
+        if (batch.length >= IMPORT_BATCH || chars >= IMPORT_BATCH_CHARS) {
+          this.store.insertRows(id, batch);
+          batch = [];
+          chars = 0;
+        }
+        if (spec.limit !== undefined && count >= spec.limit) {
+          if (!suggest) break;
+          atLimit = { ...reader.stats, unmappedGold: { ...reader.stats.unmappedGold } };
+        }
+      }
+      if (batch.length > 0) this.store.insertRows(id, batch);
+      if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${mapping.textColumn}"`, 'dataset_empty');
+      const stats = atLimit ?? reader.stats;
+      if (suggest) {
+        const suggestion = suggestLabelMapping(whole, task);
         if (Object.keys(suggestion.map).length === 0 && suggestion.unmapped.length > 0) {
           // Not one row could be scored: running would spend hours to report no accuracy at all.
           const seen = suggestion.unmapped.slice(0, 6).map((u) => u.value);
@@ -338,39 +388,10 @@ export class JobManager {
           );
         }
         mapping.labelMap = suggestion.map;
+        this.store.mapGold(id, suggestion.map, count, IMPORT_BATCH);
+        stats.unmappedGold = Object.fromEntries(Object.entries(imported).filter(([value]) => suggestion.map[value] === undefined));
       }
-    }
-    const reader = readDataset(spec.dataset.path, mapping, dsOpts);
-    const id = this.store.createJob({
-      name: spec.name ?? `${task.id} on ${spec.dataset.path.split(/[\\/]/).pop() ?? spec.dataset.path}`,
-      task,
-      settings,
-      generator,
-      evaluator,
-      // The fingerprint is known once the rows are read (it hashes the bytes they came from).
-      dataset: { path: spec.dataset.path, fingerprint: '', format, mapping, stats: reader.stats },
-      limit: spec.limit ?? null,
-      baseline: spec.baseline ?? false,
-      concurrency,
-    });
-    let count = 0;
-    try {
-      let batch: DatasetRow[] = [];
-      let chars = 0;
-      for await (const row of reader) {
-        batch.push(row);
-        count++;
-        chars += row.input.length;
-        if (batch.length >= IMPORT_BATCH || chars >= IMPORT_BATCH_CHARS) {
-          this.store.insertRows(id, batch);
-          batch = [];
-          chars = 0;
-        }
-        if (spec.limit !== undefined && count >= spec.limit) break;
-      }
-      if (batch.length > 0) this.store.insertRows(id, batch);
-      if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${mapping.textColumn}"`, 'dataset_empty');
-      this.store.updateDatasetStats(id, reader.stats, await reader.fingerprint());
+      this.store.updateDatasetStats(id, stats, await reader.fingerprint(), suggest ? mapping : undefined);
       this.store.markImported(id);
     } catch (e) {
       throw this.undoImport(id, spec.dataset.path, count, e);

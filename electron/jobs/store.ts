@@ -424,14 +424,31 @@ export class JobStore {
     this.checkpoint();
   }
 
-  /** What the import learnt by reading the file: its row counts and its fingerprint. */
-  updateDatasetStats(jobId: string, stats: DatasetStats, fingerprint?: string): void {
+  /** What the import learnt by reading the file: its row counts, its fingerprint, and the label map it suggested. */
+  updateDatasetStats(jobId: string, stats: DatasetStats, fingerprint?: string, mapping?: ColumnMapping): void {
     const row = this.db.prepare(`SELECT dataset_json FROM jobs WHERE id = ?`).get(jobId) as { dataset_json: string } | undefined;
     if (!row) return;
     const ds = JSON.parse(row.dataset_json) as NewJobRecord['dataset'];
     ds.stats = stats;
     if (fingerprint !== undefined) ds.fingerprint = fingerprint;
+    if (mapping !== undefined) ds.mapping = mapping;
     this.db.prepare(`UPDATE jobs SET dataset_json = ? WHERE id = ?`).run(JSON.stringify(ds), jobId);
+  }
+
+  /**
+   * Maps the imported gold values (stored as they were in the file) through a label map decided
+   * after the import read them: a value the map lacks becomes no gold. In chunks of rows with a
+   * checkpoint between them, like the import, so the WAL never holds the whole data set.
+   */
+  mapGold(jobId: string, labelMap: Record<string, string>, rows: number, chunk: number): void {
+    const update = this.db.prepare(
+      `UPDATE job_rows SET gold = (SELECT value FROM json_each(?) WHERE key = job_rows.gold_raw) WHERE job_id = ? AND gold_raw IS NOT NULL AND idx >= ? AND idx < ?`,
+    );
+    const map = JSON.stringify(labelMap);
+    for (let from = 0; from < rows; from += chunk) {
+      update.run(map, jobId, from, from + chunk);
+      this.checkpoint();
+    }
   }
 
   markImported(jobId: string): void {

@@ -26,7 +26,7 @@ import { describeZodError } from '../common/contract';
 import { jobStatus, type JobStatus } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
-import { previewDataset } from './dataset';
+import { openDataset } from './dataset';
 import { ExperimentManager, type CellState, type ExperimentDefinition, type ExperimentHooks } from './experiment';
 import type { StoredExperiment } from './experiment-store';
 import type { JobManager } from './manager';
@@ -147,10 +147,9 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
     if (!parsed.success) throw new UserError(describeZodError(parsed.error, 'invalid sweep: '), 'bad_option');
     const spec: SweepStartSpec = parsed.data;
     const task = await this.resolveTask(spec.taskId);
-    const preview = await previewDataset(spec.dataPath, { maxRows: 5 });
-    if (!preview.columns.includes(spec.inputColumn)) throw new UserError(`${spec.dataPath} has no column "${spec.inputColumn}" (columns: ${preview.columns.join(', ')})`, 'bad_option');
-    if (spec.goldColumn !== null && !preview.columns.includes(spec.goldColumn)) {
-      throw new UserError(`${spec.dataPath} has no column "${spec.goldColumn}" (columns: ${preview.columns.join(', ')})`, 'bad_option');
+    const { columns } = await openDataset(spec.dataPath);
+    for (const column of [spec.inputColumn, spec.goldColumn]) {
+      if (column !== null && !columns.includes(column)) throw new UserError(`${spec.dataPath} has no column "${column}" (columns: ${columns.join(', ')})`, 'bad_option');
     }
     const stored: StoredSweepSpec = {
       task,

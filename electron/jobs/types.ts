@@ -100,6 +100,24 @@ export interface DatasetReader extends AsyncIterable<DatasetRow> {
   fingerprint(): Promise<string>;
 }
 
+/**
+ * A data file opened for a job: its format, delimiter, columns and suggested columns read from
+ * its first bytes, once. Pass it along (JobSpec.dataset.opened) so the job reads the file in one
+ * more pass, the rows and the fingerprint together, and never reads the head again.
+ */
+export interface OpenedDataset {
+  readonly path: string;
+  readonly format: DatasetFormat;
+  readonly delimiter?: string;
+  readonly sizeBytes: number;
+  /** The header's columns (CSV/TSV), or the first object's keys (JSONL). */
+  readonly columns: readonly string[];
+  readonly suggestedTextColumn?: string;
+  readonly suggestedLabelColumn?: string;
+  /** Streams the rows through a mapping: one pass over the file, hashed as it is read. */
+  read(mapping: ColumnMapping, opts?: Pick<DatasetOptions, 'allowRagged' | 'signal'>): DatasetReader;
+}
+
 export interface DatasetScan {
   format: DatasetFormat;
   delimiter?: string;
@@ -156,7 +174,12 @@ export interface JobSpec {
   settings: TatraSettings;
   generatorPath: string;
   evaluatorPath: string;
-  dataset: { path: string; mapping: ColumnMapping } & Pick<DatasetOptions, 'format' | 'delimiter' | 'allowRagged'>;
+  dataset: {
+    path: string;
+    mapping: ColumnMapping;
+    /** The file as the caller already opened it (openDataset): its head is not read again. */
+    opened?: OpenedDataset;
+  } & Pick<DatasetOptions, 'format' | 'delimiter' | 'allowRagged'>;
   /** Evaluate only the first `limit` rows (after skipping empty inputs). */
   limit?: number;
   /** Also run the zero-shot baseline (one greedy evaluator call per row). */

@@ -48,7 +48,8 @@ import {
 import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
 import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
-import { inspectGguf, type GgufInspection } from './gguf';
+import { type GgufInspection } from './gguf';
+import { inspectGgufOnce } from './inspection';
 import { ownedTempDir } from '../processes';
 import { getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
@@ -688,7 +689,7 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
  * `sequences` parallel sequences.
  */
 export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<LlamaBackend> {
-  const inspection = await inspectGguf(opts.modelPath);
+  const inspection = await inspectGgufOnce(opts.modelPath);
   opts.signal?.throwIfAborted();
   const sequences = opts.sequences ?? 4;
   if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64)

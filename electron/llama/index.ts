@@ -3,6 +3,7 @@
 // crashes in a renderer).
 export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
+export { inspectGgufOnce } from './inspection';
 export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
 export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaSchedule } from './backend';

@@ -25,7 +25,7 @@ import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import {
   ExperimentManager,
-  previewDataset,
+  openDataset,
   type BackendProvider,
   type CellState,
   type ExperimentDefinition,
@@ -122,12 +122,13 @@ export async function checkComparisonInputs(spec: ComparisonSpec): Promise<{ tex
     if (isRemoteSpec(path)) parseRemoteSpec(path);
     else await inspectModelFile(path);
   }
-  const preview = await previewDataset(spec.dataset, { maxRows: 5 });
-  const textColumn = spec.textColumn ?? preview.suggestedTextColumn;
-  if (!textColumn) throw new UserError(`which column of ${spec.dataset} holds the text? pass a text column (columns: ${preview.columns.join(', ')})`, 'bad_option');
-  if (!preview.columns.includes(textColumn)) throw new UserError(`${spec.dataset} has no column "${textColumn}" (columns: ${preview.columns.join(', ')})`, 'bad_option');
-  const labelColumn = spec.labelColumn ?? preview.suggestedLabelColumn ?? null;
-  if (labelColumn !== null && !preview.columns.includes(labelColumn)) throw new UserError(`${spec.dataset} has no column "${labelColumn}" (columns: ${preview.columns.join(', ')})`, 'bad_option');
+  const ds = await openDataset(spec.dataset);
+  const textColumn = spec.textColumn ?? ds.suggestedTextColumn;
+  if (!textColumn) throw new UserError(`which column of ${spec.dataset} holds the text? pass a text column (columns: ${ds.columns.join(', ')})`, 'bad_option');
+  const labelColumn = spec.labelColumn ?? ds.suggestedLabelColumn ?? null;
+  for (const column of [textColumn, labelColumn]) {
+    if (column !== null && !ds.columns.includes(column)) throw new UserError(`${spec.dataset} has no column "${column}" (columns: ${ds.columns.join(', ')})`, 'bad_option');
+  }
   return { textColumn, labelColumn };
 }
 

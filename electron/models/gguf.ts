@@ -3,7 +3,7 @@
 // library, downloads and loading agree on what a usable model is.
 import type { ModelEntry } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';
-import { checkGgufHeaderCounts, inspectGguf } from '../llama';
+import { checkGgufHeaderCounts, inspectGgufOnce } from '../llama';
 
 /** A library entry minus where it came from, plus the header hash. */
 export type ModelHeader = Omit<ModelEntry, 'source'> & { headerHash: string };
@@ -30,7 +30,7 @@ export function invalidReason(e: unknown, path: string): string {
  */
 export async function inspectModelFile(path: string, opts: { checkData?: boolean } = {}): Promise<ModelHeader> {
   await checkHeaderFields(path);
-  const g = await inspectGguf(path, opts);
+  const g = await inspectGgufOnce(path, opts);
   return {
     path,
     fileName: path.split(/[\\/]/).pop() ?? path,
@@ -49,7 +49,7 @@ export async function inspectModelFile(path: string, opts: { checkData?: boolean
 /** Throws UserError unless `path` is a complete GGUF model. */
 export async function validateModelFile(path: string): Promise<void> {
   await checkHeaderFields(path);
-  await inspectGguf(path);
+  await inspectGgufOnce(path);
 }
 
 /** The fixed header's sanity check, done by the llama layer (see checkGgufHeaderCounts). */

@@ -33,22 +33,10 @@ function isInProgress(name: string): boolean {
   return /\.partial(\.json)?$/i.test(name) || /\.ipull$/i.test(name) || /\.tmp(-[\w-]+)?$/i.test(name) || /\.gguf\.tmp/i.test(name);
 }
 
-// Header facts by path, valid while size and mtime are unchanged: a rescan of a library of
-// multi-GB models then costs a stat per file instead of a header parse (~0.5 s each).
-const headerCache = new Map<string, { size: number; mtimeMs: number; header: Awaited<ReturnType<typeof inspectModelFile>> }>();
-
-async function inspectCached(path: string): Promise<Awaited<ReturnType<typeof inspectModelFile>>> {
-  const st = await stat(path).catch(() => null);
-  const hit = st ? headerCache.get(path) : undefined;
-  if (st && hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.header;
-  const header = await inspectModelFile(path);
-  if (st) headerCache.set(path, { size: st.size, mtimeMs: st.mtimeMs, header });
-  return header;
-}
-
 async function describe(path: string, source: ModelSource, out: ScanResult): Promise<void> {
   try {
-    const h = await inspectCached(path);
+    // Inspected once per version of the file (llama/inspection.ts): a rescan costs a stat per model.
+    const h = await inspectModelFile(path);
     out.models.push({
       path: h.path,
       fileName: h.fileName,

@@ -4,10 +4,9 @@
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
-import { UserError } from '../../common/errors';
-import { previewDataset } from '../../jobs';
+import { openDataset } from '../../jobs';
 import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
-import { type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
+import { type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { err } from '../ui';
@@ -57,10 +56,9 @@ export function registerEval(program: Command): void {
       const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
       const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...(opts.earlyStop !== undefined ? { earlyStop: opts.earlyStop } : {}) }, 'dataset');
       const dataPath = resolve(opts.data);
-      const preview = await previewDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });
-      const textColumn = opts.textCol ?? preview.suggestedTextColumn;
-      if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
-      const labelColumn = opts.label === false ? null : (opts.labelCol ?? preview.suggestedLabelColumn ?? null);
+      // Opened once: the columns are guessed from its head, and the job reads it in one more pass.
+      const opened = await openDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });
+      const { textColumn, labelColumn } = dataColumnsFrom(opened, opts, opts.label === false ? 'none' : 'optional');
       await withCliServices(opts, async (services) => {
         const jobs = services.jobs();
         const job = await jobs.create({
@@ -71,6 +69,7 @@ export function registerEval(program: Command): void {
           dataset: {
             path: dataPath,
             mapping: { textColumn, labelColumn, ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}) },
+            opened,
             ...(opts.format ? { format: opts.format } : {}),
             ...(opts.allowRagged ? { allowRagged: true } : {}),
           },

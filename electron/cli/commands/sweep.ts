@@ -9,8 +9,8 @@ import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contrac
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
-import { type SweepManager, previewDataset } from '../../jobs';
-import { type ModelCliOptions, addModelOptions, addRuntimeOptions, intOption, modelPathsFrom, parseLabelMap } from '../options';
+import { type SweepManager, openDataset } from '../../jobs';
+import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
 import { err, eta, out, outJson, pct as percent, table } from '../ui';
@@ -185,11 +185,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
   if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
   const { generator, evaluator } = modelPathsFrom(opts);
   const dataPath = resolve(opts.data);
-  const preview = await previewDataset(dataPath, opts.format ? { format: opts.format } : {});
-  const textColumn = opts.textCol ?? preview.suggestedTextColumn;
-  if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
-  const labelColumn = opts.labelCol ?? preview.suggestedLabelColumn ?? null;
-  if (labelColumn === null) throw new UserError(`${opts.data}: a sweep measures accuracy; say which column holds the gold label with --label-col (columns: ${preview.columns.join(', ')})`, 'dataset_column');
+  const opened = await openDataset(dataPath, opts.format ? { format: opts.format } : {});
+  const { textColumn, labelColumn } = dataColumnsFrom(opened, { ...opts, data: opts.data }, 'required');
   await withCliServices(opts, async (services) => {
     const sweeps = services.sweeps();
     const created = await sweeps.create({
