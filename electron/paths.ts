@@ -24,10 +24,6 @@ export function appRoot(): string {
   return resolve(here, '..');
 }
 
-export function builtInTasksDir(): string {
-  return join(appRoot(), 'tasks');
-}
-
 /**
  * Default folder for GGUF files. $TATRA_MODELS_DIR wins: a packaged app sets it to a writable
  * folder under userData, because models/ inside app.asar is read-only.

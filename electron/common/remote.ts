@@ -141,11 +141,6 @@ function inlineOptions(spec: string, query: string): { maxInFlight?: number } {
   return out;
 }
 
-/** The inline spec of one endpoint and model. */
-export function inlineRemoteSpec(url: string, model: string): string {
-  return `openai+${url}#${model}`;
-}
-
 /** A short label for a remote model: its library name or host and model. */
 export function remoteLabel(ref: Pick<RemoteModelRef, 'name' | 'urls' | 'model'>): string {
   if (ref.name) return `remote:${ref.name}`;

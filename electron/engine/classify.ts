@@ -44,11 +44,6 @@ export interface ClassifyOptions {
   examplesForRun?: (run: number) => Promise<RunExamples>;
   signal?: AbortSignal;
   onEvent?: (e: TatraEvent) => void;
-  /**
-   * With early stop, keep launching waves after the vote is decided: the full pipeline on the
-   * early-stop schedule, so tests and measurements can check the early label against it.
-   */
-  finishDecided?: boolean;
 }
 
 function emptyStats(): StageStats {
@@ -179,7 +174,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     addStages(stages, outcome.stages);
     done.push(...outcome.runs);
     const votesToCome = (settings.r - done.length) * (settings.n + 1);
-    if (!opts.finishDecided && votesToCome > 0 && voteDecided(tallyVotes(votesOf(done), voteOptions).votes, votesToCome, voteOptions)) {
+    if (votesToCome > 0 && voteDecided(tallyVotes(votesOf(done), voteOptions).votes, votesToCome, voteOptions)) {
       decidedEarly = true;
       break;
     }

@@ -14,7 +14,6 @@ export function method<I extends z.ZodType, O extends z.ZodType>(input: I, outpu
 }
 
 export type MethodMap = Record<string, MethodDef>;
-export type EventMap = Record<string, z.ZodType>;
 
 /** What a handler receives (parsed input) and returns (output before parsing). */
 export type Handlers<M extends MethodMap, Ctx> = {

@@ -1,7 +1,6 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
 import { useEffect, useMemo, useState } from 'react';
-import type { JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ProgressBar, ReproducibleChip } from '../components/Common';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
@@ -364,4 +363,3 @@ export function EvaluateView() {
   );
 }
 
-export type { JobSummary };
