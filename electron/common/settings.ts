@@ -1,4 +1,4 @@
-// TATRA's run settings (SPEC §1.5) defined once: each field's bounds, default and wording. The zod
+// TATRA's run settings (docs/method.md §2) defined once: each field's bounds, default and wording. The zod
 // schema (tatra.ts), the CLI options (cli/options.ts) and the renderer's one settings component
 // (components/RunSettingsFields.tsx) all read them from here, so a bound changed here changes on
 // every face at once instead of drifting apart in five copies.
@@ -7,7 +7,7 @@
 export interface IntSetting {
   min: number;
   max: number;
-  /** SPEC §1.5's recommended cost/quality trade-off, with a few runs. */
+  /** The paper's recommended cost/quality trade-off, with a few runs (docs/method.md §2). */
   default: number;
   /** Field label in the UI. */
   label: string;

@@ -33,7 +33,7 @@ export const TatraSettings = z.object({
 });
 export type TatraSettings = z.infer<typeof TatraSettings>;
 
-/** The paper's recommended cost/quality trade-off (SPEC §1.5), with a few runs. */
+/** The paper's recommended cost/quality trade-off, with a few runs (docs/method.md §2). */
 export const DEFAULT_SETTINGS: TatraSettings = {
   n: INT_SETTINGS.n.default,
   k: INT_SETTINGS.k.default,

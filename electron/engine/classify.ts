@@ -1,4 +1,4 @@
-// One input through the whole method (SPEC §1): r runs of examples, paraphrases and evaluation,
+// One input through the whole method (docs/method.md §1): r runs of examples, paraphrases and evaluation,
 // then the vote. Independent requests go to the backend together (a wave's example calls, its
 // paraphrase calls, then its evaluations), so a backend with parallel sequences decodes them side
 // by side; events still come out run by run within each stage. Without early stop there is one

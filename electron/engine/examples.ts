@@ -1,4 +1,4 @@
-// Stage 1 of a run (SPEC §1.1): one generator call per label (one for math), all labels' calls
+// Stage 1 of a run (docs/method.md §4): one generator call per label (one for math), all labels' calls
 // in one backend.generate so they decode in parallel, then validation, pooling and the seeded cut.
 import { type Example, type ExampleFilterCounts, type StageStats, type TatraEvent, type TatraSettings, runSeed } from '../common/tatra';
 import { type TaskDefinition } from '../common/task';

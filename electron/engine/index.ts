@@ -1,4 +1,4 @@
-// The TATRA engine (SPEC §1): a plain library every face imports (CLI, jobs, API, Electron main).
+// The TATRA engine (docs/method.md §1–§10): a plain library every face imports (CLI, jobs, API, Electron main).
 // It knows only its backend interface (./backend); tasks are data (common/task.ts), read from
 // disk by electron/tasks.
 

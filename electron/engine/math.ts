@@ -1,4 +1,4 @@
-// Math answers (SPEC §1.3): pull the final answer out of what the evaluator wrote, bring it to one
+// Math answers (docs/method.md §8): pull the final answer out of what the evaluator wrote, bring it to one
 // canonical form so equal answers vote together, and the reference code's lenient score.
 
 /**

@@ -1,4 +1,4 @@
-// Turning generator and evaluator text into data (SPEC §1.1-1.3): example blocks, paraphrase
+// Turning generator and evaluator text into data (docs/method.md §5–§8): example blocks, paraphrase
 // lines, labels. Everything here is lenient in what it reads (a model may add quotes, bullets or
 // a preamble) and strict in what it keeps, and it counts what it throws away.
 import { type Example, type ExampleFilterCounts, type ParaphraseFallback } from '../common/tatra';
@@ -103,7 +103,7 @@ export interface ValidatedExamples {
 }
 
 /**
- * Validation (SPEC §1.1): parses each label call's output, drops examples that do not parse, are
+ * Validation (docs/method.md §5): parses each label call's output, drops examples that do not parse, are
  * empty, carry another label than the one requested, or repeat an earlier text; then pools the
  * rest, shuffles them with `shuffleSeed` and keeps at most k.
  */

@@ -1,4 +1,4 @@
-// How k examples are split over the labels and what each one should look like (SPEC §1.1).
+// How k examples are split over the labels and what each one should look like (docs/method.md §4).
 import { type TaskDefinition, labelNames, topicsFor } from '../common/task';
 
 /** Sentence counts the reference code cycles through, for a mix of short and long examples. */

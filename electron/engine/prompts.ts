@@ -1,4 +1,4 @@
-// Prompt templates, in our own words, carrying SPEC §1.1-1.3's constraints. Everything
+// Prompt templates, in our own words, carrying the constraints of docs/method.md §4, §6 and §7. Everything
 // task-specific comes from the task file; the kinds (classification, multiple choice, math) only
 // change the shape of an example.
 import { type Example } from '../common/tatra';

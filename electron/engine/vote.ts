@@ -1,4 +1,4 @@
-// Majority vote over all (n+1)·r predictions with SPEC §1.4's tie-break, made precise.
+// Majority vote over all (n+1)·r predictions with the tie-break chain of docs/method.md §9.
 import { type TaskDefinition, labelNames } from '../common/task';
 import { type TatraResult } from '../common/tatra';
 

@@ -52,7 +52,7 @@ import type {
 
 export interface JobManagerOptions {
   store: JobStore;
-  /** Loads models; the LLAMA engineer's ModelPool in the app and the CLI. */
+  /** Loads models: the llama layer's ModelPool in every face (api/services.ts), a scripted provider in tests. */
   backends: BackendProvider;
   /** Resolves a task id or task file path; default: electron/tasks' `resolveTask`. */
   resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;

@@ -23,7 +23,7 @@ export function isCorrect(task: TaskDefinition, gold: string, prediction: string
 }
 
 /**
- * Re-votes with the predictions of the given runs through the engine's own tally (SPEC §1.4's
+ * Re-votes with the predictions of the given runs through the engine's own tally (docs/method.md §9's
  * tie-break, the first included run's original deciding first), so re-voting with all r runs
  * gives back the stored prediction. Used for run j alone and for the first j runs.
  */

@@ -148,7 +148,7 @@ export interface ModelRef {
   path: string;
   /** 0 for a remote model. */
   sizeBytes: number;
-  /** From the LLAMA engineer's inspectGguf; '' when unknown (e.g. a scripted backend, a remote model). */
+  /** From the llama layer's GGUF inspection (llama/inspection.ts); '' when unknown (e.g. a scripted backend, a remote model). */
   headerHash: string;
   /** A remote model: its endpoints, model id, server kind and version (resume reconnects to these; no key). */
   remote?: RemoteModelRef;
@@ -184,7 +184,7 @@ export interface JobSpec {
   limit?: number;
   /** Also run the zero-shot baseline (one greedy evaluator call per row). */
   baseline?: boolean;
-  /** Rows classified at once; default 4 (the LLAMA backend's default sequence count). */
+  /** Rows classified at once; default 4 (the llama backend's default sequence count). */
   concurrency?: number;
   /** A free-text name for the history list. */
   name?: string;
@@ -368,7 +368,7 @@ export interface BackendLease {
   release(): Promise<void>;
 }
 
-/** What the LLAMA engineer's ModelPool provides (tests may pass a scripted one). */
+/** What the llama layer's ModelPool provides (tests may pass a scripted one). */
 export interface BackendProvider {
   /**
    * `signal` aborts this caller's wait for a model that is still loading (pause during a load).

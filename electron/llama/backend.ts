@@ -18,14 +18,14 @@
 //   shared-prefix snapshots decoded from an empty sequence.
 // - Schedule `free` (the previous one, kept to measure what determinism costs): requests are
 //   dispatched as sequences free up, and node-llama-cpp batches whatever is queued in one tick
-//   into one llama_decode (NODE-LLAMA-CPP.md). Each sequence keeps its KV cache between requests;
+//   into one llama_decode (docs/architecture.md, "node-llama-cpp"). Each sequence keeps its KV cache between requests;
 //   a request goes to the free sequence sharing the longest token prefix with its prompt and only
 //   the rest is evaluated. Timing decides the batches, so the same seed can give other text.
 // - A shared prefix (the evaluator's instruction and examples, `sharedUserPrefixLength`) is
 //   evaluated once and snapshotted; other sequences load the snapshot instead of evaluating it.
 //   node-llama-cpp 3.21.1 has no sequence-to-sequence copy (the internal
 //   `_copyStateFromOtherSequence` arrived later), so the snapshot goes through its public
-//   saveStateToFile/loadStateFromFile (~1 ms for 300 tokens of a tiny model, NODE-LLAMA-CPP.md).
+//   saveStateToFile/loadStateFromFile (~1 ms for 300 tokens of a tiny model; docs/architecture.md).
 // - The whole prompt is always tokenized as one text, so the tokens (and the output) never depend
 //   on the prefix hint; the hint only decides what is worth snapshotting.
 import { rmSync } from 'node:fs';

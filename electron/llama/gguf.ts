@@ -1,7 +1,7 @@
 // Validates a GGUF file before anything tries to load it. node-llama-cpp reads a truncated file's
 // header without complaint and then fails to load it with a bare "Failed to load model", and a
 // text file named .gguf gives an unexported error class; both must reach the user as one clear
-// line naming the file (NODE-LLAMA-CPP.md, "GGUF metadata and bad files").
+// line naming the file (docs/architecture.md, "node-llama-cpp").
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';

@@ -1,5 +1,5 @@
 // One node-llama-cpp `Llama` per process: it owns the native backend, the thread budget and the
-// GPU; loading it twice wastes memory and splits the thread budget (NODE-LLAMA-CPP.md).
+// GPU; loading it twice wastes memory and splits the thread budget (docs/architecture.md, "node-llama-cpp").
 import { availableParallelism } from 'node:os';
 import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { defaultThreads } from './threads';

@@ -1,6 +1,6 @@
 // The one thread default for node-llama-cpp, read by every face (CLI, `tatra serve`, the desktop
 // app, the hardware panel). Explicit because node-llama-cpp's own CPU default busy-waits on small
-// machines and runs ~10x slower there (NODE-LLAMA-CPP.md).
+// machines and runs ~10x slower there (docs/architecture.md, "node-llama-cpp").
 import { availableParallelism } from 'node:os';
 import { UserError } from '../common/errors';
 

@@ -1,5 +1,5 @@
 // Describing a GGUF for the library, and the check a download must pass before it is renamed into
-// place: both go through the LLAMA module's inspectGguf (header only, truncation checked), so the
+// place: both go through the llama layer's GGUF inspection (header only, truncation checked), so the
 // library, downloads and loading agree on what a usable model is.
 import type { ModelEntry } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';

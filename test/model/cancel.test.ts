@@ -1,4 +1,4 @@
-// A cancel is one error wherever it surfaces (issue 10.9: abort errors were built four ways):
+// A cancel is one error wherever it surfaces (abort errors were once built four ways):
 // every layer rejects with the signal's own reason (signal.throwIfAborted() / signal.reason), so
 // the engine, the llama backend and its loader, the model pool and the jobs' data reader all give
 // the caller the very object it aborted with, which the API reports as code "cancelled".

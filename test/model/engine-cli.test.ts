@@ -204,7 +204,7 @@ describe('tatra classify on stories260K (a real model without a chat template)',
   });
 
   // llama.cpp warns on loading this model ("load: bad special token …"): printed on every run, it
-  // read as something wrong (issue 10.9). Shown with --verbose (before or after the command).
+  // read as something wrong. Shown with --verbose (before or after the command).
   it.skipIf(stories === null)("llama.cpp's load warnings reach stderr only with --verbose", async () => {
     const args = ['classify', '--task', 'sst2', '--model', stories as string, '-n', '1', '-k', '2', '-r', '1', '--threads', '1', '--sequences', '1', 'a fine film'];
     const llamaLines = (r: Run) => r.stderr.split('\n').filter((l) => l.startsWith('[llama]'));

@@ -1,4 +1,4 @@
-// A job database on a disk that fills up (issue 11.8), for real: a 2 MiB tmpfs holds the data
+// A job database on a disk that fills up, for real: a 2 MiB tmpfs holds the data
 // folder, `tatra eval` imports a CSV that cannot fit, and `tatra jobs delete` must still work
 // with the disk full to the last byte. Mounting needs root (or CAP_SYS_ADMIN); elsewhere the test
 // says why it skipped.

@@ -1,4 +1,4 @@
-// Evaluation jobs over the JOBS module's JobManager: preview and upload data, start / pause /
+// Evaluation jobs over the jobs layer's JobManager: preview and upload data, start / pause /
 // resume / cancel, history, rows, metrics, export. Maps the manager's shapes onto the contract's.
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

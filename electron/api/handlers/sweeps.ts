@@ -1,4 +1,4 @@
-// Sensitivity sweeps over the JOBS module's SweepManager: start, pause, resume, list, the result
+// Sensitivity sweeps over the jobs layer's SweepManager: start, pause, resume, list, the result
 // so far, export. Progress streams as `sweep.progress`; the sweep's jobs stream as any job does.
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// `tatra sweep`: the paper's sensitivity study (SPEC §1.5) as one resumable experiment:
+// `tatra sweep`: the paper's sensitivity study (docs/method.md §12) as one resumable experiment:
 // `tatra sweep --task sst2 --data f.csv --model m.gguf -n 0,1,2,5,10 -k 4,8,16 -r 1,3,5,10,15 --seeds 1,2,3`
 // and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: jobs/sweep.ts does the work.
 import { existsSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // same channels) and the renderer's Electron transport (which calls it). Deliberately untyped
 // per method: the renderer's client derives method types from the contract and validates; the
 // main process validates every payload again where it enters, so nothing here is trusted.
-// OWNER: the shell helper. common/: no Node, no DOM imports.
+// common/: no Node, no DOM imports.
 import { type ApiErrorPayload } from './define';
 
 /** IPC channel for requests: `ipcRenderer.invoke(INVOKE_CHANNEL, method, input)`. */

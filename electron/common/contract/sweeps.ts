@@ -1,4 +1,4 @@
-// Sensitivity sweeps (SPEC §1.5): one experiment over a grid of n, k and r values and several
+// Sensitivity sweeps (docs/method.md §12): one experiment over a grid of n, k and r values and several
 // seeds, stored in SQLite as one evaluation job per (n, k, seed) at the largest r. The same shapes
 // are the CLI's `tatra sweep --json` output, the API's answers and the Sweep view's data.
 import { z } from 'zod';

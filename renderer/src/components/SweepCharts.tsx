@@ -1,5 +1,5 @@
 // A sweep's charts: accuracy against n, k and r with ±1 std bands (like the paper's sensitivity
-// figure, SPEC §1.5), a k × n heat map, and cost against accuracy so people can pick a setting.
+// figure, docs/method.md §12), a k × n heat map, and cost against accuracy so people can pick a setting.
 import { Area, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { compactCount, heatCell, pct } from './labels';

@@ -1,4 +1,4 @@
-// Sweep: the paper's sensitivity study (SPEC §1.5) over a grid of n, k, r and seeds, as one
+// Sweep: the paper's sensitivity study (docs/method.md §12) over a grid of n, k, r and seeds, as one
 // resumable experiment. Set-up shares Evaluate's data and mapping steps, task and model fields;
 // a running sweep shows progress with an ETA, then accuracy against n, k and r with std bands,
 // a k × n heat map, cost against accuracy and the points table; CSV/JSON export.

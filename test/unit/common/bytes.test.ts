@@ -1,4 +1,4 @@
-// One byte formatter for every face (issue 10.9: there were four, 1000- and 1024-based, all
+// One byte formatter for every face (there were four, 1000- and 1024-based, all
 // printing "GB"). Its units are binary and say so; the faces that print sizes use it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Early decision (issue 9 item 2): once the leader has more votes than the runner-up plus every
+// Early decision (docs/method.md §10): once the leader has more votes than the runner-up plus every
 // vote still to come, nothing can change the winner. Property tests over random vote sequences
 // (a seeded generator, so a failure names the case that broke it), then classify end to end on a
 // scripted backend: the early label always equals the full pipeline's, and the saving is counted.

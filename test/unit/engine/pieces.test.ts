@@ -26,7 +26,7 @@ import { formatScriptedExamples } from '../../helpers/scripted-backend';
 const tasks = new Map((await loadBuiltInTasks(join(import.meta.dirname, '../../../tasks'))).map((t) => [t.id, t]));
 const sst2 = tasks.get('sst2')!;
 
-describe('per-label counts (SPEC §1.1)', () => {
+describe('per-label counts (docs/method.md §4)', () => {
   it('k=16 over 2, 5 and 6 labels: k // |labels| each, the first k % |labels| one more', () => {
     expect(perLabelCounts(16, ['a', 'b']).map((c) => c.count)).toEqual([8, 8]);
     expect(perLabelCounts(16, ['a', 'b', 'c', 'd', 'e']).map((c) => c.count)).toEqual([4, 3, 3, 3, 3]);
@@ -97,7 +97,7 @@ describe('example validation', () => {
   });
 });
 
-describe('tie-breaks (SPEC §1.4)', () => {
+describe('tie-breaks (docs/method.md §9)', () => {
   const opts = { labels: ['negative', 'positive'], defaultLabel: 'negative' };
   const v = (run: number, variant: number, label: string | null): Vote => ({ run, variant, label });
 

@@ -57,7 +57,7 @@ function row(index: number, gold: string | null, runs: Array<Array<string | null
   };
 }
 
-describe('revote (SPEC §1.4 through the engine tally)', () => {
+describe('revote (docs/method.md §9, through the engine tally)', () => {
   it('breaks a tie by the first included run original', () => {
     const runs = [
       { predictions: [{ variant: 0, label: P, raw: '' }, { variant: 1, label: P, raw: '' }] },

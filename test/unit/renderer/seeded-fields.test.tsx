@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 // The saved settings reach a view after its first render. They seed the fields the user has not
 // touched and never overwrite one already typed in (a late settings.get used to replace a typed
-// model path and run settings), in Classify and in Evaluate's settings step (issue 10.9).
+// model path and run settings), in Classify and in Evaluate's settings step.
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppSettings } from '../../../electron/common/contract/settings';

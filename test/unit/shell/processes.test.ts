@@ -1,5 +1,5 @@
 // Temp folders left by a SIGKILLed process (tatra-prefix-*, a test run's tatra-e2e-csv-*) are swept
-// by the next process that makes one; a live process's folder is never touched (issue 10.9).
+// by the next process that makes one; a live process's folder is never touched.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

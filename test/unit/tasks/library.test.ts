@@ -11,12 +11,12 @@ const scratch = await mkdtemp(join(tmpdir(), 'tatra-tasks-'));
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 describe('built-in tasks', () => {
-  it('every task file validates and the eleven of SPEC §2 are there', async () => {
+  it('every task file validates and the eleven of docs/method.md §15 are there', async () => {
     const tasks = await loadBuiltInTasks(tasksDir);
     expect(tasks.map((t) => t.id).sort()).toEqual(['cr', 'deepmath', 'gsm8k', 'math500', 'medqa', 'mr', 'news', 'sst2', 'sst5', 'subj', 'trec']);
   });
 
-  it('labels, defaults, limits and topic pools follow SPEC §2', async () => {
+  it('labels, defaults, limits and topic pools follow the paper (docs/method.md §15)', async () => {
     const byId = new Map((await loadBuiltInTasks(tasksDir)).map((t) => [t.id, t]));
     const t = (id: string) => byId.get(id)!;
     expect(labelNames(t('sst2'))).toEqual(['negative', 'positive']);
