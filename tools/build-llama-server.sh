@@ -24,7 +24,19 @@ for tool in git cmake ninja g++; do
 done
 
 commit=$(git bundle list-heads "$bundle" | awk '$2 == "HEAD" { print $1 }')
-if [ -x "$bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$commit" ]; then
+
+# GGML_NATIVE compiles llama.cpp's AMX kernels on CPUs that advertise AMX (Sapphire Rapids and
+# later), and on these virtual machines the first AMX matrix multiply crashes the server
+# (SIGSEGV in ggml_backend_amx_mul_mat, found with gdb on the synthetic Q8_0 models). Explicit
+# -mno-amx-* flags win over -march=native in GCC and Clang whatever their order, so the server keeps
+# every other native instruction (AVX-512, VNNI) and uses the same kernels as node-llama-cpp's own
+# prebuilt binaries. The stamp names the flags, so a binary built without them is rebuilt.
+cpu_flags=""
+case "$(uname -m)" in
+  x86_64 | amd64) cpu_flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" ;;
+esac
+build_id="$commit no-amx"
+if [ -x "$bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$build_id" ]; then
   echo "$bin"
   exit 0
 fi
@@ -41,6 +53,8 @@ fi
 # or examples. GGML_NATIVE targets the machine that runs the tests, which is the one building.
 cmake -S "$src" -B "$out/build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_FLAGS="$cpu_flags" \
+  -DCMAKE_CXX_FLAGS="$cpu_flags" \
   -DBUILD_SHARED_LIBS=OFF \
   -DGGML_NATIVE=ON \
   -DLLAMA_BUILD_TESTS=OFF \
@@ -56,6 +70,6 @@ nice -n 10 ninja -C "$out/build" -j "$jobs" llama-server >&2
 mkdir -p "$out/bin"
 cp "$out/build/bin/llama-server" "$bin.tmp"
 mv "$bin.tmp" "$bin"
-echo "$commit" > "$stamp"
+echo "$build_id" > "$stamp"
 "$bin" --version >&2 || true
 echo "$bin"

@@ -28,7 +28,7 @@ beforeAll(async () => {
   key = (await tatraCli(['api', 'keys', 'add', 'model-tests', '--data-dir', dataDir])).stdout.trim();
   // The same model behind llama-server: a remote pairing of tatra api, and promptfoo's zero-shot
   // side. Weight repacking off: the CPU build's AMX path segfaults on the synthetic model here.
-  llama = await startLlamaServer({ model: await tinyModelPath(), parallel: 2, extraArgs: ['--no-repack'] });
+  llama = await startLlamaServer({ model: await tinyModelPath(), parallel: 2 });
   // Small settings keep each classification to a few model calls; the queue is the one the load test names.
   api = await startTatraApi([
     '--model', await tinyModelPath(),

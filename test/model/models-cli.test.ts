@@ -160,7 +160,7 @@ describe('tatra compare', () => {
     const r = await tatra(['compare', '--task', 'sst2', '--data', csv, '--generators', `${tiny},${b}`, '--evaluators', tiny, '-n', '1', '-k', '2', '-r', '1', '--concurrency', '2', '--context-size', '2048'], 300_000);
     expect(r.stderr).not.toMatch(/tatra: /);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/comparison [0-9a-f-]{36}\s+\[done\]\s+task sst2\s+n=1 k=2 r=1/);
+    expect(r.stdout).toMatch(/comparison c[0-9a-z]+-[0-9a-f]{6}\s+\[done\]\s+task sst2\s+n=1 k=2 r=1/);
     expect(r.stdout).toMatch(/synthetic-tiny-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\d\.\d{3}\s+2\/2/);
     expect(r.stdout).toMatch(/synthetic-tiny-b-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\d\.\d{3}\s+2\/2/);
     expect(r.stdout).toContain('accuracy % (rows: generator, columns: evaluator)');
