@@ -495,22 +495,7 @@ export class DownloadManager extends EventEmitter<DownloadEvents> {
       }
     }
     const controller = new AbortController();
-    const state: DownloadState = {
-      id,
-      source,
-      url: '',
-      dest: join(targetDir, ''),
-      fileName: '',
-      status: 'queued',
-      bytes: 0,
-      total: null,
-      rate: 0,
-      etaSeconds: null,
-      resumedFrom: 0,
-      error: null,
-      startedAt: Date.now(),
-      finishedAt: null,
-    };
+    const state: DownloadState = { ...initialState(source, { url: '', fileName: '' }, join(targetDir, ''), id), status: 'queued' };
     const entry: Running = { state, dir: targetDir, controller, promise: Promise.resolve(state) };
     entry.promise = downloadModel(source, {
       id,

@@ -12,7 +12,7 @@ import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
-import { duration, err, out, outJson, pct as percent, table } from '../ui';
+import { duration, err, out, outJson, pct, table } from '../ui';
 
 interface CompareCliOptions extends TatraSettingsCliOptions {
   task?: string;
@@ -31,8 +31,8 @@ interface CompareCliOptions extends TatraSettingsCliOptions {
 }
 
 /** Accuracy in a column headed "%". */
-function pct(v: number | null): string {
-  return percent(v, { unit: '' });
+function accuracyCell(v: number | null): string {
+  return pct(v, { unit: '' });
 }
 
 /** Short, unique names for the models (file names; the path's folder when two share a name). */
@@ -62,7 +62,7 @@ export function formatComparison(rec: ComparisonRecord): string {
         ...rec.pairs.map((p) => [
           n.get(p.generator)!,
           n.get(p.evaluator)!,
-          pct(p.accuracy),
+          accuracyCell(p.accuracy),
           p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
           `${p.rowsDone}/${p.rows}`,
           duration(p.ms),
@@ -78,7 +78,7 @@ export function formatComparison(rec: ComparisonRecord): string {
   const m = comparisonMatrix(rec);
   out.push(
     table(
-      [['', ...rec.spec.evaluators.map((e) => n.get(e)!)], ...rec.spec.generators.map((g, i) => [n.get(g)!, ...m[i]!.map(pct)])],
+      [['', ...rec.spec.evaluators.map((e) => n.get(e)!)], ...rec.spec.generators.map((g, i) => [n.get(g)!, ...m[i]!.map(accuracyCell)])],
       (c) => c > 0,
     ),
   );
@@ -99,7 +99,7 @@ function pairLines(): (r: ComparisonRecord) => void {
       if (lastStatus.get(i) === p.status) return;
       lastStatus.set(i, p.status);
       if (p.status === 'pending') return;
-      const tail = p.status === 'done' ? `  accuracy ${pct(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
+      const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
       err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}`);
     });
 }

@@ -50,7 +50,7 @@ interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions {
 }
 
 /** A mean ± std over seeds as percentages: `81.2 ± 1.5%`. */
-function pct(v: { mean: number; std: number } | null): string {
+function meanStdPct(v: { mean: number; std: number } | null): string {
   return v === null ? '—' : `${percent(v.mean, { unit: '' })} ± ${percent(v.std)}`;
 }
 
@@ -63,8 +63,8 @@ export function formatSweep(result: SweepResult): string {
     String(p.k),
     String(p.r),
     String(p.seeds.length),
-    pct(p.accuracy),
-    math ? pct(p.lenientAccuracy) : p.macroF1 ? `${p.macroF1.mean.toFixed(3)} ± ${p.macroF1.std.toFixed(3)}` : '—',
+    meanStdPct(p.accuracy),
+    math ? meanStdPct(p.lenientAccuracy) : p.macroF1 ? `${p.macroF1.mean.toFixed(3)} ± ${p.macroF1.std.toFixed(3)}` : '—',
     p.calls.mean.toFixed(0),
     p.tokens.mean.toFixed(0),
     p.seconds.mean.toFixed(1),
