@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { UserError } from '../common/errors';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
-import { EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
+import { EARLY_STOP_CONFIDENCE, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
 
 export function intOption(name: string, min: number, max: number) {
@@ -89,16 +89,41 @@ export function tatraSettingsFrom(opts: TatraSettingsCliOptions): TatraSettings 
 }
 
 /**
- * --early-stop / --no-early-stop: stop launching runs once the vote is decided. Commander leaves
- * the value undefined when neither is given: the command applies `withEarlyStop(settings, work)`.
+ * --early-stop [rule] / --no-early-stop: stop launching runs once the vote is decided (`exact`, the
+ * default rule) or sure enough (`confident:P`). Commander leaves the value undefined when neither
+ * is given: the command applies `withEarlyStop(settings, work)`.
  */
 export function addEarlyStopOptions(cmd: Command, work: keyof typeof EARLY_STOP_DEFAULT): Command {
   const defaultOn = EARLY_STOP_DEFAULT[work];
   const on = defaultOn ? ' (default)' : '';
   const off = defaultOn ? '' : ' (default)';
   return cmd
-    .option('--early-stop', `stop launching runs once the vote is decided (the leader beats the runner-up plus every vote to come); same label, fewer calls${on}`)
+    .option(
+      '--early-stop [rule]',
+      `stop launching runs once the vote is decided: "exact" (the leader beats the runner-up plus every vote to come; same label, fewer calls) or "confident:P" (the rest would change the winner with probability at most 1-P under a Dirichlet model of the votes, e.g. confident:0.99)${on}`,
+      earlyStopOption,
+    )
     .option('--no-early-stop', `always run all r runs${off}`);
+}
+
+/** What --early-stop parses into: true (the exact rule) or the confident rule's P. */
+export type EarlyStopCliValue = boolean | { confidence: number };
+
+function earlyStopOption(value: string): EarlyStopCliValue {
+  const v = value.trim();
+  if (v === 'exact') return true;
+  const m = /^confident:(.+)$/.exec(v);
+  const p = m ? Number(m[1]) : NaN;
+  if (m && Number.isFinite(p) && p >= EARLY_STOP_CONFIDENCE.min && p <= 1) return p === 1 ? true : { confidence: p };
+  if (m) throw new UserError(`--early-stop confident:P needs P between ${EARLY_STOP_CONFIDENCE.min} and 1, got "${m[1]}"`, 'bad_option');
+  throw new UserError(`--early-stop takes "exact" or "confident:P" (e.g. confident:0.99), got "${value}"; put the text to classify before the options or after --`, 'bad_option');
+}
+
+/** The settings' early-stop fields from --early-stop/--no-early-stop; none when neither was given (`withEarlyStop` then applies the default). */
+export function earlyStopFrom(value: EarlyStopCliValue | undefined): Pick<TatraSettings, 'earlyStop' | 'earlyStopConfidence'> {
+  if (value === undefined) return {};
+  if (typeof value === 'boolean') return { earlyStop: value };
+  return { earlyStop: true, earlyStopConfidence: value.confidence };
 }
 
 export interface ModelCliOptions {

@@ -81,3 +81,9 @@ export const CONCURRENCY = {
   flag: '--concurrency',
   help: 'rows classified at once (on a local model its parallel sequences, up to 64; up to 4096 when both models are remote)',
 } as const;
+
+/**
+ * The confident early-stop level P (`--early-stop confident:P`, the app's "Stop once … sure"):
+ * below one half the rule would stop on a coin flip; 1 is the exact rule.
+ */
+export const EARLY_STOP_CONFIDENCE = { min: 0.5, choices: [0.95, 0.99] } as const;

@@ -3,7 +3,7 @@
 // the engine's TypeScript types are inferred from them so the two can never drift apart.
 // common/: no Node, no DOM.
 import { z } from 'zod';
-import { INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from './settings';
+import { EARLY_STOP_CONFIDENCE, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from './settings';
 
 export const ExampleScope = z.enum(SCOPES);
 export type ExampleScope = z.infer<typeof ExampleScope>;
@@ -30,6 +30,12 @@ export const TatraSettings = z.object({
    * default: on for a single input, off for evaluations (accuracy after 1…r runs needs every run).
    */
   earlyStop: z.boolean().optional(),
+  /**
+   * With earlyStop, the confident rule's level P: stop once the remaining votes would change the
+   * winner with probability at most 1 − P under the engine's stated model of the votes
+   * (engine/confident.ts). Absent or 1: the exact rule above.
+   */
+  earlyStopConfidence: z.number().min(EARLY_STOP_CONFIDENCE.min).max(1).optional(),
 });
 export type TatraSettings = z.infer<typeof TatraSettings>;
 
@@ -142,6 +148,12 @@ export const TatraResult = z.object({
   votesCast: z.number().int(),
   /** Model calls the runs not launched would have made as planned (without caches or deduplication). */
   callsSaved: z.number().int(),
+  /**
+   * The early-stop rule in force (null: every run was made): `exact` (p 1) or `confident` at level
+   * p; `risk` is the probability bound the vote stopped at (0 for a decided vote), absent when it
+   * ran to the end.
+   */
+  earlyStop: z.object({ rule: z.enum(['exact', 'confident']), p: z.number(), risk: z.number().optional() }).nullable().default(null),
 });
 export type TatraResult = z.infer<typeof TatraResult>;
 

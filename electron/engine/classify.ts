@@ -3,8 +3,8 @@
 // paraphrase calls, then its evaluations), so a backend with parallel sequences decodes them side
 // by side; events still come out run by run within each stage. Without early stop there is one
 // wave of all r runs; with it, runs go in waves (vote.ts runWaves) and no wave is launched once
-// the vote is decided. The waves are a function of r alone, so a deterministic backend gives the
-// same result on every run.
+// the vote is decided (exact) or sure enough (confident.ts). The waves are a function of r and the
+// rule alone, so a deterministic backend gives the same result on every run.
 import { UserError } from '../common/errors';
 import {
   type ParaphraseFallback,
@@ -26,7 +26,8 @@ import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphr
 import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
-import { type Vote, runWaves, tallyVotes, taskVoteOptions, voteDecided } from './vote';
+import { type Vote, runWaves, tallyVotes, taskVoteOptions } from './vote';
+import { earlyStopRule, stopRisk } from './confident';
 import { formatZodError } from '../common/task';
 import { callsPerRun } from '../common/calls';
 
@@ -167,14 +168,19 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
   const voteOptions = taskVoteOptions(task);
   const stages: Record<StageName, StageStats> = { examples: emptyStats(), paraphrases: emptyStats(), evaluation: emptyStats() };
   const done: WaveOutcome['runs'] = [];
-  const waves = runWaves(settings.r, settings.earlyStop === true);
+  const rule = earlyStopRule(settings);
+  const waves = runWaves(settings.r, rule?.rule ?? false);
   let decidedEarly = false;
+  let risk: number | null = null;
   for (const wave of waves) {
     const outcome = await runWave({ ...opts, settings, input }, wave);
     addStages(stages, outcome.stages);
     done.push(...outcome.runs);
     const votesToCome = (settings.r - done.length) * (settings.n + 1);
-    if (votesToCome > 0 && voteDecided(tallyVotes(votesOf(done), voteOptions).votes, votesToCome, voteOptions)) {
+    if (!rule || votesToCome === 0) continue;
+    const sofar = tallyVotes(votesOf(done), voteOptions);
+    risk = stopRisk(rule, sofar.votes, sofar.label, votesToCome, voteOptions);
+    if (risk !== null) {
       decidedEarly = true;
       break;
     }
@@ -199,6 +205,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     decidedEarly,
     votesCast: runResults.reduce((n, r) => n + r.predictions.length, 0),
     callsSaved: decidedEarly ? callsPerRun(task, settings, opts.examplesForRun !== undefined) * (settings.r - done.length) : 0,
+    earlyStop: rule ? { ...rule, ...(risk !== null ? { risk } : {}) } : null,
   };
   opts.onEvent?.({ type: 'done', result });
   return result;

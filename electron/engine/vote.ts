@@ -119,14 +119,21 @@ export function voteDecided(votes: Readonly<Record<string, number>>, votesToCome
 }
 
 /**
- * The runs of each wave. Without early stop, one wave of every run (most parallel). With it, first
- * the fewest runs that could decide the vote alone (more than half of r), then half of what is left
- * each time, so most work still runs side by side and little is paid past the point of decision.
+ * The runs of each wave. Without early stop, one wave of every run (most parallel). With the exact
+ * rule, first the fewest runs that could decide the vote alone (more than half of r), then half of
+ * what is left each time, so most work still runs side by side and little is paid past the point
+ * of decision. The confident rule can stop long before half of r, so it looks after every fifth
+ * of r (at most five waves, each still a batch of runs decoded side by side).
  */
-export function runWaves(r: number, earlyStop: boolean): number[][] {
+export function runWaves(r: number, earlyStop: boolean | 'exact' | 'confident'): number[][] {
   const all = Array.from({ length: r }, (_, j) => j);
-  if (!earlyStop) return [all];
+  if (earlyStop === false) return [all];
   const waves: number[][] = [];
+  if (earlyStop === 'confident') {
+    const size = Math.max(1, Math.ceil(r / 5));
+    for (let start = 0; start < r; start += size) waves.push(all.slice(start, start + size));
+    return waves;
+  }
   let next = Math.floor(r / 2) + 1;
   let start = 0;
   while (start < r) {

@@ -15,6 +15,8 @@ import {
   addModelOptions,
   addRuntimeOptions,
   addTatraSettingsOptions,
+  earlyStopFrom,
+  type EarlyStopCliValue,
   intOption,
   modelPathsFrom,
   readStdinIfPiped,
@@ -30,12 +32,16 @@ interface ClassifyCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   sequences?: number;
   json?: boolean;
   dataDir?: string;
-  earlyStop?: boolean;
+  earlyStop?: EarlyStopCliValue;
 }
 
 function bar(share: number, width = 24): string {
   const full = Math.round(share * width);
   return '█'.repeat(full) + '░'.repeat(width - full);
+}
+
+function formatRisk(p: number): string {
+  return p === 0 ? '0' : p < 0.001 ? p.toExponential(1) : p.toFixed(3);
 }
 
 function humanReport(task: TaskDefinition, result: TatraResult): string {
@@ -57,7 +63,11 @@ function humanReport(task: TaskDefinition, result: TatraResult): string {
   lines.push(`  ${'total'.padEnd(12)} ${duration(result.totalMs)}`);
   lines.push('');
   if (result.decidedEarly) {
-    lines.push(`  decided early after ${result.runs.length} of ${result.settings.r} runs: ${result.votesCast} votes cast, ${result.callsSaved} model calls saved (the rest could not change the winner)`);
+    const why =
+      result.earlyStop?.rule === 'confident'
+        ? `the rest would change the winner with probability ${formatRisk(result.earlyStop.risk ?? 0)} at most, within 1-${result.earlyStop.p}`
+        : 'the rest could not change the winner';
+    lines.push(`  decided early after ${result.runs.length} of ${result.settings.r} runs: ${result.votesCast} votes cast, ${result.callsSaved} model calls saved (${why})`);
   }
   lines.push(`  ${deterministicLine(result.deterministic, 'result')}`);
   const notes: string[] = [];
@@ -125,7 +135,7 @@ export function registerClassify(program: Command): void {
         const task = await services.tasks.resolve(opts.task);
         const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
         const input = await readText(words);
-        const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...(opts.earlyStop !== undefined ? { earlyStop: opts.earlyStop } : {}) }, 'input');
+        const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'input');
 
         // The process's Llama first: when node-llama-cpp's bindings are first loaded by the GGUF
         // check (GgufInsights without a Llama), llama.cpp's load warnings later bypass our logger

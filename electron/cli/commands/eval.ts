@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { openDataset } from '../../jobs';
 import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
-import { type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
+import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { err } from '../ui';
@@ -25,7 +25,7 @@ interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   threads?: number;
   contextSize?: number;
   concurrency?: number;
-  earlyStop?: boolean;
+  earlyStop?: EarlyStopCliValue;
   dataDir?: string;
   out?: string;
   name?: string;
@@ -54,7 +54,7 @@ export function registerEval(program: Command): void {
     .option('--json', 'print the job and its metrics as one JSON object instead of the table')
     .action(async (opts: EvalCliOptions & { label?: boolean }) => {
       const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
-      const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...(opts.earlyStop !== undefined ? { earlyStop: opts.earlyStop } : {}) }, 'dataset');
+      const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'dataset');
       const dataPath = resolve(opts.data);
       // Opened once: the columns are guessed from its head, and the job reads it in one more pass.
       const opened = await openDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });

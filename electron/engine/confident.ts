@@ -1,0 +1,144 @@
+// Confident early stop: stop launching runs once the remaining votes are unlikely to change the
+// winner, under a stated model of the votes (docs/ARCHITECTURE.md, "Early decision").
+//
+// The model: every valid vote still to come is drawn independently from one categorical
+// distribution θ over the categories (the task's labels, its abstain label; for math, the answers
+// seen so far plus one category standing for every answer not seen yet), and θ has a uniform
+// Dirichlet(1, …, 1) prior. After counts c the posterior is Dirichlet(1 + c), and the m votes to
+// come are Dirichlet-multinomial(m, 1 + c).
+//
+// The risk of stopping now is the posterior probability that the full vote's winner is not the
+// current leader L. It is at most the union over rivals j of P(c_j + X_j ≥ c_L + X_L): a final
+// tie counts as a change, whatever the tie-break would say. Each term needs only (X_L, X_j, rest),
+// which is again Dirichlet-multinomial (aggregation), so it is an exact sum. A rule that stops
+// only when this bound is at most 1 − P has, averaged over the model, a probability of disagreeing
+// with the full vote of at most 1 − P (at each stop the posterior risk is below 1 − P; the tower
+// property carries that to the whole procedure, whatever the stopping times).
+//
+// With P = 1 the rule stops only when the bound is 0, i.e. when no outcome in the support lets a
+// rival reach the leader: exactly `voteDecided`.
+import { type VoteOptions, voteDecided } from './vote';
+
+/** One category of the model with its count so far. */
+interface Category {
+  label: string | null;
+  count: number;
+  /** Can it win? The abstain label cannot. */
+  rival: boolean;
+}
+
+/** The prior's pseudo-count per category. */
+export const CONFIDENT_PRIOR = 1;
+
+/** Lanczos approximation (g = 7, 9 terms) of ln Γ(x), x > 0; accurate to about 1e-15 relative. */
+const LANCZOS = [
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+  9.9843695780195716e-6, 1.5056327351493116e-7,
+];
+export function lnGamma(x: number): number {
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
+  const z = x - 1;
+  let a = LANCZOS[0]!;
+  const t = z + 7.5;
+  for (let i = 1; i < 9; i++) a += LANCZOS[i]! / (z + i);
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+function lnBeta(a: number, b: number): number {
+  return lnGamma(a) + lnGamma(b) - lnGamma(a + b);
+}
+
+/** ln of the beta-binomial pmf P(K = k), K ~ BetaBinomial(n, α, β). */
+function lnBetaBinomial(k: number, n: number, alpha: number, beta: number): number {
+  return lnGamma(n + 1) - lnGamma(k + 1) - lnGamma(n - k + 1) + lnBeta(k + alpha, n - k + beta) - lnBeta(alpha, beta);
+}
+
+/** The pmf of BetaBinomial(n, α, β) at 0..n, by the ratio recurrence from one log-space anchor. */
+function betaBinomialPmf(n: number, alpha: number, beta: number): Float64Array {
+  const pmf = new Float64Array(n + 1);
+  // Anchor at the mode's neighbourhood so the recurrence neither underflows nor overflows.
+  const anchor = Math.min(n, Math.max(0, Math.round((n * alpha) / (alpha + beta))));
+  pmf[anchor] = Math.exp(lnBetaBinomial(anchor, n, alpha, beta));
+  for (let k = anchor; k < n; k++) pmf[k + 1] = pmf[k]! * (((n - k) * (k + alpha)) / ((k + 1) * (n - k - 1 + beta)));
+  for (let k = anchor; k > 0; k--) pmf[k - 1] = pmf[k]! * ((k * (n - k + beta)) / ((n - k + 1) * (k - 1 + alpha)));
+  return pmf;
+}
+
+/**
+ * P(c_j + X_j ≥ c_L + X_L) for (X_L, X_j, X_rest) ~ DirMult(m; a, b, g): a = prior + c_L,
+ * b = prior + c_j, g = the other categories' prior + counts. Sums over s = X_L + X_j, then the
+ * upper tail of X_j | s ~ BetaBinomial(s, b, a).
+ */
+function rivalReaches(lead: number, rival: number, m: number, a: number, b: number, g: number): number {
+  const d = lead - rival;
+  // The rival cannot catch up even with every remaining vote: exactly zero.
+  if (d > m) return 0;
+  const sPmf = g > 0 ? betaBinomialPmf(m, a + b, g) : null;
+  let total = 0;
+  for (let s = 0; s <= m; s++) {
+    const ps = sPmf ? sPmf[s]! : s === m ? 1 : 0;
+    if (ps === 0) continue;
+    // X_j − X_L ≥ d with X_L = s − X_j: X_j ≥ (s + d) / 2.
+    const need = Math.ceil((s + d) / 2);
+    if (need > s) continue;
+    const inner = betaBinomialPmf(s, b, a);
+    let tail = 0;
+    for (let x = need; x <= s; x++) tail += inner[x]!;
+    total += ps * tail;
+  }
+  return Math.min(1, total);
+}
+
+/** The model's categories with their counts; the leader is the first candidate with the top count as `tallyVotes` orders them. */
+function categories(votes: Readonly<Record<string, number>>, opts: Partial<VoteOptions>): Category[] {
+  const out: Category[] = Object.entries(votes).map(([label, count]) => ({ label, count, rival: label !== opts.abstainLabel }));
+  // Math (no label set): answers not seen yet, as one category that could still win.
+  if ((opts.labels?.length ?? 0) === 0) out.push({ label: null, count: 0, rival: true });
+  return out;
+}
+
+/**
+ * An upper bound on the posterior probability that the votes still to come make another label
+ * the full vote's winner (or tie with `leader`), under the model above. 0 when no outcome can.
+ * `votes` as tallyVotes counts them; `leader` is the current winner.
+ */
+export function changeProbability(votes: Readonly<Record<string, number>>, leader: string, votesToCome: number, opts: Partial<VoteOptions>, stopAbove = Infinity): number {
+  if (votesToCome <= 0) return 0;
+  const cats = categories(votes, opts);
+  const lead = cats.find((c) => c.label === leader);
+  if (!lead) return 1;
+  const pseudo = (c: Category) => CONFIDENT_PRIOR + c.count;
+  const all = cats.reduce((s, c) => s + pseudo(c), 0);
+  let bound = 0;
+  for (const c of cats) {
+    if (c === lead || !c.rival) continue;
+    const g = all - pseudo(lead) - pseudo(c);
+    bound += rivalReaches(lead.count, c.count, votesToCome, pseudo(lead), pseudo(c), g);
+    // The caller only needs to know it is above its threshold.
+    if (bound > stopAbove) return Math.min(1, bound);
+  }
+  return Math.min(1, bound);
+}
+
+/** The early-stop rules: `exact` (nothing can change the winner) and `confident` at level p. */
+export type EarlyStopRule = { rule: 'exact'; p: 1 } | { rule: 'confident'; p: number };
+
+/** The rule a run's settings ask for; null when early stop is off. P = 1 (or no P) is the exact rule. */
+export function earlyStopRule(settings: { earlyStop?: boolean | undefined; earlyStopConfidence?: number | undefined }): EarlyStopRule | null {
+  if (settings.earlyStop !== true) return null;
+  const p = settings.earlyStopConfidence;
+  return p === undefined || p >= 1 ? { rule: 'exact', p: 1 } : { rule: 'confident', p };
+}
+
+/**
+ * Whether to stop launching runs: the exact rule's `voteDecided`, or the confident rule's risk at
+ * most 1 − p. Returns the risk it stopped at (0 for the exact rule), or null to go on.
+ */
+export function stopRisk(rule: EarlyStopRule, votes: Readonly<Record<string, number>>, leader: string | null, votesToCome: number, opts: Partial<VoteOptions>): number | null {
+  if (votesToCome <= 0 || leader === null) return null;
+  if (voteDecided(votes, votesToCome, opts)) return 0;
+  if (rule.rule === 'exact') return null;
+  const limit = 1 - rule.p;
+  const risk = changeProbability(votes, leader, votesToCome, opts, limit);
+  return risk <= limit ? risk : null;
+}

@@ -1,0 +1,241 @@
+// The confident early-stop rule (engine/confident.ts). Its promise: when votes follow the model it
+// assumes (each label's share drawn from a uniform Dirichlet, then every vote drawn independently
+// from those shares), stopping once the bound is at most 1 − P disagrees with the full vote in at
+// most a fraction 1 − P of inputs; and at P = 1 it is exactly the exact rule. Seeded generators, so
+// a failure names the case that broke it.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { classify, seededRandom, tallyVotes } from '../../../electron/engine';
+import { changeProbability, earlyStopRule, lnGamma, stopRisk, type EarlyStopRule } from '../../../electron/engine/confident';
+import { runWaves, voteDecided, type Vote, type VoteOptions } from '../../../electron/engine/vote';
+import { loadBuiltInTasks } from '../../../electron/tasks';
+import { TatraResult, type TatraSettings } from '../../../electron/common/tatra';
+import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+
+const tasks = new Map((await loadBuiltInTasks(join(import.meta.dirname, '../../../tasks'))).map((t) => [t.id, t]));
+
+/** θ ~ Dirichlet(1, …, 1): normalised standard exponentials. */
+function uniformDirichlet(rand: () => number, k: number): number[] {
+  const g = Array.from({ length: k }, () => -Math.log(1 - rand()));
+  const sum = g.reduce((a, b) => a + b, 0);
+  return g.map((x) => x / sum);
+}
+
+function draw(rand: () => number, shares: readonly number[]): number {
+  let u = rand();
+  for (let i = 0; i < shares.length; i++) {
+    u -= shares[i]!;
+    if (u < 0) return i;
+  }
+  return shares.length - 1;
+}
+
+/** Where a rule stops over a full vote sequence, waves as the engine makes them: the runs used and the label then. */
+function replay(votes: Vote[], r: number, perRun: number, rule: EarlyStopRule, opts: VoteOptions): { runs: number; label: string | null } {
+  let done = 0;
+  for (const wave of runWaves(r, rule.rule)) {
+    done += wave.length;
+    const sofar = tallyVotes(
+      votes.filter((v) => v.run < done),
+      opts,
+    );
+    if (stopRisk(rule, sofar.votes, sofar.label, (r - done) * perRun, opts) !== null) return { runs: done, label: sofar.label };
+  }
+  return { runs: r, label: tallyVotes(votes, opts).label };
+}
+
+describe('changeProbability', () => {
+  it('is exactly 0 when, and only when, the exact rule says decided (P = 1 is the exact rule)', () => {
+    const cases: VoteOptions[] = [{ labels: ['a', 'b'] }, { labels: ['a', 'b', 'c', 'd', 'e'], defaultLabel: 'c' }, { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, { labels: [] }];
+    let decided = 0;
+    for (const [ci, opts] of cases.entries()) {
+      for (let trial = 0; trial < 400; trial++) {
+        const rand = seededRandom(ci * 10_000 + trial);
+        const names = opts.labels.length > 0 ? [...opts.labels, ...(opts.abstainLabel ? [opts.abstainLabel] : [])] : ['42', '7', '3.5'];
+        const votes: Vote[] = Array.from({ length: 1 + Math.floor(rand() * 30) }, (_, i) => ({ run: Math.floor(i / 3), variant: i % 3, label: names[Math.floor(rand() ** 2 * names.length)]! }));
+        const tally = tallyVotes(votes, opts);
+        const toCome = Math.floor(rand() * 25);
+        const exact = voteDecided(tally.votes, toCome, opts);
+        const p = tally.label === null ? 1 : changeProbability(tally.votes, tally.label, toCome, opts);
+        const context = `case ${ci} trial ${trial}: ${JSON.stringify(tally.votes)}, ${toCome} to come`;
+        if (toCome > 0) expect(p === 0, context).toBe(exact);
+        expect(stopRisk({ rule: 'exact', p: 1 }, tally.votes, tally.label, toCome, opts) !== null, context).toBe(exact && toCome > 0);
+        expect(stopRisk({ rule: 'confident', p: 1 }, tally.votes, tally.label, toCome, opts) !== null, context).toBe(exact && toCome > 0);
+        if (exact) decided++;
+      }
+    }
+    expect(decided).toBeGreaterThan(200);
+  });
+
+  it('with two labels it is the exact posterior predictive probability (against a direct sum of the beta-binomial)', () => {
+    for (const [a, b, m] of [
+      [6, 0, 12],
+      [10, 4, 30],
+      [3, 3, 5],
+      [20, 1, 7],
+      [0, 0, 9],
+      [40, 25, 60],
+    ] as const) {
+      // P(b + X_b ≥ a + X_a) with X_b ~ BetaBinomial(m, 1 + b, 1 + a) and X_a = m − X_b.
+      let direct = 0;
+      for (let x = 0; x <= m; x++) {
+        if (b + x < a + (m - x)) continue;
+        const lnC = lnGamma(m + 1) - lnGamma(x + 1) - lnGamma(m - x + 1);
+        const lnB = (p: number, q: number) => lnGamma(p) + lnGamma(q) - lnGamma(p + q);
+        direct += Math.exp(lnC + lnB(x + 1 + b, m - x + 1 + a) - lnB(1 + b, 1 + a));
+      }
+      expect(changeProbability({ x: a, y: b }, 'x', m, { labels: ['x', 'y'] })).toBeCloseTo(direct, 12);
+    }
+  });
+
+  it('bounds the posterior probability that the winner changes, estimated by sampling the model (five labels and an abstain label)', () => {
+    const opts: VoteOptions = { labels: ['a', 'b', 'c', 'd', 'e'], abstainLabel: 'u' };
+    const names = ['a', 'b', 'c', 'd', 'e', 'u'];
+    const rand = seededRandom(99);
+    for (const counts of [
+      [9, 4, 1, 0, 0, 2],
+      [5, 5, 0, 0, 0, 0],
+      [12, 2, 2, 2, 2, 6],
+      [3, 0, 0, 0, 0, 0],
+    ]) {
+      const votes = Object.fromEntries(names.map((n, i) => [n, counts[i]!]));
+      const m = 12;
+      const bound = changeProbability(votes, 'a', m, opts);
+      // Monte Carlo of the same posterior: θ ~ Dirichlet(1 + c), then m votes.
+      let changed = 0;
+      const samples = 20_000;
+      for (let s = 0; s < samples; s++) {
+        const g = counts.map((c) => {
+          // Gamma(1 + c) as a sum of 1 + c exponentials (integer shape).
+          let x = 0;
+          for (let i = 0; i <= c; i++) x -= Math.log(1 - rand());
+          return x;
+        });
+        const sum = g.reduce((x, y) => x + y, 0);
+        const shares = g.map((x) => x / sum);
+        const final = [...counts];
+        for (let v = 0; v < m; v++) final[draw(rand, shares)]!++;
+        if (final.slice(1, 5).some((c) => c >= final[0]!)) changed++;
+      }
+      const estimate = changed / samples;
+      const se = Math.sqrt((estimate * (1 - estimate)) / samples) + 1e-4;
+      expect(bound, `counts ${counts.join(',')}`).toBeGreaterThanOrEqual(estimate - 4 * se);
+      expect(bound).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
+describe('the confident rule over random vote sequences drawn from its model', () => {
+  const cases: { name: string; opts: VoteOptions; categories: string[] }[] = [
+    { name: 'two labels', opts: { labels: ['negative', 'positive'] }, categories: ['negative', 'positive'] },
+    { name: 'five labels with a default', opts: { labels: ['a', 'b', 'c', 'd', 'e'], defaultLabel: 'c' }, categories: ['a', 'b', 'c', 'd', 'e'] },
+    { name: 'an abstain label', opts: { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, categories: ['obj', 'subj', 'unsure'] },
+    // Math: the rule sees only the answers so far plus "not seen yet"; the votes come from four answers.
+    { name: 'math answers', opts: { labels: [] }, categories: ['42', '7', '3.5', '-1'] },
+  ];
+  for (const c of cases) {
+    for (const p of [0.9, 0.95, 0.99]) {
+      it(`${c.name}, P=${p}: disagreement with the full vote within 1 − P, and runs saved`, () => {
+        const trials = 3000;
+        let disagree = 0;
+        let runsUsed = 0;
+        let runsAll = 0;
+        for (let trial = 0; trial < trials; trial++) {
+          const rand = seededRandom(Math.round(p * 1000) * 100_000 + trial);
+          const r = 3 + Math.floor(rand() * 13);
+          const perRun = 1 + Math.floor(rand() * 6);
+          const shares = uniformDirichlet(rand, c.categories.length);
+          const votes: Vote[] = [];
+          for (let run = 0; run < r; run++) for (let variant = 0; variant < perRun; variant++) votes.push({ run, variant, label: c.categories[draw(rand, shares)]! });
+          const full = tallyVotes(votes, c.opts).label;
+          const early = replay(votes, r, perRun, { rule: 'confident', p }, c.opts);
+          if (early.label !== full) disagree++;
+          runsUsed += early.runs;
+          runsAll += r;
+        }
+        const rate = disagree / trials;
+        // A one-sided binomial allowance of three standard errors at the promised rate.
+        const allowance = 3 * Math.sqrt((p * (1 - p)) / trials);
+        expect(rate, `${disagree} of ${trials} disagreed`).toBeLessThanOrEqual(1 - p + allowance);
+        // Not vacuous: the rule does stop early.
+        expect(runsUsed / runsAll).toBeLessThan(0.85);
+      });
+    }
+  }
+
+  it('stops no later than the exact rule would on the same waves, and the exact rule never disagrees', () => {
+    const opts: VoteOptions = { labels: ['a', 'b', 'c'] };
+    for (let trial = 0; trial < 500; trial++) {
+      const rand = seededRandom(7_000 + trial);
+      const r = 2 + Math.floor(rand() * 14);
+      const perRun = 1 + Math.floor(rand() * 6);
+      const shares = uniformDirichlet(rand, 3);
+      const votes: Vote[] = [];
+      for (let run = 0; run < r; run++) for (let variant = 0; variant < perRun; variant++) votes.push({ run, variant, label: ['a', 'b', 'c'][draw(rand, shares)]! });
+      const exact = replay(votes, r, perRun, { rule: 'exact', p: 1 }, opts);
+      expect(exact.label).toBe(tallyVotes(votes, opts).label);
+      // On the confident rule's own waves, P = 1 stops exactly where the exact rule's test first holds.
+      const asExact = replay(votes, r, perRun, { rule: 'confident', p: 1 }, opts);
+      const sure = replay(votes, r, perRun, { rule: 'confident', p: 0.95 }, opts);
+      expect(sure.runs).toBeLessThanOrEqual(asExact.runs);
+    }
+  });
+});
+
+describe('earlyStopRule', () => {
+  it('off unless asked; P absent or 1 is the exact rule', () => {
+    expect(earlyStopRule({})).toBeNull();
+    expect(earlyStopRule({ earlyStop: false, earlyStopConfidence: 0.9 })).toBeNull();
+    expect(earlyStopRule({ earlyStop: true })).toEqual({ rule: 'exact', p: 1 });
+    expect(earlyStopRule({ earlyStop: true, earlyStopConfidence: 1 })).toEqual({ rule: 'exact', p: 1 });
+    expect(earlyStopRule({ earlyStop: true, earlyStopConfidence: 0.99 })).toEqual({ rule: 'confident', p: 0.99 });
+  });
+
+  it('waves for the confident rule: every fifth of r, at most five', () => {
+    expect(runWaves(15, 'confident').map((w) => w.length)).toEqual([3, 3, 3, 3, 3]);
+    expect(runWaves(3, 'confident').map((w) => w.length)).toEqual([1, 1, 1]);
+    expect(runWaves(11, 'confident').map((w) => w.length)).toEqual([3, 3, 3, 2]);
+    for (let r = 1; r <= 100; r++) {
+      expect(runWaves(r, 'confident').flat()).toEqual(Array.from({ length: r }, (_, j) => j));
+      expect(runWaves(r, 'confident').length).toBeLessThanOrEqual(5);
+    }
+  });
+});
+
+describe('classify with the confident rule (scripted backend)', () => {
+  const sst2 = tasks.get('sst2')!;
+  const base: TatraSettings = { n: 5, k: 4, r: 15, seed: 3, scope: 'run' };
+
+  it('unanimous votes stop after the first wave of 3 runs at P=0.99, recording the rule and its risk; P=1 is the exact rule', async () => {
+    const sure = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
+    const result = await classify({ task: sst2, input: 'a fine film', settings: { ...base, earlyStop: true, earlyStopConfidence: 0.99 }, generator: sure, evaluator: sure });
+    expect(() => TatraResult.parse(result)).not.toThrow();
+    expect(result.label).toBe('positive');
+    expect(result.decidedEarly).toBe(true);
+    expect(result.runs.map((r) => r.run)).toEqual([0, 1, 2]);
+    expect(result.votesCast).toBe(18);
+    expect(result.earlyStop?.rule).toBe('confident');
+    expect(result.earlyStop?.p).toBe(0.99);
+    expect(result.earlyStop?.risk).toBeGreaterThan(0);
+    expect(result.earlyStop?.risk).toBeLessThanOrEqual(0.01);
+    expect(result.callsSaved).toBe(12 * 9);
+
+    const one = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
+    const exact = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
+    const atOne = await classify({ task: sst2, input: 'a fine film', settings: { ...base, earlyStop: true, earlyStopConfidence: 1 }, generator: one, evaluator: one });
+    const asExact = await classify({ task: sst2, input: 'a fine film', settings: { ...base, earlyStop: true }, generator: exact, evaluator: exact });
+    expect(atOne.earlyStop).toEqual({ rule: 'exact', p: 1, risk: 0 });
+    expect({ ...atOne, totalMs: 0, stages: null }).toEqual({ ...asExact, totalMs: 0, stages: null, settings: atOne.settings });
+    expect(one.requests.length).toBe(exact.requests.length);
+  });
+
+  it('a split vote runs to the end; without early stop the rule is null', async () => {
+    const backend = new ScriptedBackend(politeScript({ answer: (c) => (c.startsWith('Paraphrase') ? 'negative' : 'positive') }));
+    const split = await classify({ task: sst2, input: 'mixed', settings: { ...base, n: 1, r: 5, earlyStop: true, earlyStopConfidence: 0.95 }, generator: backend, evaluator: backend });
+    expect(split.decidedEarly).toBe(false);
+    expect(split.runs).toHaveLength(5);
+    expect(split.earlyStop).toEqual({ rule: 'confident', p: 0.95 });
+    const off = await classify({ task: sst2, input: 'mixed', settings: { ...base, n: 1, r: 2 }, generator: backend, evaluator: backend });
+    expect(off.earlyStop).toBeNull();
+  });
+});
