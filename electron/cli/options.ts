@@ -1,6 +1,6 @@
 // Options shared by every command: parsers that turn bad numbers into one clear UserError line,
 // and the option groups (settings, models, runtime) that several commands take alike.
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
@@ -157,4 +157,25 @@ export function addRuntimeOptions(cmd: Command): Command {
   return cmd
     .option('--threads <T>', THREADS_HELP, intOption('--threads', 1, 256))
     .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072));
+}
+
+/** --min-confidence t: rows whose winning vote share is below t are marked abstained (selective prediction). */
+export function minConfidenceOption(): Option {
+  return new Option('--min-confidence <t>', 'answer only rows whose winning vote share is at least t (0..1): the rest are marked abstained, and the metrics add coverage and accuracy on the answered rows').argParser(
+    fractionOption('--min-confidence'),
+  );
+}
+
+/** The results view --min-confidence asks for. */
+export function viewFrom(opts: { minConfidence?: number }): { minConfidence?: number } {
+  return opts.minConfidence !== undefined ? { minConfidence: opts.minConfidence } : {};
+}
+
+/** A number between 0 and 1. */
+export function fractionOption(name: string) {
+  return (value: string): number => {
+    const n = Number(value.trim());
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new UserError(`${name} must be a number between 0 and 1, got "${value}"`, 'bad_option');
+    return n;
+  };
 }

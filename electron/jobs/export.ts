@@ -12,6 +12,7 @@ import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { environmentError } from '../common/env-errors';
 import type { JobStore } from './store';
 import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
+import { answeredAt } from './calibration';
 
 export interface JsonExport {
   format: 'tatra-job-export';
@@ -20,7 +21,8 @@ export interface JsonExport {
   metrics: JobMetrics;
   /** Scope `run`: the examples every row of run j shared. Empty for scope `input`. */
   runExamples: StoredRunExamples[];
-  rows: JobRow[];
+  /** `abstained` present when exported with a minimum confidence. */
+  rows: (JobRow & { abstained?: boolean })[];
 }
 
 /** One CSV export row as read back: `votes` per label from the `votes:<label>` columns. */
@@ -38,6 +40,8 @@ export interface CsvExportRow {
   baselineCorrect: boolean | null;
   status: string;
   error: string | null;
+  /** Present when the export was made with a minimum confidence: a done row below it (null: not done). */
+  abstained?: boolean | null;
 }
 
 /**
@@ -92,8 +96,15 @@ function voteLabels(job: JobInfo): string[] | null {
   return job.task.kind === 'math' ? null : job.task.labels.map((l) => l.name);
 }
 
-export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, signal?: AbortSignal): Promise<void> {
+/** A done row below the minimum confidence is abstained; other rows (pending, failed) are neither. */
+function abstainedCell(row: JobRow, minConfidence: number | undefined): boolean | null {
+  if (minConfidence === undefined || row.status !== 'done') return null;
+  return !answeredAt(row.confidence, minConfidence);
+}
+
+export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, signal?: AbortSignal, minConfidence?: number): Promise<void> {
   const labels = voteLabels(job);
+  const marked = minConfidence !== undefined;
   await writeAtomically(outPath, async (write) => {
     await write(
       toCsv([
@@ -105,6 +116,7 @@ export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, 
         'prediction',
         'correct',
         'confidence',
+        ...(marked ? ['abstained'] : []),
         ...(labels ? labels.map((l) => `votes:${l}`) : ['votes']),
         'baseline_prediction',
         'baseline_correct',
@@ -123,6 +135,7 @@ export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, 
           row.prediction,
           boolCell(row.correct),
           row.confidence,
+          ...(marked ? [boolCell(abstainedCell(row, minConfidence))] : []),
           ...(labels ? labels.map((l) => (row.votes ? (row.votes[l] ?? 0) : '')) : [row.votes ? JSON.stringify(row.votes) : '']),
           row.baseline?.label ?? null,
           boolCell(row.baseline?.correct ?? null),
@@ -134,14 +147,15 @@ export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, 
   }, signal);
 }
 
-export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetrics, outPath: string, signal?: AbortSignal): Promise<void> {
+export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetrics, outPath: string, signal?: AbortSignal, minConfidence?: number): Promise<void> {
   await writeAtomically(outPath, async (write) => {
     const head = { format: 'tatra-job-export', version: 1, job, metrics, runExamples: store.runExamples(job.id) };
     const headText = JSON.stringify(head, null, 1);
     await write(`${headText.slice(0, -2)},\n "rows": [`);
     let first = true;
     for (const row of store.iterateRows(job.id)) {
-      await write(`${first ? '\n' : ',\n'}${JSON.stringify(row)}`);
+      const abstained = abstainedCell(row, minConfidence);
+      await write(`${first ? '\n' : ',\n'}${JSON.stringify(abstained === null ? row : { ...row, abstained })}`);
       first = false;
     }
     await write('\n ]\n}\n');
@@ -149,9 +163,9 @@ export async function exportJson(store: JobStore, job: JobInfo, metrics: JobMetr
 }
 
 /** Writes a job's export; the manager's `export()` calls this. */
-export async function exportJob(store: JobStore, job: JobInfo, metrics: JobMetrics, format: 'csv' | 'json', outPath: string, signal?: AbortSignal): Promise<void> {
-  if (format === 'csv') await exportCsv(store, job, outPath, signal);
-  else await exportJson(store, job, metrics, outPath, signal);
+export async function exportJob(store: JobStore, job: JobInfo, metrics: JobMetrics, format: 'csv' | 'json', outPath: string, signal?: AbortSignal, minConfidence?: number): Promise<void> {
+  if (format === 'csv') await exportCsv(store, job, outPath, signal, minConfidence);
+  else await exportJson(store, job, metrics, outPath, signal, minConfidence);
 }
 
 export async function readJsonExport(path: string): Promise<JsonExport> {
@@ -185,6 +199,7 @@ export async function readCsvExport(path: string): Promise<CsvExportRow[]> {
       baselineCorrect: boolOf(r.baseline_correct),
       status: r.status ?? '',
       error: nul(r.error),
+      ...(r.abstained !== undefined ? { abstained: boolOf(r.abstained) } : {}),
     };
   });
 }

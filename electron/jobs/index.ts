@@ -6,6 +6,7 @@
 //   store.ts    SQLite (WAL) job store + the generator-output cache (engine's GenerationCache)
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
 //   metrics.ts  pure metric functions over stored rows
+//   calibration.ts  reliability bins, ECE, Brier, the accuracy–coverage curve
 //   export.ts   CSV/JSON export and readers for round trips
 //   experiment*.ts  the one runner and store of long experiments (grids of jobs): ownership, resume
 //   sweep*.ts   sensitivity sweeps on it: one job per (n, k, seed), shared work, aggregated points
@@ -19,11 +20,12 @@ export {
   detectFormat,
 } from './dataset';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
-export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper, type StartOptions } from './manager';
+export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
 export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
 export { ExperimentManager, ExperimentRunner, type ExperimentDefinition, type ExperimentHooks, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
 export { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
+export { calibration, reliabilityBins, selectiveCurve, answeredMetrics, answeredAt, binOf, RELIABILITY_BINS, type Scored, type ReliabilityBin, type Calibration, type SelectivePoint, type AnsweredMetrics } from './calibration';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';

@@ -82,6 +82,11 @@ async function defaultInspect(path: string): Promise<ModelRef> {
   return { path, sizeBytes: info.fileSize, headerHash: info.headerHash };
 }
 
+/** How results are read: rows below `minConfidence` are abstained (selective prediction). */
+export interface ViewOptions {
+  minConfidence?: number;
+}
+
 export interface StartOptions {
   /** Continue even though a model file changed since the job started; the change is recorded in the job. */
   acceptModelChange?: boolean;
@@ -260,17 +265,18 @@ export class JobManager {
     return this.store.runExamples(this.get(id).id);
   }
 
-  metrics(id: string): JobMetrics {
+  /** `minConfidence`: rows below it count as abstained (metrics.answered). */
+  metrics(id: string, opts: ViewOptions = {}): JobMetrics {
     const job = this.get(id);
-    return computeMetrics({ task: job.task, r: job.settings.r, rowsTotal: job.rowsTotal, rows: this.store.iterateRows(job.id) });
+    return computeMetrics({ task: job.task, r: job.settings.r, rowsTotal: job.rowsTotal, rows: this.store.iterateRows(job.id), ...opts });
   }
 
-  /** Writes the export (CSV: one row per input; JSON: everything) and returns its path. */
-  async export(id: string, format: ExportFormat, outPath: string, signal?: AbortSignal): Promise<string> {
+  /** Writes the export (CSV: one row per input; JSON: everything) and returns its path; `minConfidence` marks rows below it abstained. */
+  async export(id: string, format: ExportFormat, outPath: string, signal?: AbortSignal, opts: ViewOptions = {}): Promise<string> {
     if (format !== 'csv' && format !== 'json') throw new UserError(`unknown export format "${String(format)}" (csv or json)`, 'bad_option');
     const job = this.get(id);
     await checkOutPath(outPath);
-    await exportJob(this.store, job, this.metrics(job.id), format, outPath, signal);
+    await exportJob(this.store, job, this.metrics(job.id, opts), format, outPath, signal, opts.minConfidence);
     return outPath;
   }
 

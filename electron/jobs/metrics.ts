@@ -6,6 +6,7 @@ import { labelNames, type TaskDefinition } from '../common/task';
 import type { Prediction } from '../common/tatra';
 import { NO_VOTE_COLUMN, accuracyOf } from '../common/contract/jobs';
 import type { JobMetrics, JobRow, LabelMetrics } from './types';
+import { type Scored, answeredMetrics, calibration, selectiveCurve } from './calibration';
 
 export interface MetricsInput {
   task: TaskDefinition;
@@ -14,6 +15,8 @@ export interface MetricsInput {
   rowsTotal: number;
   /** Any rows; only done ones count. */
   rows: Iterable<JobRow>;
+  /** Rows below this confidence count as abstained in `answered` (selective prediction). */
+  minConfidence?: number;
 }
 
 /** Whether a prediction matches gold: exact label, or equal normalised answers for math. */
@@ -71,6 +74,7 @@ export function computeMetrics(input: MetricsInput): JobMetrics {
   let baseEvaluated = 0;
   let baseCorrect = 0;
   const basePairs: Array<{ gold: string; prediction: string | null }> = [];
+  const scored: Scored[] = [];
 
   for (const row of input.rows) {
     if (row.status !== 'done') continue;
@@ -83,6 +87,7 @@ export function computeMetrics(input: MetricsInput): JobMetrics {
     evaluated++;
     const ok = isCorrect(task, row.gold, row.prediction);
     if (ok) correct++;
+    scored.push({ confidence: row.confidence ?? 0, correct: ok });
     if (row.lenientCorrect) lenient++;
     const runs = row.runs ?? [];
     for (let j = 0; j < r; j++) {
@@ -122,6 +127,9 @@ export function computeMetrics(input: MetricsInput): JobMetrics {
     confusion,
     predicted: labels.length > 0 ? [...labels, NO_VOTE_COLUMN] : [],
     confidenceHistogram: bins,
+    calibration: calibration(scored),
+    selective: selectiveCurve(scored),
+    answered: input.minConfidence === undefined ? null : answeredMetrics(scored, input.minConfidence),
     math: task.kind === 'math' ? { strictAccuracy: accuracyOf(correct, evaluated), lenientGoldInOutputAccuracy: accuracyOf(lenient, evaluated) } : null,
     baseline:
       baseEvaluated === 0

@@ -15,6 +15,7 @@ import type {
   TatraSettings,
 } from '../common/tatra';
 import type { TatraBackend } from '../engine/backend';
+import type { AnsweredMetrics, Calibration, SelectivePoint } from './calibration';
 
 // ---------------------------------------------------------------- import
 
@@ -347,6 +348,12 @@ export interface JobMetrics {
   predicted: string[];
   /** Histogram of the winner's vote share over done rows: 10 bins [0,0.1), …, [0.9,1.0]. */
   confidenceHistogram: Array<{ from: number; to: number; count: number }>;
+  /** How well the confidence predicts correctness over the scored rows (jobs/calibration.ts). */
+  calibration: Calibration;
+  /** The accuracy–coverage curve: answering only rows with confidence ≥ threshold. */
+  selective: SelectivePoint[];
+  /** Coverage and accuracy on the answered rows at the minimum confidence asked for; null when none was. */
+  answered: AnsweredMetrics | null;
   math: null | {
     /** Extracted, normalised final answer equals the normalised gold. */
     strictAccuracy: number | null;

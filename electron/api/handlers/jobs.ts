@@ -40,6 +40,9 @@ export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
     perLabel: m.perLabel.map((l) => ({ label: l.label, precision: l.precision, recall: l.recall, f1: l.f1, support: l.support })),
     confusion: { labels: m.labels, predicted: m.predicted, matrix: m.confusion },
     confidenceHistogram: m.confidenceHistogram,
+    calibration: m.calibration,
+    selective: m.selective,
+    answered: m.answered,
     lenientAccuracy: m.math ? m.math.lenientGoldInOutputAccuracy : null,
     baselineAccuracy: m.baseline ? m.baseline.accuracy : null,
   };
@@ -150,19 +153,19 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
           baseline: row.baseline ? row.baseline.label : null,
         };
       },
-      'jobs.metrics': async ({ jobId }) => {
+      'jobs.metrics': async ({ jobId, minConfidence }) => {
         const m = await manager();
         const id = m.get(jobId).id;
-        return metricsPayload(id, m.metrics(id));
+        return metricsPayload(id, m.metrics(id, minConfidence !== undefined ? { minConfidence } : {}));
       },
-      'jobs.export': async ({ jobId, format }) => {
+      'jobs.export': async ({ jobId, format, minConfidence }) => {
         const m = await manager();
         const job = m.get(jobId);
         const dir = join(deps.dataDir, 'exports');
         await mkdir(dir, { recursive: true });
         const stamp = new Date().toISOString().replace(/[:.]/g, '-');
         const filename = `${job.task.id}-${job.id.slice(0, 8)}-${stamp}.${format}`;
-        const path = await m.export(job.id, format, join(dir, filename));
+        const path = await m.export(job.id, format, join(dir, filename), undefined, minConfidence !== undefined ? { minConfidence } : {});
         return { path, filename, bytes: (await stat(path)).size };
       },
       'jobs.delete': async ({ jobId }) => {

@@ -182,6 +182,42 @@ export const LabelMetrics = z.object({
 });
 export type LabelMetrics = z.infer<typeof LabelMetrics>;
 
+export const ReliabilityBin = z.object({
+  from: z.number(),
+  to: z.number(),
+  count: z.number().int(),
+  /** Mean vote share of the bin's rows (null when empty). */
+  confidence: z.number().nullable(),
+  /** Accuracy of the bin's rows (null when empty). */
+  accuracy: z.number().nullable(),
+});
+export type ReliabilityBin = z.infer<typeof ReliabilityBin>;
+
+export const Calibration = z.object({
+  /** Expected calibration error over the bins; null before any scored row. */
+  ece: z.number().nullable(),
+  /** Mean (vote share − 1[correct])²; null before any scored row. */
+  brier: z.number().nullable(),
+  bins: z.array(ReliabilityBin),
+});
+export type Calibration = z.infer<typeof Calibration>;
+
+export const SelectivePoint = z.object({ threshold: z.number(), coverage: z.number(), accuracy: z.number() });
+export type SelectivePoint = z.infer<typeof SelectivePoint>;
+
+export const AnsweredMetrics = z.object({
+  minConfidence: z.number(),
+  answered: z.number().int(),
+  correct: z.number().int(),
+  abstained: z.number().int(),
+  coverage: z.number(),
+  accuracy: z.number().nullable(),
+});
+export type AnsweredMetrics = z.infer<typeof AnsweredMetrics>;
+
+/** Rows whose vote share is below this are abstained (selective prediction); absent: every row answered. */
+const MinConfidence = z.number().min(0).max(1).optional();
+
 export const JobMetrics = z.object({
   jobId: JobId,
   /** Rows scored (finished, with a gold label). */
@@ -201,6 +237,12 @@ export const JobMetrics = z.object({
   }),
   /** Distribution of the winner's vote share: bucket lower bounds (0, 0.1, …) and counts. */
   confidenceHistogram: z.array(z.object({ from: z.number(), to: z.number(), count: z.number().int() })),
+  /** How well the winner's vote share predicts correctness (reliability diagram, ECE, top-label Brier). */
+  calibration: Calibration.default({ ece: null, brier: null, bins: [] }),
+  /** Accuracy–coverage curve: answering only rows whose vote share is at least `threshold`. */
+  selective: z.array(SelectivePoint).default([]),
+  /** At the minimum confidence asked for: coverage and accuracy on the answered rows; null when none was asked. */
+  answered: AnsweredMetrics.nullable().default(null),
   /** Math tasks: the paper's "gold string appears in the output" score, beside the strict one. */
   lenientAccuracy: z.number().nullable().default(null),
   baselineAccuracy: z.number().nullable().default(null),
@@ -229,10 +271,10 @@ export const jobsMethods = {
   'jobs.get': method(z.object({ jobId: JobId }), JobSummary.extend({ progress: JobProgress.nullable() })),
   'jobs.rows': method(RowsInput, z.object({ total: z.number().int(), rows: z.array(JobRow) })),
   'jobs.row': method(z.object({ jobId: JobId, index: z.number().int().min(0) }), JobRowDetail),
-  'jobs.metrics': method(z.object({ jobId: JobId }), JobMetrics),
+  'jobs.metrics': method(z.object({ jobId: JobId, minConfidence: MinConfidence }), JobMetrics),
   /** Writes the export into the data folder's exports and returns where (browser mode serves it). */
   'jobs.export': method(
-    z.object({ jobId: JobId, format: ExportFormat }),
+    z.object({ jobId: JobId, format: ExportFormat, minConfidence: MinConfidence }),
     z.object({ path: z.string(), filename: z.string(), bytes: z.number().int() }),
   ),
   'jobs.delete': method(z.object({ jobId: JobId }), z.object({ deleted: z.boolean() })),
