@@ -1,5 +1,5 @@
 // Confident early stop: stop launching runs once the remaining votes are unlikely to change the
-// winner, under a stated model of the votes (docs/ARCHITECTURE.md, "Early decision").
+// winner, under a stated model of the votes (docs/method.md §10).
 //
 // The model: every valid vote still to come is drawn independently from one categorical
 // distribution θ over the categories (the task's labels, its abstain label; for math, the answers
