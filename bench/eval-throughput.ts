@@ -6,8 +6,8 @@
 //   npx tsx bench/eval-throughput.ts [--rows 10] [--threads 2] [--concurrency 4] [--shape qwen2.5-0.5b] [-n 5 -k 8 -r 3]
 //                                   [--schedule lockstep,free] [--repeat 1] [--early-stop] [--model FILE.gguf]
 //
-// --schedule: one or more of `lockstep` (the backend's deterministic default) and `free` (the old
-// timing-driven one, KV caches reused as found), comma-separated, each run as its own job on a
+// --schedule: one or more of `lockstep` (the backend's deterministic schedule) and `free` (the old
+// timing-driven one, KV caches reused as found; bench/free-schedule.ts), comma-separated, each run as its own job on a
 // freshly loaded model. --repeat N runs the list N times, alternating (lockstep, free, lockstep,
 // free, …), so neither schedule always goes first on a cold page cache; figures are medians.
 // With both schedules the output ends with `lockstepVsFree`: lockstep's rows per minute (rows
@@ -29,7 +29,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { JobManager, openJobStore } from '../electron/jobs';
-import { ModelPool, disposeLlamaRuntime, loadLlamaBackend, type LlamaBackend, type LlamaBackendStats, type LlamaSchedule } from '../electron/llama';
+import { ModelPool, disposeLlamaRuntime, type LlamaBackend, type LlamaBackendStats } from '../electron/llama';
+import { loadScheduled, type LlamaSchedule } from './free-schedule';
 import { ensureSyntheticModel, type SyntheticShape } from '../tools/synthetic-gguf';
 
 const { values } = parseArgs({
@@ -90,8 +91,8 @@ async function runJob(schedule: LlamaSchedule): Promise<JobFigures> {
   // The one model backend of the job (generator and evaluator share the file), kept for its counters.
   let backend: LlamaBackend | undefined;
   const pool = new ModelPool({
-    defaults: { threads, sequences: concurrency, schedule },
-    load: async (opts) => (backend = await loadLlamaBackend(opts)),
+    defaults: { threads, sequences: concurrency },
+    load: async (opts) => (backend = await loadScheduled(opts, schedule)),
   });
   try {
     const manager = new JobManager({ store, backends: pool });

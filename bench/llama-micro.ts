@@ -1,7 +1,7 @@
 // Micro-benchmark of LlamaBackend on a synthetic model of a real shape (default Qwen2.5-0.5B):
 //  (a) evaluator calls per second, ~20 classification prompts sharing a ~300-token prefix:
 //      no reuse + 1 sequence, reuse + 1 sequence, reuse + 4 parallel sequences (lockstep, the
-//      default, and the previous free schedule);
+//      default, and the previous free schedule, bench/free-schedule.ts);
 //  (b) generation tokens per second with 1 and 4 sequences (4 also on the free schedule);
 //  (c) the two mixed in one call on 4 sequences, lockstep and free: the same requests, so the
 //      ratio is what the deterministic schedule costs on identical work.
@@ -11,7 +11,8 @@
 import { availableParallelism, cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { GenerateRequest } from '../electron/engine/backend';
-import { disposeLlamaRuntime, getLlamaRuntime, loadLlamaBackend, type LlamaBackend, type LlamaSchedule } from '../electron/llama';
+import { disposeLlamaRuntime, getLlamaRuntime, loadLlamaBackend, type LlamaBackend } from '../electron/llama';
+import { loadScheduled, type LlamaSchedule } from './free-schedule';
 import { ensureSyntheticModel, syntheticShapes, type SyntheticShape } from '../tools/synthetic-gguf';
 
 const { values } = parseArgs({
@@ -60,7 +61,7 @@ interface Row {
 }
 
 async function evaluatorCase(modelPath: string, name: string, sequences: number, reuse: boolean, parallel: boolean, schedule: LlamaSchedule = 'lockstep'): Promise<Row> {
-  const backend = await loadLlamaBackend({ modelPath, threads, sequences, contextSize: 1024, reuse, schedule });
+  const backend = await loadScheduled({ modelPath, threads, sequences, contextSize: 1024, reuse }, schedule);
   try {
     await backend.generate([{ prompt: { system: 'warm', user: 'up' }, maxTokens: 1 }]); // first-decode allocation out of the timing
     const before = backend.stats();
@@ -84,7 +85,7 @@ const storyRequests = (count: number): GenerateRequest[] =>
   }));
 
 async function generationCase(modelPath: string, sequences: number, schedule: LlamaSchedule = 'lockstep'): Promise<Row> {
-  const backend: LlamaBackend = await loadLlamaBackend({ modelPath, threads, sequences, contextSize: 512, schedule });
+  const backend: LlamaBackend = await loadScheduled({ modelPath, threads, sequences, contextSize: 512 }, schedule);
   try {
     await backend.generate([{ prompt: { system: 'warm', user: 'up' }, maxTokens: 1 }]);
     const t = performance.now();
@@ -105,7 +106,7 @@ async function generationCase(modelPath: string, sequences: number, schedule: Ll
  * prompts-alone, every-sequence-steps rule costs where the work is mixed.
  */
 async function mixedCase(modelPath: string, schedule: LlamaSchedule): Promise<Row> {
-  const backend = await loadLlamaBackend({ modelPath, threads, sequences: 4, contextSize: 1024, schedule });
+  const backend = await loadScheduled({ modelPath, threads, sequences: 4, contextSize: 1024 }, schedule);
   try {
     await backend.generate([{ prompt: { system: 'warm', user: 'up' }, maxTokens: 1 }]);
     const before = backend.stats();

@@ -3,39 +3,35 @@
 // evaluator sharing the file) shares the same sequences.
 //
 // Why this shape:
-// - Deterministic by default (schedule `lockstep`, lockstep.ts): a request's output is a function
-//   of the request alone, whatever else is queued, ran before, or the timing. llama.cpp's CPU
-//   kernels are not invariant to how tokens are grouped (a matmul over one token column takes
-//   ggml's vec_dot path, over two or more tinyBLAS, which rounds differently; and with one KV
-//   stream per sequence a ubatch only spans consecutive sequence ids, so a batch over sequences
-//   {0, 2} is decoded as two one-token ubatches). Measured (bench/determinism-probe.ts): which
-//   other sequences decode beside a request changes its probabilities unless every step is one
-//   ubatch of two or more tokens, while how many (2 or 4), their content, the request's sequence
-//   and the prompt's chunk boundaries do not. So lockstep decodes each prompt on its own in chunks
-//   of two or more tokens, and runs generation in steps where every sequence takes part (idle
-//   ones decode a throwaway "ballast" token), never mixing prompts into a step. What a sequence
-//   held from an earlier request is not reused (it gave other text for some requests), only
-//   shared-prefix snapshots decoded from an empty sequence.
-// - Schedule `free` (the previous one, kept to measure what determinism costs): requests are
-//   dispatched as sequences free up, and node-llama-cpp batches whatever is queued in one tick
-//   into one llama_decode (docs/architecture.md, "node-llama-cpp"). Each sequence keeps its KV cache between requests;
-//   a request goes to the free sequence sharing the longest token prefix with its prompt and only
-//   the rest is evaluated. Timing decides the batches, so the same seed can give other text.
-// - A shared prefix (the evaluator's instruction and examples, `sharedUserPrefixLength`) is
-//   evaluated once and snapshotted; other sequences load the snapshot instead of evaluating it.
-//   node-llama-cpp 3.21.1 has no sequence-to-sequence copy (the internal
-//   `_copyStateFromOtherSequence` arrived later), so the snapshot goes through its public
-//   saveStateToFile/loadStateFromFile (~1 ms for 300 tokens of a tiny model; docs/architecture.md).
+// - Deterministic: a request's output is a function of the request alone, whatever else is
+//   queued, ran before, or the timing (lockstep.ts runs the sequences). llama.cpp's CPU kernels are
+//   not invariant to how tokens are grouped, but the variation has a few causes, each measured
+//   (bench/determinism-probe.ts) and each avoided:
+//   - a matmul over one token column takes ggml's vec_dot path, over two or more tinyBLAS, which
+//     rounds differently: no ubatch has one token, nor one output row;
+//   - flash attention takes a tiled kernel once a sequence has 64 or more tokens in a ubatch:
+//     prompts are decoded in pieces of at most MAX_PIECE (63) tokens per sequence;
+//   - with one KV stream per sequence a ubatch only spans consecutive sequence ids and shares its
+//     tokens equally among them: pieces are padded to one share, steps run over consecutive ids.
+//   Then a token's numbers depend only on the tokens before it in its sequence (not on the piece
+//   or step it was decoded in, nor on the other sequences), so what a sequence holds
+//   from an earlier request is exactly what decoding it again would give: a request keeps the part
+//   of its prompt its sequence holds (llama-server's prompt cache, but exact), and snapshots of a
+//   shared prefix are loaded into other sequences.
+// - A shared prefix (the evaluator's instruction and examples, `sharedUserPrefixLength`) is decoded
+//   once and snapshotted (snapshots.ts); other sequences load the snapshot instead of decoding it.
 // - The whole prompt is always tokenized as one text, so the tokens (and the output) never depend
 //   on the prefix hint; the hint only decides what is worth snapshotting.
-import { rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+// - The schedule bench/ compares against (`free`: batches as timing allows) is not here: it lives
+//   in bench/free-schedule.ts, a subclass, so nothing in the app can run it.
+import { basename } from 'node:path';
 import {
   GeneralChatWrapper,
   InsufficientMemoryError,
   LlamaGrammarEvaluationState,
   resolveChatWrapper,
   TokenBias,
+  type BatchingOptions,
   type ChatHistoryItem,
   type ChatWrapper,
   type Llama,
@@ -50,11 +46,11 @@ import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { type GgufInspection } from './gguf';
 import { inspectGgufOnce } from './inspection';
-import { ownedTempDir } from '../processes';
 import { getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
 import { loadGpuLayers, memoryShortfall } from './fit';
-import { decodeInChunks, runSteps, sequenceOrderStrategy, type Lane } from './lockstep';
+import { lockstepBatching, runSteps, type Admission, type BodyStop, type Lane } from './lockstep';
+import { PrefixSnapshots } from './snapshots';
 
 export interface LoadLlamaBackendOptions {
   /** The GGUF file; validated with inspectGguf before loading. */
@@ -70,25 +66,18 @@ export interface LoadLlamaBackendOptions {
   /** Aborts loading; the partly loaded model is disposed. */
   signal?: AbortSignal;
   /**
-   * Reuse KV caches and shared-prefix snapshots between requests (default true). False decodes
-   * every prompt from scratch: only for measuring what reuse saves.
+   * Reuse what sequences hold and shared-prefix snapshots between requests (default true). False
+   * decodes every prompt from scratch: only for measuring what reuse saves.
    */
   reuse?: boolean;
-  /**
-   * `lockstep` (default): every request's output is a function of the request alone (on the
-   * CPU). `free`: batches are whatever timing puts together (not reproducible; kept for bench/).
-   */
-  schedule?: LlamaSchedule;
 }
-
-export type LlamaSchedule = 'lockstep' | 'free';
 
 export interface LlamaBackendStats {
   /** generate() requests completed. */
   requests: number;
-  /** Prompt tokens actually decoded (everything not reused from a sequence's cache or a snapshot). */
+  /** Prompt tokens actually decoded (everything not reused from a sequence or a snapshot). */
   evaluatedTokens: number;
-  /** Prompt tokens taken from a sequence's KV cache instead of being decoded. */
+  /** Prompt tokens a sequence already held from an earlier request, kept instead of decoded. */
   reusedTokens: number;
   /** Prompt tokens restored from a shared-prefix snapshot instead of being decoded. */
   restoredTokens: number;
@@ -97,12 +86,33 @@ export interface LlamaBackendStats {
   /** Shared-prefix snapshots written / loaded into another sequence. */
   prefixSnapshots: number;
   prefixRestores: number;
-  /** Lockstep: generation steps, and throwaway tokens decoded by idle sequences in them. */
+  /** Generation steps, and throwaway tokens decoded by idle sequences in them. */
   steps: number;
   ballastTokens: number;
+  /** Batches of prompt pieces, and the throwaway tokens that padded them to one share per sequence. */
+  promptRounds: number;
+  paddingTokens: number;
 }
 
-interface Job {
+/** What a backend is made of (loadLlamaBackend builds it). */
+export interface LlamaBackendParts {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  inspection: GgufInspection;
+  chatWrapper: ChatWrapper;
+  usesFallbackTemplate: boolean;
+  reuse: boolean;
+}
+
+/** LlamaBackend or a subclass, for loadLlamaBackend: how to build one, and the batching its context needs. */
+export interface LlamaBackendKind<B extends LlamaBackend = LlamaBackend> {
+  new (parts: LlamaBackendParts): B;
+  /** Batching options for the context, which the strategy may read back through `context`. */
+  batching(context: () => LlamaContext | undefined): BatchingOptions | undefined;
+}
+
+export interface Job {
   request: GenerateRequest;
   tokens: Token[];
   /** Tokens of the shared prefix within `tokens` (0: no hint). */
@@ -115,7 +125,7 @@ interface Job {
 }
 
 /** A job decoding on a sequence. */
-interface JobLane extends Lane {
+export interface JobLane extends Lane {
   job: Job;
   output: Token[];
   /** Where the choice trie stands (undefined: no trie, or off it). */
@@ -123,27 +133,8 @@ interface JobLane extends Lane {
   started: number;
 }
 
-interface Slot {
-  sequence: LlamaContextSequence;
-  busy: boolean;
-  lastUsed: number;
-  /**
-   * Lockstep: the snapshot key of the shared prefix this sequence holds as decoded from an empty
-   * sequence (or restored from its snapshot), so a later request with that prefix keeps it.
-   */
-  cleanPrefix?: string | undefined;
-}
-
-interface Snapshot {
-  file: string;
-  length: number;
-  ready: Promise<boolean>;
-}
-
 /** Snapshots below this many tokens are not worth a file round trip. */
-const MIN_SNAPSHOT_TOKENS = 32;
-/** Each snapshot is a file holding the prefix's KV cache (tens of MB for a 7B model and a long prefix). */
-const MAX_SNAPSHOTS = 6;
+export const MIN_SNAPSHOT_TOKENS = 32;
 /** Compiled grammars kept per backend. */
 const MAX_GRAMMARS = 64;
 
@@ -160,22 +151,24 @@ export class LlamaBackend implements TatraBackend {
   readonly chatWrapperName: string;
   /** True when the GGUF had no chat template and the fallback is used. */
   readonly usesFallbackTemplate: boolean;
+  readonly llama: Llama;
+  readonly model: LlamaModel;
+  readonly context: LlamaContext;
+  readonly inspection: GgufInspection;
 
-  private readonly slots: Slot[];
-  private readonly queue: Job[] = [];
-  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
-  private readonly snapshots = new Map<string, Snapshot>();
-  private readonly prefixCache = new Map<string, Token[]>();
-  private readonly tries = new Map<string, ChoiceTrie | null>();
-  private snapshotDir: string | undefined;
-  private snapshotCounter = 0;
-  private readonly running = new Set<Promise<void>>();
-  private readonly disposeController = new AbortController();
-  private disposed = false;
-  private clock = 0;
-  /** Lockstep: the step loop while it runs. */
-  private stepper: Promise<void> | undefined;
-  private readonly counters: LlamaBackendStats = {
+  /** The batching a context for this class needs: lockstep's order (lockstep.ts). */
+  static batching(context: () => LlamaContext | undefined): BatchingOptions | undefined {
+    return lockstepBatching(context);
+  }
+
+  protected readonly reuse: boolean;
+  protected readonly queue: Job[] = [];
+  protected readonly snapshots = new PrefixSnapshots();
+  protected readonly disposeController = new AbortController();
+  protected disposed = false;
+  /** Work that dispose() waits for: the step loop while it runs. */
+  protected readonly running = new Set<Promise<unknown>>();
+  protected readonly counters: LlamaBackendStats = {
     requests: 0,
     evaluatedTokens: 0,
     reusedTokens: 0,
@@ -185,38 +178,39 @@ export class LlamaBackend implements TatraBackend {
     prefixRestores: 0,
     steps: 0,
     ballastTokens: 0,
+    promptRounds: 0,
+    paddingTokens: 0,
   };
+  private readonly chatWrapper: ChatWrapper;
+  /** The context's sequences, by index. */
+  protected readonly contextSequences: readonly LlamaContextSequence[];
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+  private readonly prefixCache = new Map<string, Token[]>();
+  private readonly tries = new Map<string, ChoiceTrie | null>();
+  /** The step loop while it runs. */
+  private stepper: Promise<void> | undefined;
 
   /** @internal use loadLlamaBackend() */
-  constructor(
-    readonly llama: Llama,
-    readonly model: LlamaModel,
-    readonly context: LlamaContext,
-    readonly inspection: GgufInspection,
-    private readonly chatWrapper: ChatWrapper,
-    usesFallbackTemplate: boolean,
-    private readonly reuse = true,
-    readonly schedule: LlamaSchedule = 'lockstep',
-  ) {
-    this.id = `${inspection.path}#${inspection.headerHash.slice(0, 12)}`;
-    this.contextSize = context.contextSize;
-    this.chatWrapperName = chatWrapper.wrapperName;
-    this.usesFallbackTemplate = usesFallbackTemplate;
-    this.slots = [];
-    for (let i = 0; i < context.totalSequences; i++) this.slots.push({ sequence: context.getSequence(), busy: false, lastUsed: 0 });
+  constructor(parts: LlamaBackendParts) {
+    ({ llama: this.llama, model: this.model, context: this.context, inspection: this.inspection, chatWrapper: this.chatWrapper, reuse: this.reuse } = parts);
+    this.id = `${this.inspection.path}#${this.inspection.headerHash.slice(0, 12)}`;
+    this.contextSize = this.context.contextSize;
+    this.chatWrapperName = this.chatWrapper.wrapperName;
+    this.usesFallbackTemplate = parts.usesFallbackTemplate;
+    this.contextSequences = Array.from({ length: this.context.totalSequences }, () => this.context.getSequence());
   }
 
   /**
-   * Whether a request's output depends on the request alone: lockstep on the CPU. GPU kernels
-   * (and their reductions) are not promised to be bit-stable, so a GPU build says false.
+   * Whether a request's output depends on the request alone: on the CPU. GPU kernels (and their
+   * reductions) are not promised to be bit-stable, so a GPU build says false.
    */
   get deterministic(): boolean {
-    return this.schedule === 'lockstep' && this.model.gpuLayers === 0;
+    return this.model.gpuLayers === 0;
   }
 
   /** Parallel sequences. */
   get sequences(): number {
-    return this.slots.length;
+    return this.context.totalSequences;
   }
 
   /** Counters since load; copies, so a test can compare before and after. */
@@ -256,8 +250,8 @@ export class LlamaBackend implements TatraBackend {
     this.disposed = true;
     this.disposeController.abort();
     for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(this.disposeController.signal.reason));
-    await Promise.allSettled([...this.running, this.stepper]);
-    if (this.snapshotDir) rmSync(this.snapshotDir, { recursive: true, force: true });
+    await Promise.allSettled([...this.running]);
+    this.snapshots.dispose();
     await this.context.dispose();
     await this.model.dispose();
   }
@@ -354,87 +348,19 @@ export class LlamaBackend implements TatraBackend {
         request.signal.addEventListener('abort', job.onAbort, { once: true });
       }
       this.queue.push(job);
-      if (this.schedule === 'free') this.dispatch();
-      else this.startStepping();
+      this.schedule();
     });
   }
 
-  private settle(job: Job, fn: () => void): void {
+  protected settle(job: Job, fn: () => void): void {
     if (job.settled) return;
     job.settled = true;
     if (job.onAbort) job.request.signal?.removeEventListener('abort', job.onAbort);
     fn();
   }
 
-  // ----------------------------------------------------------------------------- free schedule
-
-  /** Hands queued jobs to free sequences, each to the free sequence that already holds most of its prompt. */
-  private dispatch(): void {
-    while (this.queue.length > 0) {
-      const free = this.slots.filter((s) => !s.busy);
-      if (free.length === 0) return;
-      const job = this.queue.shift()!;
-      let best = free[0]!;
-      let bestCommon = -1;
-      for (const slot of free) {
-        const common = slot.sequence.compareContextTokens(job.tokens).firstDifferentIndex;
-        if (common > bestCommon || (common === bestCommon && slot.lastUsed < best.lastUsed)) {
-          best = slot;
-          bestCommon = common;
-        }
-      }
-      best.busy = true;
-      best.lastUsed = ++this.clock;
-      const run = this.run(best, job).finally(() => {
-        best.busy = false;
-        this.running.delete(run);
-        if (!this.disposed) this.dispatch();
-      });
-      this.running.add(run);
-    }
-  }
-
-  private async run(slot: Slot, job: Job): Promise<void> {
-    const { tokens } = job;
-    const started = performance.now();
-    const sequence = slot.sequence;
-    // The request's own cancel, else the backend's disposal: its signal's reason is what rejects.
-    const throwIfStopped = () => {
-      const signal = this.stoppedBy(job);
-      if (signal) throw signal.reason;
-    };
-    try {
-      throwIfStopped();
-      if (!this.reuse) await sequence.clearHistory();
-      const prefix = this.reuse ? await this.restoreSharedPrefix(sequence, job) : { decoded: 0, restored: 0 };
-      // Keep the cached common prefix, but always decode at least the last prompt token: its
-      // logits are what the first generated token is sampled from.
-      const common = Math.min(sequence.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
-      if (common < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: common, end: sequence.nextTokenIndex }]);
-      this.counters.evaluatedTokens += tokens.length - common + prefix.decoded;
-      this.counters.reusedTokens += common - prefix.decoded - prefix.restored;
-      this.counters.restoredTokens += prefix.restored;
-
-      const lane = await this.openLane(sequence, job, tokens.slice(common), started);
-      try {
-        for await (const token of lane.iterator) {
-          throwIfStopped();
-          if (!this.acceptToken(lane, token)) break;
-        }
-      } finally {
-        await lane.iterator.return(undefined);
-      }
-      throwIfStopped();
-      const result = this.resultOf(lane);
-      this.settle(job, () => job.resolve(result));
-    } catch (e) {
-      const error = this.stoppedBy(job)?.reason ?? e;
-      this.settle(job, () => job.reject(error));
-    }
-  }
-
   /** Starts decoding `evaluate` (the prompt's undecoded tail) with the request's sampling: seed, grammar, choice-trie bias. */
-  private async openLane(sequence: LlamaContextSequence, job: Job, evaluate: Token[], started: number): Promise<JobLane> {
+  protected async openLane(sequence: LlamaContextSequence, job: Job, evaluate: Token[], started: number): Promise<JobLane> {
     const { request, tokens } = job;
     const grammar = request.grammar === undefined ? undefined : await this.grammar(request.grammar);
     const grammarEvaluationState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
@@ -455,7 +381,7 @@ export class LlamaBackend implements TatraBackend {
   }
 
   /** Takes a generated token; false when the request is complete (end of generation, a complete choice, or maxTokens). */
-  private acceptToken(lane: JobLane, token: Token): boolean {
+  protected acceptToken(lane: JobLane, token: Token): boolean {
     if (this.model.isEogToken(token)) return false;
     lane.output.push(token);
     if (lane.node) {
@@ -466,7 +392,7 @@ export class LlamaBackend implements TatraBackend {
     return lane.output.length < lane.job.request.maxTokens;
   }
 
-  private resultOf(lane: JobLane): GenerateResult {
+  protected resultOf(lane: JobLane): GenerateResult {
     this.counters.generatedTokens += lane.output.length;
     this.counters.requests++;
     return {
@@ -479,23 +405,34 @@ export class LlamaBackend implements TatraBackend {
   }
 
   /** The request's cancel, else the backend's disposal, when either happened. */
-  private stoppedBy(job: Job): AbortSignal | null {
+  protected stoppedBy(job: Job): AbortSignal | null {
     return job.request.signal?.aborted ? job.request.signal : this.disposeController.signal.aborted ? this.disposeController.signal : null;
+  }
+
+  /** The shared prefix a job's prompt starts with, as a snapshot key; null when it has none worth a snapshot. */
+  protected prefixKey(job: Job): string | null {
+    return this.reuse && job.prefixLength >= MIN_SNAPSHOT_TOKENS ? job.tokens.slice(0, job.prefixLength).join(',') : null;
   }
 
   // ------------------------------------------------------------------------- lockstep schedule
 
-  private startStepping(): void {
+  /** Called whenever a job is queued: runs the step loop (lockstep.ts) unless it is running. */
+  protected schedule(): void {
     if (this.stepper || this.disposed) return;
-    this.stepper = runSteps({
+    const stepper = runSteps({
       context: this.context,
-      sequences: this.slots.map((slot) => slot.sequence),
+      sequences: this.contextSequences,
       stopped: () => this.disposed,
       admit: (free) => this.admit(free),
+      wanted: (lane) => !lane.job.settled && this.stoppedBy(lane.job) === null,
       advance: (lane, outcome) => this.advance(lane, outcome),
       onStep: (ballast) => {
         this.counters.steps++;
         this.counters.ballastTokens += ballast;
+      },
+      onBodyRound: (padding) => {
+        this.counters.promptRounds++;
+        this.counters.paddingTokens += padding;
       },
     })
       .catch((e: unknown) => {
@@ -504,83 +441,120 @@ export class LlamaBackend implements TatraBackend {
       })
       .finally(() => {
         this.stepper = undefined;
-        if (this.queue.length > 0) this.startStepping();
+        this.running.delete(stepper);
+        if (this.queue.length > 0) this.schedule();
       });
+    this.stepper = stepper;
+    this.running.add(stepper);
   }
 
   /**
-   * Starts queued jobs (first come, first served) on the free sequences: each on a free sequence
-   * that holds its shared prefix as decoded from empty, if one does (nothing to restore), else on
-   * the lowest free one.
+   * Starts queued jobs (first come, first served) on the free sequences, each on the free sequence
+   * that holds the longest part of its prompt. A job whose shared prefix another sequence is
+   * decoding right now waits in the queue for its snapshot (the loop admits again once that is done).
    */
-  private async admit(free: number[]): Promise<Map<number, JobLane>> {
-    const started = new Map<number, JobLane>();
+  private async admit(free: number[]): Promise<Map<number, Admission<JobLane>>> {
+    const started = new Map<number, Admission<JobLane>>();
     const open = [...free];
-    for (let job = this.queue.shift(); job && open.length > 0; job = open.length > 0 ? this.queue.shift() : undefined) {
+    const waiting: Job[] = [];
+    while (open.length > 0 && this.queue.length > 0) {
+      const job = this.queue.shift()!;
       if (job.settled) continue;
+      let at = 0;
+      let keep = -1;
+      for (const [k, i] of open.entries()) {
+        const held = this.held(this.contextSequences[i]!, job);
+        if (held > keep) [at, keep] = [k, held];
+      }
       const key = this.prefixKey(job);
-      const at = Math.max(0, open.findIndex((i) => key !== null && this.slots[i]!.cleanPrefix === key));
+      const snapshot = key === null ? undefined : this.snapshots.get(key);
+      if (snapshot && !snapshot.settled && keep < job.prefixLength) {
+        waiting.push(job);
+        continue;
+      }
       const index = open[at]!;
-      const lane = await this.startJob(this.slots[index]!, job);
-      if (lane) {
-        started.set(index, lane);
+      const admission = await this.startJob(this.contextSequences[index]!, job, keep);
+      if (admission) {
+        started.set(index, admission);
         open.splice(at, 1);
       }
     }
+    this.queue.unshift(...waiting);
     return started;
   }
 
-  /** Puts a job on a sequence: its prompt held, its first step ready; null when it failed or was cancelled (settled). */
-  private async startJob(slot: Slot, job: Job): Promise<JobLane | null> {
+  /** How much of the job's prompt (but its last token) `sequence` holds: what it may keep. */
+  private held(sequence: LlamaContextSequence, job: Job): number {
+    if (!this.reuse) return 0;
+    return Math.min(sequence.compareContextTokens(job.tokens).firstDifferentIndex, job.tokens.length - 1);
+  }
+
+  /**
+   * Puts a job on a sequence: keeps what the sequence holds of its prompt, restores its shared
+   * prefix from a snapshot when that gives more, and leaves the rest of the body (all but the last
+   * token) to be decoded in pieces, with a stop at the end of a shared prefix that has no snapshot
+   * yet, to write one; the last token goes into the lane's first step. Null when it failed or was
+   * cancelled (settled).
+   */
+  private async startJob(sequence: LlamaContextSequence, job: Job, held: number): Promise<Admission<JobLane> | null> {
     const started = performance.now();
+    const body = job.tokens.slice(0, -1);
+    const stops: BodyStop[] = [];
+    let snapshotting: { finish(ok: boolean): void } | undefined;
     try {
       const stopped = this.stoppedBy(job);
       if (stopped) throw stopped.reason;
-      await this.holdPromptBody(slot, job);
-      return await this.openLane(slot.sequence, job, job.tokens.slice(-1), started);
+      let keep = held;
+      let restored = false;
+      const key = this.prefixKey(job);
+      const snapshot = key === null ? undefined : this.snapshots.get(key);
+      if (key !== null && keep < job.prefixLength && snapshot) {
+        // Settled: admit() holds back a job whose snapshot is still being written.
+        if (await snapshot.ready) {
+          restored = await this.restore(sequence, snapshot.file);
+          keep = restored ? job.prefixLength : 0;
+        }
+      } else if (key !== null && keep < job.prefixLength) {
+        const writing = this.snapshots.begin(key, job.prefixLength);
+        snapshotting = writing;
+        stops.push({
+          at: job.prefixLength - keep,
+          readmit: true,
+          reached: async () => {
+            await sequence.saveStateToFile(writing.file);
+            this.counters.prefixSnapshots++;
+            writing.finish(true);
+          },
+        });
+      }
+      if (restored) {
+        this.counters.restoredTokens += keep;
+        this.counters.prefixRestores++;
+      } else {
+        this.counters.reusedTokens += keep;
+      }
+      if (keep === 0) await sequence.clearHistory();
+      else if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
+      this.counters.evaluatedTokens += job.tokens.length - keep;
+      const lane = await this.openLane(sequence, job, job.tokens.slice(-1), started);
+      return { lane, body: body.slice(keep), stops, abandon: () => snapshotting?.finish(false) };
     } catch (e) {
-      slot.cleanPrefix = undefined;
+      snapshotting?.finish(false);
       const error = this.stoppedBy(job)?.reason ?? e;
       this.settle(job, () => job.reject(error));
       return null;
     }
   }
 
-  /** The shared prefix a job's prompt starts with, as a snapshot key; null when it has none worth a snapshot. */
-  private prefixKey(job: Job): string | null {
-    return this.reuse && job.prefixLength >= MIN_SNAPSHOT_TOKENS ? job.tokens.slice(0, job.prefixLength).join(',') : null;
-  }
-
-  /**
-   * Makes `sequence` hold every prompt token but the last (which goes into the first step), always
-   * computed the same way: the shared prefix decoded alone from an empty sequence (now, or earlier
-   * and loaded from its snapshot), then the rest decoded alone in chunks of two or more tokens
-   * (decodeInChunks). Of what a sequence held from an earlier request only such a prefix is kept:
-   * measured, keeping other common prefixes (a chat template's start, another prompt's system
-   * text) gave other text for some requests than decoding afresh, while prefixes decoded from empty
-   * did not (test/model/llama-backend.test.ts).
-   */
-  private async holdPromptBody(slot: Slot, job: Job): Promise<void> {
-    const { sequence } = slot;
-    const body = job.tokens.slice(0, -1);
-    const key = this.prefixKey(job);
-    let keep = 0;
-    let prefix = { decoded: 0, restored: 0 };
-    if (key !== null && slot.cleanPrefix === key) {
-      // The sequence holds this prefix as decoded from empty (or restored): keep it, drop the rest.
-      keep = job.prefixLength;
-      this.counters.reusedTokens += keep;
-    } else if (key !== null) {
-      prefix = await this.restoreSharedPrefix(sequence, job, 0);
-      if (prefix.decoded + prefix.restored > 0) keep = job.prefixLength;
+  /** Replaces the sequence's state with a snapshot; false (the sequence emptied) when the file is gone (evicted meanwhile). */
+  private async restore(sequence: LlamaContextSequence, file: string): Promise<boolean> {
+    try {
+      await sequence.loadStateFromFile(file, { acceptRisk: true });
+      return true;
+    } catch {
+      await sequence.clearHistory();
+      return false;
     }
-    slot.cleanPrefix = keep > 0 ? (key ?? undefined) : undefined;
-    if (body.length - keep === 1) keep--;
-    if (keep === 0) await sequence.clearHistory();
-    else if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
-    await decodeInChunks(sequence, body.slice(keep), this.context.batchSize);
-    this.counters.evaluatedTokens += job.tokens.length - keep + prefix.decoded;
-    this.counters.restoredTokens += prefix.restored;
   }
 
   /** Takes one step's outcome for a lane; true when the lane is finished (settled, its sequence free). */
@@ -597,72 +571,6 @@ export class LlamaBackend implements TatraBackend {
     if (!outcome.value.done && this.acceptToken(lane, outcome.value.value)) return false;
     const result = this.resultOf(lane);
     return finish(() => job.resolve(result));
-  }
-
-  // --------------------------------------------------------------------------- prefix snapshots
-
-  /**
-   * Makes `sequence` hold the job's shared prefix without decoding it again where another sequence
-   * already did: the first job to need a prefix decodes it and writes a snapshot; later ones on
-   * other sequences (also those running at the same moment) load the snapshot.
-   */
-  private async restoreSharedPrefix(sequence: LlamaContextSequence, job: Job, reusable = Infinity): Promise<{ decoded: number; restored: number }> {
-    const none = { decoded: 0, restored: 0 };
-    const length = job.prefixLength;
-    if (length < MIN_SNAPSHOT_TOKENS) return none;
-    // Already held, as far as it may be kept (`reusable`: lockstep keeps nothing a sequence held).
-    const held = Math.min(sequence.compareContextTokens(job.tokens).firstDifferentIndex, reusable);
-    if (held >= length) return none;
-    const prefix = job.tokens.slice(0, length);
-    const key = prefix.join(',');
-    const existing = this.snapshots.get(key);
-    if (existing) {
-      if (!(await existing.ready) || !this.snapshots.has(key)) return none; // failed, or evicted while we waited
-      try {
-        // Replaces the sequence's whole state with exactly the prefix.
-        await sequence.loadStateFromFile(existing.file, { acceptRisk: true });
-      } catch {
-        // Evicted and deleted between the check and the load: decode the prompt as usual.
-        await sequence.clearHistory();
-        return none;
-      }
-      this.counters.prefixRestores++;
-      return { decoded: 0, restored: length };
-    }
-    const file = join(this.snapshotFolder(), `prefix-${++this.snapshotCounter}.bin`);
-    let markReady!: (ok: boolean) => void;
-    const snapshot: Snapshot = { file, length, ready: new Promise<boolean>((r) => (markReady = r)) };
-    this.snapshots.set(key, snapshot);
-    this.evictSnapshots();
-    try {
-      let common = Math.min(sequence.compareContextTokens(prefix).firstDifferentIndex, reusable);
-      // Two or more tokens to decode (decodeInChunks), so the snapshot holds the numbers of a whole-prompt decode.
-      if (length - common === 1) common--;
-      if (common < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: common, end: sequence.nextTokenIndex }]);
-      await decodeInChunks(sequence, prefix.slice(common), this.context.batchSize);
-      await sequence.saveStateToFile(file);
-      this.counters.prefixSnapshots++;
-      markReady(true);
-      return { decoded: length - common, restored: 0 };
-    } catch (e) {
-      this.snapshots.delete(key);
-      markReady(false);
-      throw e;
-    }
-  }
-
-  private snapshotFolder(): string {
-    // Named with this pid: a SIGKILLed process's snapshots are swept by the next one (processes.ts).
-    this.snapshotDir ??= ownedTempDir('tatra-prefix-');
-    return this.snapshotDir;
-  }
-
-  private evictSnapshots(): void {
-    while (this.snapshots.size > MAX_SNAPSHOTS) {
-      const [oldestKey, oldest] = this.snapshots.entries().next().value as [string, Snapshot];
-      this.snapshots.delete(oldestKey);
-      void oldest.ready.then(() => rmSync(oldest.file, { force: true }));
-    }
   }
 }
 
@@ -686,9 +594,11 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
 /**
  * Validates the file (inspectGguf), loads the model on the process's Llama, picks its chat
  * template (the GGUF's own; the General fallback when it has none) and creates a context with
- * `sequences` parallel sequences.
+ * `sequences` parallel sequences, for a LlamaBackend (or `kind`, a subclass: bench/ runs another
+ * schedule that way).
  */
-export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<LlamaBackend> {
+export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(opts: LoadLlamaBackendOptions, kind?: LlamaBackendKind<B>): Promise<B> {
+  const Kind = (kind ?? LlamaBackend) as LlamaBackendKind<B>;
   const inspection = await inspectGgufOnce(opts.modelPath);
   opts.signal?.throwIfAborted();
   const sequences = opts.sequences ?? 4;
@@ -715,26 +625,20 @@ export async function loadLlamaBackend(opts: LoadLlamaBackendOptions): Promise<L
   }
   try {
     opts.signal?.throwIfAborted();
-    const usesFallback = !inspection.hasChatTemplate;
-    const chatWrapper = usesFallback ? fallbackChatWrapper() : resolveChatWrapper(model);
-    const schedule = opts.schedule ?? 'lockstep';
+    const usesFallbackTemplate = !inspection.hasChatTemplate;
+    const chatWrapper = usesFallbackTemplate ? fallbackChatWrapper() : resolveChatWrapper(model);
     let context: LlamaContext;
     try {
-      // The lockstep batch order reads the context's queue, so it needs the context it orders.
+      // The batch order may read the context's queue, so it gets the context it orders.
       const created: { context?: LlamaContext } = {};
-      context = await model.createContext({
-        contextSize,
-        sequences,
-        threads,
-        createSignal: opts.signal,
-        ...(schedule === 'lockstep' ? { batching: { itemPrioritizationStrategy: sequenceOrderStrategy(() => created.context) } } : {}),
-      });
+      const batching = Kind.batching(() => created.context);
+      context = await model.createContext({ contextSize, sequences, threads, createSignal: opts.signal, ...(batching ? { batching } : {}) });
       created.context = context;
     } catch (e) {
       if (opts.signal?.aborted) throw e;
       throw await outOfMemoryError(e, llama, inspection, shape, 'context');
     }
-    return new LlamaBackend(llama, model, context, inspection, chatWrapper, usesFallback, opts.reuse ?? true, schedule);
+    return new Kind({ llama, model, context, inspection, chatWrapper, usesFallbackTemplate, reuse: opts.reuse ?? true });
   } catch (e) {
     await model.dispose();
     opts.signal?.throwIfAborted();

@@ -6,5 +6,5 @@ export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGgufOnce } from './inspection';
 export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
-export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaSchedule } from './backend';
+export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaBackendKind, type LlamaBackendParts } from './backend';
 export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';
