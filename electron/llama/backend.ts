@@ -14,7 +14,7 @@
 //   - with one KV stream per sequence a ubatch only spans consecutive sequence ids and shares its
 //     tokens equally among them: pieces are padded to one share, steps run over consecutive ids.
 //   Then a token's numbers depend only on the tokens before it in its sequence (not on the piece
-//   or step it was decoded in, nor on the other sequences), so what a sequence holds
+//   or step it was decoded in, the other sequences, or the thread count), so what a sequence holds
 //   from an earlier request is exactly what decoding it again would give: a request keeps the part
 //   of its prompt its sequence holds (llama-server's prompt cache, but exact), and snapshots of a
 //   shared prefix are loaded into other sequences.
@@ -46,7 +46,7 @@ import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { type GgufInspection } from './gguf';
 import { inspectGgufOnce } from './inspection';
-import { getLlamaRuntime } from './runtime';
+import { contentionWatch, getLlamaRuntime } from './runtime';
 import { defaultThreads } from './threads';
 import { loadGpuLayers, memoryShortfall } from './fit';
 import { lockstepBatching, runSteps, type Admission, type BodyStop, type Lane } from './lockstep';
@@ -628,16 +628,25 @@ export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(op
     const usesFallbackTemplate = !inspection.hasChatTemplate;
     const chatWrapper = usesFallbackTemplate ? fallbackChatWrapper() : resolveChatWrapper(model);
     let context: LlamaContext;
+    // Up to `threads`, fewer while other processes keep cores busy (contention.ts). The budget is
+    // held at `threads` while the context is created (node-llama-cpp caps a context's threads at
+    // the budget of that moment), and for good with one sequence: its steps are one token of one
+    // sequence, whose attention llama.cpp splits by thread once the sequence is long, so there the
+    // thread count must not change.
+    const pinned = contentionWatch()?.pin(threads);
     try {
       // The batch order may read the context's queue, so it gets the context it orders.
       const created: { context?: LlamaContext } = {};
       const batching = Kind.batching(() => created.context);
-      context = await model.createContext({ contextSize, sequences, threads, createSignal: opts.signal, ...(batching ? { batching } : {}) });
+      context = await model.createContext({ contextSize, sequences, threads: { ideal: threads, min: sequences === 1 ? threads : 1 }, createSignal: opts.signal, ...(batching ? { batching } : {}) });
       created.context = context;
     } catch (e) {
+      pinned?.();
       if (opts.signal?.aborted) throw e;
       throw await outOfMemoryError(e, llama, inspection, shape, 'context');
     }
+    if (pinned && sequences === 1) context.onDispose.createListener(pinned);
+    else pinned?.();
     return new Kind({ llama, model, context, inspection, chatWrapper, usesFallbackTemplate, reuse: opts.reuse ?? true });
   } catch (e) {
     await model.dispose();

@@ -1,7 +1,7 @@
 // Real local inference through node-llama-cpp: the process's Llama, GGUF validation, the
 // TatraBackend implementation and the shared model pool. Main-process code only (node-llama-cpp
 // crashes in a renderer).
-export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings } from './runtime';
+export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings, contentionWatch } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGgufOnce } from './inspection';
 export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError, type GenerateRequest } from '../../electron/engine/backend';
 import { type LlamaBackend, loadLlamaBackend } from '../../electron/llama/backend';
 import { ModelPool } from '../../electron/llama/pool';
-import { disposeLlamaRuntime } from '../../electron/llama/runtime';
+import { contentionWatch, disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { storiesModelPath, tinyModelPath } from '../helpers/models';
 
 const LABELS = ['negative', 'positive', 'neutral'];
@@ -195,6 +195,29 @@ describe('LlamaBackend on the tiny synthetic model', () => {
       expect(reusing.stats().reusedTokens).toBeGreaterThan(5 * 200);
     } finally {
       await reusing.dispose();
+    }
+  });
+
+  // Under contention the process uses fewer threads (llama/contention.ts); lockstep's batches never
+  // take a kernel that splits a sum by thread, so that changes nothing.
+  it('lockstep: the thread count does not change any output', async () => {
+    const requests = Array.from({ length: 4 }, (_, i): GenerateRequest => ({ prompt: { system: 'You write text.', user: `Write about topic ${i}${' and more'.repeat(40 * i)}` }, maxTokens: 12, temperature: 0.9, seed: 20 + i }));
+    const text = async (threads: number) => {
+      const b = await loadLlamaBackend({ modelPath: tiny, threads, sequences: 2, contextSize: 1024 });
+      try {
+        const texts = (await b.generate(requests)).map((r) => r.text);
+        expect(b.context.currentThreads).toBe(threads);
+        return texts;
+      } finally {
+        await b.dispose();
+      }
+    };
+    // Held at 2 whatever else the machine runs, so the 2-thread backend really uses 2.
+    const release = contentionWatch()!.pin(2);
+    try {
+      expect(await text(2)).toEqual(await text(1));
+    } finally {
+      release();
     }
   });
 
