@@ -189,6 +189,12 @@ export class LlamaBackend implements TatraBackend {
   private readonly tries = new Map<string, ChoiceTrie | null>();
   /** The step loop while it runs. */
   private stepper: Promise<void> | undefined;
+  /**
+   * With one sequence: how many leading tokens it holds were decoded in pieces (its last prompt's
+   * body). Its steps have no neighbour to join, so they are one-token ubatches (vec_dot, other
+   * numbers): what they leave is not kept.
+   */
+  private readonly piecesEnd = new WeakMap<LlamaContextSequence, number>();
 
   /** @internal use loadLlamaBackend() */
   constructor(parts: LlamaBackendParts) {
@@ -486,7 +492,8 @@ export class LlamaBackend implements TatraBackend {
   /** How much of the job's prompt (but its last token) `sequence` holds: what it may keep. */
   private held(sequence: LlamaContextSequence, job: Job): number {
     if (!this.reuse) return 0;
-    return Math.min(sequence.compareContextTokens(job.tokens).firstDifferentIndex, job.tokens.length - 1);
+    const limit = this.contextSequences.length === 1 ? (this.piecesEnd.get(sequence) ?? 0) : Infinity;
+    return Math.min(sequence.compareContextTokens(job.tokens).firstDifferentIndex, job.tokens.length - 1, limit);
   }
 
   /**
@@ -536,6 +543,7 @@ export class LlamaBackend implements TatraBackend {
       if (keep === 0) await sequence.clearHistory();
       else if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
       this.counters.evaluatedTokens += job.tokens.length - keep;
+      this.piecesEnd.set(sequence, body.length);
       const lane = await this.openLane(sequence, job, job.tokens.slice(-1), started);
       return { lane, body: body.slice(keep), stops, abandon: () => snapshotting?.finish(false) };
     } catch (e) {

@@ -433,10 +433,12 @@ describe('stories260K (a real llama model without a chat template)', () => {
   // A prompt's last token and the generated ones are decoded in steps, the rest of a prompt in
   // pieces; what either leaves in a sequence is the same (bench/determinism-probe.ts: "a token
   // decoded in a step, then one more"), so a prompt that continues an earlier answer (an assistant
-  // prefix) keeps all of it. F32 weights: the most sensitive model here.
-  it.skipIf(!stories)('lockstep: a prompt that continues an earlier answer keeps what its sequence holds and answers as on a fresh backend', async () => {
+  // prefix) keeps all of it. With one sequence a step has no neighbour to join: it is a one-token
+  // ubatch (vec_dot, other numbers), so there what steps left (the last prompt token, the answer)
+  // is not kept, only the earlier prompt's body. F32 weights: the most sensitive model here.
+  it.skipIf(!stories).each([2, 1])('lockstep on %i sequence(s): a prompt continuing an earlier answer keeps what it may of its sequence and answers as on a fresh backend', async (sequences) => {
     const first: GenerateRequest = { prompt: { system: 'Tell a story.', user: 'Once upon a time there was a little dog' }, maxTokens: 16 };
-    const open = () => loadLlamaBackend({ modelPath: stories!, threads: 1, sequences: 2, contextSize: 512 });
+    const open = () => loadLlamaBackend({ modelPath: stories!, threads: 1, sequences, contextSize: 512 });
     const b = await open();
     const c = await open();
     try {
@@ -444,10 +446,13 @@ describe('stories260K (a real llama model without a chat template)', () => {
       const next = [1, 2, 3].map((seed): GenerateRequest => ({ prompt: { ...first.prompt, assistantPrefix: answer!.text }, maxTokens: 12, temperature: 0.9, seed }));
       expect(await b.countPromptTokens(next[0]!.prompt)).toBeGreaterThan(answer!.promptTokens + 4);
       const before = b.stats();
-      const kept: string[] = [];
-      for (const r of next) kept.push((await b.generate([r]))[0]!.text);
-      // The first prompt and at least part of the answer, decoded in steps, were kept.
-      expect(b.stats().reusedTokens - before.reusedTokens).toBeGreaterThan(3 * answer!.promptTokens);
+      const kept = [(await b.generate([next[0]!]))[0]!.text];
+      const reused = b.stats().reusedTokens - before.reusedTokens;
+      // Two sequences: the first prompt and at least part of the answer, decoded in steps, were
+      // kept. One: the first prompt's body only.
+      if (sequences > 1) expect(reused).toBeGreaterThan(answer!.promptTokens);
+      else expect(reused).toBe(answer!.promptTokens - 1);
+      for (const r of next.slice(1)) kept.push((await b.generate([r]))[0]!.text);
       expect(kept).toEqual((await c.generate(next)).map((r) => r.text));
     } finally {
       await b.dispose();
