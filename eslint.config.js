@@ -50,6 +50,8 @@ const layerFiles = [
   { category: 'paths', pattern: 'electron/paths.ts' },
   // Whether a pid lives, and temp folders owned by a process: a Node-only leaf like paths.ts.
   { category: 'paths', pattern: 'electron/processes.ts' },
+  // Opening outside files without blocking on a FIFO or a device: the same kind of leaf.
+  { category: 'paths', pattern: 'electron/regular-file.ts' },
   { category: 'preload', pattern: 'electron/preload.ts' },
 ];
 const to = (types) => {

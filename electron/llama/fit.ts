@@ -2,7 +2,8 @@
 // options the real load passes (loadGpuLayers below). The fit badge, `tatra models fit`, Compare's
 // warnings and the out-of-memory message therefore say what the load will do, rather than a
 // separate hand-made estimate that can disagree with it.
-import { GgufInsights, InsufficientMemoryError, readGgufFileInfo, type Llama } from 'node-llama-cpp';
+import { GgufInsights, InsufficientMemoryError, type Llama } from 'node-llama-cpp';
+import { readGgufInfo } from './gguf';
 import { formatBytes } from '../common/bytes';
 
 /** The gpuLayers option every load passes: as many layers as fit in VRAM with room for the whole context. */
@@ -93,7 +94,7 @@ export async function planLoad(
  * loading `modelPath` with this context needs against what is free, for an out-of-memory message.
  */
 export async function memoryShortfall(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<string> {
-  const info = await readGgufFileInfo(modelPath, { logWarnings: false, ignoreKeys: ['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenizer.ggml.token_type', 'tokenizer.ggml.scores'] });
+  const info = await readGgufInfo(modelPath);
   const plan = await planLoad(await GgufInsights.from(info, llama), llama, { ...shape, checkContext: false });
   const free = llama.gpu === false ? `only ${formatBytes(plan.ramFree)} RAM is free` : `${formatBytes(plan.ramFree)} RAM and ${formatBytes(plan.vramFree)} VRAM are free`;
   return `${formatBytes(plan.ram + plan.vram)} (${formatBytes(plan.modelRam + plan.modelVram)} weights + ${formatBytes(plan.contextRam + plan.contextVram)} for the context) but ${free}`;

@@ -4,7 +4,7 @@
 export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings, contentionWatch } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGgufOnce } from './inspection';
-export { inspectGguf, checkGgufHeaderCounts, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
+export { inspectGguf, readGgufInfo, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
 export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaBackendKind, type LlamaBackendParts } from './backend';
 export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';

@@ -8,7 +8,7 @@
 // only after its size and GGUF header check out.
 import { EventEmitter } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve as resolvePath } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -17,6 +17,7 @@ import type { DownloadState } from '../common/contract/models';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { formatBytes } from '../common/bytes';
 import { defaultModelsDir } from '../paths';
+import { readSmallRegularFile } from '../regular-file';
 import { HttpFailure, httpStream, type HttpStream } from '../net/http';
 import { resolveModelUri, type ResolvedSource } from './resolve';
 import { invalidReason, validateModelFile } from './gguf';
@@ -83,7 +84,7 @@ async function fileSize(path: string): Promise<number | null> {
 
 async function readSidecar(path: string): Promise<Sidecar | null> {
   try {
-    const s = JSON.parse(await readFile(path, 'utf8')) as Partial<Sidecar>;
+    const s = JSON.parse(await readSmallRegularFile(path)) as Partial<Sidecar>;
     if (typeof s.url !== 'string') return null;
     return {
       url: s.url,

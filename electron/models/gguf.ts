@@ -3,7 +3,7 @@
 // library, downloads and loading agree on what a usable model is.
 import type { ModelEntry } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';
-import { checkGgufHeaderCounts, inspectGgufOnce } from '../llama';
+import { inspectGgufOnce } from '../llama';
 
 /** A library entry minus where it came from, plus the header hash. */
 export type ModelHeader = Omit<ModelEntry, 'source'> & { headerHash: string };
@@ -29,7 +29,6 @@ export function invalidReason(e: unknown, path: string): string {
  * unreadable, non-GGUF or truncated file).
  */
 export async function inspectModelFile(path: string, opts: { checkData?: boolean } = {}): Promise<ModelHeader> {
-  await checkHeaderFields(path);
   const g = await inspectGgufOnce(path, opts);
   return {
     path,
@@ -48,9 +47,5 @@ export async function inspectModelFile(path: string, opts: { checkData?: boolean
 
 /** Throws UserError unless `path` is a complete GGUF model. */
 export async function validateModelFile(path: string): Promise<void> {
-  await checkHeaderFields(path);
   await inspectGgufOnce(path);
 }
-
-/** The fixed header's sanity check, done by the llama layer (see checkGgufHeaderCounts). */
-export const checkHeaderFields = checkGgufHeaderCounts;

@@ -20,7 +20,7 @@ export type {
 export { comparisonMatrix, modelLabel } from '../common/contract/models';
 
 export { scanLibrary, ModelLibrary, type ScanResult, type ModelLibraryOptions } from './library';
-export { inspectModelFile, validateModelFile, checkHeaderFields, invalidReason, invalidCode, type ModelHeader } from './gguf';
+export { inspectModelFile, validateModelFile, invalidReason, invalidCode, type ModelHeader } from './gguf';
 export { hardwareInfo, estimateFit, type EstimateFitOptions } from './hardware';
 export { loadCatalog, findCatalogEntry, catalogPath } from './catalog';
 export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';

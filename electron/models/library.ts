@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { InvalidModel, LibraryListing, ModelEntry, ModelSource, PartialDownload } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';
 import { defaultModelsDir } from '../paths';
+import { readSmallRegularFile } from '../regular-file';
 import { inspectModelFile, invalidCode, invalidReason } from './gguf';
 
 export interface ScanResult {
@@ -19,7 +20,7 @@ export interface ScanResult {
 async function readPartial(dir: string, name: string): Promise<PartialDownload | null> {
   const partial = join(dir, name);
   try {
-    const side = JSON.parse(await readFile(`${partial}.json`, 'utf8')) as { source?: unknown; url?: unknown; total?: unknown };
+    const side = JSON.parse(await readSmallRegularFile(`${partial}.json`)) as { source?: unknown; url?: unknown; total?: unknown };
     const source = typeof side.source === 'string' && side.source ? side.source : typeof side.url === 'string' ? side.url : null;
     if (!source) return null;
     return { path: partial.replace(/\.partial$/, ''), source, bytes: (await stat(partial)).size, total: typeof side.total === 'number' ? side.total : null };
