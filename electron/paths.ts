@@ -24,6 +24,12 @@ export function appRoot(): string {
   return resolve(here, '..');
 }
 
+/** Per-user cache (what can be worked out again): $TATRA_CACHE_DIR, else $XDG_CACHE_HOME/tatra-studio, else ~/.cache/tatra-studio. */
+export function userCacheDir(): string {
+  if (process.env.TATRA_CACHE_DIR) return resolve(process.env.TATRA_CACHE_DIR);
+  return join(process.env.XDG_CACHE_HOME ? resolve(process.env.XDG_CACHE_HOME) : join(homedir(), '.cache'), 'tatra-studio');
+}
+
 /**
  * Default folder for GGUF files. $TATRA_MODELS_DIR wins: a packaged app sets it to a writable
  * folder under userData, because models/ inside app.asar is read-only.

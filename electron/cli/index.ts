@@ -34,7 +34,7 @@ const program = new Command('tatra')
   .description('TATRA Studio: training-free classification with synthetic examples, paraphrases and voting')
   .version('0.1.0')
   .option('--debug', 'print stack traces for unexpected errors')
-  .option('--verbose', "show llama.cpp's warnings while loading models (its errors are always shown)")
+  .option('--verbose', "show llama.cpp's own log lines (warnings and errors) while loading models; without it, a model llama.cpp refuses gets one line with its reason")
   .showSuggestionAfterError()
   .exitOverride()
   // Usage errors say `tatra: …` like every other bad input, not commander's own `error: …`.

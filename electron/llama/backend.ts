@@ -46,7 +46,8 @@ import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { type GgufInspection } from './gguf';
 import { inspectGgufOnce } from './inspection';
-import { contentionWatch, getLlamaRuntime } from './runtime';
+import { clearLlamaErrors, contentionWatch, getLlamaRuntime, llamaLoadReason } from './runtime';
+import { vouchForModel } from './trial-load';
 import { defaultThreads } from './threads';
 import { loadGpuLayers, memoryShortfall } from './fit';
 import { lockstepBatching, runSteps, type Admission, type BodyStop, type Lane } from './lockstep';
@@ -618,9 +619,13 @@ export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(op
     throw new UserError(`context size must be an integer of at least 64 (got ${contextSize})`);
   const threads = opts.threads ?? defaultThreads();
 
+  // llama.cpp aborts the process on hyperparameters it dislikes: a file is loaded here only once
+  // a child has loaded it (trial-load.ts).
+  await vouchForModel(opts.modelPath, opts.signal ? { signal: opts.signal } : {});
   const llama = await getLlamaRuntime();
   const shape = { contextSize, sequences };
   let model: LlamaModel;
+  clearLlamaErrors();
   try {
     model = await llama.loadModel({
       modelPath: opts.modelPath,
@@ -629,7 +634,12 @@ export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(op
     });
   } catch (e) {
     opts.signal?.throwIfAborted();
-    throw await outOfMemoryError(e, llama, inspection, shape, 'load');
+    const oom = await outOfMemoryError(e, llama, inspection, shape, 'load');
+    if (oom !== e) throw oom;
+    // A file our reader let through that llama.cpp still refuses (hyperparameters it checks
+    // itself): one line with its reason, not "Failed to load model" between its log lines.
+    const reason = llamaLoadReason();
+    throw new UserError(`cannot load ${opts.modelPath}: llama.cpp refused it (${reason ?? errorMessage(e)})`, 'gguf_invalid');
   }
   try {
     opts.signal?.throwIfAborted();

@@ -12,14 +12,37 @@ const knownNoise = [/control-looking token/];
 let runtime: Promise<Llama> | undefined;
 let contention: ContentionWatch | undefined;
 
-// llama.cpp warns on many loads of ordinary models ("load: bad special token …"); printed on every
-// CLI run they read as something being wrong. Warnings are shown on request (`tatra --verbose`,
-// or TATRA_VERBOSE=1 for the app and `tatra serve`); errors always are.
+// llama.cpp logs on many loads of ordinary models ("load: bad special token …"), and a model it
+// refuses gets several lines of its own words around ours. Its log lines reach stderr only on
+// request (`tatra --verbose`, or TATRA_VERBOSE=1 for the app and `tatra serve`); otherwise its
+// errors are kept (the last few), and a load that fails says the reason in its one line
+// (llamaLoadReason).
 let showWarnings = process.env.TATRA_VERBOSE === '1';
+const recentErrors: string[] = [];
+const KEPT_ERRORS = 20;
 
-/** Whether llama.cpp's warnings reach stderr from now on; its errors always do. */
+/** Whether llama.cpp's log lines (warnings and errors) reach stderr from now on. */
 export function showLlamaWarnings(show: boolean): void {
   showWarnings = show;
+}
+
+/** Forgets the llama.cpp errors kept so far (before a load, so its reason is its own). */
+export function clearLlamaErrors(): void {
+  recentErrors.length = 0;
+}
+
+/**
+ * Why llama.cpp refused a model, from the errors it logged since clearLlamaErrors(): its
+ * "error loading model: …" reason when it gave one, else its first error, without the function
+ * names; null when it logged none.
+ */
+export function llamaLoadReason(): string | null {
+  const lines = recentErrors.map((l) => l.trim()).filter((l) => l !== '');
+  const explicit = lines.map((l) => /error loading model:\s*(.+)$/i.exec(l)?.[1]).find((r) => r !== undefined);
+  const first = explicit ?? lines[0];
+  if (first === undefined) return null;
+  const reason = first.replace(/^(\w+(::\w+)*:\s*)+/, '').replace(/\s+/g, ' ').trim();
+  return reason.length > 200 ? `${reason.slice(0, 199)}…` : reason;
 }
 
 /**
@@ -43,7 +66,11 @@ function createRuntime(): Promise<Llama> {
     maxThreads: cap,
     logger(level, message) {
       const severe = level === LlamaLogLevel.error || level === LlamaLogLevel.fatal;
-      if (!severe && (!showWarnings || knownNoise.some((r) => r.test(message)))) return;
+      if (severe) {
+        recentErrors.push(message);
+        if (recentErrors.length > KEPT_ERRORS) recentErrors.shift();
+      }
+      if (!showWarnings || knownNoise.some((r) => r.test(message))) return;
       process.stderr.write(`[llama] ${message.trimEnd()}\n`);
     },
   }).then(

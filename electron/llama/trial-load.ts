@@ -1,0 +1,161 @@
+// The first load of a model file happens in a child process. llama.cpp checks a model's
+// hyperparameters and vocabulary with assertions that abort the whole process (a head count of 0,
+// 1,000 layers, a tokenizer it does not know, an empty vocabulary: GGML_ASSERT, "fatal error"),
+// and no header reader can know every architecture's rules. So before a file is loaded in this
+// process for the first time, a child loads it and decodes one token; a crash there costs a
+// child, and the user gets one line with llama.cpp's reason. The verdict is kept per file
+// version (device, inode, size, modification and change times: any write to the file changes
+// them), in memory and in the user's cache folder, so a model is tried once, not on every run.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { UserError } from '../common/errors';
+import { userCacheDir } from '../paths';
+
+/**
+ * The child's script: load, one token, exit 0; llama.cpp's errors on stderr. Written to a file
+ * (not `node -e`: node-llama-cpp tests its binary in a child of its own, which inherits
+ * `--input-type` and fails).
+ */
+const CHILD = `
+const [entry, modelPath] = process.argv.slice(2);
+const { getLlama, LlamaLogLevel } = await import(entry);
+const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1, logger: (level, message) => process.stderr.write(message.trimEnd() + '\\n') });
+const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
+const context = await model.createContext({ contextSize: 64, threads: 1, sequences: 1 });
+const tokens = model.tokenize('Once upon a time');
+const first = tokens.length > 0 ? tokens : [0];
+for await (const _ of context.getSequence().evaluate(first)) break;
+process.stdout.write('loaded\\n');
+process.exit(0);
+`;
+
+const vouched = new Set<string>();
+let diskLoaded: Promise<void> | null = null;
+
+function cacheFile(): string {
+  return join(userCacheDir(), 'vouched-models.json');
+}
+
+async function loadDiskVerdicts(): Promise<void> {
+  try {
+    const list = JSON.parse(await readFile(cacheFile(), 'utf8')) as unknown;
+    if (Array.isArray(list)) for (const k of list) if (typeof k === 'string') vouched.add(k);
+  } catch {
+    /* none yet, or unreadable: tried again */
+  }
+}
+
+async function remember(key: string): Promise<void> {
+  vouched.add(key);
+  try {
+    await mkdir(dirname(cacheFile()), { recursive: true });
+    const tmp = `${cacheFile()}.${process.pid}.tmp`;
+    // The newest thousand: a cache, not a record.
+    await writeFile(tmp, JSON.stringify([...vouched].slice(-1000)));
+    await rename(tmp, cacheFile());
+  } catch {
+    /* a read-only home: the verdict stays in memory */
+  }
+}
+
+/** The file's version: any write, rename over or replacement changes one of these. */
+async function versionKey(path: string): Promise<string> {
+  const s = await stat(path, { bigint: true });
+  return `${resolve(path)}\u0000${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+}
+
+let childScript: Promise<string> | null = null;
+
+/** The child's script in the cache folder, named by its content (so an older one is never run). */
+function writeChildScript(): Promise<string> {
+  const name = `trial-load-${createHash('sha256').update(CHILD).digest('hex').slice(0, 12)}.mjs`;
+  const write = async (dir: string) => {
+    const file = join(dir, name);
+    if (!existsSync(file)) {
+      await mkdir(dir, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, CHILD);
+      await rename(tmp, file);
+    }
+    return file;
+  };
+  // A read-only home still gets its trial, from the temp folder.
+  childScript ??= write(userCacheDir())
+    .catch(() => write(join(tmpdir(), 'tatra-studio')))
+    .catch((e: unknown) => {
+      childScript = null;
+      throw e;
+    });
+  return childScript;
+}
+
+/** node-llama-cpp's entry, as a file URL the child can import. */
+function nodeLlamaCppEntry(): string {
+  const roots = [dirname(fileURLToPath(import.meta.url)), process.cwd()];
+  for (const start of roots) {
+    for (let dir = start; ; dir = dirname(dir)) {
+      const entry = join(dir, 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+      if (existsSync(entry)) return pathToFileURL(entry).href;
+      if (dirname(dir) === dir) break;
+    }
+  }
+  throw new Error('node-llama-cpp is not installed next to TATRA Studio');
+}
+
+/** Why the child failed, from llama.cpp's last meaningful line. */
+function reasonFrom(stderr: string): string | null {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const explicit = lines.map((l) => /error loading model:\s*(.+)$/i.exec(l)?.[1]).find((r) => r !== undefined);
+  const assertion = lines.map((l) => /(GGML_ASSERT\(.*\) failed|fatal error.*|unsupported types.*)$/.exec(l)?.[1]).find((r) => r !== undefined);
+  const last = explicit ?? assertion ?? lines.at(-1);
+  if (!last) return null;
+  const reason = last.replace(/^(\S+\.(cpp|c|h):\d+:\s*)/, '').replace(/^(\w+(::\w+)*:\s*)+/, '');
+  return reason.length > 200 ? `${reason.slice(0, 199)}…` : reason;
+}
+
+/**
+ * Resolves once `path` (already validated by inspectGguf) is known to load in llama.cpp without
+ * taking the process down: from memory or the cache folder, else by loading it in a child.
+ * Rejects with one UserError when llama.cpp refuses it, crashes on it or does not finish; with
+ * the signal's reason when `signal` aborts.
+ */
+export async function vouchForModel(path: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+  diskLoaded ??= loadDiskVerdicts();
+  await diskLoaded;
+  const key = await versionKey(path);
+  if (vouched.has(key)) return;
+  opts.signal?.throwIfAborted();
+  const child = spawn(process.execPath, [await writeChildScript(), nodeLlamaCppEntry(), path], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Under Electron, process.execPath is the app: run it as Node.
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-16_000)));
+  const onAbort = () => child.kill('SIGKILL');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  // Only a hang is caught here: a big model on a slow disk may take minutes to map.
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 15 * 60_000);
+  let timedOut = false;
+  timer.unref();
+  const end = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.on('close', (code, signal) => {
+      if (signal === 'SIGKILL' && !opts.signal?.aborted) timedOut = true;
+      res({ code, signal });
+    }),
+  );
+  clearTimeout(timer);
+  opts.signal?.removeEventListener('abort', onAbort);
+  opts.signal?.throwIfAborted();
+  if (end.code === 0 && stdout.includes('loaded')) return remember(key);
+  const reason = timedOut ? 'it did not finish loading' : (reasonFrom(stderr) ?? (end.signal ? `it crashed (${end.signal})` : 'it failed to load'));
+  const how = end.signal && !timedOut ? 'llama.cpp crashes on it' : 'llama.cpp refused it';
+  throw new UserError(`cannot load ${path}: ${how} (${reason})`, 'gguf_invalid');
+}
