@@ -6,6 +6,8 @@ import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
 import { EARLY_STOP_CONFIDENCE, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
+import { emptyRecord } from '../common/records';
+import { shownColumns } from '../jobs/dataset';
 
 export function intOption(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -18,11 +20,12 @@ export function intOption(name: string, min: number, max: number) {
 
 /** Parses `a=b,c=d` (values may not contain commas; labels never do). */
 export function parseLabelMap(text: string): Record<string, string> {
-  const map: Record<string, string> = {};
+  // Gold values are the user's strings: `constructor=positive` is a value like any other.
+  const map = emptyRecord<string>();
   for (const part of text.split(',')) {
     if (part.trim() === '') continue;
     const eq = part.indexOf('=');
-    if (eq <= 0 || eq === part.length - 1) throw new UserError(`--label-map: "${part}" is not value=label`, 'bad_option');
+    if (eq <= 0 || eq === part.length - 1) throw new UserError(`--label-map: "${part.length > 60 ? `${part.slice(0, 59)}…` : part}" is not value=label`, 'bad_option');
     map[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
   }
   if (Object.keys(map).length === 0) throw new UserError('--label-map is empty; write value=label,value=label', 'bad_option');
@@ -36,13 +39,17 @@ export function parseLabelMap(text: string): Record<string, string> {
 export function dataColumnsFrom(
   ds: Pick<OpenedDataset, 'columns' | 'suggestedTextColumn' | 'suggestedLabelColumn'>,
   opts: { data: string; textCol?: string; labelCol?: string },
-  gold: 'none' | 'optional' | 'required',
+  gold: 'none' | 'unless-no-label' | 'required',
 ): { textColumn: string; labelColumn: string | null } {
   const textColumn = opts.textCol ?? ds.suggestedTextColumn;
-  if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${ds.columns.join(', ')})`, 'dataset_column');
+  if (!textColumn) throw new UserError(`${opts.data}: say which column holds the input with --text-col (columns: ${shownColumns(ds.columns)})`, 'dataset_column');
   const labelColumn = gold === 'none' ? null : (opts.labelCol ?? ds.suggestedLabelColumn ?? null);
   if (labelColumn === null && gold === 'required') {
-    throw new UserError(`${opts.data}: a sweep measures accuracy; say which column holds the gold label with --label-col (columns: ${ds.columns.join(', ')})`, 'dataset_column');
+    throw new UserError(`${opts.data}: a sweep measures accuracy; say which column holds the gold label with --label-col (columns: ${shownColumns(ds.columns)})`, 'dataset_column');
+  }
+  // A job without gold runs for hours and measures nothing: only when the user says so.
+  if (labelColumn === null && gold === 'unless-no-label') {
+    throw new UserError(`${opts.data}: no gold label column recognised (columns: ${shownColumns(ds.columns)}); name it with --label-col, or run without gold labels with --no-label`, 'dataset_column');
   }
   return { textColumn, labelColumn };
 }

@@ -4,6 +4,7 @@
 // common/: no Node, no DOM.
 import { z } from 'zod';
 import { EARLY_STOP_CONFIDENCE, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from './settings';
+import { safeRecord } from './records';
 
 export const ExampleScope = z.enum(SCOPES);
 export type ExampleScope = z.infer<typeof ExampleScope>;
@@ -127,7 +128,7 @@ export const TatraResult = z.object({
   /** Winner's share of valid votes, 0..1. */
   confidence: z.number(),
   /** Valid votes per label, every task label present (0 when none). */
-  votes: z.record(z.string(), z.number().int()),
+  votes: safeRecord(z.number().int()),
   /** Which tie-break rule decided, when there was a tie. */
   tieBreak: z.enum(['none', 'first-original', 'originals-majority', 'default-label', 'label-order']),
   /** How each role's outputs were constrained (examples and paraphrases: generator; answers: evaluator). */

@@ -17,6 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { CsvError, parse as csvParse } from 'csv-parse';
 import { parse as csvParseSync } from 'csv-parse/sync';
 import { UserError, isAbortError } from '../common/errors';
+import { emptyRecord, own } from '../common/records';
 import { answerLabels, labelNames, type TaskDefinition } from '../common/task';
 import type {
   ColumnMapping,
@@ -251,7 +252,8 @@ function stringify(v: unknown): string {
 
 /** Paper format: {"messages":[…{"role":"user","content":…}…],"solution":…} → input, solution. */
 function flattenJsonObject(obj: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
+  // Keys are the file's: no prototype to answer `constructor` or to be replaced by `__proto__`.
+  const out = emptyRecord<string>();
   if (Array.isArray(obj.messages)) {
     const user = (obj.messages as unknown[]).find(
       (m): m is { content: unknown } => typeof m === 'object' && m !== null && (m as { role?: unknown }).role === 'user',
@@ -359,7 +361,7 @@ async function openRecords(path: string, opts: DatasetOptions, detected?: Detect
           }
           ragged++;
         }
-        const values: Record<string, string> = {};
+        const values = emptyRecord<string>();
         header.forEach((h, i) => (values[h] = rec[i] ?? ''));
         yield { line: start, values };
       }
@@ -467,7 +469,29 @@ export async function openDataset(path: string, opts: DatasetOptions = {}): Prom
 }
 
 function newStats(): DatasetStats {
-  return { rows: 0, skippedEmpty: 0, unmappedGold: {}, missingGold: 0, ragged: 0 };
+  return { rows: 0, skippedEmpty: 0, unmappedGold: emptyRecord<number>(), missingGold: 0, ragged: 0 };
+}
+
+/**
+ * The one rule for what a gold value means: the label map's entry for it (exact, trimmed), else
+ * the label it names in any case, else nothing (counted as unmapped). Without labels (math
+ * tasks, or a map still to be suggested) and without a map, the value is its own gold.
+ */
+export function goldLabelResolver(labelMap: Readonly<Record<string, string>> | undefined, labels: readonly string[] | undefined): (value: string) => string | null {
+  const byName = labels ? new Map(labels.map((l) => [l.toLowerCase(), l])) : null;
+  if (!labelMap && !byName) return (v) => v;
+  return (v) => own(labelMap, v) ?? byName?.get(v.toLowerCase()) ?? null;
+}
+
+/** A name from a file, cut for an error line (a 100 KB column name is still one short line). */
+export function shownName(name: string, max = 60): string {
+  return name.length > max ? `${name.slice(0, max - 1)}…` : name;
+}
+
+/** Column names for an error line: at most a dozen, each cut. */
+export function shownColumns(cols: readonly string[]): string {
+  const shown = cols.slice(0, 12).map((c) => shownName(c, 40));
+  return shown.join(', ') + (cols.length > 12 ? `, … (${cols.length} in all)` : '');
 }
 
 /**
@@ -490,6 +514,7 @@ function mappedReader(path: string, mapping: ColumnMapping, opts: DatasetOptions
     let index = 0;
     let checked = false;
     const labelCol = mapping.labelColumn ?? null;
+    const goldOf = goldLabelResolver(mapping.labelMap, opts.labels);
     for await (const rec of src.records) {
       if (!checked) {
         checked = true;
@@ -497,11 +522,11 @@ function mappedReader(path: string, mapping: ColumnMapping, opts: DatasetOptions
         const cols = src.format === 'jsonl' ? Object.keys(rec.values) : src.columns;
         for (const col of [mapping.textColumn, labelCol]) {
           if (col !== null && !cols.includes(col)) {
-            throw new UserError(`${name}: no column "${col}" (columns: ${cols.join(', ')})`, 'dataset_column');
+            throw new UserError(`${name}: no column "${shownName(col)}" (columns: ${shownColumns(cols)})`, 'dataset_column');
           }
         }
       }
-      const input = rec.values[mapping.textColumn] ?? '';
+      const input = own(rec.values, mapping.textColumn) ?? '';
       if (input.trim() === '') {
         stats.skippedEmpty++;
         continue;
@@ -509,15 +534,12 @@ function mappedReader(path: string, mapping: ColumnMapping, opts: DatasetOptions
       let gold: string | null = null;
       let goldRaw: string | null = null;
       if (labelCol !== null) {
-        const v = (rec.values[labelCol] ?? '').trim();
+        const v = (own(rec.values, labelCol) ?? '').trim();
         if (v === '') stats.missingGold++;
         else {
           goldRaw = v;
-          if (mapping.labelMap) {
-            const mapped = mapping.labelMap[v];
-            if (mapped === undefined) stats.unmappedGold[v] = (stats.unmappedGold[v] ?? 0) + 1;
-            else gold = mapped;
-          } else gold = v;
+          gold = goldOf(v);
+          if (gold === null) stats.unmappedGold[v] = (own(stats.unmappedGold, v) ?? 0) + 1;
         }
       }
       stats.rows++;
@@ -541,9 +563,9 @@ function mappedReader(path: string, mapping: ColumnMapping, opts: DatasetOptions
 export async function scanDataset(path: string, mapping: { textColumn: string; labelColumn?: string | null }, opts: DatasetOptions = {}): Promise<DatasetScan> {
   const ds = await openDataset(path, opts);
   const reader = ds.read({ textColumn: mapping.textColumn, labelColumn: mapping.labelColumn ?? null }, opts);
-  const goldValueCounts: Record<string, number> = {};
+  const goldValueCounts = emptyRecord<number>();
   for await (const row of reader) {
-    if (row.goldRaw !== null) goldValueCounts[row.goldRaw] = (goldValueCounts[row.goldRaw] ?? 0) + 1;
+    if (row.goldRaw !== null) goldValueCounts[row.goldRaw] = (own(goldValueCounts, row.goldRaw) ?? 0) + 1;
   }
   return {
     format: ds.format,
@@ -571,8 +593,8 @@ function prefixOf(value: string, labels: readonly string[]): string | null {
  * is the answer itself.
  */
 export function suggestLabelMapping(goldValueCounts: Record<string, number>, task: TaskDefinition): LabelMappingSuggestion {
-  const map: Record<string, string> = {};
-  const how: LabelMappingSuggestion['how'] = {};
+  const map = emptyRecord<string>();
+  const how: LabelMappingSuggestion['how'] = emptyRecord();
   const unmapped: Array<{ value: string; count: number }> = [];
   if (task.kind === 'math') return { map, how, unmapped };
   const labels = answerLabels(task);
@@ -595,7 +617,7 @@ export function suggestLabelMapping(goldValueCounts: Record<string, number>, tas
     } else if (prefixOf(t, labels) !== null) {
       map[v] = prefixOf(t, labels)!;
       how[v] = 'prefix';
-    } else unmapped.push({ value: v, count: goldValueCounts[v] ?? 0 });
+    } else unmapped.push({ value: v, count: own(goldValueCounts, v) ?? 0 });
   }
   unmapped.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
   return { map, how, unmapped };

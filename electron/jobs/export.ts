@@ -13,6 +13,7 @@ import { environmentError } from '../common/env-errors';
 import type { JobStore } from './store';
 import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
 import { answeredAt } from './calibration';
+import { emptyRecord, own } from '../common/records';
 
 export interface JsonExport {
   format: 'tatra-job-export';
@@ -136,7 +137,7 @@ export async function exportCsv(store: JobStore, job: JobInfo, outPath: string, 
           boolCell(row.correct),
           row.confidence,
           ...(marked ? [boolCell(abstainedCell(row, minConfidence))] : []),
-          ...(labels ? labels.map((l) => (row.votes ? (row.votes[l] ?? 0) : '')) : [row.votes ? JSON.stringify(row.votes) : '']),
+          ...(labels ? labels.map((l) => (row.votes ? (own(row.votes, l) ?? 0) : '')) : [row.votes ? JSON.stringify(row.votes) : '']),
           row.baseline?.label ?? null,
           boolCell(row.baseline?.correct ?? null),
           row.status,
@@ -180,7 +181,7 @@ export async function readCsvExport(path: string): Promise<CsvExportRow[]> {
   const nul = (s: string | undefined) => (s === undefined || s === '' ? null : s);
   const boolOf = (s: string | undefined) => (s === 'true' ? true : s === 'false' ? false : null);
   return records.map((r) => {
-    const votes: Record<string, number> = {};
+    const votes = emptyRecord<number>();
     for (const [k, v] of Object.entries(r)) {
       if (k.startsWith('votes:') && v !== '') votes[k.slice('votes:'.length)] = Number(v);
     }

@@ -21,7 +21,8 @@ import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type Gener
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
 import { inspectGgufOnce } from '../llama/inspection';
-import { openDataset, suggestLabelMapping } from './dataset';
+import { openDataset, shownName, suggestLabelMapping } from './dataset';
+import { emptyRecord, own, recordFrom } from '../common/records';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
@@ -169,6 +170,15 @@ function rowsProgress(jobId: string, tally: RowTally): JobProgress {
     runningAccuracy: accuracyOf(tally.correct, tally.withGold),
     deterministic: tally.deterministic,
   };
+}
+
+/** No gold value maps to a label: one line naming the column, a few of its values and the labels, bounded whatever the file holds. */
+function unmappedGoldError(column: string, taskId: string, values: readonly string[], labels: readonly string[], fix: string): UserError {
+  const seen = values.slice(0, 6).map((v) => shownName(v, 40));
+  return new UserError(
+    `no value of the gold column "${shownName(column)}" maps to a label of task ${taskId} (values ${seen.join(', ')}${values.length > seen.length ? ', …' : ''}; labels ${labels.join(', ')}): ${fix} or run without gold labels (--no-label)`,
+    'label_unmapped',
+  );
 }
 
 export class JobManager {
@@ -333,10 +343,13 @@ export class JobManager {
     const suggest = task.kind !== 'math' && labelCol !== null && !mapping.labelMap;
     if (task.kind !== 'math' && labelCol !== null && mapping.labelMap) {
       for (const [from, to] of Object.entries(mapping.labelMap)) {
-        if (!valid.has(to)) throw new UserError(`label map "${from}=${to}": "${to}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
+        if (!valid.has(to)) throw new UserError(`label map "${shownName(from, 40)}=${shownName(to, 40)}": "${shownName(to, 40)}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
       }
     }
-    const reader = ds.read(mapping, { ...(spec.dataset.allowRagged ? { allowRagged: true } : {}), ...(spec.signal ? { signal: spec.signal } : {}) });
+    // With a map, gold values it does not list still count when they name a label in any case
+    // (goldLabelResolver); without one, they are imported as they are and mapped below.
+    const explicitMap = task.kind !== 'math' && labelCol !== null && mapping.labelMap !== undefined;
+    const reader = ds.read(mapping, { ...(spec.dataset.allowRagged ? { allowRagged: true } : {}), ...(spec.signal ? { signal: spec.signal } : {}), ...(explicitMap ? { labels: [...valid] } : {}) });
     const id = this.store.createJob({
       name: spec.name ?? `${task.id} on ${spec.dataset.path.split(/[\\/]/).pop() ?? spec.dataset.path}`,
       task,
@@ -355,20 +368,20 @@ export class JobManager {
       let chars = 0;
       // Gold values of the imported rows, and (a row limit given) of the whole file: the suggestion
       // weighs them all, as when it was made from a scan of the file.
-      const imported: Record<string, number> = {};
-      const whole: Record<string, number> = {};
+      const imported = emptyRecord<number>();
+      const whole = emptyRecord<number>();
       let atLimit: DatasetStats | null = null;
       for await (const row of reader) {
         if (atLimit) {
-          if (row.goldRaw !== null) whole[row.goldRaw] = (whole[row.goldRaw] ?? 0) + 1;
+          if (row.goldRaw !== null) whole[row.goldRaw] = (own(whole, row.goldRaw) ?? 0) + 1;
           continue;
         }
         batch.push(row);
         count++;
         chars += row.input.length;
         if (suggest && row.goldRaw !== null) {
-          imported[row.goldRaw] = (imported[row.goldRaw] ?? 0) + 1;
-          whole[row.goldRaw] = (whole[row.goldRaw] ?? 0) + 1;
+          imported[row.goldRaw] = (own(imported, row.goldRaw) ?? 0) + 1;
+          whole[row.goldRaw] = (own(whole, row.goldRaw) ?? 0) + 1;
         }
         if (batch.length >= IMPORT_BATCH || chars >= IMPORT_BATCH_CHARS) {
           this.store.insertRows(id, batch);
@@ -377,25 +390,28 @@ export class JobManager {
         }
         if (spec.limit !== undefined && count >= spec.limit) {
           if (!suggest) break;
-          atLimit = { ...reader.stats, unmappedGold: { ...reader.stats.unmappedGold } };
+          atLimit = { ...reader.stats, unmappedGold: recordFrom(Object.entries(reader.stats.unmappedGold)) };
         }
       }
       if (batch.length > 0) this.store.insertRows(id, batch);
-      if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${mapping.textColumn}"`, 'dataset_empty');
+      if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${shownName(mapping.textColumn)}"`, 'dataset_empty');
       const stats = atLimit ?? reader.stats;
+      if (explicitMap) {
+        // A map that maps none of the file's values: the job would run for hours and score nothing.
+        const unmappedRows = Object.values(stats.unmappedGold).reduce((a, b) => a + b, 0);
+        if (unmappedRows > 0 && stats.rows - stats.missingGold - unmappedRows === 0) {
+          throw unmappedGoldError(labelCol!, task.id, Object.keys(stats.unmappedGold), [...valid], 'fix the label map (--label-map value=label,…)');
+        }
+      }
       if (suggest) {
         const suggestion = suggestLabelMapping(whole, task);
         if (Object.keys(suggestion.map).length === 0 && suggestion.unmapped.length > 0) {
           // Not one row could be scored: running would spend hours to report no accuracy at all.
-          const seen = suggestion.unmapped.slice(0, 6).map((u) => u.value);
-          throw new UserError(
-            `no value of the gold column "${labelCol}" maps to a label of task ${task.id} (values ${seen.join(', ')}${suggestion.unmapped.length > seen.length ? ', …' : ''}; labels ${[...valid].join(', ')}): give a label map (--label-map value=label,…) or run without gold labels (--no-label)`,
-            'label_unmapped',
-          );
+          throw unmappedGoldError(labelCol!, task.id, suggestion.unmapped.map((u) => u.value), [...valid], 'give a label map (--label-map value=label,…)');
         }
         mapping.labelMap = suggestion.map;
         this.store.mapGold(id, suggestion.map, count, IMPORT_BATCH);
-        stats.unmappedGold = Object.fromEntries(Object.entries(imported).filter(([value]) => suggestion.map[value] === undefined));
+        stats.unmappedGold = recordFrom(Object.entries(imported).filter(([value]) => own(suggestion.map, value) === undefined));
       }
       this.store.updateDatasetStats(id, stats, await reader.fingerprint(), suggest ? mapping : undefined);
       this.store.markImported(id);

@@ -33,6 +33,11 @@ export interface DatasetOptions {
    * long rows lose their extra fields, and both are counted in `stats.ragged`.
    */
   allowRagged?: boolean;
+  /**
+   * The task's labels (and abstain label): a gold value the label map does not list, or every
+   * value when there is no map, counts as the label it names in any case (goldLabel).
+   */
+  labels?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -59,8 +64,9 @@ export interface ColumnMapping {
   /** Column holding the gold answer; omitted or null: no gold (no accuracy). */
   labelColumn?: string | null;
   /**
-   * Gold value (trimmed, exact) → task label. Omitted: gold values are used as they are (math
-   * tasks, or files whose gold values are already the labels).
+   * Gold value (trimmed, exact) → task label; values it does not list match a label's name in
+   * any case (goldLabel). Omitted: gold values are used as they are (math tasks), or matched to
+   * the labels when the reader is given them.
    */
   labelMap?: Record<string, string>;
 }

@@ -2,9 +2,12 @@
 // `tatra jobs resume` after Ctrl-C or a crash), with a progress bar on stderr and a metrics
 // table at the end. Thin: the jobs module does the work.
 import { join, resolve } from 'node:path';
-import { mkdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { openDataset } from '../../jobs';
+import { shownName } from '../../jobs/dataset';
+import { UserError } from '../../common/errors';
 import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
 import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
@@ -30,6 +33,26 @@ interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   out?: string;
   name?: string;
   json?: boolean;
+}
+
+/** The value→label pairs a job uses, cut to a line (a file may hold thousands of odd values). */
+function labelsLine(map: Record<string, string>): string {
+  const pairs = Object.entries(map);
+  const shown = pairs.slice(0, 12).map(([a, b]) => (a === b ? shownName(a, 40) : `${shownName(a, 40)}→${b}`));
+  return shown.join(', ') + (pairs.length > 12 ? `, … (${pairs.length} values)` : '');
+}
+
+/** The --out folder, created if need be; one line when it is a file or cannot be written. */
+async function ensureOutputFolder(dir: string): Promise<string> {
+  const existing = await stat(dir).catch(() => null);
+  if (existing && !existing.isDirectory()) throw new UserError(`--out ${dir} is not a folder (eval writes <job id>.csv and <job id>.json into a folder)`, 'bad_option');
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (e) {
+    throw new UserError(`--out ${dir}: cannot write there (${(e as NodeJS.ErrnoException).code ?? 'unwritable'})`, 'bad_option');
+  }
+  return dir;
 }
 
 export function registerEval(program: Command): void {
@@ -58,7 +81,10 @@ export function registerEval(program: Command): void {
       const dataPath = resolve(opts.data);
       // Opened once: the columns are guessed from its head, and the job reads it in one more pass.
       const opened = await openDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });
-      const { textColumn, labelColumn } = dataColumnsFrom(opened, opts, opts.label === false ? 'none' : 'optional');
+      // No gold column named and none recognised ({"a":…,"b":…}): refused unless --no-label says so.
+      const { textColumn, labelColumn } = dataColumnsFrom(opened, opts, opts.label === false ? 'none' : 'unless-no-label');
+      // An export folder that cannot be one is refused now, not after the whole job ran.
+      const outDir = opts.out ? await ensureOutputFolder(resolve(opts.out)) : null;
       await withCliServices(opts, async (services) => {
         const jobs = services.jobs();
         const job = await jobs.create({
@@ -80,13 +106,12 @@ export function registerEval(program: Command): void {
         });
         const map = job.dataset.mapping.labelMap;
         err(
-          `job ${job.id}: ${job.rowsTotal} rows from ${opts.data} (input "${textColumn}"${labelColumn ? `, gold "${labelColumn}"` : ', no gold'}${map && Object.keys(map).length > 0 ? `; labels ${Object.entries(map).map(([a, b]) => (a === b ? a : `${a}→${b}`)).join(', ')}` : ''})`,
+          `job ${job.id}: ${job.rowsTotal} rows from ${opts.data} (input "${shownName(textColumn)}"${labelColumn ? `, gold "${shownName(labelColumn)}"` : ', no gold'}${map && Object.keys(map).length > 0 ? `; labels ${labelsLine(map)}` : ''})`,
         );
         const end = await runJobWithProgress(jobs, job.id, { quiet: opts.json === true });
         const metrics = jobs.metrics(job.id);
-        if (opts.out) {
-          const dir = resolve(opts.out);
-          await mkdir(dir, { recursive: true });
+        if (outDir) {
+          const dir = outDir;
           await jobs.export(job.id, 'csv', join(dir, `${job.id}.csv`));
           await jobs.export(job.id, 'json', join(dir, `${job.id}.json`));
           err(`exported ${join(dir, `${job.id}.csv`)} and ${job.id}.json`);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { Example, Prediction, TatraSettings } from '../tatra';
 import { ROW_LIMIT } from '../settings';
 import { method } from './define';
+import { safeRecord } from '../records';
 
 export const DataFormat = z.enum(['csv', 'tsv', 'jsonl']);
 export type DataFormat = z.infer<typeof DataFormat>;
@@ -56,7 +57,7 @@ export const DataPreview = z.object({
   path: z.string(),
   format: DataFormat,
   columns: z.array(z.string()),
-  sample: z.array(z.record(z.string(), z.string())),
+  sample: z.array(safeRecord(z.string())),
   /** Rows in the file (null when the preview stopped early on a huge file). */
   rowCount: z.number().int().nullable(),
   /** Rows whose input is empty (skipped by a job). */
@@ -74,7 +75,7 @@ export const JobStartInput = z.object({
   inputColumn: z.string().min(1, 'choose the input column'),
   goldColumn: z.string().nullable().default(null),
   /** Gold value → task label; values not listed are matched case-insensitively, else unmapped. */
-  labelMap: z.record(z.string(), z.string()).default({}),
+  labelMap: safeRecord(z.string()).default({}),
   generator: z.string().trim().min(1, 'choose a generator model'),
   evaluator: z.string().trim().min(1, 'choose an evaluator model'),
   settings: TatraSettings,
@@ -143,7 +144,7 @@ export const JobRow = z.object({
   prediction: z.string().nullable(),
   correct: z.boolean().nullable(),
   confidence: z.number(),
-  votes: z.record(z.string(), z.number()),
+  votes: safeRecord(z.number()),
   ms: z.number().default(0),
 });
 export type JobRow = z.infer<typeof JobRow>;

@@ -8,6 +8,7 @@ import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { MaxInFlight, RemoteModelEntry, ServerProbe } from '../remote';
 import { ExperimentProgress } from './experiments';
+import { safeRecord } from '../records';
 
 // ---------------------------------------------------------------- library
 
@@ -185,7 +186,7 @@ export const ComparisonSpec = z.object({
   textColumn: z.string().optional(),
   labelColumn: z.string().optional(),
   /** gold value → task label. */
-  labelMap: z.record(z.string(), z.string()).optional(),
+  labelMap: safeRecord(z.string()).optional(),
   contextSize: z.number().int().min(256).optional(),
   /** Rows classified at once within each pair's job (default 4). */
   concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { method } from './define';
 import { ExperimentProgress } from './experiments';
+import { safeRecord } from '../records';
 
 const SweepId = z.string().min(1);
 
@@ -33,7 +34,7 @@ export const SweepStartInput = z.object({
   dataPath: z.string().trim().min(1, 'give a file path'),
   inputColumn: z.string().min(1, 'choose the input column'),
   goldColumn: z.string().nullable().default(null),
-  labelMap: z.record(z.string(), z.string()).default({}),
+  labelMap: safeRecord(z.string()).default({}),
   generator: z.string().trim().min(1, 'choose a generator model'),
   evaluator: z.string().trim().min(1, 'choose an evaluator model'),
   grid: SweepGrid,
