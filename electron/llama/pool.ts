@@ -47,6 +47,8 @@ interface Entry {
   path: string;
   refs: number;
   backend: Promise<TatraBackend>;
+  /** Aborts the load itself; used once every caller waiting for it has given up. */
+  loading: AbortController | null;
   timer?: NodeJS.Timeout;
 }
 
@@ -76,18 +78,25 @@ export class ModelPool {
     let entry = this.entries.get(key);
     if (!entry) {
       const { signal: _signal, remote: ref, ...loadOpts } = opts;
+      // The load is shared, so no one caller's signal stops it; it stops when all of them have
+      // gone (Ctrl-C or a pause while the models load: unref).
+      const loading = new AbortController();
       const created: Entry = {
         key,
         path: modelPath,
         refs: 0,
-        backend: remote ? this.connectRemote(modelPath, ref) : this.load({ ...this.opts.defaults, ...loadOpts, modelPath }),
+        loading,
+        backend: remote ? this.connectRemote(modelPath, ref) : this.load({ ...this.opts.defaults, ...loadOpts, modelPath, signal: loading.signal }),
       };
       entry = created;
       this.entries.set(key, created);
       // A failed load leaves no entry behind, so the next acquire tries again.
-      created.backend.catch(() => {
-        if (this.entries.get(key) === created) this.entries.delete(key);
-      });
+      created.backend.then(
+        () => (created.loading = null),
+        () => {
+          if (this.entries.get(key) === created) this.entries.delete(key);
+        },
+      );
     }
     if (entry.timer) {
       clearTimeout(entry.timer);
@@ -138,12 +147,22 @@ export class ModelPool {
     this.disposed = true;
     const entries = [...this.entries.values()];
     this.entries.clear();
+    // Loads under way are stopped, not awaited to their end (the app quitting while a model loads).
+    for (const e of entries) e.loading?.abort();
     await Promise.allSettled(entries.map((e) => this.disposeEntry(e)));
   }
 
   private async unref(entry: Entry): Promise<void> {
     entry.refs = Math.max(0, entry.refs - 1);
     if (entry.refs > 0 || this.entries.get(entry.key) !== entry) return;
+    if (entry.loading) {
+      // Still loading and nobody waits for it: stop the load (llama.cpp stops between tensors)
+      // rather than finish it only to dispose of it.
+      this.entries.delete(entry.key);
+      entry.loading.abort();
+      await this.disposeEntry(entry);
+      return;
+    }
     if (this.keepAliveMs > 0) {
       entry.timer = setTimeout(() => {
         if (entry.refs === 0 && this.entries.get(entry.key) === entry) {

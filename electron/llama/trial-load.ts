@@ -22,14 +22,27 @@ import { userCacheDir } from '../paths';
  * `--input-type` and fails).
  */
 const CHILD = `
+// Ctrl-C in a terminal reaches the whole process group: the parent decides (it kills this child
+// when its load is cancelled), so a Ctrl-C is never taken for a crash of the model.
+process.on('SIGINT', () => {});
+// A parent that is gone (killed, a second Ctrl-C) closes this pipe: nobody waits for the verdict.
+process.stdin.on('close', () => process.exit(2));
+process.stdin.resume();
 const [entry, modelPath] = process.argv.slice(2);
-const { getLlama, LlamaLogLevel } = await import(entry);
-const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1, logger: (level, message) => process.stderr.write(message.trimEnd() + '\\n') });
-const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
-const context = await model.createContext({ contextSize: 64, threads: 1, sequences: 1 });
-const tokens = model.tokenize('Once upon a time');
-const first = tokens.length > 0 ? tokens : [0];
-for await (const _ of context.getSequence().evaluate(first)) break;
+try {
+  const { getLlama, LlamaLogLevel } = await import(entry);
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1, logger: (level, message) => process.stderr.write(message.trimEnd() + '\\n') });
+  const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
+  const context = await model.createContext({ contextSize: 64, threads: 1, sequences: 1 });
+  const tokens = model.tokenize('Once upon a time');
+  const first = tokens.length > 0 ? tokens : [0];
+  for await (const _ of context.getSequence().evaluate(first)) break;
+} catch (e) {
+  // llama.cpp's log lines arrive asynchronously: let them out before the error's own line.
+  await new Promise((res) => setTimeout(res, 200));
+  process.stderr.write('failed: ' + String(e && e.message ? e.message : e).split('\\n')[0] + '\\n');
+  process.exit(1);
+}
 process.stdout.write('loaded\\n');
 process.exit(0);
 `;
@@ -107,14 +120,18 @@ function nodeLlamaCppEntry(): string {
   throw new Error('node-llama-cpp is not installed next to TATRA Studio');
 }
 
-/** Why the child failed, from llama.cpp's last meaningful line. */
+/** Why the child failed, from llama.cpp's last meaningful line (Node's stack lines and version skipped). */
 function reasonFrom(stderr: string): string | null {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !/^at\s/.test(l) && !/^Node\.js v\d/.test(l) && !/^\^+$/.test(l));
   const explicit = lines.map((l) => /error loading model:\s*(.+)$/i.exec(l)?.[1]).find((r) => r !== undefined);
   const assertion = lines.map((l) => /(GGML_ASSERT\(.*\) failed|fatal error.*|unsupported types.*)$/.exec(l)?.[1]).find((r) => r !== undefined);
-  const last = explicit ?? assertion ?? lines.at(-1);
+  const failed = lines.map((l) => /^(?:failed: |\w*Error: )(.+)$/.exec(l)?.[1]).find((r) => r !== undefined);
+  const last = explicit ?? assertion ?? failed ?? lines.at(-1);
   if (!last) return null;
-  const reason = last.replace(/^(\S+\.(cpp|c|h):\d+:\s*)/, '').replace(/^(\w+(::\w+)*:\s*)+/, '');
+  const reason = last.replace(/^(\S+\.(cpp|c|h):\d+:\s*)/, '').replace(/^(\w+(::\w+)*:\s*)+/, '').replace(/\s+/g, ' ');
   return reason.length > 200 ? `${reason.slice(0, 199)}…` : reason;
 }
 
@@ -131,10 +148,12 @@ export async function vouchForModel(path: string, opts: { signal?: AbortSignal; 
   if (vouched.has(key)) return;
   opts.signal?.throwIfAborted();
   const child = spawn(process.execPath, [await writeChildScript(), nodeLlamaCppEntry(), path], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     // Under Electron, process.execPath is the app: run it as Node.
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
   });
+  // Left open: the child ends itself when it closes (this process gone).
+  child.stdin.on('error', () => undefined);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
