@@ -1,10 +1,10 @@
 // Exports of a job: CSV with one row per input (what a spreadsheet wants) and JSON with
 // everything (examples and paraphrases included). Both are written row by row, so a 100,000-row
 // job never builds its export in memory, and via a temporary file renamed at the end, so a
-// half-written export never looks finished. The readers exist so tests (and users' scripts)
+// half-written export never looks finished (a device or a pipe is written in place: exportTarget). The readers exist so tests (and users' scripts)
 // can round-trip an export.
 import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { lstat, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { parse as parseCsvSync } from 'csv-parse/sync';
@@ -65,9 +65,28 @@ function boolCell(v: boolean | null): string {
   return v === null ? '' : v ? 'true' : 'false';
 }
 
+/**
+ * Where an export's bytes go. A new path or a regular file is replaced atomically (a temporary
+ * file beside it, renamed over it at the end); a symbolic link to a regular file keeps its link
+ * and has its target replaced so. Anything else (a device such as /dev/null, a named pipe, a
+ * link to one, /proc/self/fd/1) is written in place and never renamed over or removed: renaming
+ * over /dev/null as root replaced the system's /dev/null with a regular file.
+ */
+async function exportTarget(outPath: string): Promise<{ path: string; atomic: boolean }> {
+  const link = await lstat(outPath).catch(() => null);
+  if (!link || link.isFile()) return { path: outPath, atomic: true };
+  if (link.isSymbolicLink()) {
+    const target = await realpath(outPath).catch(() => null);
+    const st = target === null ? null : await stat(target).catch(() => null);
+    if (target !== null && st?.isFile()) return { path: target, atomic: true };
+  }
+  return { path: outPath, atomic: false };
+}
+
 async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>, signal?: AbortSignal): Promise<void> {
-  const tmp = `${outPath}.partial`;
-  const out = createWriteStream(tmp, { encoding: 'utf8' });
+  const target = await exportTarget(outPath);
+  const tmp = target.atomic ? `${target.path}.partial` : null;
+  const out = createWriteStream(tmp ?? target.path, { encoding: 'utf8' });
   // Kept, not thrown from the event: an 'error' with no listener would end the process.
   let failed: unknown = null;
   out.on('error', (e) => (failed ??= e));
@@ -83,10 +102,10 @@ async function writeAtomically(outPath: string, body: (write: (s: string) => Pro
     out.end();
     // finished() also settles for a stream that failed before we started waiting.
     await finished(out);
-    await rename(tmp, outPath);
+    if (tmp !== null) await rename(tmp, target.path);
   } catch (e) {
     out.destroy();
-    await rm(tmp, { force: true });
+    if (tmp !== null) await rm(tmp, { force: true });
     // A full or read-only disk names the export, not the temporary file.
     throw environmentError(e, outPath) ?? e;
   }
