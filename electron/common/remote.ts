@@ -4,6 +4,7 @@
 // is described the same way everywhere. common/: no Node, no DOM.
 import { z } from 'zod';
 import { UserError } from './errors';
+import { Price } from './plan';
 
 /** The server software behind an endpoint, as detected from the server itself. */
 export const ServerKind = z.enum(['llama-server', 'vllm', 'ollama', 'lmstudio', 'openai', 'openai-compatible']);
@@ -61,6 +62,8 @@ export const RemoteModelEntry = z.object({
   constrained: ConstrainedMode.optional(),
   /** Requests in flight per endpoint at most; default: what the server's kind takes (README, Scale out). */
   maxInFlight: MaxInFlight.optional(),
+  /** US dollars per million input and output tokens, for plans and money budgets. */
+  price: Price.optional(),
 });
 export type RemoteModelEntry = z.infer<typeof RemoteModelEntry>;
 

@@ -2,7 +2,7 @@
 // (electron/llama/), tests script it, and an OpenAI-compatible server could implement it too.
 // Kept deliberately small: a backend generates text for chat prompts, optionally constrained by
 // a GBNF grammar, and counts tokens. Everything TATRA-specific lives in the engine.
-import type { OutputConstraint } from '../common/tatra';
+import type { OutputConstraint, StageName } from '../common/tatra';
 
 /** A prompt as chat turns; the backend renders it with the model's chat template. */
 export interface ChatPrompt {
@@ -32,6 +32,8 @@ export interface GenerateRequest {
   /** Sampling seed; the same seed and prompt give the same text. */
   seed?: number;
   signal?: AbortSignal;
+  /** Which stage of the method asks (for accounting: usage per stage, budgets); never changes the output. */
+  stage?: StageName;
 }
 
 export interface GenerateResult {

@@ -344,7 +344,7 @@ async function evaluateRuns(
       if (index === undefined) {
         index = requests.length;
         requestIndex.set(dedupeKey, index);
-        requests.push({ prompt, sharedUserPrefixLength, grammar, maxTokens: task.evaluatorMaxTokens, temperature: 0, ...(signal ? { signal } : {}) });
+        requests.push({ prompt, sharedUserPrefixLength, grammar, maxTokens: task.evaluatorMaxTokens, temperature: 0, stage: 'evaluation', ...(signal ? { signal } : {}) });
       }
       slots.push({ at, run, variant, request: index });
     });
@@ -410,6 +410,7 @@ async function paraphraseRuns(opts: {
       temperature: PARAPHRASE_SAMPLING.temperature,
       topP: PARAPHRASE_SAMPLING.topP,
       seed,
+      stage: 'paraphrases',
       ...(signal ? { signal } : {}),
     };
     return { key: generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: settings.n, seed, input }), request };
@@ -483,7 +484,7 @@ export async function zeroShot(opts: { task: TaskDefinition; input: string; eval
     throw new UserError(`the input is too long: the prompt needs ${tokens} tokens plus ${evaluatorAnswerTokens(task)} for the answer, but the context holds ${evaluator.contextSize}`, 'input_too_long');
   }
   const { results } = await evaluateRequests(task, evaluator, [
-    { prompt, grammar: evaluationGrammar(task), maxTokens: task.evaluatorMaxTokens, temperature: 0, ...(signal ? { signal } : {}) },
+    { prompt, grammar: evaluationGrammar(task), maxTokens: task.evaluatorMaxTokens, temperature: 0, stage: 'evaluation', ...(signal ? { signal } : {}) },
   ]);
   const r = results[0] as GenerateResult;
   return { label: predictionLabel(task, r.text), raw: r.text, promptTokens: r.promptTokens, completionTokens: r.completionTokens, ms: r.ms };

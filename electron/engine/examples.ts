@@ -62,6 +62,7 @@ function planRun(task: TaskDefinition, settings: TatraSettings, run: number, gen
         maxTokens: exampleMaxTokens(task, call.label, call.plan),
         ...EXAMPLE_SAMPLING,
         seed: callSeed,
+        stage: 'examples',
         ...(signal ? { signal } : {}),
       },
     };

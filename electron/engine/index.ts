@@ -57,3 +57,22 @@ export { tallyVotes, taskVoteOptions, voteDecided, runWaves, type Vote, type Vot
 export { changeProbability, earlyStopRule, stopRisk, CONFIDENT_PRIOR, type EarlyStopRule } from './confident';
 export { seededRandom, seededShuffle } from './rng';
 export { contentHash, stableStringify } from './hash';
+
+// Plans: what a run will cost before it starts.
+export {
+  CostLedger,
+  PLAN_STAGES,
+  fewestRuns,
+  planBaseline,
+  planExamples,
+  planInput,
+  planStage,
+  tokensOfText,
+  type GeneratedLengths,
+  type PlanContext,
+  type PlannedModel,
+  type PlanStage,
+  type PromptCounter,
+  type Span,
+  type StageTotals,
+} from './cost';

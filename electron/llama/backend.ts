@@ -145,6 +145,25 @@ function fallbackChatWrapper(): ChatWrapper {
   return new GeneralChatWrapper();
 }
 
+/** The chat wrapper a model's prompts are rendered with: its own template, or a fixed one when the GGUF has none. */
+export function chatWrapperFor(model: LlamaModel, inspection: Pick<GgufInspection, 'hasChatTemplate'>): ChatWrapper {
+  return inspection.hasChatTemplate ? resolveChatWrapper(model) : fallbackChatWrapper();
+}
+
+/** A prompt's tokens as the backend decodes them (the chat template's rendering, tokenized as one text). */
+export function renderPromptTokens(chatWrapper: ChatWrapper, model: LlamaModel, prompt: ChatPrompt, user = prompt.user): Token[] {
+  const items: ChatHistoryItem[] = [];
+  if (prompt.system !== '') items.push({ type: 'system', text: prompt.system });
+  items.push({ type: 'user', text: user }, { type: 'model', response: prompt.assistantPrefix ? [prompt.assistantPrefix] : [] });
+  const { contextText } = chatWrapper.generateContextState({ chatHistory: items });
+  return contextText.tokenize(model.tokenizer);
+}
+
+/** A loaded model's identity in cache keys: the path as given and its header hash. */
+export function llamaBackendId(inspection: Pick<GgufInspection, 'path' | 'headerHash'>): string {
+  return `${inspection.path}#${inspection.headerHash.slice(0, 12)}`;
+}
+
 export class LlamaBackend implements TatraBackend {
   readonly id: string;
   readonly contextSize: number;
@@ -200,7 +219,7 @@ export class LlamaBackend implements TatraBackend {
   /** @internal use loadLlamaBackend() */
   constructor(parts: LlamaBackendParts) {
     ({ llama: this.llama, model: this.model, context: this.context, inspection: this.inspection, chatWrapper: this.chatWrapper, reuse: this.reuse } = parts);
-    this.id = `${this.inspection.path}#${this.inspection.headerHash.slice(0, 12)}`;
+    this.id = llamaBackendId(this.inspection);
     this.contextSize = this.context.contextSize;
     this.chatWrapperName = this.chatWrapper.wrapperName;
     this.usesFallbackTemplate = parts.usesFallbackTemplate;
@@ -269,16 +288,8 @@ export class LlamaBackend implements TatraBackend {
     if (this.disposed) throw new Error('this model backend has been disposed');
   }
 
-  private history(prompt: ChatPrompt, user: string): ChatHistoryItem[] {
-    const items: ChatHistoryItem[] = [];
-    if (prompt.system !== '') items.push({ type: 'system', text: prompt.system });
-    items.push({ type: 'user', text: user }, { type: 'model', response: prompt.assistantPrefix ? [prompt.assistantPrefix] : [] });
-    return items;
-  }
-
   private renderTokens(prompt: ChatPrompt, user = prompt.user): Token[] {
-    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: this.history(prompt, user) });
-    return contextText.tokenize(this.model.tokenizer);
+    return renderPromptTokens(this.chatWrapper, this.model, prompt, user);
   }
 
   /** Tokens of `tokens` that belong to the shared prefix: the common prefix with the prompt rendered up to it. */
@@ -644,7 +655,7 @@ export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(op
   try {
     opts.signal?.throwIfAborted();
     const usesFallbackTemplate = !inspection.hasChatTemplate;
-    const chatWrapper = usesFallbackTemplate ? fallbackChatWrapper() : resolveChatWrapper(model);
+    const chatWrapper = chatWrapperFor(model, inspection);
     let context: LlamaContext;
     // Up to `threads`, fewer while other processes keep cores busy (contention.ts). The budget is
     // held at `threads` while the context is created (node-llama-cpp caps a context's threads at

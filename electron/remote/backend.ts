@@ -86,6 +86,11 @@ export function defaultMaxInFlight(kind: ServerKind, slots: number | null): numb
 }
 const MAX_RENDERED = 512;
 
+/** A remote model's identity in cache keys: its model id and endpoints. */
+export function remoteBackendId(model: string, urls: readonly string[]): string {
+  return `remote:${model}@${[...urls].sort().join(',')}`;
+}
+
 export class RemoteBackend implements TatraBackend {
   readonly id: string;
   readonly contextSize: number;
@@ -119,7 +124,7 @@ export class RemoteBackend implements TatraBackend {
     this.constrainedMode = opts.constrained ?? first.constrained;
     this.outputConstraint = outputConstraintFor(this.kind, this.constrainedMode);
     this.contextSize = opts.contextSize ?? first.contextLength ?? DEFAULT_CONTEXT;
-    this.id = `remote:${opts.model}@${[...opts.urls].sort().join(',')}`;
+    this.id = remoteBackendId(opts.model, opts.urls);
     // Every request in flight (a job has hundreds) listens on the dispose signal; that is not a leak.
     setMaxListeners(0, this.dispose_.signal);
     const reprobeMs = opts.reprobeMs ?? 500;

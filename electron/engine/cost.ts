@@ -1,0 +1,233 @@
+// The plan of a run before it starts: every model call the method will make, found by walking the
+// same steps classify() takes (engine/classify.ts, examples.ts) without generating anything.
+//
+// Calls are known exactly: the example calls of each run, one paraphrase call per run, n + 1
+// evaluations per run, minus what a cache already holds and what the run would evaluate once
+// (identical prompts in one wave; in a sweep, greedy prompts any job already asked). Two things
+// only the generated text decides are left as stated limits: a paraphrase that repeats another
+// (evaluated once, so fewer calls) and, for math, an answer cut off before its final line (a
+// second short call). Tokens of prompts known in advance (the example and paraphrase prompts,
+// the evaluator's instruction and input) are counted with the model's tokenizer; text not written
+// yet (examples, paraphrases, answers) is estimated from lengths the caller supplies.
+import { runSeed, type StageName, type TatraSettings } from '../common/tatra';
+import { type TaskDefinition, labelNames } from '../common/task';
+import { type ChatPrompt } from './backend';
+import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
+import { earlyStopRule, stopRisk } from './confident';
+import { exampleMaxTokens, FINAL_ANSWER_MAX_TOKENS } from './grammar';
+import { contentHash } from './hash';
+import { exampleCalls } from './plan';
+import { evaluationPrompt, examplePrompt, paraphrasePrompt } from './prompts';
+import { PARAPHRASE_SAMPLING } from './classify';
+import { runWaves } from './vote';
+
+/** Counts a prompt's tokens as the model would see it (chat template included); `exact`: with the model's own tokenizer. */
+export interface PromptCounter {
+  count(prompt: ChatPrompt): Promise<number>;
+  readonly exact: boolean;
+}
+
+/** A model as the plan sees it: the identity its cache keys use, and a way to count its prompts. */
+export interface PlannedModel {
+  id: string;
+  counter: PromptCounter;
+  contextSize: number;
+}
+
+/** Lengths of text not generated yet, in tokens. */
+export interface GeneratedLengths {
+  /** One example as the generator writes it (and, nearly the same, as it then appears in an evaluator prompt). */
+  perExample: number;
+  /** One paraphrase line; null: as long as its input. */
+  perParaphrase: number | null;
+  /** One evaluator answer. */
+  perAnswer: number;
+}
+
+export interface Span {
+  min: number;
+  max: number;
+}
+
+export interface StageTotals {
+  calls: Span;
+  prompt: Span;
+  completion: Span;
+}
+
+export type PlanStage = 'examples' | 'paraphrases' | 'evaluations';
+export const PLAN_STAGES: readonly PlanStage[] = ['examples', 'paraphrases', 'evaluations'];
+
+/** The plan's stage of an engine stage. */
+export function planStage(stage: StageName): PlanStage {
+  return stage === 'evaluation' ? 'evaluations' : stage;
+}
+
+const zero = (): Span => ({ min: 0, max: 0 });
+
+/**
+ * Calls and tokens per stage, for the fewest runs early stopping could make (`min`) and for all
+ * of them (`max`). Each scenario remembers which requests it has already counted, as the run's
+ * caches would.
+ */
+export class CostLedger {
+  readonly stages: Record<PlanStage, StageTotals> = {
+    examples: { calls: zero(), prompt: zero(), completion: zero() },
+    paraphrases: { calls: zero(), prompt: zero(), completion: zero() },
+    evaluations: { calls: zero(), prompt: zero(), completion: zero() },
+  };
+  private readonly seen = { min: new Set<string>(), max: new Set<string>() };
+  /** False once an evaluator prompt held text not written yet (examples or paraphrases) and was estimated. */
+  evaluationPromptsCounted = true;
+
+  /**
+   * Counts one request in one scenario unless its key was counted there already. `maybe`: a call
+   * that happens only sometimes (a math answer's second call): counted in max only.
+   */
+  add(scenario: 'min' | 'max', stage: PlanStage, key: string | null, prompt: number, completion: number, maybe = false): void {
+    if (key !== null) {
+      if (this.seen[scenario].has(key)) return;
+      this.seen[scenario].add(key);
+    }
+    if (maybe && scenario === 'min') return;
+    const s = this.stages[stage];
+    s.calls[scenario] += 1;
+    s.prompt[scenario] += prompt;
+    s.completion[scenario] += completion;
+  }
+
+  /** Whether a scenario already counted a key (a generation cache the plan itself fills). */
+  has(scenario: 'min' | 'max', key: string): boolean {
+    return this.seen[scenario].has(key);
+  }
+}
+
+export interface PlanContext {
+  task: TaskDefinition;
+  settings: TatraSettings;
+  generator: PlannedModel;
+  evaluator: PlannedModel;
+  lengths: GeneratedLengths;
+  /** The generation cache the run will read (examples and paraphrases found there cost nothing). */
+  cache?: GenerationCache;
+  /**
+   * A sweep: every greedy evaluator request any of its jobs made is answered from a shared store,
+   * so identical prompts are evaluated once across rows and jobs (jobs/sweep-backends.ts).
+   */
+  shareEvaluations?: boolean;
+}
+
+/**
+ * Runs early stopping makes at the least: the first wave at whose end a unanimous vote would
+ * stop. r without early stop.
+ */
+export function fewestRuns(task: TaskDefinition, settings: TatraSettings): number {
+  const rule = earlyStopRule(settings);
+  if (!rule) return settings.r;
+  const labels = task.kind === 'math' ? [] : labelNames(task);
+  const leader = labels[0] ?? 'answer';
+  const opts = { labels, ...(task.abstainLabel !== undefined ? { abstainLabel: task.abstainLabel } : {}) };
+  let done = 0;
+  for (const wave of runWaves(settings.r, rule.rule)) {
+    done += wave.length;
+    const votes: Record<string, number> = Object.fromEntries(labels.map((l) => [l, 0]));
+    votes[leader] = done * (settings.n + 1);
+    if (stopRisk(rule, votes, leader, (settings.r - done) * (settings.n + 1), opts) !== null) return done;
+  }
+  return settings.r;
+}
+
+/** The example calls of runs 0..runs-1 (once per job with scope `run`, per input with scope `input`). */
+export async function planExamples(ctx: PlanContext, ledger: CostLedger, scenario: 'min' | 'max', runs: number, input?: string, made?: ReadonlySet<number>): Promise<void> {
+  const { task, settings, generator } = ctx;
+  const taskHash = taskContentHash(task);
+  const calls = exampleCalls(task, settings.k);
+  const promptTokens = await Promise.all(calls.map((c) => generator.counter.count(examplePrompt(task, c.label, c.plan))));
+  for (let run = 0; run < runs; run++) {
+    // A job that stored a run's examples reads them back.
+    if (made?.has(run)) continue;
+    for (const [i, call] of calls.entries()) {
+      const seed = runSeed(settings.seed, run) + call.labelIndex;
+      const key = generationCacheKey({ generator: generator.id, taskHash, stage: 'examples', label: call.label, count: call.count, seed, ...(input !== undefined ? { input } : {}) });
+      if (await cached(ctx, key)) continue;
+      const room = Math.max(1, generator.contextSize - promptTokens[i]! - 1);
+      const completion = Math.min(room, exampleMaxTokens(task, call.label, call.plan), Math.round(call.count * ctx.lengths.perExample));
+      ledger.add(scenario, 'examples', `gen:${key}`, promptTokens[i]!, completion);
+    }
+  }
+}
+
+async function cached(ctx: PlanContext, key: string): Promise<boolean> {
+  return ctx.cache !== undefined && (await ctx.cache.get(key)) !== undefined;
+}
+
+/**
+ * One input through `runs` runs: its paraphrase calls and evaluations (and, with scope `input`,
+ * its examples), as classify() makes them. `examplesFromJob`: a dataset job made the examples.
+ */
+export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 'min' | 'max', input: string, runs: number, examplesFromJob: boolean): Promise<void> {
+  const { task, settings, generator, evaluator, lengths } = ctx;
+  const text = input.trim();
+  const n = settings.n;
+  if (!examplesFromJob || settings.scope === 'input') await planExamples(ctx, ledger, scenario, runs, settings.scope === 'input' ? text : undefined);
+  const inputHash = contentHash(text);
+  // One paraphrase prompt per input, the same for every run (only the seed differs).
+  let paraphraseTokens = 0;
+  let paraphraseCompletion = 0;
+  if (n > 0) {
+    paraphraseTokens = await generator.counter.count(paraphrasePrompt(task, text, n));
+    const maxTokens = Math.min(PARAPHRASE_SAMPLING.maxTokens, generator.contextSize - paraphraseTokens - 1);
+    const perLine = lengths.perParaphrase ?? (await tokensOfText(generator.counter, text));
+    paraphraseCompletion = Math.max(1, Math.min(maxTokens, Math.round(n * (perLine + 1))));
+  }
+  // The evaluator's prompt for this input without examples, counted; each example adds its length.
+  const bare = await evaluator.counter.count(evaluationPrompt(task, [], text).prompt);
+  const examplesInPrompt = Math.round(settings.k * lengths.perExample);
+  const evalPrompt = bare + (settings.k > 0 ? examplesInPrompt : 0);
+  if (settings.k > 0 || n > 0) ledger.evaluationPromptsCounted = false;
+  const taskHash = taskContentHash(task);
+  const rule = earlyStopRule(settings);
+  const waves = runWaves(settings.r, rule?.rule ?? false);
+  const call = ctx.shareEvaluations ? null : nextCall++;
+  let wave = 0;
+  let inWave = 0;
+  for (let run = 0; run < runs; run++) {
+    if (inWave >= waves[wave]!.length) {
+      wave++;
+      inWave = 0;
+    }
+    inWave++;
+    const seed = runSeed(settings.seed, run);
+    if (n > 0) {
+      const key = generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: n, seed, input: text });
+      if (!(await cached(ctx, key))) ledger.add(scenario, 'paraphrases', `gen:${key}`, paraphraseTokens, paraphraseCompletion);
+    }
+    // What makes an evaluator prompt: the run's examples (none when k = 0: the same for every run)
+    // and the candidate. Identical prompts are evaluated once per wave of one classify() call, or
+    // once per sweep (its shared store).
+    const examplesId = settings.k === 0 ? 'none' : `k${settings.k}:s${seed}${settings.scope === 'input' ? `:${inputHash}` : ''}`;
+    for (let variant = 0; variant <= n; variant++) {
+      const candidate = variant === 0 ? `in:${inputHash}` : `para:${n}:${seed}:${inputHash}:${variant}`;
+      const key = call === null ? `eval:sweep:${evaluator.id}:${examplesId}:${candidate}` : `eval:${call}:${wave}:${examplesId}:${candidate}`;
+      ledger.add(scenario, 'evaluations', key, evalPrompt, lengths.perAnswer);
+      if (task.kind === 'math') ledger.add(scenario, 'evaluations', `${key}:final`, evalPrompt + task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
+    }
+  }
+}
+
+/** Tells one classify() call from another (rows repeating an input evaluate it again outside a sweep). */
+let nextCall = 0;
+
+/** The zero-shot baseline of one input: one greedy evaluator call. */
+export async function planBaseline(ctx: PlanContext, ledger: CostLedger, scenario: 'min' | 'max', input: string): Promise<void> {
+  const tokens = await ctx.evaluator.counter.count(evaluationPrompt(ctx.task, [], input.trim()).prompt);
+  ledger.add(scenario, 'evaluations', null, tokens, ctx.lengths.perAnswer);
+  if (ctx.task.kind === 'math') ledger.add(scenario, 'evaluations', null, tokens + ctx.task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
+}
+
+/** Tokens of a text alone: the prompt with it minus the prompt without it. */
+export async function tokensOfText(counter: PromptCounter, text: string): Promise<number> {
+  const withText = await counter.count({ system: '', user: text });
+  const without = await counter.count({ system: '', user: '' });
+  return Math.max(1, withText - without);
+}

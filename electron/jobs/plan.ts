@@ -1,0 +1,311 @@
+// Plans of whole runs: one input (classify), a job over a data set (eval), a sweep's grid and a
+// comparison's pairs, walked with the engine's cost ledger (engine/cost.ts) against the job
+// store's generation cache, so work done before is not counted again. What a plan needs that
+// generating would tell (lengths of generated text, the machine's speed) comes from the last job
+// on the same models when there is one, else from stated assumptions; the plan says which.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CostPlan, type CountRange, type PlanCount, type Price, priceOf } from '../common/plan';
+import { labelNames, type TaskDefinition } from '../common/task';
+import type { TatraSettings } from '../common/tatra';
+import {
+  CostLedger,
+  PLAN_STAGES,
+  type GeneratedLengths,
+  type PlanContext,
+  type PlannedModel,
+  type PlanStage,
+  exampleCalls,
+  fewestRuns,
+  planBaseline,
+  planExamples,
+  planInput,
+  tokensOfText,
+} from '../engine';
+import type { GenerationCache } from '../engine/cache';
+import type { JobStore } from './store';
+import type { JobInfo } from './types';
+
+/** A model of the plan: its identity, a prompt counter, and a price when it has one. */
+export interface PlanModelInfo extends PlannedModel {
+  spec: string;
+  remote: boolean;
+  price: Price | null;
+}
+
+/** Measured speed a plan's time comes from. */
+export interface Throughput {
+  tokensPerSecond: number;
+  basis: string;
+}
+
+/** Lengths of generated text, and where they come from. */
+export interface LengthsBasis {
+  lengths: GeneratedLengths;
+  basis: string;
+}
+
+export interface PlanInputs {
+  task: TaskDefinition;
+  generator: PlanModelInfo;
+  evaluator: PlanModelInfo;
+  lengths: LengthsBasis;
+  throughput: Throughput | null;
+  /** Given, it prices every model of the run (overriding remote entries' prices). */
+  price?: Price;
+  cache?: GenerationCache;
+}
+
+/** One input through classify (a fresh cache, examples made per input). */
+export async function planClassify(p: PlanInputs & { settings: TatraSettings; input: string }): Promise<CostPlan> {
+  const ledger = new CostLedger();
+  const ctx = context(p, p.settings);
+  await planInput(ctx, ledger, 'min', p.input, fewestRuns(p.task, p.settings), false);
+  await planInput(ctx, ledger, 'max', p.input, p.settings.r, false);
+  return presentPlan(ledger, p, { rows: 1, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 });
+}
+
+/** A job over `inputs` (the rows still to do): scope-run examples once, then every row. */
+export async function planJob(
+  p: PlanInputs & { settings: TatraSettings; inputs: readonly string[]; baseline?: boolean; examplesMade?: readonly number[] },
+  ledger = new CostLedger(),
+): Promise<{ ledger: CostLedger; plan: CostPlan }> {
+  const ctx = context(p, p.settings);
+  await addJob(ctx, ledger, p.settings, p.inputs, p.baseline === true, p.examplesMade ?? []);
+  return { ledger, plan: presentPlan(ledger, p, { rows: p.inputs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 }) };
+}
+
+async function addJob(ctx: PlanContext, ledger: CostLedger, settings: TatraSettings, inputs: readonly string[], baseline: boolean, examplesMade: readonly number[]): Promise<void> {
+  const fewest = fewestRuns(ctx.task, settings);
+  for (const scenario of ['min', 'max'] as const) {
+    // A job makes every run's examples before its first row, whatever early stopping does later.
+    if (settings.scope === 'run' && examplesMade.length < settings.r) await planExamples(ctx, ledger, scenario, settings.r, undefined, new Set(examplesMade));
+    for (const input of inputs) {
+      await planInput(ctx, ledger, scenario, input, scenario === 'min' ? fewest : settings.r, true);
+      if (baseline) await planBaseline(ctx, ledger, scenario, input);
+    }
+  }
+}
+
+/** A sweep: one job per (n, k, seed) at the largest r, all sharing the generation cache and the evaluation store. */
+export async function planSweep(
+  p: PlanInputs & { grid: { n: number[]; k: number[]; r: number[]; seeds: number[] }; inputs: readonly string[]; done?: (cell: { n: number; k: number; seed: number }) => { rowsDone: number } | null },
+): Promise<CostPlan> {
+  const ledger = new CostLedger();
+  const rMax = Math.max(...p.grid.r);
+  for (const seed of p.grid.seeds) {
+    for (const k of p.grid.k) {
+      for (const n of p.grid.n) {
+        const settings: TatraSettings = { n, k, r: rMax, seed, scope: 'run' };
+        const done = p.done?.({ n, k, seed });
+        const ctx = { ...context(p, settings), shareEvaluations: true };
+        await addJob(ctx, ledger, settings, p.inputs.slice(done?.rowsDone ?? 0), false, done ? Array.from({ length: rMax }, (_, j) => j) : []);
+      }
+    }
+  }
+  return presentPlan(ledger, p, { rows: p.inputs.length, ranges: false, paraphrases: p.grid.n.some((n) => n > 0) });
+}
+
+/** A comparison: one job per (generator, evaluator) pair, generator-major, sharing the generation cache. */
+export async function planCompare(
+  p: Omit<PlanInputs, 'generator' | 'evaluator'> & { settings: TatraSettings; pairs: { generator: PlanModelInfo; evaluator: PlanModelInfo }[]; inputs: readonly string[] },
+): Promise<CostPlan> {
+  const ledger = new CostLedger();
+  for (const pair of p.pairs) {
+    const ctx = context({ ...p, ...pair }, p.settings);
+    await addJob(ctx, ledger, p.settings, p.inputs, false, []);
+  }
+  const first = p.pairs[0]!;
+  return presentPlan(ledger, { ...p, ...first, pairs: p.pairs }, { rows: p.inputs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 });
+}
+
+function context(p: PlanInputs, settings: TatraSettings): PlanContext {
+  return { task: p.task, settings, generator: p.generator, evaluator: p.evaluator, lengths: p.lengths.lengths, ...(p.cache ? { cache: p.cache } : {}) };
+}
+
+const span = (c: CountRange, ranges: boolean): PlanCount => (ranges || c.min !== c.max ? { min: c.min, max: c.max } : c.max);
+
+/** The ledger as the contract's plan: counts (ranges with early stopping), time, money and what they rest on. */
+export function presentPlan(
+  ledger: CostLedger,
+  p: PlanInputs & { pairs?: { generator: PlanModelInfo; evaluator: PlanModelInfo }[] },
+  opts: { rows: number; ranges: boolean; paraphrases: boolean },
+): CostPlan {
+  const s = ledger.stages;
+  const sum = (pick: (stage: PlanStage) => CountRange): CountRange => ({
+    min: PLAN_STAGES.reduce((a, st) => a + pick(st).min, 0),
+    max: PLAN_STAGES.reduce((a, st) => a + pick(st).max, 0),
+  });
+  const calls = sum((st) => s[st].calls);
+  const prompt = sum((st) => s[st].prompt);
+  const completion = sum((st) => s[st].completion);
+  const r = opts.ranges;
+  const models = p.pairs ? p.pairs.flatMap((x) => [x.generator, x.evaluator]) : [p.generator, p.evaluator];
+  const exact = models.every((m) => m.counter.exact);
+  const tokensBasis = [
+    exact
+      ? "prompts counted with each model's own tokenizer (examples and paraphrases not written yet estimated)"
+      : 'estimated at about 4 characters a token (a remote model: its tokenizer is not at hand)',
+    p.lengths.basis,
+  ].join('; ');
+  const seconds = p.throughput
+    ? span({ min: Math.round((prompt.min + completion.min) / p.throughput.tokensPerSecond), max: Math.round((prompt.max + completion.max) / p.throughput.tokensPerSecond) }, r)
+    : null;
+  return CostPlan.parse({
+    calls: { examples: span(s.examples.calls, r), paraphrases: span(s.paraphrases.calls, r), evaluations: span(s.evaluations.calls, r), total: span(calls, r) },
+    tokens: { prompt: span(prompt, r), completion: span(completion, r) },
+    seconds,
+    basis: p.throughput ? p.throughput.basis : 'nothing measured yet on these models: run a job on them, or plan with --calibrate',
+    tokensBasis,
+    cost: planCost(ledger, p, r),
+    stages: Object.fromEntries(
+      PLAN_STAGES.map((st) => [
+        st,
+        { calls: span(s[st].calls, r), prompt: span(s[st].prompt, r), completion: span(s[st].completion, r), promptCounted: exact && (st !== 'evaluations' || ledger.evaluationPromptsCounted) },
+      ]),
+    ),
+    rows: opts.rows,
+    notes: planNotes(p.task, opts.paraphrases),
+  });
+}
+
+/** Money: each stage's tokens at its role's price (examples and paraphrases: generator; evaluations: evaluator). */
+function planCost(ledger: CostLedger, p: PlanInputs & { pairs?: { generator: PlanModelInfo; evaluator: PlanModelInfo }[] }, ranges: boolean): CostPlan['cost'] {
+  const genPrice = p.price ?? p.generator.price;
+  const evPrice = p.price ?? p.evaluator.price;
+  // A comparison mixes models: priced only when one price covers all of them.
+  if (p.pairs && !p.price) return null;
+  if (!genPrice && !evPrice) return null;
+  const usd = (scenario: 'min' | 'max') => {
+    let total = 0;
+    for (const st of PLAN_STAGES) {
+      const price = st === 'evaluations' ? evPrice : genPrice;
+      if (price) total += priceOf(price, ledger.stages[st].prompt[scenario], ledger.stages[st].completion[scenario]);
+    }
+    return Math.round(total * 1e4) / 1e4;
+  };
+  const unpriced = [!genPrice ? 'the generator' : null, !evPrice ? 'the evaluator' : null].filter(Boolean);
+  const priceText = (x: Price) => `$${x.inPerMillion}/M in, $${x.outPerMillion}/M out`;
+  const basis = p.price
+    ? `--price-in/--price-out: ${priceText(p.price)}`
+    : `remote entry prices (${[genPrice ? `generator ${priceText(genPrice)}` : null, evPrice && evPrice !== genPrice ? `evaluator ${priceText(evPrice)}` : null].filter(Boolean).join('; ')})${unpriced.length > 0 ? `; ${unpriced.join(' and ')} has no price and counts as free` : ''}`;
+  return { usd: span({ min: usd('min'), max: usd('max') }, ranges), basis };
+}
+
+function planNotes(task: TaskDefinition, paraphrases: boolean): string[] {
+  const notes: string[] = [];
+  if (paraphrases) notes.push('a paraphrase that repeats another or the input is evaluated once: evaluations can come out lower');
+  if (task.kind === 'math') notes.push('an answer cut off before its final line takes a second short call: evaluations are given from none to every answer needing one');
+  return notes;
+}
+
+// ---------------------------------------------------------------- what a plan rests on
+
+/** Stated lengths when nothing was measured: a short example per planned sentence or two, a paraphrase as long as its input, a label. */
+export async function assumedLengths(task: TaskDefinition, evaluator: PlannedModel): Promise<LengthsBasis> {
+  const perExample = task.kind === 'classification' ? 35 : task.kind === 'multiple_choice' ? 150 : 100;
+  let perAnswer: number;
+  if (task.kind === 'math') perAnswer = Math.round(task.evaluatorMaxTokens / 2);
+  else {
+    const names = [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
+    const counts = await Promise.all(names.map((l) => tokensOfText(evaluator.counter, l)));
+    // The label's tokens and the end of the turn.
+    perAnswer = Math.round(counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length)) + 1;
+  }
+  return {
+    lengths: { perExample, perParaphrase: null, perAnswer },
+    basis: `no job on these models yet: assumed ${perExample} tokens an example, a paraphrase as long as its input, ${perAnswer} tokens an answer`,
+  };
+}
+
+/** How many done rows of a job a basis reads at most (its figures are means). */
+const BASIS_ROWS = 500;
+
+/** The most recent job on the same task and models that has finished rows. */
+export function lastJobOn(store: JobStore, taskId: string, generator: string, evaluator: string): JobInfo | null {
+  return store.listJobs().find((j) => j.task.id === taskId && j.generator.path === generator && j.evaluator.path === evaluator && j.rowsDone > 0 && j.elapsedMs > 0) ?? null;
+}
+
+/** Lengths of generated text as a job measured them: tokens per example, per paraphrase line, per answer. */
+export function measuredLengths(store: JobStore, job: JobInfo, fallback: LengthsBasis): LengthsBasis {
+  const ex = store.runExamples(job.id).filter((e) => e.stats.calls > 0);
+  const examplesAsked = ex.length * exampleCalls(job.task, job.settings.k).reduce((a, c) => a + c.count, 0);
+  const exampleTokens = ex.reduce((a, e) => a + e.stats.completionTokens, 0);
+  let paraCalls = 0;
+  let paraTokens = 0;
+  let evalCalls = 0;
+  let evalTokens = 0;
+  let seen = 0;
+  for (const row of store.iterateRows(job.id)) {
+    if (row.status !== 'done' || !row.stages) continue;
+    paraCalls += row.stages.paraphrases.calls;
+    paraTokens += row.stages.paraphrases.completionTokens;
+    evalCalls += row.stages.evaluation.calls;
+    evalTokens += row.stages.evaluation.completionTokens;
+    if (++seen >= BASIS_ROWS) break;
+  }
+  const l = fallback.lengths;
+  const lengths: GeneratedLengths = {
+    perExample: examplesAsked > 0 && exampleTokens > 0 ? exampleTokens / examplesAsked : l.perExample,
+    perParaphrase: paraCalls > 0 && job.settings.n > 0 ? paraTokens / (paraCalls * job.settings.n) - 1 : l.perParaphrase,
+    perAnswer: evalCalls > 0 ? evalTokens / evalCalls : l.perAnswer,
+  };
+  const fmt = (x: number) => x.toFixed(1);
+  return {
+    lengths,
+    basis: `generated lengths as measured in job ${job.id}: ${fmt(lengths.perExample)} tokens an example, ${lengths.perParaphrase === null ? 'a paraphrase as long as its input' : `${fmt(lengths.perParaphrase)} a paraphrase`}, ${fmt(lengths.perAnswer)} an answer`,
+  };
+}
+
+/** Tokens a job made (every stage, run examples included) per second of its running time. */
+export function jobThroughput(store: JobStore, job: JobInfo): Throughput | null {
+  let tokens = store.runExamples(job.id).reduce((a, e) => a + e.stats.promptTokens + e.stats.completionTokens, 0);
+  for (const row of store.iterateRows(job.id)) {
+    if (row.status !== 'done' || !row.stages) continue;
+    for (const st of Object.values(row.stages)) tokens += st.promptTokens + st.completionTokens;
+  }
+  const seconds = job.elapsedMs / 1000;
+  if (tokens === 0 || seconds <= 0) return null;
+  const rate = tokens / seconds;
+  return { tokensPerSecond: rate, basis: `job ${job.id} (${job.created.slice(0, 16).replace('T', ' ')}) on these models: ${tokens} tokens in ${seconds.toFixed(0)} s, ${rate.toFixed(0)} tokens/s` };
+}
+
+/** A short calibration's result, kept in the data folder per (generator, evaluator, threads, concurrency). */
+interface StoredCalibration {
+  tokensPerSecond: number;
+  measuredAt: string;
+  seconds: number;
+  tokens: number;
+}
+
+const CALIBRATION_FILE = 'calibration.json';
+
+export function calibrationKey(generatorId: string, evaluatorId: string, threads: number | undefined, concurrency: number): string {
+  return JSON.stringify([generatorId, evaluatorId, threads ?? null, concurrency]);
+}
+
+export function readCalibration(dataDir: string, key: string): Throughput | null {
+  const path = join(dataDir, CALIBRATION_FILE);
+  if (!existsSync(path)) return null;
+  try {
+    const all = JSON.parse(readFileSync(path, 'utf8')) as Record<string, StoredCalibration>;
+    const c = all[key];
+    if (!c || !(c.tokensPerSecond > 0)) return null;
+    return { tokensPerSecond: c.tokensPerSecond, basis: `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
+  } catch {
+    return null;
+  }
+}
+
+export function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number): Throughput {
+  const path = join(dataDir, CALIBRATION_FILE);
+  let all: Record<string, StoredCalibration> = {};
+  try {
+    if (existsSync(path)) all = JSON.parse(readFileSync(path, 'utf8')) as Record<string, StoredCalibration>;
+  } catch {
+    all = {};
+  }
+  all[key] = { tokensPerSecond: tokens / seconds, measuredAt: new Date().toISOString(), seconds, tokens };
+  writeFileSync(path, `${JSON.stringify(all, null, 1)}\n`);
+  return readCalibration(dataDir, key)!;
+}
