@@ -10,6 +10,7 @@
 //   export.ts   CSV/JSON export and readers for round trips
 //   experiment*.ts  the one runner and store of long experiments (grids of jobs): ownership, resume
 //   sweep*.ts   sensitivity sweeps on it: one job per (n, k, seed), shared work, aggregated points
+//   plan*.ts    what a run will cost before it starts (--dry-run, the app's plan)
 export * from './types';
 export {
   previewDataset,
@@ -29,3 +30,6 @@ export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-
 export { calibration, reliabilityBins, selectiveCurve, answeredMetrics, answeredAt, binOf, RELIABILITY_BINS, type Scored, type ReliabilityBin, type Calibration, type SelectivePoint, type AnsweredMetrics } from './calibration';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';
+export { Planner, type PlannerOptions, type PlanData, type PlanCommon } from './planner';
+export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, lastJobOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';
+export { UsageMeter, BudgetExhausted, rowCalls, type JobBudget } from './usage';

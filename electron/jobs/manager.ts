@@ -27,6 +27,7 @@ import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
+import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
 import type {
   BackendLease,
   BackendProvider,
@@ -76,6 +77,16 @@ interface Runner {
   ac: AbortController;
   stop: 'paused' | 'cancelled' | null;
   done: Promise<void>;
+  /** What this session spends, on top of what the job had spent; holds the budget. */
+  meter: UsageMeter;
+}
+
+/** A budget as stored: a money budget needs a price to count with. */
+function checkBudget(budget: JobBudget): JobBudget {
+  if (budget.kind === 'usd' && !budget.prices?.generator && !budget.prices?.evaluator) {
+    throw new UserError('a budget in usd needs a price: --price-in and --price-out, or a remote model whose entry has one', 'bad_option');
+  }
+  return budget;
 }
 
 async function defaultInspect(path: string): Promise<ModelRef> {
@@ -91,6 +102,8 @@ export interface ViewOptions {
 export interface StartOptions {
   /** Continue even though a model file changed since the job started; the change is recorded in the job. */
   acceptModelChange?: boolean;
+  /** A new budget for the job (e.g. a raised one on resume); null removes it; absent keeps the job's. */
+  budget?: JobBudget | null;
 }
 
 interface ModelChange {
@@ -361,6 +374,7 @@ export class JobManager {
       limit: spec.limit ?? null,
       baseline: spec.baseline ?? false,
       concurrency,
+      budget: spec.budget ? checkBudget(spec.budget) : null,
     });
     let count = 0;
     try {
@@ -475,10 +489,12 @@ export class JobManager {
       throw new UserError(`job ${job.id} is running in another process`, 'job_state');
     }
     for (const c of changed) this.store.setModel(job.id, c.role, acceptChange(c.before, c.now));
+    if (opts.budget !== undefined) this.store.setBudget(job.id, opts.budget ? checkBudget(opts.budget) : null);
+    const claimed = this.store.getJob(job.id)!;
     const ac = new AbortController();
     // Every request of every row in flight listens on this one signal; that is not a leak.
     setMaxListeners(0, ac.signal);
-    const runner: Runner = { ac, stop: null, done: Promise.resolve() };
+    const runner: Runner = { ac, stop: null, done: Promise.resolve(), meter: new UsageMeter(claimed.usage, claimed.budget) };
     runner.done = this.run(job.id, runner).finally(() => this.runners.delete(job.id));
     this.runners.set(job.id, runner);
     this.emitStatus(job.id);
@@ -562,32 +578,36 @@ export class JobManager {
   private async run(id: string, runner: Runner): Promise<void> {
     const signal = runner.ac.signal;
     const job = this.store.getJob(id)!;
-    const stopHeartbeat = this.startHeartbeat(id);
+    const stopHeartbeat = this.startHeartbeat(id, runner.meter);
     const leases: BackendLease[] = [];
     const outcome: { failure: unknown } = { failure: null };
     try {
       this.emitStartProgress(job, 'loading');
-      const models = await this.acquireModels(job, signal, leases);
+      const models = await this.acquireModels(job, signal, leases, runner.meter);
       this.store.recordDeterministic(id, models.generator.deterministic === true && models.evaluator.deterministic === true);
       // From here on, progress says whether the job is reproducible with this session counted.
       const session = this.store.getJob(id) ?? job;
       const examplesForRun = await this.runScopeExamples(session, models.generator, signal);
       await this.classifyRows(session, runner, { ...models, ...(examplesForRun ? { examplesForRun } : {}) }, outcome);
     } catch (e) {
-      if (!(isAbortError(e) && signal.aborted) && outcome.failure === null) outcome.failure = e;
+      // The run examples' batch would have exceeded the budget: paused, like a row refused.
+      if (!(isAbortError(e) && signal.aborted) && !(e instanceof BudgetExhausted) && outcome.failure === null) outcome.failure = e;
     } finally {
       stopHeartbeat();
       for (const l of leases.reverse()) await l.release().catch(() => undefined);
+      this.store.setUsage(id, runner.meter.usage);
       this.recordEnd(id, runner, outcome.failure);
     }
   }
 
   /** Adds the time spent to the job every few seconds (so a crash loses little); returns the stop, which adds the rest. */
-  private startHeartbeat(id: string): () => void {
+  private startHeartbeat(id: string, meter: UsageMeter): () => void {
     let lastBeat = Date.now();
     const beat = () => {
       const now = Date.now();
       this.store.addElapsed(id, now - lastBeat);
+      // What the session spent, kept as it goes: a crash loses at most a beat's worth of counts.
+      this.store.setUsage(id, meter.usage);
       lastBeat = now;
     };
     const heartbeat = setInterval(beat, HEARTBEAT_MS);
@@ -617,7 +637,7 @@ export class JobManager {
   }
 
   /** The job's generator and evaluator, leased into `leases` (released by the caller), wrapped when a wrapper is registered. */
-  private async acquireModels(job: JobInfo, signal: AbortSignal, leases: BackendLease[]): Promise<{ generator: TatraBackend; evaluator: TatraBackend }> {
+  private async acquireModels(job: JobInfo, signal: AbortSignal, leases: BackendLease[], meter: UsageMeter): Promise<{ generator: TatraBackend; evaluator: TatraBackend }> {
     // A remote model is reached at the endpoints the job recorded, whatever its library entry says
     // now; a model loaded for the job gets one sequence per row in flight, from every face alike.
     const sequences = job.concurrency;
@@ -626,9 +646,12 @@ export class JobManager {
     const evLease = await this.backends.acquire(job.evaluator.path, { signal, sequences, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
     leases.push(evLease);
     const wrap = this.wrappers.get(job.id);
+    // Metered right on the models, so what a wrapper answers itself (a sweep's store) costs nothing.
+    const generator = meter.wrap('generator', genLease.backend);
+    const evaluator = meter.wrap('evaluator', evLease.backend);
     return {
-      generator: wrap ? wrap('generator', genLease.backend) : genLease.backend,
-      evaluator: wrap ? wrap('evaluator', evLease.backend) : evLease.backend,
+      generator: wrap ? wrap('generator', generator) : generator,
+      evaluator: wrap ? wrap('evaluator', evaluator) : evaluator,
     };
   }
 
@@ -677,10 +700,13 @@ export class JobManager {
     };
     this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
     let next = 0;
+    const maxCalls = rowCalls(job.task, job.settings, job.baseline);
     const worker = async () => {
       while (!signal.aborted && next < queue.length) {
+        // A row starts only if it can finish within the budget; rows in flight go on.
+        if (!runner.meter.canStartRow(maxCalls)) return;
         const index = queue[next++]!;
-        const row = await this.classifyRow(job, index, models, signal, tally);
+        const row = await this.classifyRow(job, index, models, signal, tally, runner.meter, maxCalls);
         if (!row) return;
         this.emit({ type: 'row', jobId: id, row });
         this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
@@ -701,12 +727,12 @@ export class JobManager {
    * row's alone: recorded as its failure (a resume retries it). Returns the row as saved (what
    * reading it back would give, without reading it back), or null when the job was stopped.
    */
-  private async classifyRow(job: JobInfo, index: number, models: RowModels, signal: AbortSignal, tally: RowTally): Promise<JobRow | null> {
+  private async classifyRow(job: JobInfo, index: number, models: RowModels, signal: AbortSignal, tally: RowTally, meter: UsageMeter, maxCalls: number): Promise<JobRow | null> {
     const { task, settings } = job;
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
     try {
-      const [result, base] = await Promise.all([
+      const [result, base] = await meter.inRow(maxCalls, () => Promise.all([
         classify({
           task,
           input: row.input,
@@ -718,7 +744,7 @@ export class JobManager {
           ...(models.examplesForRun ? { examplesForRun: models.examplesForRun } : {}),
         }),
         job.baseline ? zeroShot({ task, input: row.input, evaluator: models.evaluator, signal }) : Promise.resolve(null),
-      ]);
+      ]));
       const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
       this.store.saveRowResult(job.id, index, rec);
       tally.done++;
@@ -730,6 +756,8 @@ export class JobManager {
       return { ...row, ...rec, status: 'done', error: null };
     } catch (e) {
       if (isAbortError(e) && signal.aborted) return null;
+      // The budget could not cover this row's next batch: the row is not saved (a resume does it).
+      if (e instanceof BudgetExhausted) return null;
       if (!(e instanceof UserError)) throw e;
       this.store.saveRowFailure(job.id, index, e.message);
       tally.failed++;
@@ -747,8 +775,9 @@ export class JobManager {
     } else if (runner.stop) status = runner.stop;
     else if (this.store.unfinishedRowIndexes(id).length === 0 || this.failedOnly(id)) status = 'done';
     else status = 'paused';
+    const stoppedBy = status === 'paused' && runner.stop === null && runner.meter.stopped ? 'budget' : null;
     // Only the owner sets the outcome; a runner that lost its claim leaves the status alone.
-    this.store.releaseJob(id, OWNER, status, error);
+    this.store.releaseJob(id, OWNER, status, error, stoppedBy);
     this.emitStatus(id);
   }
 

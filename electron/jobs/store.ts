@@ -24,6 +24,8 @@ import { UserError } from '../common/errors';
 import { diskFullError, environmentError, isDiskFull } from '../common/env-errors';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
+import { emptyUsage, type Usage } from '../common/plan';
+import type { JobBudget } from './usage';
 import type {
   BaselineResult,
   ColumnMapping,
@@ -55,7 +57,7 @@ const FULL_DISK_DELETE_CHUNK = 200;
 const CACHE_FLUSH_MS = 100;
 const CACHE_FLUSH_ENTRIES = 256;
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -211,6 +213,13 @@ const MIGRATIONS: string[] = [
   DROP TABLE sweeps;
   DROP TABLE model_comparisons;
   `,
+  // v7: what a job spent (calls and tokens per stage, all sessions; jobs/usage.ts), the budget
+  // that stops it, and why it last stopped ('budget'), so a paused job says its budget ran out.
+  `
+  ALTER TABLE jobs ADD COLUMN usage_json TEXT;
+  ALTER TABLE jobs ADD COLUMN budget_json TEXT;
+  ALTER TABLE jobs ADD COLUMN stopped_by TEXT;
+  `,
 ];
 
 export interface NewJobRecord {
@@ -223,6 +232,7 @@ export interface NewJobRecord {
   limit: number | null;
   baseline: boolean;
   concurrency: number;
+  budget?: JobBudget | null;
 }
 
 export type ClaimResult = { claimed: true } | { claimed: false; reason: 'unknown' | 'unimported' | 'done' | 'running' };
@@ -260,6 +270,9 @@ interface JobDbRow {
   rows_total: number;
   imported: number;
   deterministic: number | null;
+  usage_json: string | null;
+  budget_json: string | null;
+  stopped_by: string | null;
 }
 
 interface RowDbRow {
@@ -390,8 +403,8 @@ export class JobStore {
     this.db
       .prepare(
         `INSERT INTO jobs (id, name, created, updated, status, task_json, settings_json, generator_json, evaluator_json,
-          dataset_json, row_limit, baseline, concurrency, error, elapsed_ms, rows_total, imported)
-         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0)`,
+          dataset_json, row_limit, baseline, concurrency, error, elapsed_ms, rows_total, imported, budget_json)
+         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?)`,
       )
       .run(
         id,
@@ -406,6 +419,7 @@ export class JobStore {
         rec.limit,
         rec.baseline ? 1 : 0,
         rec.concurrency,
+        rec.budget ? JSON.stringify(rec.budget) : null,
       );
     return id;
   }
@@ -512,7 +526,7 @@ export class JobStore {
         if (row.status === 'running' && row.owner !== null && row.owner !== owner && ownerLive(row.owner, row.updated)) {
           return { claimed: false, reason: 'running' };
         }
-        this.db.prepare(`UPDATE jobs SET owner = ?, status = 'running', error = NULL, updated = ? WHERE id = ?`).run(owner, new Date().toISOString(), jobId);
+        this.db.prepare(`UPDATE jobs SET owner = ?, status = 'running', error = NULL, stopped_by = NULL, updated = ? WHERE id = ?`).run(owner, new Date().toISOString(), jobId);
         return { claimed: true };
       })
       .immediate();
@@ -533,11 +547,21 @@ export class JobStore {
    * holds it (so a process that lost the job never overwrites the status of the one running it).
    * False when it did not hold it.
    */
-  releaseJob(jobId: string, owner: string, status: JobStatus, error: string | null): boolean {
+  releaseJob(jobId: string, owner: string, status: JobStatus, error: string | null, stoppedBy: JobInfo['stoppedBy'] = null): boolean {
     const r = this.db
-      .prepare(`UPDATE jobs SET status = ?, error = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`)
-      .run(status, error, new Date().toISOString(), jobId, owner);
+      .prepare(`UPDATE jobs SET status = ?, error = ?, stopped_by = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`)
+      .run(status, error, stoppedBy, new Date().toISOString(), jobId, owner);
     return r.changes === 1;
+  }
+
+  /** What the job has spent, all sessions (the runner writes it as it goes). */
+  setUsage(jobId: string, usage: Usage): void {
+    this.db.prepare(`UPDATE jobs SET usage_json = ? WHERE id = ?`).run(JSON.stringify(usage), jobId);
+  }
+
+  /** Sets (or, with null, removes) the job's budget: a resume may raise it. */
+  setBudget(jobId: string, budget: JobBudget | null): void {
+    this.db.prepare(`UPDATE jobs SET budget_json = ? WHERE id = ?`).run(budget ? JSON.stringify(budget) : null, jobId);
   }
 
   /** Rows not yet attempted (failed ones are attempted). */
@@ -621,6 +645,9 @@ export class JobStore {
       rowsWithGold: c.withGold,
       elapsedMs: r.elapsed_ms,
       deterministic: r.deterministic === null ? null : r.deterministic !== 0,
+      usage: r.usage_json ? (JSON.parse(r.usage_json) as Usage) : emptyUsage(),
+      budget: r.budget_json ? (JSON.parse(r.budget_json) as JobBudget) : null,
+      stoppedBy: r.stopped_by === 'budget' ? 'budget' : null,
     };
   }
 

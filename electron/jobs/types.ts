@@ -15,6 +15,8 @@ import type {
   TatraSettings,
 } from '../common/tatra';
 import type { TatraBackend } from '../engine/backend';
+import type { Usage } from '../common/plan';
+import type { JobBudget } from './usage';
 import type { AnsweredMetrics, Calibration, SelectivePoint } from './calibration';
 
 // ---------------------------------------------------------------- import
@@ -195,6 +197,8 @@ export interface JobSpec {
   concurrency?: number;
   /** A free-text name for the history list. */
   name?: string;
+  /** Stop before exceeding this (calls, tokens or money); a resume may raise it. */
+  budget?: JobBudget;
   signal?: AbortSignal;
 }
 
@@ -237,6 +241,12 @@ export interface JobInfo {
    * build); null before the first session.
    */
   deterministic: boolean | null;
+  /** Calls and tokens really sent to the models, all sessions (jobs/usage.ts). */
+  usage: Usage;
+  /** The limit the job stops before exceeding; null: none. */
+  budget: JobBudget | null;
+  /** Why the job last stopped short of its end: `budget` when its budget ran out (paused, resumable). */
+  stoppedBy: 'budget' | null;
 }
 
 export type RowStatus = 'pending' | 'done' | 'failed';

@@ -498,6 +498,8 @@ describe('store migrations and crash during import', () => {
       warnings: ['tight'],
     };
     store.db.prepare(`INSERT INTO model_comparisons VALUES ('c1', ?, 'running', ?)`).run(record.createdAt, JSON.stringify(record));
+    // v7's columns go too: the migration adds them again.
+    store.db.exec('ALTER TABLE jobs DROP COLUMN usage_json; ALTER TABLE jobs DROP COLUMN budget_json; ALTER TABLE jobs DROP COLUMN stopped_by;');
     store.db.pragma('user_version = 5');
     store.close();
 
@@ -522,7 +524,9 @@ describe('store migrations and crash during import', () => {
     const { dataDir, manager, store } = setup();
     const job = await manager.create(spec({ limit: 2 }));
     // Pretend the file is v1: drop the v2 column, the later tables and the version.
-    store.db.exec('ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; DROP TABLE experiment_jobs; DROP TABLE experiments;');
+    store.db.exec(
+      'ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; ALTER TABLE jobs DROP COLUMN usage_json; ALTER TABLE jobs DROP COLUMN budget_json; ALTER TABLE jobs DROP COLUMN stopped_by; DROP TABLE experiment_jobs; DROP TABLE experiments;',
+    );
     store.db.pragma('user_version = 1');
     store.close();
     const migrated = openJobStore(dataDir);
