@@ -11,7 +11,7 @@
 // one sequence per row in flight (its `concurrency`, JobManager), the same from every face.
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { JobManager, SweepManager, openJobStore, type BackendProvider, type JobStore } from '../jobs';
+import { JobManager, Planner, SweepManager, openJobStore, type BackendProvider, type JobStore } from '../jobs';
 import { ModelPool } from '../llama';
 import { defaultThreads } from '../llama/threads';
 import { ComparisonManager, ModelLibrary } from '../models';
@@ -80,6 +80,8 @@ export interface Services {
   sweeps(): SweepManager;
   /** Generator × evaluator comparisons on the same store, jobs and pool. */
   comparisons(): ComparisonManager;
+  /** Plans (what a run will cost) over the same store: its cache, past jobs and calibrations; tokenizers only. */
+  planner(): Planner;
   /** Pauses running sweeps and jobs (resumable), closes the database, unloads every model. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -169,6 +171,16 @@ export function openServices(opts: ServicesOptions): Services {
     opts.onOpen?.comparisons?.(m);
     return m;
   });
+  const planner = lazy(
+    () =>
+      new Planner({
+        store: store.get(),
+        dataDir,
+        lookup: remotes,
+        ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
+        ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+      }),
+  );
 
   let disposed: Promise<void> | undefined;
   return {
@@ -190,8 +202,10 @@ export function openServices(opts: ServicesOptions): Services {
     jobs: jobs.get,
     sweeps: sweeps.get,
     comparisons: comparisons.get,
+    planner: planner.get,
     dispose() {
       disposed ??= (async () => {
+        await planner.peek()?.dispose();
         // Experiments pause their running job first, then the jobs pause (resumable), then the
         // database closes and the models unload.
         await comparisons.peek()?.dispose();

@@ -4,7 +4,8 @@
 import type { JobInfo, JobManager, JobMetrics, JobProgress, StartOptions } from '../jobs';
 import { jobStatus } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
-import { duration, err, eta, num, onInterrupt, out, outJson, pct, progressBar, table } from './ui';
+import { duration, err, eta, num, onInterrupt, out, outJson, pct, plural, progressBar, table } from './ui';
+import { formatBudget } from '../common/plan';
 
 /**
  * The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`
@@ -25,6 +26,13 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
   const unmapped = Object.entries(job.dataset.stats.unmappedGold);
   if (unmapped.length > 0) lines.push(`  gold values not mapped to a label (rows not scored): ${unmapped.map(([v, c]) => `${v} (${c})`).join(', ')}`);
   if (job.deterministic !== null) lines.push(`  ${deterministicLine(job.deterministic, 'job')}`);
+  const u = job.usage;
+  if (u.calls.total > 0) {
+    lines.push(
+      `  spent ${plural(u.calls.total, 'model call')} (${u.calls.examples} examples, ${u.calls.paraphrases} paraphrases, ${u.calls.evaluations} evaluations), ${u.tokens.prompt} prompt + ${u.tokens.completion} completion tokens${u.usd !== undefined ? `, $${u.usd.toFixed(4)}` : ''}${job.budget ? `; budget ${formatBudget(job.budget)}` : ''}`,
+    );
+  }
+  if (job.stoppedBy === 'budget') lines.push('  stopped by its budget: resume it with a larger --budget');
   if (job.error) lines.push(`  error: ${job.error}`);
   lines.push('');
   const head: string[][] = [['metric', 'value']];
@@ -34,6 +42,11 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
   } else {
     head.push(['accuracy', `${pct(m.accuracy)} (${m.correct}/${m.evaluated})`]);
     head.push(['macro-F1', num(m.macroF1)]);
+  }
+  if (m.answered) {
+    const a = m.answered;
+    head.push([`answered (vote share ≥ ${a.minConfidence})`, `${pct(a.coverage)} coverage (${a.answered}/${a.answered + a.abstained}, ${a.abstained} abstained)`]);
+    head.push(['accuracy on answered rows', `${pct(a.accuracy)} (${a.correct}/${a.answered})`]);
   }
   if (m.baseline) head.push(['zero-shot baseline accuracy', `${pct(m.baseline.accuracy)} (${m.baseline.correct}/${m.baseline.evaluated})`]);
   if (m.baseline && m.baseline.macroF1 !== null) head.push(['zero-shot baseline macro-F1', num(m.baseline.macroF1)]);
@@ -52,13 +65,31 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
     lines.push('');
     lines.push(`  winning vote share: ${hist.map((b) => `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.count}`).join('  ')}`);
   }
+  lines.push(...calibrationReport(m));
   return lines.join('\n');
+}
+
+/** How far the vote share can be trusted: ECE, Brier, the reliability bins and the accuracy–coverage curve. */
+function calibrationReport(m: JobMetrics): string[] {
+  const c = m.calibration;
+  if (c.ece === null) return [];
+  const lines = ['', `  calibration of the winning vote share: ECE ${num(c.ece)}  Brier ${num(c.brier)}`];
+  const bins = c.bins.filter((b) => b.count > 0);
+  lines.push(table([['vote share', 'rows', 'mean share', 'accuracy'], ...bins.map((b) => [`${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.count), num(b.confidence, 2), pct(b.accuracy)])]));
+  if (m.selective.length > 1) {
+    lines.push('', '  answer only when the vote share is at least t (accuracy–coverage):');
+    lines.push(table([['t', 'coverage', 'accuracy'], ...m.selective.map((p) => [num(p.threshold, 2), pct(p.coverage), pct(p.accuracy)])]));
+  }
+  return lines;
 }
 
 /** A finished (or failed) job's metrics on stdout, as a table or one JSON object; a failure sets exit code 1. */
 export function printJobOutcome(end: JobInfo, metrics: JobMetrics, json: boolean): void {
-  if (json) outJson({ job: end, metrics });
+  if (json) outJson({ job: end, status: end.status, stoppedBy: end.stoppedBy, usage: end.usage, metrics });
   else out(formatMetrics(end, metrics));
+  if (end.stoppedBy === 'budget') {
+    err(`paused job ${end.id} at ${end.rowsDone}/${end.rowsTotal} rows: the next rows would have exceeded its budget (${end.budget ? formatBudget(end.budget) : '?'}); continue with: tatra jobs resume ${end.id} --budget <a larger limit>`);
+  }
   if (end.status === 'failed') {
     err(`tatra: job ${end.id} failed: ${end.error ?? 'unknown error'}`);
     process.exitCode = 1;

@@ -449,8 +449,7 @@ async function paraphraseRuns(opts: {
   return { paraphrased: texts.map(finish), stats };
 
   function finish(t: { text: string; truncated: boolean; cached: boolean }): ParaphrasedRun {
-    const { paraphrases, fallback } = padParaphrases(cleanParaphrases(t.text, { truncated: t.truncated }), settings.n, input);
-    return { paraphrases, fallback, cached: t.cached };
+    return { ...paraphrasesOf(t, settings.n, input), cached: t.cached };
   }
 }
 
@@ -458,6 +457,16 @@ async function paraphraseRuns(opts: {
 // cut off; the flag rides along as a one-character prefix.
 function truncationMarked(text: string, truncated: boolean): string {
   return `${truncated ? 'T' : 'F'}${text}`;
+}
+
+/** The n paraphrases a paraphrase call's text gives (padded when fewer parsed). */
+function paraphrasesOf(t: { text: string; truncated: boolean }, n: number, input: string): { paraphrases: string[]; fallback: ParaphraseFallback | null } {
+  return padParaphrases(cleanParaphrases(t.text, { truncated: t.truncated }), n, input);
+}
+
+/** The paraphrases a run gets from a cached paraphrase call (a plan counts their evaluator prompts exactly). */
+export function cachedParaphrases(stored: string, n: number, input: string): string[] {
+  return paraphrasesOf(readTruncationMark(stored), n, input.trim()).paraphrases;
 }
 
 function readTruncationMark(stored: string): { text: string; truncated: boolean } {

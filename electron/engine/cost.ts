@@ -18,12 +18,16 @@ import { exampleMaxTokens, FINAL_ANSWER_MAX_TOKENS } from './grammar';
 import { contentHash } from './hash';
 import { exampleCalls } from './plan';
 import { evaluationPrompt, examplePrompt, paraphrasePrompt } from './prompts';
-import { PARAPHRASE_SAMPLING } from './classify';
+import { PARAPHRASE_SAMPLING, cachedParaphrases } from './classify';
+import { cachedRunExamples } from './examples';
+import type { Example } from '../common/tatra';
 import { runWaves } from './vote';
 
 /** Counts a prompt's tokens as the model would see it (chat template included); `exact`: with the model's own tokenizer. */
 export interface PromptCounter {
   count(prompt: ChatPrompt): Promise<number>;
+  /** Tokens of a bare text (a label as the evaluator writes it, an input). */
+  countText(text: string): number;
   readonly exact: boolean;
 }
 
@@ -164,6 +168,11 @@ async function cached(ctx: PlanContext, key: string): Promise<boolean> {
 /**
  * One input through `runs` runs: its paraphrase calls and evaluations (and, with scope `input`,
  * its examples), as classify() makes them. `examplesFromJob`: a dataset job made the examples.
+ *
+ * An evaluator prompt is counted exactly when the text it holds is known: the run's examples and
+ * the candidate paraphrase found in the generation cache (what the run will read back); then
+ * identical prompts (a paraphrase repeating another) are counted once, as the run evaluates them.
+ * Otherwise the prompt without examples is counted and each example adds its estimated length.
  */
 export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 'min' | 'max', input: string, runs: number, examplesFromJob: boolean): Promise<void> {
   const { task, settings, generator, evaluator, lengths } = ctx;
@@ -177,14 +186,12 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 
   if (n > 0) {
     paraphraseTokens = await generator.counter.count(paraphrasePrompt(task, text, n));
     const maxTokens = Math.min(PARAPHRASE_SAMPLING.maxTokens, generator.contextSize - paraphraseTokens - 1);
-    const perLine = lengths.perParaphrase ?? (await tokensOfText(generator.counter, text));
-    paraphraseCompletion = Math.max(1, Math.min(maxTokens, Math.round(n * (perLine + 1))));
+    const perLine = lengths.perParaphrase ?? generator.counter.countText(text);
+    // n lines and the n − 1 breaks between them.
+    paraphraseCompletion = Math.max(1, Math.min(maxTokens, Math.round(n * (perLine + 1) - 1)));
   }
-  // The evaluator's prompt for this input without examples, counted; each example adds its length.
   const bare = await evaluator.counter.count(evaluationPrompt(task, [], text).prompt);
-  const examplesInPrompt = Math.round(settings.k * lengths.perExample);
-  const evalPrompt = bare + (settings.k > 0 ? examplesInPrompt : 0);
-  if (settings.k > 0 || n > 0) ledger.evaluationPromptsCounted = false;
+  const estimated = bare + (settings.k > 0 ? Math.round(settings.k * lengths.perExample) : 0);
   const taskHash = taskContentHash(task);
   const rule = earlyStopRule(settings);
   const waves = runWaves(settings.r, rule?.rule ?? false);
@@ -198,21 +205,42 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 
     }
     inWave++;
     const seed = runSeed(settings.seed, run);
+    let paraphrases: string[] | null = n === 0 ? [] : null;
     if (n > 0) {
       const key = generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: n, seed, input: text });
-      if (!(await cached(ctx, key))) ledger.add(scenario, 'paraphrases', `gen:${key}`, paraphraseTokens, paraphraseCompletion);
+      const hit = ctx.cache ? await ctx.cache.get(key) : undefined;
+      if (hit !== undefined) paraphrases = cachedParaphrases(hit, n, text);
+      else ledger.add(scenario, 'paraphrases', `gen:${key}`, paraphraseTokens, paraphraseCompletion);
     }
-    // What makes an evaluator prompt: the run's examples (none when k = 0: the same for every run)
-    // and the candidate. Identical prompts are evaluated once per wave of one classify() call, or
-    // once per sweep (its shared store).
+    const examples = await knownExamples(ctx, run, settings.scope === 'input' ? text : undefined);
+    // Identical prompts are evaluated once per wave of one classify() call, or once per sweep (its store).
+    const scope = call === null ? `sweep:${evaluator.id}` : `${call}:${wave}`;
+    // Without the text: what makes the prompt, the run's examples (none when k = 0: the same for every run) and the candidate.
     const examplesId = settings.k === 0 ? 'none' : `k${settings.k}:s${seed}${settings.scope === 'input' ? `:${inputHash}` : ''}`;
     for (let variant = 0; variant <= n; variant++) {
-      const candidate = variant === 0 ? `in:${inputHash}` : `para:${n}:${seed}:${inputHash}:${variant}`;
-      const key = call === null ? `eval:sweep:${evaluator.id}:${examplesId}:${candidate}` : `eval:${call}:${wave}:${examplesId}:${candidate}`;
-      ledger.add(scenario, 'evaluations', key, evalPrompt, lengths.perAnswer);
-      if (task.kind === 'math') ledger.add(scenario, 'evaluations', `${key}:final`, evalPrompt + task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
+      const candidate = variant === 0 ? text : paraphrases?.[variant - 1];
+      let key: string;
+      let promptTokens: number;
+      if (examples !== null && candidate !== undefined) {
+        const { prompt } = evaluationPrompt(task, examples, candidate);
+        key = `eval:${scope}:${contentHash(`${prompt.system}\u0000${prompt.user}`)}`;
+        promptTokens = await evaluator.counter.count(prompt);
+      } else {
+        key = `eval:${scope}:${examplesId}:${variant === 0 ? `in:${inputHash}` : `para:${n}:${seed}:${inputHash}:${variant}`}`;
+        promptTokens = estimated;
+        ledger.evaluationPromptsCounted = false;
+      }
+      ledger.add(scenario, 'evaluations', key, promptTokens, lengths.perAnswer);
+      if (task.kind === 'math') ledger.add(scenario, 'evaluations', `${key}:final`, promptTokens + task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
     }
   }
+}
+
+/** A run's examples when the run will read them from the cache (k = 0: none), else null. */
+async function knownExamples(ctx: PlanContext, run: number, input: string | undefined): Promise<Example[] | null> {
+  if (ctx.settings.k === 0) return [];
+  if (!ctx.cache) return null;
+  return cachedRunExamples(ctx.task, ctx.settings, run, ctx.generator.id, ctx.cache, input);
 }
 
 /** Tells one classify() call from another (rows repeating an input evaluate it again outside a sweep). */
@@ -225,9 +253,3 @@ export async function planBaseline(ctx: PlanContext, ledger: CostLedger, scenari
   if (ctx.task.kind === 'math') ledger.add(scenario, 'evaluations', null, tokens + ctx.task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
 }
 
-/** Tokens of a text alone: the prompt with it minus the prompt without it. */
-export async function tokensOfText(counter: PromptCounter, text: string): Promise<number> {
-  const withText = await counter.count({ system: '', user: text });
-  const without = await counter.count({ system: '', user: '' });
-  return Math.max(1, withText - without);
-}

@@ -126,7 +126,7 @@ export async function generateExamplesForRuns(
     const run = opts.runs[i] as number;
     const seed = runSeed(settings.seed, run);
     const outs = calls.map((p) => ({ p, raw: raws.get(p) as { text: string; cached: boolean; promptTokens: number; completionTokens: number; ms: number } }));
-    const validated = validateExamples(task, outs.map(({ p, raw }) => ({ label: p.call.label, raw: raw.text })), settings.k, seed);
+    const validated = validateRun(task, settings, run, outs.map(({ raw }) => raw.text));
     const generated = outs.filter((o) => !o.raw.cached);
     return {
       run,
@@ -147,6 +147,27 @@ export async function generateExamplesForRuns(
       })),
     };
   }
+}
+
+/** A run's examples from its label calls' texts (in exampleCalls order): validated, pooled and cut as a run makes them. */
+function validateRun(task: TaskDefinition, settings: TatraSettings, run: number, texts: readonly string[]): ReturnType<typeof validateExamples> {
+  const calls = exampleCalls(task, settings.k);
+  return validateExamples(task, calls.map((c, i) => ({ label: c.label, raw: texts[i]! })), settings.k, runSeed(settings.seed, run));
+}
+
+/**
+ * A run's examples when every label call is in the cache (what a job would read back), else null:
+ * a plan then counts the evaluator's prompts exactly.
+ */
+export async function cachedRunExamples(task: TaskDefinition, settings: TatraSettings, run: number, generatorId: string, cache: GenerationCache, input?: string): Promise<Example[] | null> {
+  const planned = planRun(task, settings, run, generatorId, taskContentHash(task), input);
+  const texts: string[] = [];
+  for (const p of planned) {
+    const hit = await cache.get(p.key);
+    if (hit === undefined) return null;
+    texts.push(hit);
+  }
+  return validateRun(task, settings, run, texts).examples;
 }
 
 /**

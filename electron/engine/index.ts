@@ -67,7 +67,6 @@ export {
   planExamples,
   planInput,
   planStage,
-  tokensOfText,
   type GeneratedLengths,
   type PlanContext,
   type PlannedModel,

@@ -31,5 +31,5 @@ export { calibration, reliabilityBins, selectiveCurve, answeredMetrics, answered
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';
 export { Planner, type PlannerOptions, type PlanData, type PlanCommon } from './planner';
-export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, lastJobOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';
+export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, jobsOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';
 export { UsageMeter, BudgetExhausted, rowCalls, type JobBudget } from './usage';

@@ -20,7 +20,6 @@ import {
   planBaseline,
   planExamples,
   planInput,
-  tokensOfText,
 } from '../engine';
 import type { GenerationCache } from '../engine/cache';
 import type { JobStore } from './store';
@@ -202,58 +201,73 @@ function planNotes(task: TaskDefinition, paraphrases: boolean): string[] {
 // ---------------------------------------------------------------- what a plan rests on
 
 /** Stated lengths when nothing was measured: a short example per planned sentence or two, a paraphrase as long as its input, a label. */
-export async function assumedLengths(task: TaskDefinition, evaluator: PlannedModel): Promise<LengthsBasis> {
+export function assumedLengths(task: TaskDefinition, evaluator: PlannedModel): LengthsBasis {
   const perExample = task.kind === 'classification' ? 35 : task.kind === 'multiple_choice' ? 150 : 100;
   let perAnswer: number;
   if (task.kind === 'math') perAnswer = Math.round(task.evaluatorMaxTokens / 2);
   else {
     const names = [...labelNames(task), ...(task.abstainLabel !== undefined ? [task.abstainLabel] : [])];
-    const counts = await Promise.all(names.map((l) => tokensOfText(evaluator.counter, l)));
-    // The label's tokens and the end of the turn.
-    perAnswer = Math.round(counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length)) + 1;
+    // The evaluator writes one label (the end of its turn is not a generated token).
+    const counts = names.map((l) => evaluator.counter.countText(l));
+    perAnswer = counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length);
   }
   return {
     lengths: { perExample, perParaphrase: null, perAnswer },
-    basis: `no job on these models yet: assumed ${perExample} tokens an example, a paraphrase as long as its input, ${perAnswer} tokens an answer`,
+    basis: `no job on these models yet: assumed ${perExample} tokens an example, a paraphrase as long as its input, ${+perAnswer.toFixed(1)} tokens an answer (the labels' mean)`,
   };
 }
 
 /** How many done rows of a job a basis reads at most (its figures are means). */
 const BASIS_ROWS = 500;
 
-/** The most recent job on the same task and models that has finished rows. */
-export function lastJobOn(store: JobStore, taskId: string, generator: string, evaluator: string): JobInfo | null {
-  return store.listJobs().find((j) => j.task.id === taskId && j.generator.path === generator && j.evaluator.path === evaluator && j.rowsDone > 0 && j.elapsedMs > 0) ?? null;
+/** Jobs on the same task and models with finished rows, newest first. */
+export function jobsOn(store: JobStore, taskId: string, generator: string, evaluator: string): JobInfo[] {
+  return store.listJobs().filter((j) => j.task.id === taskId && j.generator.path === generator && j.evaluator.path === evaluator && j.rowsDone > 0 && j.elapsedMs > 0);
 }
 
-/** Lengths of generated text as a job measured them: tokens per example, per paraphrase line, per answer. */
-export function measuredLengths(store: JobStore, job: JobInfo, fallback: LengthsBasis): LengthsBasis {
-  const ex = store.runExamples(job.id).filter((e) => e.stats.calls > 0);
-  const examplesAsked = ex.length * exampleCalls(job.task, job.settings.k).reduce((a, c) => a + c.count, 0);
-  const exampleTokens = ex.reduce((a, e) => a + e.stats.completionTokens, 0);
-  let paraCalls = 0;
-  let paraTokens = 0;
-  let evalCalls = 0;
-  let evalTokens = 0;
-  let seen = 0;
-  for (const row of store.iterateRows(job.id)) {
-    if (row.status !== 'done' || !row.stages) continue;
-    paraCalls += row.stages.paraphrases.calls;
-    paraTokens += row.stages.paraphrases.completionTokens;
-    evalCalls += row.stages.evaluation.calls;
-    evalTokens += row.stages.evaluation.completionTokens;
-    if (++seen >= BASIS_ROWS) break;
+/** How many recent jobs a basis looks through for a figure (a job that found everything cached measured no example). */
+const BASIS_JOBS = 5;
+
+/**
+ * Lengths of generated text as jobs measured them (tokens per example, per paraphrase line, per
+ * answer), each from the newest of `jobs` that generated such text; the fallback's otherwise.
+ */
+export function measuredLengths(store: JobStore, jobs: readonly JobInfo[], fallback: LengthsBasis): LengthsBasis {
+  const found: { perExample?: [number, string]; perParaphrase?: [number, string]; perAnswer?: [number, string] } = {};
+  for (const job of jobs.slice(0, BASIS_JOBS)) {
+    const ex = store.runExamples(job.id).filter((e) => e.stats.calls > 0);
+    const examplesAsked = ex.length * exampleCalls(job.task, job.settings.k).reduce((a, c) => a + c.count, 0);
+    const exampleTokens = ex.reduce((a, e) => a + e.stats.completionTokens, 0);
+    if (!found.perExample && examplesAsked > 0 && exampleTokens > 0) found.perExample = [exampleTokens / examplesAsked, job.id];
+    let paraCalls = 0;
+    let paraTokens = 0;
+    let evalCalls = 0;
+    let evalTokens = 0;
+    let seen = 0;
+    for (const row of store.iterateRows(job.id)) {
+      if (row.status !== 'done' || !row.stages) continue;
+      paraCalls += row.stages.paraphrases.calls;
+      paraTokens += row.stages.paraphrases.completionTokens;
+      evalCalls += row.stages.evaluation.calls;
+      evalTokens += row.stages.evaluation.completionTokens;
+      if (++seen >= BASIS_ROWS) break;
+    }
+    // A paraphrase call writes n lines and n − 1 line breaks.
+    if (!found.perParaphrase && paraCalls > 0 && job.settings.n > 0) found.perParaphrase = [Math.max(1, (paraTokens / paraCalls + 1) / job.settings.n - 1), job.id];
+    if (!found.perAnswer && evalCalls > 0) found.perAnswer = [evalTokens / evalCalls, job.id];
   }
   const l = fallback.lengths;
   const lengths: GeneratedLengths = {
-    perExample: examplesAsked > 0 && exampleTokens > 0 ? exampleTokens / examplesAsked : l.perExample,
-    perParaphrase: paraCalls > 0 && job.settings.n > 0 ? paraTokens / (paraCalls * job.settings.n) - 1 : l.perParaphrase,
-    perAnswer: evalCalls > 0 ? evalTokens / evalCalls : l.perAnswer,
+    perExample: found.perExample?.[0] ?? l.perExample,
+    perParaphrase: found.perParaphrase?.[0] ?? l.perParaphrase,
+    perAnswer: found.perAnswer?.[0] ?? l.perAnswer,
   };
   const fmt = (x: number) => x.toFixed(1);
+  const from = (f: [number, string] | undefined) => (f ? ` (job ${f[1]})` : ' (assumed)');
+  if (!found.perExample && !found.perParaphrase && !found.perAnswer) return fallback;
   return {
     lengths,
-    basis: `generated lengths as measured in job ${job.id}: ${fmt(lengths.perExample)} tokens an example, ${lengths.perParaphrase === null ? 'a paraphrase as long as its input' : `${fmt(lengths.perParaphrase)} a paraphrase`}, ${fmt(lengths.perAnswer)} an answer`,
+    basis: `generated lengths as measured: ${fmt(lengths.perExample)} tokens an example${from(found.perExample)}, ${lengths.perParaphrase === null ? 'a paraphrase as long as its input' : `${fmt(lengths.perParaphrase)} a paraphrase${from(found.perParaphrase)}`}, ${fmt(lengths.perAnswer)} an answer${from(found.perAnswer)}`,
   };
 }
 

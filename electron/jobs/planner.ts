@@ -13,7 +13,7 @@ import {
   assumedLengths,
   calibrationKey,
   jobThroughput,
-  lastJobOn,
+  jobsOn,
   measuredLengths,
   planClassify,
   planCompare,
@@ -54,7 +54,7 @@ export interface PlanCommon {
   /** Prices every model of the run (--price-in/--price-out). */
   price?: Price;
   /** Measure speed now (loads the models and classifies a row or two); needs `pool`. */
-  calibrate?: { pool: BackendProvider; concurrency: number };
+  calibrate?: { pool: BackendProvider; concurrency?: number | undefined };
   signal?: AbortSignal;
 }
 
@@ -127,9 +127,9 @@ export class Planner {
   private async inputs(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, concurrency: number): Promise<PlanInputs> {
     const [generator, evaluator] = await Promise.all([this.model(generatorSpec), this.model(evaluatorSpec)]);
     const { store } = this.opts;
-    const last = lastJobOn(store, p.task.id, generatorSpec, evaluatorSpec);
-    const assumed = await assumedLengths(p.task, evaluator);
-    const lengths: LengthsBasis = last ? measuredLengths(store, last, assumed) : assumed;
+    const recent = jobsOn(store, p.task.id, generatorSpec, evaluatorSpec);
+    const last = recent[0] ?? null;
+    const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator));
     const key = calibrationKey(generator.id, evaluator.id, this.opts.threads, concurrency);
     let throughput: Throughput | null = null;
     if (p.calibrate) throughput = await this.calibrate(p, generatorSpec, evaluatorSpec, rows, settings, key);
@@ -143,7 +143,8 @@ export class Planner {
    * the data folder so later plans on the same models use it.
    */
   private async calibrate(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string): Promise<Throughput> {
-    const { pool, concurrency } = p.calibrate!;
+    const { pool } = p.calibrate!;
+    const concurrency = p.calibrate!.concurrency ?? 4;
     const signal = p.signal;
     const gen = await pool.acquire(generatorSpec, signal ? { signal } : {});
     try {

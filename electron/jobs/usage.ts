@@ -117,7 +117,7 @@ export class UsageMeter {
 
   /** The backend of one role, metered (and gated when there is a budget). */
   wrap(role: 'generator' | 'evaluator', inner: TatraBackend): TatraBackend {
-    const meter = this;
+    const generate = (requests: readonly GenerateRequest[], onResult?: GenerateResultListener) => this.generate(role, inner, requests, onResult);
     return {
       get id() {
         return inner.id;
@@ -134,22 +134,24 @@ export class UsageMeter {
       countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
       // The lease owns the inner backend.
       dispose: () => Promise.resolve(),
-      async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
-        const account = meter.current.getStore();
-        const worst = await meter.reserve(role, inner, requests);
-        const answered = new Set<number>();
-        try {
-          return await inner.generate(requests, (i, r) => {
-            answered.add(i);
-            meter.count(role, requests[i]!, r, worst.each[i]!, account);
-            onResult?.(i, r);
-          });
-        } finally {
-          // What was never answered (an abort, a failure) frees its reservation.
-          requests.forEach((_, i) => (answered.has(i) ? undefined : meter.release(worst.each[i]!)));
-        }
-      },
+      generate,
     };
+  }
+
+  private async generate(role: 'generator' | 'evaluator', inner: TatraBackend, requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
+    const account = this.current.getStore();
+    const worst = await this.reserve(role, inner, requests);
+    const answered = new Set<number>();
+    try {
+      return await inner.generate(requests, (i, r) => {
+        answered.add(i);
+        this.count(role, requests[i]!, r, worst.each[i]!, account);
+        onResult?.(i, r);
+      });
+    } finally {
+      // What was never answered (an abort, a failure) frees its reservation.
+      requests.forEach((_, i) => (answered.has(i) ? undefined : this.release(worst.each[i]!)));
+    }
   }
 
   private price(role: 'generator' | 'evaluator' | null): Price | null {

@@ -62,7 +62,7 @@ export class PlanModels {
       id: remoteBackendId(entry.model, entry.urls),
       contextSize: this.opts.contextSize ?? REMOTE_CONTEXT,
       price: entry.price ?? null,
-      counter: { exact: false, count: (prompt) => Promise.resolve(estimatePromptTokens(prompt)) },
+      counter: { exact: false, count: (prompt) => Promise.resolve(estimatePromptTokens(prompt)), countText: (text) => Math.max(1, Math.ceil(text.length / 4)) },
       dispose: () => Promise.resolve(),
     };
   }

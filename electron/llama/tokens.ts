@@ -17,8 +17,9 @@ export interface TokenCounterModel extends PlannedModel {
  * would load it (given, or min(4096, trained)).
  */
 export async function loadTokenCounter(modelPath: string, opts: { contextSize?: number } = {}): Promise<TokenCounterModel> {
-  const inspection = await inspectGguf(modelPath);
+  // The process's Llama first, as every model load does (its logger then catches llama.cpp's warnings).
   const llama = await getLlamaRuntime();
+  const inspection = await inspectGguf(modelPath);
   const model: LlamaModel = await llama.loadModel({ modelPath, vocabOnly: true, gpuLayers: 0 });
   const wrapper = chatWrapperFor(model, inspection);
   const counted = new Map<string, number>();
@@ -37,6 +38,7 @@ export async function loadTokenCounter(modelPath: string, opts: { contextSize?: 
         }
         return Promise.resolve(n);
       },
+      countText: (text) => model.tokenize(text).length,
     },
     dispose: () => model.dispose(),
   };

@@ -23,9 +23,10 @@ import {
   tatraSettingsFrom,
 } from '../options';
 import { withCliServices } from '../session';
+import { type PlanCliOptions, addPlanOptions, priceFrom, printPlan } from '../plan';
 import { duration, interruptSignal, out, outJson, pct, plural, statusLine, stderrIsTerminal } from '../ui';
 
-interface ClassifyCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
+interface ClassifyCliOptions extends TatraSettingsCliOptions, ModelCliOptions, PlanCliOptions {
   task: string;
   threads?: number;
   contextSize?: number;
@@ -126,7 +127,7 @@ export function registerClassify(program: Command): void {
     .description('classify one text with TATRA (synthetic examples, paraphrases, majority vote)')
     .argument('[text...]', 'the text to classify (or pipe it on stdin)')
     .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file');
-  addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'input')
+  addPlanOptions(addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'input'))
     .option('--sequences <N>', 'parallel sequences per model (default 4); 1 decodes one request at a time', intOption('--sequences', 1, 64))
     .option('--data-dir <dir>', 'data folder holding your tasks')
     .option('--json', 'print one JSON object with everything')
@@ -136,6 +137,11 @@ export function registerClassify(program: Command): void {
         const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
         const input = await readText(words);
         const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'input');
+        if (opts.dryRun) {
+          const price = priceFrom(opts);
+          const plan = await services.planner().classify({ task, settings, generator: generatorPath, evaluator: evaluatorPath, input, ...(price ? { price } : {}), ...(opts.calibrate ? { calibrate: { pool: services.pool, concurrency: 1 } } : {}) });
+          return printPlan(plan, opts.json === true);
+        }
 
         // The process's Llama first: when node-llama-cpp's bindings are first loaded by the GGUF
         // check (GgufInsights without a Llama), llama.cpp's load warnings later bypass our logger

@@ -9,12 +9,14 @@ import { openDataset } from '../../jobs';
 import { shownName } from '../../jobs/dataset';
 import { UserError } from '../../common/errors';
 import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
-import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom } from '../options';
+import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, minConfidenceOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom, viewFrom } from '../options';
+import { type PlanCliOptions, addPlanOptions, budgetOption, jobBudgetFrom, priceFrom, withPlan } from '../plan';
+import type { Budget } from '../../common/plan';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { err } from '../ui';
 
-interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
+interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions, PlanCliOptions {
   task: string;
   data: string;
   textCol?: string;
@@ -33,6 +35,8 @@ interface EvalCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   out?: string;
   name?: string;
   json?: boolean;
+  minConfidence?: number;
+  budget?: Budget;
 }
 
 /** The value→label pairs a job uses, cut to a line (a file may hold thousands of odd values). */
@@ -67,7 +71,7 @@ export function registerEval(program: Command): void {
     .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
     .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']))
     .option('--allow-ragged', 'tolerate CSV rows with too few or too many fields (counted)');
-  addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'dataset')
+  addPlanOptions(addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'dataset'))
     .option(ROW_LIMIT.flags, 'evaluate only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--baseline', 'also run the zero-shot baseline (one greedy evaluator call per row)')
     .option(CONCURRENCY.flags, `${CONCURRENCY.help}; default ${CONCURRENCY.default}, or ${CONCURRENCY.defaultRemote} when both models are remote`, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote))
@@ -75,6 +79,8 @@ export function registerEval(program: Command): void {
     .option('--out <dir>', 'also write <job id>.csv and <job id>.json exports into this folder')
     .option('--name <name>', 'a name for the job history')
     .option('--json', 'print the job and its metrics as one JSON object instead of the table')
+    .addOption(minConfidenceOption())
+    .addOption(budgetOption())
     .action(async (opts: EvalCliOptions & { label?: boolean }) => {
       const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
       const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'dataset');
@@ -83,10 +89,28 @@ export function registerEval(program: Command): void {
       const opened = await openDataset(dataPath, { ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}) });
       // No gold column named and none recognised ({"a":…,"b":…}): refused unless --no-label says so.
       const { textColumn, labelColumn } = dataColumnsFrom(opened, opts, opts.label === false ? 'none' : 'unless-no-label');
+      if (opts.dryRun) {
+        const price = priceFrom(opts);
+        await withPlan(opts, async (services, calibrate) =>
+          services.planner().eval({
+            task: await services.tasks.resolve(opts.task),
+            settings,
+            generator: generatorPath,
+            evaluator: evaluatorPath,
+            data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
+            baseline: opts.baseline === true,
+            concurrency: opts.concurrency,
+            ...(price ? { price } : {}),
+            ...(calibrate ? { calibrate: { pool: services.pool, concurrency: opts.concurrency } } : {}),
+          }),
+        );
+        return;
+      }
       // An export folder that cannot be one is refused now, not after the whole job ran.
       const outDir = opts.out ? await ensureOutputFolder(resolve(opts.out)) : null;
       await withCliServices(opts, async (services) => {
         const jobs = services.jobs();
+        const budget = await jobBudgetFrom(opts, services.remotes, generatorPath, evaluatorPath);
         const job = await jobs.create({
           task: opts.task,
           settings,
@@ -103,17 +127,19 @@ export function registerEval(program: Command): void {
           baseline: opts.baseline === true,
           ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
           ...(opts.name ? { name: opts.name } : {}),
+          ...(budget ? { budget } : {}),
         });
         const map = job.dataset.mapping.labelMap;
         err(
           `job ${job.id}: ${job.rowsTotal} rows from ${opts.data} (input "${shownName(textColumn)}"${labelColumn ? `, gold "${shownName(labelColumn)}"` : ', no gold'}${map && Object.keys(map).length > 0 ? `; labels ${labelsLine(map)}` : ''})`,
         );
         const end = await runJobWithProgress(jobs, job.id, { quiet: opts.json === true });
-        const metrics = jobs.metrics(job.id);
+        const view = viewFrom(opts);
+        const metrics = jobs.metrics(job.id, view);
         if (outDir) {
           const dir = outDir;
-          await jobs.export(job.id, 'csv', join(dir, `${job.id}.csv`));
-          await jobs.export(job.id, 'json', join(dir, `${job.id}.json`));
+          await jobs.export(job.id, 'csv', join(dir, `${job.id}.csv`), undefined, view);
+          await jobs.export(job.id, 'json', join(dir, `${job.id}.json`), undefined, view);
           err(`exported ${join(dir, `${job.id}.csv`)} and ${job.id}.json`);
         }
         printJobOutcome(end, metrics, opts.json === true);

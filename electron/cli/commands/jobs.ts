@@ -2,7 +2,10 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../../common/errors';
-import { addRuntimeOptions, intOption } from '../options';
+import { answeredAt } from '../../jobs';
+import type { Budget } from '../../common/plan';
+import { budgetOption, jobBudgetFrom, priceOption } from '../plan';
+import { addRuntimeOptions, intOption, minConfidenceOption, viewFrom } from '../options';
 import { accuracyOf, jobStatus } from '../../common/contract/jobs';
 import { formatMetrics, printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
@@ -38,20 +41,24 @@ export function registerJobs(program: Command): void {
     .option('--wrong', 'with --rows: only rows predicted wrong')
     .option('--data-dir <dir>', 'data folder')
     .option('--json', 'print the job, its metrics and the requested rows as JSON')
-    .action((id: string, opts: { rows?: number; wrong?: boolean; dataDir?: string; json?: boolean }) =>
+    .addOption(minConfidenceOption())
+    .action((id: string, opts: { rows?: number; wrong?: boolean; dataDir?: string; json?: boolean; minConfidence?: number }) =>
       withCliServices(opts, async (services) => {
         const jobs = services.jobs();
         const job = jobs.get(id);
-        const metrics = jobs.metrics(job.id);
+        const view = viewFrom(opts);
+        const metrics = jobs.metrics(job.id, view);
         const page = opts.rows ? jobs.rows(job.id, { limit: opts.rows, ...(opts.wrong ? { onlyWrong: true } : {}) }) : null;
-        if (opts.json) return outJson({ job, metrics, ...(page ? { rows: page.rows } : {}) });
+        const min = view.minConfidence;
+        const abstained = (r: { status: string; confidence: number | null }) => min !== undefined && r.status === 'done' && !answeredAt(r.confidence, min);
+        if (opts.json) return outJson({ job, metrics, ...(page ? { rows: min === undefined ? page.rows : page.rows.map((r) => ({ ...r, abstained: abstained(r) })) } : {}) });
         out(formatMetrics(job, metrics));
         if (job.interrupted) out(`\n  this job's process died; continue it with: tatra jobs resume ${job.id}`);
         if (!page) return;
         out('');
         for (const r of page.rows) {
           const mark = r.correct === null ? ' ' : r.correct ? '✓' : '✗';
-          out(`  ${mark} #${r.index} ${r.status === 'done' ? `${r.prediction ?? '(no vote)'} ${pct(r.confidence ?? 0, { digits: 0 })}` : r.status}${r.gold !== null ? ` gold ${r.gold}` : ''}  ${clip(r.input.replace(/\s+/g, ' '), 80)}`);
+          out(`  ${mark} #${r.index} ${r.status === 'done' ? `${r.prediction ?? '(no vote)'} ${pct(r.confidence ?? 0, { digits: 0 })}${abstained(r) ? ' abstained' : ''}` : r.status}${r.gold !== null ? ` gold ${r.gold}` : ''}  ${clip(r.input.replace(/\s+/g, ' '), 80)}`);
         }
       }),
     );
@@ -65,18 +72,24 @@ export function registerJobs(program: Command): void {
     .option('--accept-model-change', 'continue even though a model file changed since the job started (the change is recorded in the job)')
     .option('--data-dir <dir>', 'data folder')
     .option('--json', 'print the job and its metrics as JSON')
-    .action((id: string, opts: { threads?: number; contextSize?: number; acceptModelChange?: boolean; dataDir?: string; json?: boolean }) =>
+    .addOption(minConfidenceOption())
+    .addOption(budgetOption())
+    .addOption(new Option('--price-in <usd>', "with a usd budget: US dollars per million prompt tokens (default: the remote entry's price)").argParser(priceOption('--price-in')))
+    .addOption(new Option('--price-out <usd>', 'with a usd budget: US dollars per million completion tokens').argParser(priceOption('--price-out')))
+    .action((id: string, opts: { threads?: number; contextSize?: number; acceptModelChange?: boolean; dataDir?: string; json?: boolean; minConfidence?: number; budget?: Budget; priceIn?: number; priceOut?: number }) =>
       // The job's models load with one sequence per row in flight, as when it was created.
       withCliServices(opts, async (services) => {
         const jobs = services.jobs();
         const job = jobs.get(id);
+        // A new budget replaces the job's (a resume may raise it); none keeps the job's.
+        const budget = await jobBudgetFrom(opts, services.remotes, job.generator.path, job.evaluator.path);
         const end = await runJobWithProgress(jobs, job.id, {
           quiet: opts.json === true,
-          start: { acceptModelChange: opts.acceptModelChange === true },
+          start: { acceptModelChange: opts.acceptModelChange === true, ...(budget ? { budget } : {}) },
           // Only once it really runs, so a refused resume says one line, not two.
           onStarted: () => err(`resuming job ${job.id} at ${job.rowsDone}/${job.rowsTotal} rows`),
         });
-        printJobOutcome(end, jobs.metrics(job.id), opts.json === true);
+        printJobOutcome(end, jobs.metrics(job.id, viewFrom(opts)), opts.json === true);
       }),
     );
 
@@ -87,7 +100,8 @@ export function registerJobs(program: Command): void {
     .addOption(new Option('--format <format>', 'csv or json').choices(['csv', 'json']).default('csv'))
     .option('--out <file>', 'output file (default <job id>.<format> here)')
     .option('--data-dir <dir>', 'data folder')
-    .action((id: string, opts: { format: 'csv' | 'json'; out?: string; dataDir?: string }) =>
+    .addOption(minConfidenceOption())
+    .action((id: string, opts: { format: 'csv' | 'json'; out?: string; dataDir?: string; minConfidence?: number }) =>
       withCliServices(opts, async (services) => {
         const jobs = services.jobs();
         const job = jobs.get(id);
@@ -96,7 +110,7 @@ export function registerJobs(program: Command): void {
         // handlers would exit at once and leave it behind).
         const { signal, off } = interruptSignal(['SIGTERM']);
         try {
-          await jobs.export(job.id, opts.format, file, signal);
+          await jobs.export(job.id, opts.format, file, signal, viewFrom(opts));
         } finally {
           off();
         }

@@ -14,6 +14,7 @@ import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFr
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
 import { err, eta, out, outJson, pct as percent, table } from '../ui';
+import { type PlanCliOptions, addPlanOptions, priceFrom, withPlan } from '../plan';
 
 /** Parses `0,1,2,5,10` into whole numbers within [min, max]. */
 export function intListOption(name: string, min: number, max: number) {
@@ -34,7 +35,7 @@ interface SweepRuntimeOptions {
   json?: boolean;
 }
 
-interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions {
+interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions, PlanCliOptions {
   task?: string;
   data?: string;
   textCol?: string;
@@ -141,7 +142,7 @@ export function registerSweep(program: Command): void {
     .option('--label-col <column>', 'column holding the gold label (default: guessed)')
     .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
     .addOption(new Option('--format <format>', 'file format (default: from the extension, then the content)').choices(['csv', 'tsv', 'jsonl']));
-  addSweepRuntimeOptions(addModelOptions(cmd))
+  addPlanOptions(addSweepRuntimeOptions(addModelOptions(cmd)))
     .option('-n, --paraphrases <list>', 'paraphrases per run, e.g. 0,1,2,5,10', intListOption('-n', INT_SETTINGS.n.min, INT_SETTINGS.n.max), [0, 1, 2, 5, 10])
     .option('-k, --examples <list>', 'examples per run, e.g. 4,8,16', intListOption('-k', INT_SETTINGS.k.min, INT_SETTINGS.k.max), [4, 8, 16])
     .option('-r, --runs <list>', 'runs, e.g. 1,3,5,10,15 (the largest is run once; smaller r read its first runs)', intListOption('-r', INT_SETTINGS.r.min, INT_SETTINGS.r.max), [1, 3, 5, 10, 15])
@@ -187,6 +188,23 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
   const dataPath = resolve(opts.data);
   const opened = await openDataset(dataPath, opts.format ? { format: opts.format } : {});
   const { textColumn, labelColumn } = dataColumnsFrom(opened, { ...opts, data: opts.data }, 'required');
+  const grid = { n: opts.paraphrases, k: opts.examples, r: opts.runs, seeds: opts.seeds };
+  if (opts.dryRun) {
+    const price = priceFrom(opts);
+    return withPlan(opts, async (services, calibrate) =>
+      services.planner().sweep({
+        task: await services.tasks.resolve(opts.task!),
+        grid,
+        // The paths the sweep's jobs will name the models by: the cache keys hold them.
+        generator: modelRef(generator),
+        evaluator: modelRef(evaluator),
+        data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
+        concurrency: opts.concurrency,
+        ...(price ? { price } : {}),
+        ...(calibrate ? { calibrate: { pool: services.pool, concurrency: opts.concurrency } } : {}),
+      }),
+    );
+  }
   await withCliServices(opts, async (services) => {
     const sweeps = services.sweeps();
     const created = await sweeps.create({
@@ -197,7 +215,7 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
       generator: modelRef(generator),
       evaluator: modelRef(evaluator),
-      grid: { n: opts.paraphrases, k: opts.examples, r: opts.runs, seeds: opts.seeds },
+      grid,
       ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
       concurrency: opts.concurrency,
       ...(opts.name ? { name: opts.name } : {}),
