@@ -1,0 +1,185 @@
+// The job database's schema: one migration per version, applied in order by the store when it
+// opens a file (PRAGMA user_version says how far a file is). A migration is never edited once it
+// has shipped: a file on someone's disk went through it; a change is a new entry.
+import type Database from 'better-sqlite3';
+import { UserError } from '../common/errors';
+
+/** Bump with a new entry in MIGRATIONS. */
+export const SCHEMA_VERSION = 7;
+
+const MIGRATIONS: string[] = [
+  // v1
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    status TEXT NOT NULL,
+    task_json TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    generator_json TEXT NOT NULL,
+    evaluator_json TEXT NOT NULL,
+    dataset_json TEXT NOT NULL,
+    row_limit INTEGER,
+    baseline INTEGER NOT NULL,
+    concurrency INTEGER NOT NULL,
+    error TEXT,
+    elapsed_ms REAL NOT NULL DEFAULT 0,
+    rows_total INTEGER NOT NULL DEFAULT 0,
+    -- Who runs it ("host:pid"), so another process can tell a live job from one whose process died.
+    owner TEXT
+  );
+  CREATE TABLE job_rows (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    input TEXT NOT NULL,
+    gold TEXT,
+    gold_raw TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    prediction TEXT,
+    correct INTEGER,
+    lenient_correct INTEGER,
+    confidence REAL,
+    votes_json TEXT,
+    tie_break TEXT,
+    runs_json TEXT,
+    baseline_json TEXT,
+    stages_json TEXT,
+    ms REAL,
+    error TEXT,
+    finished TEXT,
+    PRIMARY KEY (job_id, idx)
+  ) WITHOUT ROWID;
+  CREATE INDEX job_rows_status ON job_rows(job_id, status);
+  CREATE TABLE job_run_examples (
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    run INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    examples_json TEXT NOT NULL,
+    filtered_json TEXT NOT NULL,
+    stats_json TEXT NOT NULL,
+    PRIMARY KEY (job_id, run)
+  ) WITHOUT ROWID;
+  CREATE TABLE generation_cache (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+  // v2: 1 once every row of the data set is in job_rows; 0 after a crash during the import.
+  // Jobs from v1 were imported before they were visible, hence the default for existing rows.
+  `
+  ALTER TABLE jobs ADD COLUMN imported INTEGER NOT NULL DEFAULT 1;
+  `,
+  // v3: sweeps (moved into experiments by v6). A sweep is one job per (n, k, seed); the calls it
+  // made are counted here because the jobs' own stats count cached work as free.
+  `
+  CREATE TABLE sweeps (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    status TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    error TEXT,
+    owner TEXT,
+    generator_calls INTEGER NOT NULL DEFAULT 0,
+    evaluator_calls INTEGER NOT NULL DEFAULT 0,
+    -- Prompt + completion tokens of those calls: with the jobs' time, the sweep's throughput.
+    tokens INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE sweep_jobs (
+    sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    k INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    PRIMARY KEY (sweep_id, n, k, seed)
+  ) WITHOUT ROWID;
+  `,
+  // v4: generator × evaluator comparisons (models/compare.ts). Until v3 that module created the
+  // table itself, outside these migrations; IF NOT EXISTS adopts such a table as it is.
+  `
+  CREATE TABLE IF NOT EXISTS model_comparisons (
+    id TEXT PRIMARY KEY,
+    created INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    record_json TEXT NOT NULL
+  );
+  `,
+  // v5: whether every session of a job ran on backends that promise the same output for the same
+  // request (TatraBackend.deterministic): 1 yes, 0 not (a remote server, a GPU build), NULL before
+  // any session, and for jobs from v4, whose sessions were not recorded.
+  `
+  ALTER TABLE jobs ADD COLUMN deterministic INTEGER;
+  `,
+  // v6: one home for long experiments (jobs/experiment-store.ts): sweeps and comparisons are both
+  // a grid of cells, one job each, with an owner, a heartbeat and the calls they made. Sweeps move
+  // over as they are (a cell is [n, k, seed]); each comparison's JSON record becomes a row (a cell
+  // is [generator, evaluator]) whose pairs are read from their jobs. A comparison left running by a
+  // process that died is paused, resumable; one that failed is failed.
+  `
+  CREATE TABLE experiments (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    status TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    error TEXT,
+    owner TEXT,
+    generator_calls INTEGER NOT NULL DEFAULT 0,
+    evaluator_calls INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX experiments_kind ON experiments(kind, created);
+  CREATE TABLE experiment_jobs (
+    experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    cell TEXT NOT NULL,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    PRIMARY KEY (experiment_id, cell)
+  ) WITHOUT ROWID;
+  INSERT INTO experiments (id, kind, name, created, updated, status, spec_json, error, owner, generator_calls, evaluator_calls, tokens)
+    SELECT id, 'sweep', name, created, updated, status, spec_json, error, owner, generator_calls, evaluator_calls, tokens FROM sweeps;
+  INSERT INTO experiment_jobs (experiment_id, cell, job_id) SELECT sweep_id, json_array(n, k, seed), job_id FROM sweep_jobs;
+  INSERT INTO experiments (id, kind, name, created, updated, status, spec_json, error)
+    SELECT id, 'compare', 'comparison on ' || json_extract(record_json, '$.spec.task'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', created / 1000.0, 'unixepoch'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', COALESCE(json_extract(record_json, '$.finishedAt'), created) / 1000.0, 'unixepoch'),
+      CASE status WHEN 'running' THEN 'paused' WHEN 'error' THEN 'failed' ELSE status END,
+      json_object('spec', json(json_extract(record_json, '$.spec')), 'warnings', json(COALESCE(json_extract(record_json, '$.warnings'), '[]'))),
+      json_extract(record_json, '$.error')
+    FROM model_comparisons;
+  INSERT OR IGNORE INTO experiment_jobs (experiment_id, cell, job_id)
+    SELECT c.id, json_array(json_extract(p.value, '$.generator'), json_extract(p.value, '$.evaluator')), json_extract(p.value, '$.jobId')
+    FROM model_comparisons c, json_each(c.record_json, '$.pairs') p
+    WHERE json_extract(p.value, '$.jobId') IN (SELECT id FROM jobs);
+  DROP TABLE sweep_jobs;
+  DROP TABLE sweeps;
+  DROP TABLE model_comparisons;
+  `,
+  // v7: what a job spent (calls and tokens per stage, all sessions; jobs/usage.ts), the budget
+  // that stops it, and why it last stopped ('budget'), so a paused job says its budget ran out.
+  `
+  ALTER TABLE jobs ADD COLUMN usage_json TEXT;
+  ALTER TABLE jobs ADD COLUMN budget_json TEXT;
+  ALTER TABLE jobs ADD COLUMN stopped_by TEXT;
+  `,
+];
+
+/** Brings the open file `path` up to SCHEMA_VERSION, each version in its own transaction; a file from a newer version is refused. */
+export function migrate(db: Database.Database, path: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new UserError(`${path} was written by a newer TATRA Studio (schema ${current}, this one knows ${SCHEMA_VERSION})`, 'db_newer');
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
