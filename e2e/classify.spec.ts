@@ -1,6 +1,7 @@
 // Classify an input on the tiny synthetic model and watch the vote breakdown fill in; cancel a
 // long run; a missing model is one clear message.
 import { expect, fillClassify, openApp, shot, test } from './fixtures';
+import { lookAt } from './look';
 
 test('classify an input: runs, paraphrases and votes fill in live, then the final breakdown', async ({ page, server }) => {
   const n = 3;
@@ -53,6 +54,7 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
     await expect(run.locator('ol.paras li')).toHaveCount(n + 1);
   }
   await shot(page, 'classify-final');
+  await lookAt(page, 'classify');
   // The dark theme, chosen from the keyboard-reachable theme switch.
   await page.getByTestId('theme').selectOption('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');

@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callApi, expect, openApp, shot, test } from './fixtures';
+import { lookAt } from './look';
 
 test('create a task, validated as you type and saved in the data folder', async ({ page, server }) => {
   await openApp(page);
@@ -43,6 +44,7 @@ test('create a task, validated as you type and saved in the data folder', async 
   await expect(page.getByTestId('task-e2e-spam')).toBeVisible();
   await expect(page.getByText('Saved task "Spam filter"')).toBeVisible();
   await shot(page, 'tasks');
+  await lookAt(page, 'tasks');
   const file = join(server.dataDir, 'tasks', 'e2e-spam.json');
   expect(existsSync(file)).toBe(true);
   const saved = JSON.parse(readFileSync(file, 'utf8')) as { labels: { name: string; style: string[] }[]; topics: string[] };

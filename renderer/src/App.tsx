@@ -26,6 +26,7 @@ function useTheme(theme: ThemeChoice) {
     const apply = () => {
       const dark = theme === 'dark' || (theme === 'system' && media?.matches);
       document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+      useStore.setState({ resolvedTheme: dark ? 'dark' : 'light' });
     };
     apply();
     media?.addEventListener?.('change', apply);

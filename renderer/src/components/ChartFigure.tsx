@@ -17,25 +17,28 @@ export function ChartFigure({ data, children, testId, style, className, title }:
       <div aria-hidden="true" style={{ width: '100%' }}>
         {children}
       </div>
-      <table className="sr-only" data-testid={testId ? `${testId}-text` : undefined}>
-        <caption>{data.caption}</caption>
-        <thead>
-          <tr>
-            {data.columns.map((c) => (
-              <th key={c} scope="col">
-                {c}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {data.rows.map((row, i) => (
-            <tr key={i}>
-              {row.map((cell, j) => (j === 0 ? <th key={j} scope="row">{cell}</th> : <td key={j}>{cell}</td>))}
+      {/* In a clipped box: a table grows to its content whatever its own width says. */}
+      <div className="sr-only">
+        <table data-testid={testId ? `${testId}-text` : undefined}>
+          <caption>{data.caption}</caption>
+          <thead>
+            <tr>
+              {data.columns.map((c) => (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {data.rows.map((row, i) => (
+              <tr key={i}>
+                {row.map((cell, j) => (j === 0 ? <th key={j} scope="row">{cell}</th> : <td key={j}>{cell}</td>))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }

@@ -1,5 +1,5 @@
 // Small building blocks used across views.
-import { useId, useState, type ReactNode } from 'react';
+import { useId, useState, type CSSProperties, type ReactNode } from 'react';
 import { reproducibleText, type ReproducibleSubject } from '../../../electron/common/reproducible';
 import { useStore } from '../store';
 import { labelVar } from './labels';
@@ -114,6 +114,18 @@ export function Metric({ name, value, hint }: { name: string; value: ReactNode; 
     <div className="card metric" title={hint}>
       <span className="name">{name}</span>
       <span className="value">{value}</span>
+    </div>
+  );
+}
+
+/**
+ * A table that may scroll sideways or down in its own box: reachable from the keyboard (a
+ * scrolling region must be, or its hidden part is out of reach) and named for screen readers.
+ */
+export function TableWrap({ label, children, style }: { label: string; children: ReactNode; style?: CSSProperties }) {
+  return (
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={label} style={style}>
+      {children}
     </div>
   );
 }

@@ -2,7 +2,7 @@
 // on the machine running TATRA) and 2 · its columns and the gold values' task labels. Both edit
 // the store's one draft, so a file previewed in one view is still mapped in the other.
 import { useMemo, useRef, useState } from 'react';
-import { ErrorBanner } from './Common';
+import { ErrorBanner, TableWrap } from './Common';
 import { useStore } from '../store';
 import { taskById } from '../store/tasksSlice';
 
@@ -100,7 +100,7 @@ export function MappingStep() {
           <strong>{draft.fileName || p.path}</strong> · {p.format.toUpperCase()} · {p.rowCount === null ? 'many' : p.rowCount.toLocaleString()} rows{p.emptyInputs ? ` · ${p.emptyInputs} empty inputs skipped` : ''}
         </span>
       </div>
-      <div className="table-wrap" style={{ maxHeight: 220 }}>
+      <TableWrap label="First rows of the file" style={{ maxHeight: 220 }}>
         <table className="data" data-testid="preview-table">
           <thead>
             <tr>
@@ -125,7 +125,7 @@ export function MappingStep() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <div className="grid-2">
         <label className="field">
           <span>Input column</span>
@@ -153,7 +153,7 @@ export function MappingStep() {
       {draft.goldColumn && labels.length > 0 && p.goldValues.length > 0 ? (
         <div className="stack">
           <h3>Gold values → task labels</h3>
-          <div className="table-wrap">
+          <TableWrap label="Gold values and their task labels">
             <table className="data" data-testid="label-map">
               <thead>
                 <tr>
@@ -181,7 +181,7 @@ export function MappingStep() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           {unmapped.length > 0 ? (
             <div className="banner warn">
               {unmapped.length} value{unmapped.length === 1 ? '' : 's'} ({unmapped.reduce((a, g) => a + g.count, 0)} rows) map to no label; those rows will have no gold.

@@ -109,14 +109,16 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
             ))}
           </div>
         ))}
-        <div className="vt-body" ref={parentRef} tabIndex={0} data-testid="rows-body" style={{ height: Math.min(420, Math.max(1, total) * 34 + 2) }}>
-          <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+        <div className="vt-body" ref={parentRef} tabIndex={0} role="rowgroup" aria-label="Rows, scrollable" data-testid="rows-body" style={{ height: Math.min(420, Math.max(1, total) * 34 + 2) }}>
+          <div role="presentation" style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
             {items.map((vi) => {
               const row = tableRows[vi.index];
               if (!row)
                 return (
-                  <div key={vi.key} className="vt-row" style={{ top: vi.start, height: vi.size }}>
-                    <div className="muted">…</div>
+                  <div key={vi.key} className="vt-row" role="row" style={{ top: vi.start, height: vi.size }}>
+                    <div className="muted" role="cell">
+                      loading…
+                    </div>
                   </div>
                 );
               return (
@@ -125,7 +127,7 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
                   className="vt-row"
                   role="row"
                   tabIndex={0}
-                  aria-selected={selected === row.original.index}
+                  aria-current={selected === row.original.index ? 'true' : undefined}
                   style={{ top: vi.start, height: vi.size }}
                   onClick={() => setSelected(row.original.index)}
                   onKeyDown={(e) => {
@@ -145,9 +147,9 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
               );
             })}
           </div>
-          {total === 0 ? <div className="empty">{filter === 'wrong' ? 'No wrong rows.' : 'No finished rows yet.'}</div> : null}
         </div>
       </div>
+      {total === 0 ? <div className="empty">{filter === 'wrong' ? 'No wrong rows.' : 'No finished rows yet.'}</div> : null}
       {selected !== null ? <RowDetailPanel key={selected} jobId={jobId} index={selected} labels={labels} onClose={() => setSelected(null)} /> : null}
     </div>
   );

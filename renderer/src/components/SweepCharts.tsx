@@ -88,11 +88,11 @@ export function KnHeatmap({ points, r }: { points: readonly SweepPoint[]; r: num
     <figure className="card stack" style={{ margin: 0, gap: 6 }} data-testid="sweep-heatmap">
       <figcaption className="small muted">Mean accuracy, k × n, at r = {r}</figcaption>
       <div className="row" style={{ justifyContent: 'center' }}>
-        <span className="axis-title">n →</span>
+        <span className="axis-title" style={{ textTransform: 'none' }}>n →</span>
       </div>
       <div className="heat" style={{ gridTemplateColumns: `minmax(60px, auto) repeat(${ns.length}, minmax(70px, 1fr))` }} role="table" aria-label={`Mean accuracy at r=${r}, k in rows, n in columns`}>
         <div role="row" style={{ display: 'contents' }}>
-          <div className="lab axis-title" role="columnheader">
+          <div className="lab axis-title" role="columnheader" style={{ textTransform: 'none' }}>
             k ↓
           </div>
           {ns.map((n) => (

@@ -7,8 +7,8 @@ import { ChartFigure } from './ChartFigure';
 
 /** Recharts writes SVG attributes; resolve our CSS variables to concrete colours for it. */
 export function useResolvedColor(): (cssVar: string) => string {
-  // Re-render on theme change so the colours follow it.
-  useStore((s) => s.theme);
+  // Re-render when the theme on screen changes (also when the system's does), so colours follow it.
+  useStore((s) => s.resolvedTheme);
   const style = typeof document === 'undefined' ? null : getComputedStyle(document.documentElement);
   return (v) => {
     const m = /^var\((--[\w-]+)\)$/.exec(v);

@@ -24,6 +24,8 @@ export interface UiSlice {
   navigate(route: Route): void;
   theme: ThemeChoice;
   setTheme(theme: ThemeChoice): void;
+  /** The theme on screen: the choice, or the system's when the choice is "system" (charts redraw on it). */
+  resolvedTheme: 'light' | 'dark';
   notices: Notice[];
   notify(kind: Notice['kind'], message: string): void;
   dismiss(id: number): void;
@@ -50,6 +52,7 @@ export const createUiSlice: SliceCreator<UiSlice> = (set, get) => ({
     if (typeof window !== 'undefined' && window.location.hash !== formatHash(route)) window.location.hash = formatHash(route);
   },
   theme: 'system',
+  resolvedTheme: 'light',
   setTheme(theme) {
     set({ theme });
     void get().updateSettings({ theme });
