@@ -14,6 +14,12 @@ export default defineConfig({
   expect: { timeout: 30_000 },
   retries: 0,
   reporter: [['list']],
+  // The first-run spec meets the server as a fresh install (no model, no settings), so it runs
+  // before every other spec, on the same server.
+  projects: [
+    { name: 'first-run', testMatch: 'first-run.spec.ts' },
+    { name: 'app', testIgnore: 'first-run.spec.ts', dependencies: ['first-run'] },
+  ],
   use: {
     browserName: 'chromium',
     viewport: { width: 1440, height: 960 },

@@ -10,12 +10,14 @@ export interface ServerInfo {
   /** The tiny synthetic model. */
   model: string;
   dataDir: string;
+  /** The server's models folder (empty at the start; downloads land there). */
+  modelsDir: string;
 }
 
 export function serverInfo(): ServerInfo {
   const env = process.env;
   if (!env.TATRA_E2E_URL) throw new Error('TATRA_E2E_URL is unset: run through playwright.config.ts (its globalSetup starts tatra serve)');
-  return { url: env.TATRA_E2E_URL, origin: env.TATRA_E2E_ORIGIN!, token: env.TATRA_E2E_TOKEN!, model: env.TATRA_E2E_MODEL!, dataDir: env.TATRA_E2E_DATA_DIR! };
+  return { url: env.TATRA_E2E_URL, origin: env.TATRA_E2E_ORIGIN!, token: env.TATRA_E2E_TOKEN!, model: env.TATRA_E2E_MODEL!, dataDir: env.TATRA_E2E_DATA_DIR!, modelsDir: env.TATRA_E2E_MODELS_DIR! };
 }
 
 /** Calls the API as a non-browser client (token header, no Origin). */

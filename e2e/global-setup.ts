@@ -25,10 +25,14 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
 
   const model = await ensureSyntheticModel('tiny');
   const dataDir = mkdtempSync(join(tmpdir(), 'tatra-e2e-'));
+  // Its own empty models folder (downloads land there too): the first-run spec meets the app as a
+  // fresh install does, whatever GGUFs the checkout's models/ holds.
+  const modelsDir = join(dataDir, 'models-folder');
+  mkdirSync(modelsDir, { recursive: true });
   const child = spawn(process.execPath, ['bin/tatra.js', 'serve', '--port', '0', '--data-dir', dataDir, '--threads', '1'], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'test' },
+    env: { ...process.env, NODE_ENV: 'test', TATRA_MODELS_DIR: modelsDir },
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {
@@ -57,6 +61,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.TATRA_E2E_TOKEN = parsed.searchParams.get('token') ?? '';
   process.env.TATRA_E2E_MODEL = model;
   process.env.TATRA_E2E_DATA_DIR = dataDir;
+  process.env.TATRA_E2E_MODELS_DIR = modelsDir;
 
   return async () => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

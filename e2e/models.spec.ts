@@ -6,12 +6,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 import { callApi, expect, openApp, test } from './fixtures';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+import { lookAt } from './look';
 
 /** Serves one file slowly (about 3 s), with Range, so the page can show the progress bar moving. */
 async function slowServer(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
@@ -69,6 +67,7 @@ test('the library lists models and unusable files with reasons, with hardware an
     await expect(invalid.filter({ hasText: 'cut.gguf' })).toContainText('truncated');
     await expect(page.getByTestId('catalog-row')).toHaveCount(5);
     await page.screenshot({ path: 'e2e/artifacts/models.png', fullPage: true });
+    await lookAt(page, 'models');
 
     // Remembered by the server, referenced in place.
     const listing = await callApi<{ folders: string[] }>('models.list');
@@ -79,10 +78,10 @@ test('the library lists models and unusable files with reasons, with hardware an
   }
 });
 
-test('a download shows live progress, can be cancelled and resumed, and ends verified in the library', async ({ page }) => {
+test('a download shows live progress, can be cancelled and resumed, and ends verified in the library', async ({ page, server }) => {
   const body = readFileSync(await ensureSyntheticModel('tiny'));
   const fileName = `e2e-download-${process.pid}.gguf`;
-  const target = join(root, 'models', fileName);
+  const target = join(server.modelsDir, fileName);
   const http = await slowServer(body);
   try {
     await openApp(page, '#/models');
@@ -107,6 +106,17 @@ test('a download shows live progress, can be cancelled and resumed, and ends ver
     await expect(page.getByTestId('download-row').filter({ hasText: fileName }).first().getByTestId('download-stats')).toContainText('verified');
     await expect(page.getByTestId('model-row').filter({ hasText: fileName })).toBeVisible();
     expect(readFileSync(target).equals(body)).toBe(true);
+
+    // A download that never started (nothing listens there) fails with its reason, offers no
+    // "Resume", and can be dismissed.
+    await page.getByTestId('download-input').fill('http://127.0.0.1:9/never.gguf');
+    await page.getByTestId('download-button').click();
+    const failed = page.getByTestId('download-row').filter({ hasText: 'never.gguf' });
+    await expect(failed).toHaveAttribute('data-status', 'error');
+    await expect(page.getByRole('button', { name: 'Resume' })).toHaveCount(0);
+    await failed.getByTestId('download-dismiss').click();
+    await expect(failed).toHaveCount(0);
+    expect((await callApi<{ fileName: string }[]>('models.downloads')).some((d) => d.fileName === 'never.gguf')).toBe(false);
   } finally {
     await http.close();
     rmSync(target, { force: true });
@@ -150,6 +160,7 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     for (let i = 0; i < 4; i++) await expect(cells.nth(i)).toHaveText(/^\d+\.\d%$/);
     await expect(page.getByTestId('compare-chart').locator('.recharts-bar-rectangle').first()).toBeVisible();
     await page.screenshot({ path: 'e2e/artifacts/compare.png', fullPage: true });
+    await lookAt(page, 'compare');
 
     const list = await callApi<{ id: string; status: string }[]>('compare.list');
     expect(list[0]?.status).toBe('done');

@@ -26,23 +26,28 @@ test('add a remote model (probed) and classify through it', async ({ page }) => 
   const card = page.getByTestId('remote-card');
   await expect(card).toContainText('Remote models');
   await page.getByTestId('remote-urls').fill(url);
-  await page.getByTestId('remote-model').fill('tiny');
+  // A server is probed before its model id is known: the ids it serves are listed to pick from.
   await page.getByTestId('remote-probe-btn').click();
   const probe = page.getByTestId('remote-probe-result');
   await expect(probe.getByTestId('remote-health')).toHaveText('up');
   await expect(probe.getByTestId('remote-probe')).toContainText('llama-server');
   await expect(probe.getByTestId('remote-probe')).toContainText('constrained output: GBNF grammar');
   await expect(probe.getByTestId('remote-probe')).toContainText('context 4,096');
-  await expect(probe.getByTestId('remote-probe')).toContainText('models: tiny');
   await shot(page, 'remote-probe');
 
-  // A model the server does not have is refused with the served ones listed.
-  await page.getByTestId('remote-name').fill('e2e-llama');
+  // A wrong id: the server answers, so it is up but does not serve that model (not "down").
   await page.getByTestId('remote-model').fill('no-such-model');
+  await page.getByTestId('remote-probe-btn').click();
+  await expect(probe.getByTestId('remote-health')).toHaveText('up · model not served');
+  await expect(probe).toContainText('has no model "no-such-model"; it serves: tiny');
+  // Adding it is refused with the served ones listed.
+  await page.getByTestId('remote-name').fill('e2e-llama');
   await page.getByTestId('remote-add-btn').click();
   await expect(page.getByText(`has no model "no-such-model"; it serves: tiny`).first()).toBeVisible();
 
-  await page.getByTestId('remote-model').fill('tiny');
+  // The served id is one click away.
+  await probe.getByTestId('remote-served-model').filter({ hasText: 'tiny' }).click();
+  await expect(page.getByTestId('remote-model')).toHaveValue('tiny');
   await page.getByTestId('remote-add-btn').click();
   const row = page.getByTestId('remote-row').filter({ hasText: 'remote:e2e-llama' });
   await expect(row).toBeVisible();

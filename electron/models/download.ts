@@ -549,6 +549,14 @@ export class DownloadManager extends EventEmitter<DownloadEvents> {
     return [...this.downloads.values()].map((d) => ({ ...d.state }));
   }
 
+  /** Forgets a download that has ended (done, failed or cancelled); its partial file, if any, stays on disk. */
+  forget(id: string): boolean {
+    const d = this.downloads.get(id);
+    if (!d) return false;
+    if (d.state.status === 'queued' || d.state.status === 'downloading' || d.state.status === 'verifying') throw new UserError('the download is still running: cancel it first', 'download_running');
+    return this.downloads.delete(id);
+  }
+
   /** Cancel everything still running and wait for it to stop. */
   async dispose(): Promise<void> {
     for (const d of this.downloads.values()) d.controller.abort();

@@ -22,7 +22,7 @@ export { comparisonMatrix, modelLabel } from '../common/contract/models';
 export { scanLibrary, ModelLibrary, type ScanResult, type ModelLibraryOptions } from './library';
 export { inspectModelFile, validateModelFile, invalidReason, invalidCode, type ModelHeader } from './gguf';
 export { hardwareInfo, estimateFit, type EstimateFitOptions } from './hardware';
-export { loadCatalog, findCatalogEntry, catalogPath } from './catalog';
+export { loadCatalog, findCatalogEntry, catalogPath, catalogFit, recommendCatalog } from './catalog';
 export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';
 export { DownloadManager, downloadModel, partialPaths, type DownloadOptions, type DownloadManagerOptions, type DownloadEvents } from './download';
 export { runComparison, checkComparisonInputs, newComparisonRecord, orderPairs, jobTokens, ComparisonManager, type ComparisonManagerOptions, type RunComparisonOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';

@@ -193,7 +193,7 @@ export class ModelLibrary {
     });
   }
 
-  /** Add one file (UserError when it is missing or not a .gguf; an invalid GGUF is listed as invalid). */
+  /** Add one file (UserError when it is missing, not a .gguf or not a usable GGUF, with the reason). */
   addFile(path: string): Promise<LibraryListing> {
     return this.serial(async () => {
       const file = resolve(path);
@@ -205,6 +205,8 @@ export class ModelLibrary {
       }
       if (st.isDirectory()) throw new UserError(`${file} is a folder; use "add folder"`, 'library_not_file');
       if (!/\.gguf$/i.test(file)) throw new UserError(`${file} is not a .gguf file`, 'library_not_gguf');
+      // A file that is not a usable GGUF is refused with its reason, not kept as an unusable entry.
+      await inspectModelFile(file, { checkData: true });
       const lib = await this.read();
       if (!lib.files.includes(file)) {
         lib.files.push(file);

@@ -6,7 +6,10 @@ import { checkModelListed, probeServer, type RemoteLookup } from '../remote';
 
 export interface EndpointHealth {
   url: string;
+  /** Answers and serves the model: usable. */
   up: boolean;
+  /** Answered the probe as an OpenAI-compatible server (it may still not serve the model). */
+  answers: boolean;
   error: string | null;
   probe: ServerProbe | null;
 }
@@ -26,19 +29,29 @@ export interface RemoteHealthOptions {
   key?: string;
 }
 
-/** Probes one endpoint for `model`; never throws for what the server does. */
+/** Probes one endpoint for `model` (none: the server alone); never throws for what the server does. */
 export async function endpointHealth(url: string, model: string, opts: { key?: string; keyEnv?: string; timeoutMs?: number }): Promise<EndpointHealth> {
   try {
     const probe = await probeServer(url, { ...opts, timeoutMs: opts.timeoutMs ?? 3000 });
     try {
-      checkModelListed(probe, model);
+      if (model) checkModelListed(probe, model);
     } catch (e) {
-      return { url, up: false, error: errorMessage(e), probe };
+      // The server is up; it just does not serve this model: not the same as down.
+      return { url, up: false, answers: true, error: errorMessage(e), probe };
     }
-    return { url, up: true, error: null, probe };
+    return { url, up: true, answers: true, error: null, probe };
   } catch (e) {
-    return { url, up: false, error: errorMessage(e), probe: null };
+    return { url, up: false, answers: false, error: errorMessage(e), probe: null };
   }
+}
+
+/**
+ * The endpoint that refuses a new remote model: one that answers but will not serve it (unknown
+ * model, wrong key, not OpenAI-compatible). One merely unreachable is not a refusal: the model
+ * is kept and used once the server is back.
+ */
+export function refusingEndpoint(endpoints: readonly EndpointHealth[]): EndpointHealth | undefined {
+  return endpoints.find((e) => !e.up && (e.answers || !/^cannot reach /.test(e.error ?? '')));
 }
 
 export async function remoteHealth(entries: readonly RemoteModelEntry[], opts: RemoteHealthOptions = {}): Promise<RemoteHealth[]> {

@@ -9,7 +9,7 @@ import { downloadModel, estimateFit, hardwareInfo, inspectModelFile, invalidReas
 import { disposeLlamaRuntime } from '../../llama';
 import { defaultModelsDir } from '../../paths';
 import { intOption } from '../options';
-import { remoteHealth, type RemoteHealth } from '../../models/remote-health';
+import { refusingEndpoint, remoteHealth, type RemoteHealth } from '../../models/remote-health';
 import { MAX_IN_FLIGHT, normaliseBaseUrl, remoteLabel } from '../../common/remote';
 import { defaultMaxInFlight } from '../../remote';
 import { UserError } from '../../common/errors';
@@ -150,7 +150,7 @@ export function registerModels(program: Command): void {
         // Probed before it is saved: a wrong key, an unknown model or a server that is not
         // OpenAI-compatible is refused; a server that is merely down now is kept, with a note.
         [health] = await remoteHealth([{ ...input }], { env: process.env });
-        const refused = health?.endpoints.find((e) => !e.up && !/^cannot reach /.test(e.error ?? ''));
+        const refused = refusingEndpoint(health?.endpoints ?? []);
         if (refused) throw new UserError(refused.error ?? `${refused.url} refused`, 'remote_refused');
       }
       const entry = await lib.add(input);

@@ -145,6 +145,21 @@ export const CatalogEntry = z.object({
 });
 export type CatalogEntry = z.infer<typeof CatalogEntry>;
 
+/** Whether a catalog model fits this machine, estimated before it is downloaded (models/catalog.ts). */
+export const CatalogFit = z.object({
+  fits: z.boolean(),
+  /** gpu: all of it in free VRAM; cpu: in RAM. */
+  where: z.enum(['gpu', 'cpu']),
+  /** About what loading it needs with a 4,096-token context, and what is free where it would go. */
+  needBytes: z.number(),
+  freeBytes: z.number(),
+});
+export type CatalogFit = z.infer<typeof CatalogFit>;
+
+/** A catalog entry as the app lists it: with its fit here, and whether it is the one to offer a newcomer. */
+export const CatalogListing = CatalogEntry.extend({ fit: CatalogFit, recommended: z.boolean() });
+export type CatalogListing = z.infer<typeof CatalogListing>;
+
 export const DownloadStatus = z.enum(['queued', 'downloading', 'verifying', 'done', 'error', 'cancelled']);
 export type DownloadStatus = z.infer<typeof DownloadStatus>;
 
@@ -267,7 +282,10 @@ export function modelLabel(path: string): string {
 /** One endpoint of a remote model as probed now: up, or down with the reason in one line. */
 export const EndpointHealth = z.object({
   url: z.string(),
+  /** Answers and serves the model. */
   up: z.boolean(),
+  /** Answered as an OpenAI-compatible server, whether or not it serves the model (up: false, answers: true: a wrong model id). */
+  answers: z.boolean().default(false),
   error: z.string().nullable(),
   probe: ServerProbe.nullable(),
 });
@@ -302,15 +320,17 @@ export const modelsMethods = {
   'models.info': method(pathInput.extend({ fit: FitOptions.optional() }), z.object({ model: ModelEntry, fit: FitEstimate })),
   'models.hardware': method(z.object({}), HardwareInfo),
   'models.fit': method(pathInput.extend({ contextSize: z.number().int().min(64).optional(), sequences: z.number().int().min(1).optional() }), FitEstimate),
-  'models.catalog': method(z.object({}), z.array(CatalogEntry)),
+  'models.catalog': method(z.object({}), z.array(CatalogListing)),
   /** Starts a download and answers at once; progress arrives as `download.progress`. */
   'models.download': method(z.object({ source: z.string().min(1), dir: z.string().optional() }), DownloadState),
   'models.cancelDownload': method(z.object({ id: z.string() }), DownloadState),
   'models.downloads': method(z.object({}), z.array(DownloadState)),
+  /** Removes an ended download (done, failed, cancelled) from the list; a partial file stays for resuming. */
+  'models.dismissDownload': method(z.object({ id: z.string() }), z.object({ dismissed: z.boolean() })),
   /** Remote models in the library; `probe` asks every endpoint now (a few seconds at most). */
   'models.remote.list': method(z.object({ probe: z.boolean().default(false) }), z.array(RemoteModelStatus)),
-  /** Probes servers before adding: kind, version, models, constrained output, context length. */
-  'models.remote.probe': method(remoteTarget, z.array(EndpointHealth)),
+  /** Probes servers before adding: kind, version, models, constrained output, context length. Without a model id, the servers alone. */
+  'models.remote.probe': method(remoteTarget.extend({ model: z.string().optional() }), z.array(EndpointHealth)),
   /** Adds (or replaces) `remote:NAME` after probing it; a wrong key, unknown model or non-OpenAI server is refused. */
   'models.remote.add': method(remoteTarget.extend({ name: z.string().min(1), maxInFlight: MaxInFlight.optional() }), RemoteModelStatus),
   'models.remote.remove': method(z.object({ name: z.string().min(1) }), z.object({ ok: z.boolean() })),

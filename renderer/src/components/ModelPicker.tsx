@@ -1,81 +1,255 @@
-// Pick a model for a role: the library's GGUFs (models.list) and remote models (models.remote.list,
-// as remote:NAME) as suggestions; any path or openai+http://HOST:PORT/v1#MODEL typed.
-import { useEffect, useId, useState } from 'react';
-import { formatBytes } from '../../../electron/common/bytes';
-import { getApi } from '../api/client';
+// Pick a model for a role: a searchable list of the library's GGUFs and the remote models, by
+// friendly name, with each one's fit and a details panel; a path on the machine running TATRA or
+// an openai+http://HOST:PORT/v1#MODEL can still be typed. A model without a chat template (a base
+// model, which TATRA's prompts do not suit) is flagged where it is chosen. ARIA 1.2 combobox.
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import type { FitEstimate, ModelEntry, RemoteModelStatus } from '../../../electron/common/contract/models';
+import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { useStore } from '../store';
+import { fitOf } from '../store/modelsSlice';
 
-interface Known {
-  path: string;
+export interface ModelOption {
+  /** What the run is given: a GGUF path or remote:NAME. */
+  value: string;
   name: string;
   detail: string;
+  local: ModelEntry | null;
+  remote: RemoteModelStatus | null;
 }
 
-let cache: Promise<Known[]> | null = null;
-let cacheVersion = -1;
-
-function loadModels(version: number): Promise<Known[]> {
-  if (cache && cacheVersion === version) return cache;
-  cacheVersion = version;
-  const api = getApi();
-  const local = api
-    .call('models.list', {})
-    .then((l) =>
-      l.models.map((m) => ({
-        path: m.path,
+/** Library and remote models as options, loading them (and refreshing them when the library changes). */
+export function useModelOptions(): { options: ModelOption[]; loaded: boolean } {
+  const library = useStore((s) => s.library);
+  const remotes = useStore((s) => s.remoteModels);
+  const version = useStore((s) => s.modelsVersion);
+  const loadLibrary = useStore((s) => s.loadLibrary);
+  const loadRemotes = useStore((s) => s.loadRemoteModels);
+  useEffect(() => {
+    void loadLibrary();
+    void loadRemotes(false);
+  }, [version, loadLibrary, loadRemotes]);
+  const options = useMemo(() => {
+    const models = library?.models ?? [];
+    // Two files with one name (a copy elsewhere) are told apart by their file.
+    const named = new Map<string, number>();
+    for (const m of models) named.set(m.name, (named.get(m.name) ?? 0) + 1);
+    return [
+      ...models.map((m) => ({
+        value: m.path,
         name: m.name,
-        detail: [m.architecture, m.quantization, formatBytes(m.sizeBytes)].filter(Boolean).join(' · '),
+        detail: [named.get(m.name)! > 1 ? m.path : null, m.architecture, formatParams(m.parameters), m.quantization, formatBytes(m.sizeBytes)].filter((x) => x && x !== '–').join(' · '),
+        local: m,
+        remote: null,
       })),
-    )
-    // Without the model library (or with an error) a typed path still works.
-    .catch(() => []);
-  const remote = api
-    .call('models.remote.list', { probe: false })
-    .then((l) =>
-      l.map((r) => ({
-        path: `remote:${r.entry.name}`,
+      ...(remotes ?? []).map((r) => ({
+        value: `remote:${r.entry.name}`,
         name: `remote:${r.entry.name}`,
         detail: `${r.entry.model} · ${r.entry.urls.length} endpoint${r.entry.urls.length === 1 ? '' : 's'}`,
+        local: null,
+        remote: r,
       })),
-    )
-    .catch(() => []);
-  cache = Promise.all([local, remote]).then(([a, b]) => [...a, ...b]);
-  return cache;
+    ];
+  }, [library, remotes]);
+  return { options, loaded: library !== null && remotes !== null };
+}
+
+/** Typed text that names a model by where it is rather than by name. */
+const looksLikeSpec = (text: string) => /[\\/]/.test(text) || /^(remote:|openai\+)/i.test(text.trim());
+
+function fitText(fit: FitEstimate | null): string | null {
+  if (!fit) return null;
+  if (!fit.fits) return `won't fit (${formatBytes(fit.totalBytes)} needed)`;
+  return `fits · ${fit.plan === 'gpu' ? 'GPU' : fit.plan === 'partial' ? `${fit.gpuLayers}/${fit.totalLayers} layers on GPU` : 'CPU'} · ${formatBytes(fit.totalBytes)}`;
+}
+
+function FitChip({ path }: { path: string }) {
+  const fit = useStore((s) => fitOf(s.fits, path));
+  const failed = useStore((s) => !!s.fits[path] && 'error' in s.fits[path]!);
+  const loadFit = useStore((s) => s.loadFit);
+  const known = useStore((s) => path in s.fits);
+  useEffect(() => {
+    if (!known) void loadFit(path);
+  }, [known, loadFit, path]);
+  if (failed) return <span className="chip bad">fit unknown</span>;
+  if (!fit) return <span className="chip">checking fit…</span>;
+  return <span className={!fit.fits ? 'chip bad' : fit.warning ? 'chip warn' : 'chip ok'}>{fitText(fit)}</span>;
+}
+
+/** Everything known about one option, for the panel beside the list. */
+function Details({ option }: { option: ModelOption }) {
+  const fit = useStore((s) => fitOf(s.fits, option.value));
+  if (option.remote) {
+    const r = option.remote.entry;
+    return (
+      <dl className="details" data-testid="model-details">
+        <dt>Server model</dt>
+        <dd>{r.model}</dd>
+        <dt>Endpoints</dt>
+        <dd>{r.urls.join(', ')}</dd>
+      </dl>
+    );
+  }
+  const m = option.local!;
+  return (
+    <dl className="details" data-testid="model-details">
+      <dt>Architecture</dt>
+      <dd>{m.architecture}</dd>
+      <dt>Parameters</dt>
+      <dd>{formatParams(m.parameters)}</dd>
+      <dt>Quantisation</dt>
+      <dd>{m.quantization ?? '–'}</dd>
+      <dt>File</dt>
+      <dd>{formatBytes(m.sizeBytes)}</dd>
+      <dt>Context</dt>
+      <dd>{m.contextLength?.toLocaleString('en-US') ?? '–'} tokens</dd>
+      <dt>Chat template</dt>
+      <dd>{m.hasChatTemplate ? 'yes' : <span className="bad-text">none: a base model?</span>}</dd>
+      <dt>Fit</dt>
+      <dd>{fitText(fit) ?? '…'}</dd>
+      {fit?.warning ? <dd className="wide">{fit.warning}</dd> : null}
+      <dt>Path</dt>
+      <dd className="path">{m.path}</dd>
+    </dl>
+  );
 }
 
 export function ModelPicker(props: { label: string; value: string; onChange(path: string): void; testId?: string; error?: string | null }) {
-  const version = useStore((s) => s.modelsVersion);
-  const [models, setModels] = useState<Known[]>([]);
+  const { options, loaded } = useModelOptions();
+  const navigate = useStore((s) => s.navigate);
   const id = useId();
-  useEffect(() => {
-    let live = true;
-    void loadModels(version).then((m) => live && setModels(m));
-    return () => {
-      live = false;
-    };
-  }, [version]);
-  const known = models.find((m) => m.path === props.value);
+  const [open, setOpen] = useState(false);
+  const [query, setQuery] = useState<string | null>(null);
+  const [active, setActive] = useState(0);
+  const box = useRef<HTMLDivElement>(null);
+  const chosen = options.find((o) => o.value === props.value) ?? null;
+  const shown = query ?? (chosen ? chosen.name : props.value);
+  const needle = (query ?? '').trim().toLowerCase();
+  const matches = needle && !looksLikeSpec(needle) ? options.filter((o) => `${o.name} ${o.detail} ${o.value}`.toLowerCase().includes(needle)) : options;
+  const current = matches[Math.min(active, matches.length - 1)] ?? null;
+
+  const pick = (o: ModelOption) => {
+    props.onChange(o.value);
+    setQuery(null);
+    setOpen(false);
+  };
+  // Closing by leaving the field: a typed path stays as typed; a search that picked nothing is dropped.
+  const leave = () => {
+    setOpen(false);
+    setQuery(null);
+  };
+
   return (
-    <label className="field">
-      <span>{props.label}</span>
-      <input
-        type="text"
-        list={`${id}-models`}
-        placeholder="/path/to/model.gguf or remote:NAME"
-        value={props.value}
-        spellCheck={false}
-        data-testid={props.testId}
-        onChange={(e) => props.onChange(e.target.value)}
-      />
-      <datalist id={`${id}-models`}>
-        {models.map((m) => (
-          <option key={m.path} value={m.path}>
-            {m.name} — {m.detail}
-          </option>
-        ))}
-      </datalist>
+    <div className="field model-picker" ref={box} data-testid={props.testId ? `${props.testId}-picker` : undefined}>
+      <label htmlFor={`${id}-input`}>{props.label}</label>
+      <div className="picker-box">
+        <input
+          id={`${id}-input`}
+          type="text"
+          role="combobox"
+          aria-expanded={open}
+          aria-controls={`${id}-list`}
+          aria-autocomplete="list"
+          aria-activedescendant={open && current ? `${id}-opt-${matches.indexOf(current)}` : undefined}
+          aria-invalid={!!props.error}
+          aria-describedby={`${id}-hint`}
+          placeholder={options.length > 0 ? 'Search models, or type a path' : '/path/to/model.gguf or remote:NAME'}
+          value={shown}
+          spellCheck={false}
+          autoComplete="off"
+          data-testid={props.testId}
+          onFocus={() => setOpen(true)}
+          onBlur={(e) => {
+            if (!box.current?.contains(e.relatedTarget as Node | null)) leave();
+          }}
+          onChange={(e) => {
+            const text = e.target.value;
+            setQuery(text);
+            setActive(0);
+            setOpen(true);
+            // A path or server spec is the value as typed; other text searches the list.
+            if (text.trim() === '' || looksLikeSpec(text)) props.onChange(text);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+              e.preventDefault();
+              setOpen(true);
+              setActive((i) => Math.max(0, Math.min(matches.length - 1, i + (e.key === 'ArrowDown' ? 1 : -1))));
+            } else if (e.key === 'Enter' && open && current && !looksLikeSpec(query ?? '')) {
+              e.preventDefault();
+              pick(current);
+            } else if (e.key === 'Escape') {
+              leave();
+            }
+          }}
+        />
+        <button type="button" className="picker-toggle" tabIndex={-1} aria-label={`Show the models for ${props.label}`} onMouseDown={(e) => e.preventDefault()} onClick={() => setOpen(!open)}>
+          ▾
+        </button>
+      </div>
+      {open ? (
+        <div className="picker-pop" data-testid="model-options">
+          <ul role="listbox" id={`${id}-list`} aria-label={`Models for ${props.label}`} tabIndex={-1}>
+            {matches.map((o, i) => (
+              <li
+                key={o.value}
+                id={`${id}-opt-${i}`}
+                role="option"
+                aria-selected={o.value === props.value}
+                className={o === current ? 'active' : undefined}
+                onMouseDown={(e) => e.preventDefault()}
+                onMouseEnter={() => setActive(i)}
+                onClick={() => pick(o)}
+                data-testid="model-option"
+              >
+                <span className="title">
+                  {o.name}
+                  {o.local && !o.local.hasChatTemplate ? <span className="chip warn">no chat template</span> : null}
+                </span>
+                <span className="meta">{o.detail}</span>
+              </li>
+            ))}
+            {matches.length === 0 ? (
+              <li className="empty-option" role="presentation">
+                {options.length === 0 ? (loaded ? 'No models yet.' : 'Loading…') : needle && looksLikeSpec(needle) ? 'A path or server: used as typed.' : 'No model matches.'}
+              </li>
+            ) : null}
+            <li role="presentation" className="picker-foot">
+              <a
+                href="#/models"
+                onMouseDown={(e) => e.preventDefault()}
+                onClick={(e) => {
+                  e.preventDefault();
+                  setOpen(false);
+                  navigate({ view: 'models' });
+                }}
+              >
+                Add or download a model…
+              </a>
+            </li>
+          </ul>
+          {current ? <Details option={current} /> : null}
+        </div>
+      ) : null}
+      <span className="field-hint" id={`${id}-hint`}>
+        {chosen ? (
+          <span className="row" style={{ gap: 6 }}>
+            <span>{chosen.detail}</span>
+            {chosen.local ? <FitChip path={chosen.value} /> : null}
+          </span>
+        ) : props.value.trim() ? (
+          'a path on the machine running TATRA, or a server'
+        ) : options.length > 0 ? (
+          `${options.length} model${options.length === 1 ? '' : 's'} to choose from`
+        ) : (
+          'no model yet: add or download one in Models'
+        )}
+      </span>
+      {chosen?.local && !chosen.local.hasChatTemplate ? (
+        <span className="field-warn" data-testid="no-chat-template">
+          {chosen.name} has no chat template: it looks like a base model, and TATRA's prompts need an instruction-tuned one. Expect poor labels.
+        </span>
+      ) : null}
       {props.error ? <span className="field-error">{props.error}</span> : null}
-      <span className="field-hint">{known ? `${known.name} · ${known.detail}` : models.length > 0 ? `${models.length} models in the library; or type a path or remote:NAME` : 'path of a GGUF file on the machine running TATRA, or remote:NAME'}</span>
-    </label>
+    </div>
   );
 }

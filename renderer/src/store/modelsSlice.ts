@@ -3,7 +3,7 @@
 // runs in the main process; this slice calls the API and follows its `download.progress` and
 // `compare.progress` events (watchModels), so a reload picks up whatever is still running.
 import type {
-  CatalogEntry,
+  CatalogListing,
   ComparisonRecord,
   ComparisonSpecInput,
   ComparisonSummary,
@@ -26,7 +26,7 @@ export interface ModelsSlice {
   hardware: HardwareInfo | null;
   /** Fit estimates by model path (at the default context and sequences). */
   fits: Record<string, FitEstimate | { error: string }>;
-  catalog: CatalogEntry[];
+  catalog: CatalogListing[];
   /** Downloads by id, newest state. */
   downloads: Record<string, DownloadState>;
   comparisons: ComparisonSummary[];
@@ -54,6 +54,8 @@ export interface ModelsSlice {
   /** Starts (or resumes, when a partial file is there) a download; `dir` defaults to the host's folder. */
   startDownload(source: string, dir?: string): Promise<DownloadState | null>;
   cancelDownload(id: string): Promise<void>;
+  /** Removes an ended download from the list (its partial file stays for resuming). */
+  dismissDownload(id: string): Promise<void>;
   loadDownloads(): Promise<void>;
   loadComparisons(): Promise<void>;
   openComparison(id: string): Promise<void>;
@@ -87,6 +89,8 @@ const summaryOf = (r: ComparisonRecord): ComparisonSummary => ({
   evaluators: r.spec.evaluators,
 });
 
+let libraryLoad: Promise<void> | null = null;
+
 // Several views may watch at once; subscribe once and count.
 let watchers = 0;
 let unwatch: (() => void) | null = null;
@@ -106,16 +110,21 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   currentComparisonId: null,
   compareError: null,
 
-  async loadLibrary() {
-    set({ libraryLoading: true });
-    try {
-      const library = await getApi().call('models.list', {});
-      set({ library, libraryError: null });
-    } catch (e) {
-      set({ libraryError: messageOf(e) });
-    } finally {
-      set({ libraryLoading: false });
-    }
+  loadLibrary() {
+    // Several pickers and views ask at once: one call answers them all.
+    libraryLoad ??= (async () => {
+      set({ libraryLoading: true });
+      try {
+        const library = await getApi().call('models.list', {});
+        set({ library, libraryError: null });
+      } catch (e) {
+        set({ libraryError: messageOf(e) });
+      } finally {
+        set({ libraryLoading: false });
+        libraryLoad = null;
+      }
+    })();
+    return libraryLoad;
   },
   async loadRemoteModels(probe = false) {
     try {
@@ -153,9 +162,17 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   },
   async addModelPath(kind, path) {
     try {
+      const before = new Set((get().library?.models ?? []).map((m) => m.path));
       const library = await getApi().call(kind === 'folder' ? 'models.addFolder' : 'models.addFile', { path });
       set({ library, libraryError: null, modelsVersion: get().modelsVersion + 1 });
-      get().notify('info', `Added ${path} to the library`);
+      // Say what the library gained, not just that a path was stored.
+      const found = library.models.filter((m) => !before.has(m.path));
+      const unusable = library.invalid.filter((i) => i.path.startsWith(path)).length;
+      if (found.length === 0 && kind === 'folder') {
+        get().notify('error', `${path} holds no usable GGUF model${unusable ? ` (${unusable} unusable file${unusable === 1 ? '' : 's'}, with the reasons, in the library below)` : ''}.`);
+      } else {
+        get().notify('success', `Added ${found.length === 1 ? found[0]!.name : `${found.length} models`} from ${path}${unusable ? `; ${unusable} unusable file${unusable === 1 ? '' : 's'} listed below` : ''}.`);
+      }
       return true;
     } catch (e) {
       get().notify('error', messageOf(e));
@@ -207,6 +224,15 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   async cancelDownload(id) {
     try {
       await getApi().call('models.cancelDownload', { id });
+    } catch (e) {
+      get().notify('error', messageOf(e));
+    }
+  },
+  async dismissDownload(id) {
+    try {
+      await getApi().call('models.dismissDownload', { id });
+      const { [id]: _gone, ...rest } = get().downloads;
+      set({ downloads: rest });
     } catch (e) {
       get().notify('error', messageOf(e));
     }

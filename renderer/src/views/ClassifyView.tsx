@@ -15,6 +15,7 @@ import { useSeededField, useSeededFields } from '../components/seededFields';
 import { VariantGrid, VoteBars } from '../components/VoteCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
+import { Welcome } from '../components/Welcome';
 import { leader, liveCounts, liveStage, liveVotes, type LiveRun } from '../store/classifyLive';
 import { taskById } from '../store/tasksSlice';
 
@@ -136,6 +137,7 @@ export function ClassifyView() {
         </div>
       </div>
 
+      <Welcome />
       <ClassifyForm />
 
       <ErrorBanner message={c.error?.message} title="Classification failed" />

@@ -1,19 +1,21 @@
 // Compare: pick generators and evaluators, a task and a data set; every pair runs as an
 // evaluation job (evaluators of one generator share its examples and paraphrases). Results as a
 // pair table, a generator × evaluator heatmap and grouped bars like the paper's cross-model table.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { useSeededField } from '../components/seededFields';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { comparisonMatrix, modelLabel, type ComparisonPair, type ComparisonRecord } from '../../../electron/common/contract/models';
 import { ROW_LIMIT } from '../../../electron/common/settings';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { getApi, messageOf } from '../api/client';
-import { ErrorBanner, NumberField, ProgressBar } from '../components/Common';
+import { ErrorBanner, NumberField, ProgressBar, TableWrap } from '../components/Common';
 import { duration, heatCell, pct } from '../components/labels';
 import { ChartFigure } from '../components/ChartFigure';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { TaskSelect } from '../components/TaskSelect';
 import { useResolvedColor } from '../components/VoteCharts';
 import { useStore } from '../store';
+import { Welcome } from '../components/Welcome';
 
 const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
 
@@ -79,8 +81,12 @@ function SetupCard() {
   const error = useStore((s) => s.compareError);
   const [task, setTask] = useState(currentTaskId);
   const [dataset, setDataset] = useState('');
-  const [generators, setGenerators] = useState<string[]>([]);
-  const [evaluators, setEvaluators] = useState<string[]>([]);
+  const saved = useStore((s) => s.settings);
+  // Start from the chosen models (the first one a newcomer adds is chosen for every form).
+  const chosenGenerator = saved?.generator ?? null;
+  const chosenEvaluator = saved?.evaluator ?? chosenGenerator;
+  const [generators, setGenerators] = useSeededField<string[]>(useMemo(() => (chosenGenerator ? [chosenGenerator] : []), [chosenGenerator]));
+  const [evaluators, setEvaluators] = useSeededField<string[]>(useMemo(() => (chosenEvaluator ? [chosenEvaluator] : []), [chosenEvaluator]));
   const [settings, setSettings] = useState<TatraSettings>({ ...DEFAULT_SETTINGS, r: 1 });
   const [limit, setLimit] = useState(50);
   const [textColumn, setTextColumn] = useState('');
@@ -261,7 +267,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
       {rec.warnings.map((w) => (
         <ErrorBanner key={w} title="Warning" message={w} />
       ))}
-      <div className="table-wrap">
+      <TableWrap label="Pairs of the comparison">
         <table className="data" data-testid="compare-table">
           <thead>
             <tr>
@@ -305,7 +311,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <div className="grid-2" style={{ marginTop: 16 }}>
         <Heatmap rec={rec} />
         <Bars rec={rec} />
@@ -325,9 +331,9 @@ function HistoryCard() {
       <div className="card-head">
         <h2>Comparisons</h2>
       </div>
-      <div className="list" role="listbox" aria-label="Comparisons" data-testid="compare-history">
+      <div className="list" data-testid="compare-history">
         {comparisons.map((c) => (
-          <button key={c.id} className="list-item" aria-selected={c.id === current} onClick={() => void open(c.id)} data-testid="compare-history-item">
+          <button key={c.id} className="list-item" aria-current={c.id === current ? 'true' : undefined} onClick={() => void open(c.id)} data-testid="compare-history-item">
             <span className="row" style={{ gap: 8 }}>
               <span className={statusChip(c.status)}>{c.status}</span>
               <strong>{c.task}</strong> · {modelLabel(c.dataset)} · {c.generators.length} generator{c.generators.length === 1 ? '' : 's'} × {c.evaluators.length} evaluator{c.evaluators.length === 1 ? '' : 's'}
@@ -367,6 +373,7 @@ export function CompareView() {
         <h1>Compare models</h1>
         <span className="muted">which generator with which evaluator</span>
       </div>
+      <Welcome />
       <SetupCard />
       {rec && <ResultCard rec={rec} />}
       <HistoryCard />

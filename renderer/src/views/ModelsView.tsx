@@ -3,9 +3,10 @@
 import { useEffect, useState } from 'react';
 import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
-import { ErrorBanner, ProgressBar } from '../components/Common';
+import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
 import { duration } from '../components/labels';
 import { useStore } from '../store';
+import { Welcome } from '../components/Welcome';
 import { RemoteModelsCard } from './RemoteModelsCard';
 
 
@@ -138,7 +139,7 @@ function LibraryCard() {
           ))}
         </div>
       )}
-      <div className="table-wrap" style={{ marginTop: 12 }}>
+      <TableWrap label="Models in the library" style={{ marginTop: 12 }}>
         <table className="data" data-testid="library-table">
           <thead>
             <tr>
@@ -182,13 +183,13 @@ function LibraryCard() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {library && library.invalid.length > 0 && (
         <>
           <h3 className="section-label" style={{ marginTop: 16 }}>
             Unusable files
           </h3>
-          <div className="table-wrap">
+          <TableWrap label="Unusable files">
             <table className="data" data-testid="invalid-models">
               <thead>
                 <tr>
@@ -207,7 +208,7 @@ function LibraryCard() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         </>
       )}
     </div>
@@ -216,6 +217,7 @@ function LibraryCard() {
 
 function DownloadProgress({ d }: { d: DownloadState }) {
   const cancel = useStore((s) => s.cancelDownload);
+  const dismiss = useStore((s) => s.dismissDownload);
   const active = d.status === 'queued' || d.status === 'downloading' || d.status === 'verifying';
   const frac = d.total ? d.bytes / d.total : 0;
   return (
@@ -225,11 +227,15 @@ function DownloadProgress({ d }: { d: DownloadState }) {
           <strong>{d.fileName || d.source}</strong>{' '}
           <span className={d.status === 'done' ? 'chip ok' : d.status === 'error' ? 'chip bad' : d.status === 'cancelled' ? 'chip' : 'chip run'}>{d.status}</span>
         </span>
-        {active && (
+        {active ? (
           <button className="btn ghost small" onClick={() => void cancel(d.id)}>
             Cancel
           </button>
-        )}
+        ) : d.status !== 'done' ? (
+          <button className="btn ghost small" onClick={() => void dismiss(d.id)} aria-label={`Dismiss the download of ${d.fileName || d.source}`} data-testid="download-dismiss">
+            Dismiss
+          </button>
+        ) : null}
       </div>
       {d.status !== 'error' && <ProgressBar value={d.status === 'done' ? 1 : frac} label={`Download of ${d.fileName || d.source}`} />}
       <span className="muted small" data-testid="download-stats">
@@ -325,17 +331,22 @@ function CatalogCard() {
           const busy = d && (d.status === 'queued' || d.status === 'downloading' || d.status === 'verifying');
           return (
             <div className="list-item" key={c.id} data-testid="catalog-row">
-              <div className="row" style={{ justifyContent: 'space-between', gap: 8 }}>
-                <div className="stack" style={{ gap: 2 }}>
-                  <strong>
-                    {c.name} {c.paper && <span className="chip ok">paper</span>}
+              <div className="row" style={{ justifyContent: 'space-between', gap: 8, flexWrap: 'nowrap' }}>
+                <div className="stack" style={{ gap: 2, flex: 1, minWidth: 0 }}>
+                  <strong className="row" style={{ gap: 6 }}>
+                    {c.name} {c.paper && <span className="chip">paper</span>}
+                    {c.recommended ? <span className="chip run">recommended here</span> : null}
+                    <span className={c.fit.fits ? 'chip ok' : 'chip bad'} title={`needs about ${formatBytes(c.fit.needBytes)}; ${formatBytes(c.fit.freeBytes)} free ${c.fit.where === 'gpu' ? 'VRAM' : 'RAM'}`} data-testid="catalog-fit">
+                      {c.fit.fits ? `fits ${c.fit.where === 'gpu' ? 'on the GPU' : 'in RAM'}` : "won't fit"} · {formatBytes(c.fit.needBytes)}
+                    </span>
                   </strong>
                   <span className="muted small">
                     {c.parameters} · {c.quantization} · ~{formatBytes(c.sizeBytes)} · context {c.contextLength.toLocaleString('en-US')} · {c.note}
                   </span>
                 </div>
-                <button className="btn" disabled={busy} onClick={() => void start(c.id)}>
-                  {d?.status === 'done' ? 'Downloaded' : busy ? 'Downloading…' : d?.status === 'cancelled' || d?.status === 'error' ? 'Resume' : 'Download'}
+                <button className="btn" disabled={busy || d?.status === 'done'} onClick={() => void start(c.id)}>
+                  {/* "Resume" only when bytes are on disk to resume from; a download that never started is tried again. */}
+                  {d?.status === 'done' ? 'Downloaded' : busy ? 'Downloading…' : (d?.status === 'cancelled' || d?.status === 'error') && d.bytes > 0 ? 'Resume' : d?.status === 'error' ? 'Try again' : 'Download'}
                 </button>
               </div>
               {d && <DownloadProgress d={d} />}
@@ -370,6 +381,7 @@ export function ModelsView() {
           Rescan
         </button>
       </div>
+      <Welcome />
       <HardwareCard />
       <LibraryCard />
       <RemoteModelsCard />

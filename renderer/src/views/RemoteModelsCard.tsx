@@ -17,13 +17,14 @@ const CONSTRAINED: Record<string, string> = {
   none: 'none: outputs parsed and validated',
 };
 
-function EndpointLine({ e }: { e: EndpointHealth }) {
+/** One endpoint: up; answering but not serving the model (a wrong id, not a dead server); or down. */
+function EndpointLine({ e, onPickModel }: { e: EndpointHealth; onPickModel?: (id: string) => void }) {
   const p = e.probe;
   return (
     <div className="stack" style={{ gap: 2 }} data-testid="remote-endpoint">
       <span className="row small" style={{ gap: 6 }}>
-        <span className={e.up ? 'chip ok' : 'chip bad'} data-testid="remote-health">
-          {e.up ? 'up' : 'down'}
+        <span className={e.up ? 'chip ok' : e.answers ? 'chip warn' : 'chip bad'} data-testid="remote-health">
+          {e.up ? 'up' : e.answers ? 'up · model not served' : 'down'}
         </span>
         <code>{e.url}</code>
       </span>
@@ -31,11 +32,27 @@ function EndpointLine({ e }: { e: EndpointHealth }) {
         <span className="muted small" data-testid="remote-probe">
           {p.kind}
           {p.version ? ` ${p.version}` : ''} · constrained output: {CONSTRAINED[p.constrained] ?? p.constrained} · context {p.contextLength?.toLocaleString('en-US') ?? 'unknown'}
-          {p.slots ? ` · ${p.slots} slots` : ''} · models: {p.models.slice(0, 6).join(', ') || '–'}
-          {p.models.length > 6 ? ` (+${p.models.length - 6})` : ''}
+          {p.slots ? ` · ${p.slots} slots` : ''}
         </span>
       )}
-      {e.error && <span className="small bad-text">{e.error}</span>}
+      {p && p.models.length > 0 ? (
+        <span className="row small" style={{ gap: 4 }} data-testid="remote-served">
+          <span className="muted">serves:</span>
+          {onPickModel
+            ? p.models.slice(0, 12).map((id) => (
+                <button key={id} type="button" className="btn small" onClick={() => onPickModel(id)} title={`Use ${id}`} data-testid="remote-served-model">
+                  {id}
+                </button>
+              ))
+            : p.models.slice(0, 12).map((id) => (
+                <code key={id} className="tag">
+                  {id}
+                </code>
+              ))}
+          {p.models.length > 12 ? <span className="muted">(+{p.models.length - 12})</span> : null}
+        </span>
+      ) : null}
+      {e.error && <span className={e.answers ? 'small field-warn' : 'small bad-text'}>{e.error}</span>}
     </div>
   );
 }
@@ -63,7 +80,13 @@ function AddRemote() {
   // Blank: what the server's kind takes (llama-server twice its slots, vLLM 256, others 8).
   const maxInFlight = inFlight.trim() === '' ? undefined : Number(inFlight);
   const inFlightBad = maxInFlight !== undefined && !(Number.isInteger(maxInFlight) && maxInFlight >= MAX_IN_FLIGHT.min && maxInFlight <= MAX_IN_FLIGHT.max);
-  const ready = urls.trim() !== '' && model.trim() !== '' && !busy;
+  // A server can be probed before a model id is known: the probe lists the ids it serves.
+  const canProbe = urls.trim() !== '' && !busy;
+  const ready = canProbe && model.trim() !== '';
+  const pickModel = (id: string) => {
+    setModel(id);
+    if (!name.trim()) setName(id.split('/').pop()!.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').slice(0, 40));
+  };
   return (
     <div className="stack" style={{ gap: 8 }} data-testid="add-remote">
       <div className="row" style={{ gap: 8, flexWrap: 'wrap' }}>
@@ -72,7 +95,7 @@ function AddRemote() {
           <input type="text" value={urls} placeholder="http://gpu1:8000/v1 http://gpu2:8000/v1" spellCheck={false} data-testid="remote-urls" onChange={(e) => setUrls(e.target.value)} />
         </label>
         <label className="field" style={{ flex: 1, minWidth: 160 }}>
-          <span>Model id on the server</span>
+          <span>Model id on the server (Probe lists them)</span>
           <input type="text" value={model} placeholder="Qwen/Qwen2.5-7B-Instruct" spellCheck={false} data-testid="remote-model" onChange={(e) => setModel(e.target.value)} />
         </label>
       </div>
@@ -108,7 +131,7 @@ function AddRemote() {
       <div className="row" style={{ gap: 8 }}>
         <button
           className="btn"
-          disabled={!ready}
+          disabled={!canProbe}
           data-testid="remote-probe-btn"
           onClick={async () => {
             setBusy(true);
@@ -144,7 +167,7 @@ function AddRemote() {
       {found && !('error' in found) && (
         <div className="stack" style={{ gap: 6 }} data-testid="remote-probe-result">
           {found.map((e) => (
-            <EndpointLine key={e.url} e={e} />
+            <EndpointLine key={e.url} e={e} onPickModel={pickModel} />
           ))}
         </div>
       )}

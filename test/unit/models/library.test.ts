@@ -99,6 +99,10 @@ describe('ModelLibrary', () => {
 
     await expect(lib.addFolder(join(root, 'missing'))).rejects.toThrow(/folder not found/);
     await expect(lib.addFile(join(root, 'models', 'readme.txt'))).rejects.toThrow(/is not a \.gguf file/);
+    // A .gguf that is not a GGUF is refused with its reason, and not kept.
+    await writeFile(join(root, 'notes.gguf'), 'not a model at all\n');
+    await expect(lib.addFile(join(root, 'notes.gguf'))).rejects.toThrow(/does not start with "GGUF"/);
+    expect((await lib.list()).files).toEqual([tiny]);
     await expect(lib.remove(join(root, 'models'))).rejects.toThrow(/always scanned/);
     l = await lib.remove(extra);
     expect(l.folders).toEqual([]);
