@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ownedTempDir } from '../electron/processes';
 import type { SweepResult } from '../electron/common/contract/sweeps';
 import { callApi, expect, openApp, shot, test } from './fixtures';
+import { lookAt } from './look';
 
 const REVIEWS = ['a wonderful, moving film', 'a dull mess', 'great acting and a clever script', 'boring and far too long', 'I loved every minute of it', 'the plot makes no sense'];
 
@@ -45,12 +46,12 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await page.getByTestId('sweep-start').click();
 
   await expect(page.getByTestId('sweep-detail')).toBeVisible();
-  await expect(page.getByTestId('sweep-progress')).toContainText('/8 jobs');
+  await expect(page.getByTestId('sweep-progress')).toContainText(/\d+ \/ 8 jobs/);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('sst2: n 0,1 · k 2,4 · r 1,2 · seeds 1,2');
   await shot(page, 'sweep-running');
   await expect(page.getByTestId('sweep-status')).toHaveText('done', { timeout: 400_000 });
-  await expect(page.getByTestId('sweep-progress')).toContainText('8/8 jobs');
-  await expect(page.getByTestId('sweep-progress')).toContainText('48/48 rows');
+  await expect(page.getByTestId('sweep-progress')).toContainText('8 / 8 jobs');
+  await expect(page.getByTestId('sweep-progress')).toContainText('48 / 48 rows');
   await expect(page.getByTestId('sweep-deterministic')).toHaveText('reproducible');
 
   // Charts: three line charts with a line and a band per series, the heat map, the scatter.
@@ -75,6 +76,7 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   const ev = result.sharing.evaluatorCalls;
   await expect(page.locator('.metric', { hasText: 'Evaluator calls saved' })).toContainText(`${ev.saved} of ${ev.alone}`);
   await shot(page, 'sweep-done');
+  await lookAt(page, 'sweep');
 
   // CSV export: one line per point.
   await page.getByTestId('sweep-export-csv').click();

@@ -16,7 +16,9 @@ import { isRemoteSpec } from '../common/remote';
 import { CONCURRENCY } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
 import { accuracyOf, jobStatus } from '../common/contract/jobs';
-import { TatraSettings, type TatraResult } from '../common/tatra';
+import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
+import { callPlan, exampleCallsPerRun, type CallPlan } from '../common/calls';
+import { EtaEstimator } from '../common/eta';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
@@ -148,6 +150,9 @@ async function checkOutPath(outPath: string): Promise<void> {
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
 
+/** Progress events for calls inside a row come at most this often (each finished row sends one too). */
+const PROGRESS_EVERY_MS = 250;
+
 interface RowModels {
   generator: TatraBackend;
   evaluator: TatraBackend;
@@ -166,20 +171,50 @@ interface RowTally {
   sessionStart: number;
   /** The job's deterministic flag with this session counted. */
   deterministic: boolean | null;
+  calls: CallTally;
 }
 
-function rowsProgress(jobId: string, tally: RowTally): JobProgress {
+/**
+ * A session's progress in model calls (common/calls.ts): the job's plan, and the calls accounted
+ * for so far. A call counts when its event arrives (an example set, a run's paraphrases, a
+ * prediction); a row that ends is credited its whole plan (an early decision or a cache hit made
+ * fewer calls), so the count reaches the plan exactly when the job ends. The ETA is over calls,
+ * which move from the first second where rows finish in bursts.
+ */
+interface CallTally {
+  plan: CallPlan;
+  done: number;
+  eta: EtaEstimator;
+  /** Last progress event sent for a call (events for every call would flood a fast job). */
+  lastEmit: number;
+}
+
+function newCallTally(job: JobInfo, storedExampleRuns: number): CallTally {
+  const plan = callPlan(job.task, job.settings, { rows: job.rowsTotal, baseline: job.baseline });
+  const shared = Math.min(plan.shared, storedExampleRuns * exampleCallsPerRun(job.task, job.settings.k));
+  // Failed rows are tried again, so only done rows count as done.
+  return { plan, done: shared + plan.perRow * job.rowsDone, eta: new EtaEstimator(), lastEmit: 0 };
+}
+
+function countCalls(calls: CallTally, n: number): void {
+  calls.done = Math.min(calls.plan.total, calls.done + n);
+  calls.eta.observe(calls.done, Date.now());
+}
+
+function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress['phase'] = 'rows'): JobProgress {
   const minutes = (Date.now() - tally.sessionStart) / 60000;
   const rate = minutes > 0 && tally.session > 0 ? tally.session / minutes : 0;
-  const remaining = tally.total - tally.done;
+  const { calls } = tally;
   return {
     jobId,
-    phase: 'rows',
+    phase,
     done: tally.done,
     total: tally.total,
     failed: tally.failed,
     rowsPerMinute: rate,
-    etaSeconds: rate > 0 ? (remaining / rate) * 60 : remaining === 0 ? 0 : null,
+    etaSeconds: calls.eta.etaSeconds(calls.plan.total - calls.done, Date.now()),
+    callsDone: calls.done,
+    callsTotal: calls.plan.total,
     runningAccuracy: accuracyOf(tally.correct, tally.withGold),
     deterministic: tally.deterministic,
   };
@@ -587,8 +622,9 @@ export class JobManager {
       this.store.recordDeterministic(id, models.generator.deterministic === true && models.evaluator.deterministic === true);
       // From here on, progress says whether the job is reproducible with this session counted.
       const session = this.store.getJob(id) ?? job;
-      const examplesForRun = await this.runScopeExamples(session, models.generator, signal);
-      await this.classifyRows(session, runner, { ...models, ...(examplesForRun ? { examplesForRun } : {}) }, outcome);
+      const tally = this.sessionTally(session);
+      const examplesForRun = await this.runScopeExamples(session, models.generator, signal, tally);
+      await this.classifyRows(session, runner, { ...models, ...(examplesForRun ? { examplesForRun } : {}) }, outcome, tally);
     } catch (e) {
       // The run examples' batch would have exceeded the budget: paused, like a row refused.
       if (!(isAbortError(e) && signal.aborted) && !(e instanceof BudgetExhausted) && outcome.failure === null) outcome.failure = e;
@@ -620,6 +656,7 @@ export class JobManager {
 
   /** Progress before any row of this session is done (loading models, making examples): the counts as stored. */
   private emitStartProgress(job: JobInfo, phase: JobProgress['phase']): void {
+    const calls = newCallTally(job, this.store.runExamples(job.id).length);
     this.emit({
       type: 'progress',
       progress: {
@@ -630,6 +667,8 @@ export class JobManager {
         failed: job.rowsFailed,
         rowsPerMinute: 0,
         etaSeconds: null,
+        callsDone: calls.done,
+        callsTotal: calls.plan.total,
         runningAccuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
         deterministic: job.deterministic,
       },
@@ -660,13 +699,22 @@ export class JobManager {
    * all at once so their label calls decode on parallel sequences), read back for each row.
    * Scope `input`: undefined (each row makes its own).
    */
-  private async runScopeExamples(job: JobInfo, generator: TatraBackend, signal: AbortSignal): Promise<((run: number) => Promise<RunExamples>) | undefined> {
+  private async runScopeExamples(job: JobInfo, generator: TatraBackend, signal: AbortSignal, tally: RowTally): Promise<((run: number) => Promise<RunExamples>) | undefined> {
     const { task, settings } = job;
     if (settings.scope !== 'run') return undefined;
     const stored = new Map(this.store.runExamples(job.id).map((e) => [e.run, e]));
     const missing = Array.from({ length: settings.r }, (_, j) => j).filter((j) => !stored.has(j));
-    if (missing.length > 0) this.emitStartProgress(job, 'examples');
-    const made = await Promise.all(missing.map((run) => generateRunExamples({ task, settings, run, generator, cache: this.cache, signal })));
+    if (missing.length > 0) this.emit({ type: 'progress', progress: rowsProgress(job.id, tally, 'examples') });
+    const perRun = exampleCallsPerRun(task, settings.k);
+    const made = await Promise.all(
+      missing.map((run) =>
+        generateRunExamples({ task, settings, run, generator, cache: this.cache, signal }).then((m) => {
+          countCalls(tally.calls, perRun);
+          this.emit({ type: 'progress', progress: rowsProgress(job.id, tally, 'examples') });
+          return m;
+        }),
+      ),
+    );
     for (const m of made) {
       const rec: StoredRunExamples = { run: m.run, seed: m.seed, examples: m.examples, filtered: m.filtered, stats: m.stats };
       this.store.saveRunExamples(job.id, rec);
@@ -683,12 +731,10 @@ export class JobManager {
    * Classifies the unfinished rows with `job.concurrency` rows in flight, saving each as it ends.
    * The first real failure is put in `outcome` and stops the other rows too.
    */
-  private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }): Promise<void> {
-    const id = job.id;
-    const signal = runner.ac.signal;
-    const queue = this.store.unfinishedRowIndexes(id);
-    const counts = this.get(id);
-    const tally: RowTally = {
+  /** The counts a session starts from (rows finished before it included) and its progress in calls. */
+  private sessionTally(job: JobInfo): RowTally {
+    const counts = this.get(job.id);
+    return {
       done: counts.rowsDone,
       failed: 0,
       correct: counts.rowsCorrect,
@@ -697,7 +743,19 @@ export class JobManager {
       total: counts.rowsTotal,
       sessionStart: Date.now(),
       deterministic: counts.deterministic,
+      calls: newCallTally(counts, this.store.runExamples(job.id).length),
     };
+  }
+
+  private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }, tally: RowTally): Promise<void> {
+    const id = job.id;
+    const signal = runner.ac.signal;
+    const queue = this.store.unfinishedRowIndexes(id);
+    tally.sessionStart = Date.now();
+    // The rate the ETA is measured on starts with the rows: loading and the shared examples are
+    // another kind of work, done by now.
+    tally.calls.eta = new EtaEstimator();
+    tally.calls.eta.observe(tally.calls.done, Date.now());
     this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
     let next = 0;
     const maxCalls = rowCalls(job.task, job.settings, job.baseline);
@@ -731,6 +789,21 @@ export class JobManager {
     const { task, settings } = job;
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
+    // Calls this row has made so far (its events), credited up to its plan when it ends.
+    let counted = 0;
+    const onEvent = (e: TatraEvent) => {
+      // Examples are this row's calls only with scope `input` (with `run` the job made them once).
+      const n = e.type === 'prediction' || (e.type === 'examples' && settings.scope === 'input') || (e.type === 'paraphrases' && settings.n > 0) ? 1 : 0;
+      if (n === 0 || counted >= tally.calls.plan.perRow) return;
+      counted += n;
+      countCalls(tally.calls, n);
+      const now = Date.now();
+      if (now - tally.calls.lastEmit >= PROGRESS_EVERY_MS) {
+        tally.calls.lastEmit = now;
+        this.emit({ type: 'progress', progress: rowsProgress(job.id, tally) });
+      }
+    };
+    const settle = () => countCalls(tally.calls, Math.max(0, tally.calls.plan.perRow - counted));
     try {
       const [result, base] = await meter.inRow(maxCalls, () => Promise.all([
         classify({
@@ -741,12 +814,14 @@ export class JobManager {
           evaluator: models.evaluator,
           cache: this.cache,
           signal,
+          onEvent,
           ...(models.examplesForRun ? { examplesForRun: models.examplesForRun } : {}),
         }),
         job.baseline ? zeroShot({ task, input: row.input, evaluator: models.evaluator, signal }) : Promise.resolve(null),
       ]));
       const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
       this.store.saveRowResult(job.id, index, rec);
+      settle();
       tally.done++;
       tally.session++;
       if (row.gold !== null) {
@@ -760,6 +835,7 @@ export class JobManager {
       if (e instanceof BudgetExhausted) return null;
       if (!(e instanceof UserError)) throw e;
       this.store.saveRowFailure(job.id, index, e.message);
+      settle();
       tally.failed++;
       return { ...row, status: 'failed', error: e.message };
     }

@@ -99,7 +99,11 @@ export const JobProgress = z.object({
   failed: z.number().int().default(0),
   /** Over this session's rows (not counting rows done before a resume); 0 before the first. */
   rowsPerMinute: z.number().nullable(),
+  /** Seconds left, given only once the rate of calls is stable; null before. */
   etaSeconds: z.number().nullable(),
+  /** Model calls accounted for and planned: progress that moves from the first call, before any row ends. */
+  callsDone: z.number().int().default(0),
+  callsTotal: z.number().int().default(0),
   /** Accuracy over the finished rows that have a gold label; null before the first. */
   runningAccuracy: z.number().nullable(),
   /** JobSummary.deterministic as it stands (known once the session's models are loaded). */

@@ -1,8 +1,10 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
 import { useEffect, useMemo, useState } from 'react';
+import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, LabelChip, Metric, ProgressBar, ReproducibleChip } from '../components/Common';
+import { ErrorBanner, LabelChip, Metric, ReproducibleChip, TableWrap } from '../components/Common';
+import { WorkProgress } from '../components/WorkProgress';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
@@ -10,8 +12,9 @@ import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RunPlan } from '../components/RunPlan';
 import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
-import { duration, pct } from '../components/labels';
+import { pct } from '../components/labels';
 import { useStore } from '../store';
+import { Welcome } from '../components/Welcome';
 import { taskById } from '../store/tasksSlice';
 
 function SettingsStep() {
@@ -98,7 +101,7 @@ function History() {
       {jobs.length === 0 ? (
         <p className="muted">No evaluations yet.</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Evaluation history">
           <table className="data">
             <thead>
               <tr>
@@ -147,8 +150,26 @@ function History() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
+    </div>
+  );
+}
+
+/**
+ * Every scored row got the same label while the gold has several: the model is most likely not
+ * following the instruction (a base or very small model does this), and the accuracy is the
+ * share of that label in the data, not a measure of TATRA.
+ */
+function OneLabelWarning({ metrics }: { metrics: JobMetrics | undefined }) {
+  if (!metrics || metrics.scored < 8) return null;
+  const { predicted, matrix, labels } = metrics.confusion;
+  const columns = predicted.map((p, j) => ({ p, n: matrix.reduce((a, row) => a + (row[j] ?? 0), 0) })).filter((c) => c.n > 0);
+  const goldLabels = matrix.filter((row) => row.some((v) => v > 0)).length;
+  if (columns.length !== 1 || goldLabels < 2 || labels.length < 2) return null;
+  return (
+    <div className="banner warn" data-testid="one-label-warning">
+      Every scored row got the same answer, “{columns[0]!.p}”, though the file has {goldLabels} labels. The model is probably not following the instruction (a base model or a very small one does this), so this accuracy is just the share of “{columns[0]!.p}” in the data. Try an instruction-tuned model.
     </div>
   );
 }
@@ -258,22 +279,21 @@ function JobView({ jobId }: { jobId: string }) {
         </div>
       ) : null}
 
-      <div className="card" data-testid="job-progress">
-        <div className="row">
-          <strong>
-            {done.toLocaleString()} / {total.toLocaleString()} rows
-          </strong>
-          <span className="muted small">
-            {progress?.rowsPerMinute != null ? `${progress.rowsPerMinute.toFixed(1)} rows/min` : ''}
-            {running && progress?.etaSeconds != null ? ` · about ${duration(progress.etaSeconds * 1000)} left` : ''}
-          </span>
-          <span className="spacer" />
-          <span className="small">
-            running accuracy <strong data-testid="running-accuracy">{pct(progress?.runningAccuracy ?? job.accuracy)}</strong>
-          </span>
-        </div>
-        <ProgressBar value={total > 0 ? done / total : 0} label="Rows done" />
-      </div>
+      <WorkProgress
+        testId="job-progress"
+        running={running}
+        counts={[{ done, total, noun: 'row' }]}
+        calls={progress ? { done: progress.callsDone, total: progress.callsTotal } : null}
+        phase={progress?.phase ?? null}
+        etaSeconds={progress?.etaSeconds ?? null}
+        rate={running && progress?.rowsPerMinute ? `${progress.rowsPerMinute.toFixed(1)} rows/min` : null}
+      >
+        <span className="small">
+          running accuracy <strong data-testid="running-accuracy">{pct(progress?.runningAccuracy ?? job.accuracy)}</strong>
+        </span>
+      </WorkProgress>
+
+      <OneLabelWarning metrics={metrics} />
 
       <div className="metrics">
         <Metric name="Accuracy" value={pct(metrics?.accuracy ?? null)} hint="Final vote against gold, over finished rows with gold" />
@@ -355,6 +375,7 @@ export function EvaluateView() {
           <p>Run TATRA over a labelled file and see where it goes wrong. Jobs run in the background and survive a reload or a restart.</p>
         </div>
       </div>
+      <Welcome />
       <DataStep />
       <MappingStep />
       <SettingsStep />

@@ -6,12 +6,15 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { SweepGrid, type SweepProgress, type SweepResult, type SweepStatus, type SweepSummary } from '../../../electron/common/contract/sweeps';
 import { describeZodError } from '../../../electron/common/contract';
 import { getApi, messageOf } from '../api/client';
-import { ErrorBanner, Metric, ProgressBar, ReproducibleChip } from '../components/Common';
+import { ErrorBanner, Metric, ReproducibleChip, TableWrap } from '../components/Common';
+import { WorkProgress } from '../components/WorkProgress';
+import { EtaEstimator } from '../../../electron/common/eta';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
+import { Welcome } from '../components/Welcome';
 
 /** "0, 2,5" → [0, 2, 5]; null when a part is not a whole number. */
 export function parseList(text: string): number[] | null {
@@ -124,7 +127,7 @@ function History() {
       <ErrorBanner message={error} />
       {sweeps && sweeps.length === 0 ? <p className="muted">No sweeps yet.</p> : null}
       {sweeps && sweeps.length > 0 ? (
-        <div className="table-wrap">
+        <TableWrap label="Sweeps">
           <table className="data">
             <thead>
               <tr>
@@ -161,7 +164,7 @@ function History() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       ) : null}
     </div>
   );
@@ -183,12 +186,20 @@ function useSweep(id: string) {
         .catch((e: unknown) => setError(messageOf(e))),
     [id],
   );
+  const [eta, setEta] = useState<number | null>(null);
   useEffect(() => {
     void refresh();
     let seen = '';
+    // Time left, measured here over the sweep's rows: later jobs reuse earlier ones' generator
+    // work and run faster, so it is the recent rate, and none is said before it is stable
+    // (common/eta.ts).
+    const estimator = new EtaEstimator();
     return getApi().on('sweep.progress', (p) => {
       if (p.sweepId !== id) return;
       setLive(p);
+      const now = Date.now();
+      estimator.observe(p.rowsDone, now);
+      setEta(p.status === 'running' ? estimator.etaSeconds(p.rowsTotal - p.rowsDone, now) : null);
       const key = `${p.jobsDone}:${p.status}`;
       if (key !== seen) {
         seen = key;
@@ -196,12 +207,12 @@ function useSweep(id: string) {
       }
     });
   }, [id, refresh]);
-  return { result, live, error, refresh };
+  return { result, live, eta, error, refresh };
 }
 
 function SweepDetail({ id }: { id: string }) {
   const navigate = useStore((s) => s.navigate);
-  const { result, live, error, refresh } = useSweep(id);
+  const { result, live, eta, error, refresh } = useSweep(id);
   const [busy, setBusy] = useState(false);
   const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
@@ -280,21 +291,20 @@ function SweepDetail({ id }: { id: string }) {
           Exported to <code>{exported.path}</code>
         </div>
       ) : null}
-      <div className="card stack" data-testid="sweep-progress">
-        <div className="row">
-          <strong>
-            {progress.jobsDone}/{progress.jobsTotal} jobs
-          </strong>
-          <span className="muted small">
-            {progress.rowsDone}/{progress.rowsTotal} rows classified · {duration(progress.elapsedSeconds * 1000)} running
-            {status === 'running' ? ` · ETA ${progress.etaSeconds === null ? '…' : duration(progress.etaSeconds * 1000)}` : ''}
-          </span>
-        </div>
-        <ProgressBar value={progress.rowsTotal > 0 ? progress.rowsDone / progress.rowsTotal : 0} label="Sweep progress" />
-      </div>
+      <WorkProgress
+        testId="sweep-progress"
+        running={status === 'running'}
+        counts={[
+          { done: progress.jobsDone, total: progress.jobsTotal, noun: 'job' },
+          { done: progress.rowsDone, total: progress.rowsTotal, noun: 'row' },
+        ]}
+        etaSeconds={eta}
+        rate={progress.elapsedSeconds >= 1 ? `${duration(progress.elapsedSeconds * 1000)} of work so far` : null}
+      />
       <div className="grid-3">
-        <Metric name="Generator calls saved" value={`${gen.saved} of ${gen.alone}`} hint={`made ${gen.made}; alone means every (n, k, r, seed) point run by itself`} />
-        <Metric name="Evaluator calls saved" value={`${ev.saved} of ${ev.alone}`} hint={`made ${ev.made}`} />
+        {/* Said once a job is done: before that the calls made exceed those of the points so far. */}
+        <Metric name="Generator calls saved" value={progress.jobsDone > 0 && gen.alone > 0 ? `${Math.max(0, gen.saved)} of ${gen.alone}` : '–'} hint={`made ${gen.made}; alone means every (n, k, r, seed) point run by itself`} />
+        <Metric name="Evaluator calls saved" value={progress.jobsDone > 0 && ev.alone > 0 ? `${Math.max(0, ev.saved)} of ${ev.alone}` : '–'} hint={`made ${ev.made}`} />
         <Metric name="Best mean accuracy" value={pct(Math.max(...result.points.map((p) => p.accuracy?.mean ?? -1)) < 0 ? null : Math.max(...result.points.map((p) => p.accuracy?.mean ?? -1)))} />
       </div>
       {charted ? (
@@ -317,7 +327,7 @@ function SweepDetail({ id }: { id: string }) {
           <h2>Points</h2>
           <span className="sub">mean ± std over seeds; calls and tokens are what a setting costs alone; seconds at this sweep's throughput</span>
         </div>
-        <div className="table-wrap">
+        <TableWrap label="Sweep points">
           <table className="data" data-testid="sweep-points">
             <thead>
               <tr>
@@ -342,7 +352,7 @@ function SweepDetail({ id }: { id: string }) {
                     <td className="num">{p.r}</td>
                     <td className="num">{p.seeds.length}</td>
                     <td className="num">{p.accuracy ? `${pct(p.accuracy.mean)} ± ${pct(p.accuracy.std)}` : '–'}</td>
-                    <td className="num">{second ? (math ? `${pct(second.mean)} ± ${pct(second.std)}` : `${second.mean.toFixed(3)} ± ${second.std.toFixed(3)}`) : '–'}</td>
+                    <td className="num">{second ? `${pct(second.mean)} ± ${pct(second.std)}` : '–'}</td>
                     <td className="num">{Math.round(p.calls.mean).toLocaleString()}</td>
                     <td className="num">{Math.round(p.tokens.mean).toLocaleString()}</td>
                     <td className="num">{p.seconds.mean.toFixed(1)}</td>
@@ -351,7 +361,7 @@ function SweepDetail({ id }: { id: string }) {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </div>
     </div>
   );
@@ -368,6 +378,7 @@ export function SweepView() {
           <p>How accuracy moves with paraphrases n, examples k and runs r, over several seeds (the paper's sensitivity study). One experiment, resumable; work shared across settings is paid once.</p>
         </div>
       </div>
+      <Welcome />
       <DataStep />
       <MappingStep />
       <SetupCard />

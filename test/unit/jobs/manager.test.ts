@@ -168,11 +168,16 @@ describe('JobManager', () => {
 
     const progress = events.filter((e): e is Extract<JobEvent, { type: 'progress' }> => e.type === 'progress');
     expect(progress.at(-1)!.progress).toMatchObject({ phase: 'rows', done: 12, total: 12, runningAccuracy: 0.5, etaSeconds: 0 });
-    expect(progress.slice(0, 3).map((e) => [e.progress.phase, e.progress.done])).toEqual([
-      ['loading', 0],
-      ['examples', 0],
-      ['rows', 0],
-    ]);
+    const phases = progress.map((e) => e.progress.phase).filter((p, i, all) => p !== all[i - 1]);
+    expect(phases).toEqual(['loading', 'examples', 'rows']);
+    expect(progress.find((e) => e.progress.phase === 'rows')!.progress.done).toBe(0);
+    // Progress in model calls: 2 labels × 2 runs of shared examples, then per row 2 runs × (1
+    // paraphrase call + 3 evaluations); never back, and exactly the plan at the end.
+    const calls = progress.map((e) => e.progress.callsDone);
+    expect(progress.every((e) => e.progress.callsTotal === 4 + 12 * 8)).toBe(true);
+    expect(calls.every((c, i) => i === 0 || c >= calls[i - 1]!)).toBe(true);
+    expect(progress.find((e) => e.progress.phase === 'rows')!.progress.callsDone).toBe(4);
+    expect(calls.at(-1)).toBe(100);
     expect(progress.at(-1)!.progress.rowsPerMinute).toBeGreaterThan(0);
     expect(events.filter((e) => e.type === 'row')).toHaveLength(12);
     // Each row event is the row as stored: made from what was saved, not read back after the write.

@@ -1,0 +1,93 @@
+// Time left for long work, said only once it can be said honestly. Work measured in model calls
+// arrives unevenly (a job loads its models, writes examples, then settles into rows), so the rate
+// over the whole run so far misleads early on: an ETA is given only once the recent rate agrees
+// with the rate just before it, and it is the recent rate that is used.
+// common/: no Node, no DOM.
+
+export interface EtaOptions {
+  /** Time the rate is measured over: this share of the time since the first unit (default 0.3)… */
+  windowShare?: number;
+  /** …and never less than this, in ms (default 4000). */
+  minWindowMs?: number;
+  /** How far the recent rate may stray from the one before it and still count as stable (default 0.25). */
+  tolerance?: number;
+  /** Units that must be done before any ETA (default 8). */
+  minUnits?: number;
+}
+
+interface Sample {
+  t: number;
+  done: number;
+}
+
+/**
+ * Observes a count of done units over time; `etaSeconds(remaining)` is null until the rate is
+ * stable, then the time `remaining` units take at the recent rate. Once given, an ETA is kept
+ * (at the latest recent rate) rather than blinking out when a burst of work lands.
+ */
+export class EtaEstimator {
+  private readonly samples: Sample[] = [];
+  private stable = false;
+  private readonly windowShare: number;
+  private readonly minWindowMs: number;
+  private readonly tolerance: number;
+  private readonly minUnits: number;
+
+  constructor(opts: EtaOptions = {}) {
+    this.windowShare = opts.windowShare ?? 0.3;
+    this.minWindowMs = opts.minWindowMs ?? 4000;
+    this.tolerance = opts.tolerance ?? 0.25;
+    this.minUnits = opts.minUnits ?? 8;
+  }
+
+  /** `done`: units done so far (never decreasing; a resumed job starts high); `t`: ms (Date.now()). */
+  observe(done: number, t: number): void {
+    const last = this.samples.at(-1);
+    if (last && done <= last.done) return;
+    // The first observation only sets where the count started: the clock starts at the first
+    // unit, since loading a model is not the rate of the work.
+    this.samples.push({ t, done });
+    if (this.samples.length > 4096) this.samples.splice(1, this.samples.length - 2048);
+  }
+
+  /** Units per ms between `from` and `to` (ms), read from the samples; null when nothing moved. */
+  private rateBetween(from: number, to: number): number | null {
+    const at = (t: number) => {
+      // The count at time t: the last sample at or before it.
+      let done = this.samples[0]!.done;
+      for (const s of this.samples) {
+        if (s.t > t) break;
+        done = s.done;
+      }
+      return done;
+    };
+    const units = at(to) - at(from);
+    return to > from && units > 0 ? units / (to - from) : null;
+  }
+
+  /** The recent rate (units per second) when the rate is stable, else null. */
+  rate(now: number): number | null {
+    const first = this.samples[0];
+    const last = this.samples.at(-1);
+    if (!first || !last || last.done - first.done < this.minUnits) return null;
+    const elapsed = now - first.t;
+    const window = Math.max(this.minWindowMs, elapsed * this.windowShare);
+    const recent = this.rateBetween(now - window, now);
+    if (recent === null) return this.stable ? this.rateBetween(first.t, now)! * 1000 : null;
+    if (!this.stable) {
+      // Stable once the window before the recent one was worked through at nearly the same rate.
+      if (elapsed < 2 * window) return null;
+      const before = this.rateBetween(now - 2 * window, now - window);
+      if (before === null || Math.abs(recent - before) > this.tolerance * Math.max(recent, before)) return null;
+      this.stable = true;
+    }
+    return recent * 1000;
+  }
+
+  /** Seconds for `remaining` units at the recent rate; 0 when nothing remains; null while not known honestly. */
+  etaSeconds(remaining: number, now: number): number | null {
+    if (remaining <= 0) return 0;
+    const rate = this.rate(now);
+    return rate ? remaining / rate : null;
+  }
+}
