@@ -135,7 +135,11 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
   try {
     await openApp(page, '#/compare');
     await page.getByTestId('compare-task').selectOption('sst2');
-    await page.getByTestId('compare-data').fill(csv);
+    // The same data steps as Evaluate: the file, its columns (guessed), the label mapping.
+    await page.getByTestId('data-path').fill(csv);
+    await page.getByTestId('data-preview').click();
+    await expect(page.getByTestId('gold-column')).toHaveValue('label');
+    await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
     for (const list of ['compare-generators', 'compare-evaluators']) {
       for (const m of [a, b]) {
         await page.getByTestId(list).getByPlaceholder('/path/to/model.gguf').fill(m);

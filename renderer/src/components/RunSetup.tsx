@@ -9,6 +9,7 @@ import { TaskSelect } from './TaskSelect';
 import { useSeededField } from './seededFields';
 import { shortModel } from './labels';
 import { useStore } from '../store';
+import type { EvalDraft } from '../store/jobsSlice';
 
 export interface ModelPair {
   generator: string;
@@ -30,26 +31,40 @@ export function useModelPair(): ModelPair {
   return { generator, evaluator, setGenerator, setEvaluator, chosen: generator.trim() !== '' && evaluator.trim() !== '' };
 }
 
-/** The task (a change re-reads the preview, whose label suggestions depend on it) and the two models. */
-export function TaskAndModels({ models, testIdPrefix }: { models: ModelPair; testIdPrefix: string }) {
+/** The task; a change re-reads the preview, whose label suggestions depend on it. */
+export function TaskField({ testId }: { testId: string }) {
   const taskId = useStore((s) => s.currentTaskId);
   const setTask = useStore((s) => s.setCurrentTask);
   const hasPreview = useStore((s) => !!s.draft.preview);
   const previewData = useStore((s) => s.previewData);
   return (
+    <TaskSelect
+      value={taskId}
+      onChange={(id) => {
+        setTask(id);
+        if (hasPreview) void previewData();
+      }}
+      testId={testId}
+    />
+  );
+}
+
+/** The task and the two models. */
+export function TaskAndModels({ models, testIdPrefix }: { models: ModelPair; testIdPrefix: string }) {
+  return (
     <div className="grid-3">
-      <TaskSelect
-        value={taskId}
-        onChange={(id) => {
-          setTask(id);
-          if (hasPreview) void previewData();
-        }}
-        testId={`${testIdPrefix}-task`}
-      />
+      <TaskField testId={`${testIdPrefix}-task`} />
       <ModelPicker label="Generator" value={models.generator} onChange={models.setGenerator} testId={`${testIdPrefix}-generator`} />
       <ModelPicker label="Evaluator" value={models.evaluator} onChange={models.setEvaluator} testId={`${testIdPrefix}-evaluator`} />
     </div>
   );
+}
+
+/** Rows a run over the draft's file will classify: the non-empty ones, up to the limit; null before a preview. */
+export function chosenRows(draft: EvalDraft): number | null {
+  const p = draft.preview;
+  if (!p || p.rowCount === null) return null;
+  return Math.max(0, Math.min(draft.limit ?? Infinity, p.rowCount - p.emptyInputs));
 }
 
 /** "Only the first rows": empty for all, else clamped to the bounds the API accepts. */

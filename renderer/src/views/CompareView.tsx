@@ -1,73 +1,74 @@
-// Compare: pick generators and evaluators, a task and a data set; every pair runs as an
-// evaluation job (evaluators of one generator share its examples and paraphrases). Results as a
-// pair table, a generator × evaluator heatmap and grouped bars like the paper's cross-model table.
-import { useEffect, useMemo, useRef, useState } from 'react';
-import { useSeededField } from '../components/seededFields';
+// Compare: the same data steps as Evaluate and Sweep (file, columns, label mapping), then a task,
+// generators and evaluators; every pair runs as an evaluation job (evaluators of one generator
+// share its examples and paraphrases). Results as a pair table, a generator × evaluator heat map
+// and grouped bars like the paper's cross-model table.
+import { useEffect, useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { comparisonMatrix, modelLabel, type ComparisonPair, type ComparisonRecord } from '../../../electron/common/contract/models';
-import { ROW_LIMIT } from '../../../electron/common/settings';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { getApi, messageOf } from '../api/client';
-import { ErrorBanner, NumberField, ProgressBar, TableWrap } from '../components/Common';
-import { duration, heatCell, pct } from '../components/labels';
 import { ChartFigure } from '../components/ChartFigure';
+import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
+import { DataStep, MappingStep } from '../components/DataSteps';
+import { duration, heatCell, pct } from '../components/labels';
+import { useModelOptions } from '../components/ModelPicker';
+import { RunPlan } from '../components/RunPlan';
+import { RowLimitField, TaskField, chosenLabelMap, chosenRows } from '../components/RunSetup';
 import { RunSettingsFields } from '../components/RunSettingsFields';
-import { TaskSelect } from '../components/TaskSelect';
+import { useSeededField, useSeededFields } from '../components/seededFields';
 import { useResolvedColor } from '../components/VoteCharts';
-import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
+import { useStore } from '../store';
+import { taskById } from '../store/tasksSlice';
 
 const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
 
+/** Several models for one role: the library's and the remote ones by name, with their details; a path or server can be added. */
 function ModelChecklist(props: { title: string; value: string[]; onChange(v: string[]): void; testId: string }) {
-  const library = useStore((s) => s.library);
-  const remotes = useStore((s) => s.remoteModels);
-  const loadRemotes = useStore((s) => s.loadRemoteModels);
-  useEffect(() => {
-    if (remotes === null) void loadRemotes(false);
-  }, [remotes, loadRemotes]);
+  const { options } = useModelOptions();
   const [typed, setTyped] = useState('');
-  // Local GGUFs and remote models side by side: a comparison may mix them.
-  const known = [...(library?.models.map((m) => m.path) ?? []), ...(remotes ?? []).map((r) => `remote:${r.entry.name}`)];
-  const all = [...known, ...props.value.filter((p) => !known.includes(p))];
+  // Local GGUFs and remote models side by side: a comparison may mix them; a typed one joins them.
+  const known = options.map((o) => o.value);
+  const extra = props.value.filter((p) => !known.includes(p)).map((p) => ({ value: p, name: modelLabel(p), detail: p }));
+  const all = [...options, ...extra];
   const toggle = (p: string) => props.onChange(props.value.includes(p) ? props.value.filter((x) => x !== p) : [...props.value, p]);
+  const add = () => {
+    if (!typed.trim()) return;
+    props.onChange([...new Set([...props.value, typed.trim()])]);
+    setTyped('');
+  };
   return (
-    <fieldset className="field" data-testid={props.testId} style={{ border: 'none', padding: 0, margin: 0 }}>
-      <span>
+    <fieldset className="field checklist" data-testid={props.testId}>
+      <legend>
         {props.title} <span className="muted small">({props.value.length} chosen)</span>
-      </span>
-      <div className="stack" style={{ gap: 4, maxHeight: 180, overflow: 'auto' }}>
-        {all.length === 0 && <span className="muted small">No models in the library; type a path below.</span>}
-        {all.map((p) => (
-          <label key={p} className="row small" style={{ gap: 6 }} title={p}>
-            <input type="checkbox" checked={props.value.includes(p)} onChange={() => toggle(p)} />
-            {library?.models.find((m) => m.path === p)?.name ?? modelLabel(p)}
-            {library?.models.some((m) => m.path === p && m.name !== modelLabel(p)) && <span className="muted xs">{modelLabel(p)}</span>}
+      </legend>
+      <div className="stack" style={{ gap: 4 }}>
+        {all.length === 0 ? <span className="muted small">No models yet: add one in Models, or type a path below.</span> : null}
+        {all.map((o) => (
+          <label key={o.value} className="check-option" title={o.value}>
+            <input type="checkbox" checked={props.value.includes(o.value)} onChange={() => toggle(o.value)} />
+            <span className="stack" style={{ gap: 0 }}>
+              <span>{o.name}</span>
+              <span className="muted xs">{o.detail}</span>
+            </span>
           </label>
         ))}
       </div>
-      <div className="row" style={{ gap: 6 }}>
+      <div className="row" style={{ gap: 6, flexWrap: 'nowrap' }}>
         <input
           type="text"
+          aria-label={`Add a model by path or server to ${props.title}`}
           placeholder="/path/to/model.gguf or remote:NAME"
           value={typed}
           spellCheck={false}
           onChange={(e) => setTyped(e.target.value)}
           onKeyDown={(e) => {
-            if (e.key === 'Enter' && typed.trim()) {
-              props.onChange([...new Set([...props.value, typed.trim()])]);
-              setTyped('');
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              add();
             }
           }}
         />
-        <button
-          className="btn small"
-          disabled={!typed.trim()}
-          onClick={() => {
-            props.onChange([...new Set([...props.value, typed.trim()])]);
-            setTyped('');
-          }}
-        >
+        <button type="button" className="btn small" disabled={!typed.trim()} onClick={add}>
           Add
         </button>
       </div>
@@ -75,90 +76,61 @@ function ModelChecklist(props: { title: string; value: string[]; onChange(v: str
   );
 }
 
+/** Step 3 after the shared data steps: the task, the generators and evaluators to pair, the run settings. */
 function SetupCard() {
-  const currentTaskId = useStore((s) => s.currentTaskId);
+  const taskId = useStore((s) => s.currentTaskId);
+  const tasks = useStore((s) => s.tasks);
+  const draft = useStore((s) => s.draft);
+  const setDraft = useStore((s) => s.setDraft);
+  const saved = useStore((s) => s.settings);
   const start = useStore((s) => s.startComparison);
   const error = useStore((s) => s.compareError);
-  const [task, setTask] = useState(currentTaskId);
-  const [dataset, setDataset] = useState('');
-  const saved = useStore((s) => s.settings);
-  // Start from the chosen models (the first one a newcomer adds is chosen for every form).
+  // Like Evaluate: the saved run settings, the chosen models (the first one a newcomer adds is chosen for every form).
+  const [tatra, setTatra] = useSeededFields<TatraSettings>(saved?.tatra ?? DEFAULT_SETTINGS);
   const chosenGenerator = saved?.generator ?? null;
   const chosenEvaluator = saved?.evaluator ?? chosenGenerator;
   const [generators, setGenerators] = useSeededField<string[]>(useMemo(() => (chosenGenerator ? [chosenGenerator] : []), [chosenGenerator]));
   const [evaluators, setEvaluators] = useSeededField<string[]>(useMemo(() => (chosenEvaluator ? [chosenEvaluator] : []), [chosenEvaluator]));
-  const [settings, setSettings] = useState<TatraSettings>({ ...DEFAULT_SETTINGS, r: 1 });
-  const [limit, setLimit] = useState(50);
-  const [textColumn, setTextColumn] = useState('');
-  const [labelColumn, setLabelColumn] = useState('');
   const [busy, setBusy] = useState(false);
-  const [uploadError, setUploadError] = useState<string | null>(null);
-  const fileRef = useRef<HTMLInputElement>(null);
-  const ready = task && dataset.trim() && generators.length > 0 && evaluators.length > 0 && !busy;
+  const pairs = generators.length * evaluators.length;
+  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && pairs > 0 && !busy;
   const run = async () => {
+    if (!ready || !draft.inputColumn || !draft.goldColumn) return;
     setBusy(true);
     await start({
-      task,
-      dataset: dataset.trim(),
+      task: taskId,
+      dataset: draft.path,
       generators,
       evaluators,
-      settings,
-      limit,
-      ...(textColumn.trim() ? { textColumn: textColumn.trim() } : {}),
-      ...(labelColumn.trim() ? { labelColumn: labelColumn.trim() } : {}),
+      settings: tatra,
+      textColumn: draft.inputColumn,
+      labelColumn: draft.goldColumn,
+      labelMap: chosenLabelMap(draft.labelMap),
+      ...(draft.limit !== null ? { limit: draft.limit } : {}),
     });
     setBusy(false);
   };
   return (
-    <div className="card">
+    <div className="card" data-testid="compare-setup">
       <div className="card-head">
-        <h2>New comparison</h2>
+        <h2>3 · Task, models and settings</h2>
         <span className="sub">
-          {generators.length} × {evaluators.length} = {generators.length * evaluators.length} pairs, each an evaluation job
+          {generators.length} × {evaluators.length} = {pairs} pair{pairs === 1 ? '' : 's'}, each an evaluation job; evaluators of one generator share its examples and paraphrases
         </span>
       </div>
-      <div className="grid-2">
-        <TaskSelect value={task} onChange={setTask} testId="compare-task" />
-        <label className="field">
-          <span>Data set (CSV, TSV or JSONL with gold labels)</span>
-          <div className="row" style={{ gap: 6 }}>
-            <input type="text" value={dataset} placeholder="/path/to/data.csv" spellCheck={false} data-testid="compare-data" onChange={(e) => setDataset(e.target.value)} style={{ flex: 1 }} />
-            <button className="btn small" onClick={() => fileRef.current?.click()}>
-              Upload…
-            </button>
-            <input
-              ref={fileRef}
-              type="file"
-              accept=".csv,.tsv,.jsonl,.txt"
-              hidden
-              onChange={(e) => {
-                const f = e.target.files?.[0];
-                if (!f) return;
-                setUploadError(null);
-                getApi()
-                  .upload(f)
-                  .then((r) => setDataset(r.path))
-                  .catch((err: unknown) => setUploadError(messageOf(err)));
-              }}
-            />
-          </div>
-        </label>
+      <div className="grid-3">
+        <TaskField testId="compare-task" />
         <ModelChecklist title="Generators (write examples and paraphrases)" value={generators} onChange={setGenerators} testId="compare-generators" />
         <ModelChecklist title="Evaluators (classify)" value={evaluators} onChange={setEvaluators} testId="compare-evaluators" />
       </div>
-      <RunSettingsFields value={settings} onChange={setSettings} testIdPrefix="compare">
-        <NumberField label="rows (limit)" value={limit} min={ROW_LIMIT.min} max={ROW_LIMIT.max} onChange={setLimit} testId="compare-limit" />
-        <label className="field">
-          <span>Text column</span>
-          <input type="text" value={textColumn} placeholder="guessed" onChange={(e) => setTextColumn(e.target.value)} />
-        </label>
-        <label className="field">
-          <span>Label column</span>
-          <input type="text" value={labelColumn} placeholder="guessed" onChange={(e) => setLabelColumn(e.target.value)} />
-        </label>
+      <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="compare">
+        <RowLimitField value={draft.limit} onChange={(limit) => setDraft({ limit })} testId="compare-limit" />
       </RunSettingsFields>
-      <ErrorBanner message={error ?? uploadError} />
-      <div className="row" style={{ marginTop: 12 }}>
+      {draft.preview && !draft.goldColumn ? <div className="banner warn">A comparison measures accuracy: choose the gold label column in step 2.</div> : null}
+      <ErrorBanner message={error} title="Cannot start the comparison" />
+      <div className="row">
+        <span className="spacer" />
+        <RunPlan task={taskById(tasks, taskId)} settings={tatra} rows={chosenRows(draft)} times={pairs} testId="compare-plan" />
         <button className="btn primary" disabled={!ready} onClick={() => void run()} data-testid="compare-run">
           {busy ? 'Starting…' : 'Run comparison'}
         </button>
@@ -374,6 +346,8 @@ export function CompareView() {
         <span className="muted">which generator with which evaluator</span>
       </div>
       <Welcome />
+      <DataStep />
+      <MappingStep />
       <SetupCard />
       {rec && <ResultCard rec={rec} />}
       <HistoryCard />
