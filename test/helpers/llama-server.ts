@@ -101,7 +101,8 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<Runnin
     child.stderr?.on('data', keep);
     const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`llama-server exited with ${child.exitCode}:\n${output}`);
+      // A crash ends it with a signal and no exit code: say so rather than wait out the deadline.
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`llama-server exited with ${child.exitCode ?? child.signalCode}:\n${output}`);
       if (await healthy(port)) return;
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -118,6 +118,24 @@ export function Metric({ name, value, hint }: { name: string; value: ReactNode; 
   );
 }
 
+/** A link from an empty state to the step it needs: scrolls to `target` (a selector) and puts the keyboard there. */
+export function JumpTo({ target, children, testId }: { target: string; children: ReactNode; testId?: string }) {
+  return (
+    <a
+      href={`#${target}`}
+      data-testid={testId}
+      onClick={(e) => {
+        e.preventDefault();
+        const el = document.querySelector<HTMLElement>(target);
+        el?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+        el?.querySelector<HTMLElement>('input, select, textarea, button, [tabindex="0"]')?.focus({ preventScroll: true });
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
 /**
  * A table that may scroll sideways or down in its own box: reachable from the keyboard (a
  * scrolling region must be, or its hidden part is out of reach) and named for screen readers.

@@ -3,6 +3,7 @@
 // the store's one draft, so a file previewed in one view is still mapped in the other.
 import { useMemo, useRef, useState } from 'react';
 import { ErrorBanner, TableWrap } from './Common';
+import { count } from './labels';
 import { useStore } from '../store';
 import { taskById } from '../store/tasksSlice';
 
@@ -18,7 +19,7 @@ export function DataStep() {
     if (f) void uploadData(f);
   };
   return (
-    <div className="card">
+    <div className="card" data-step="data">
       <div className="card-head">
         <h2>1 · Data</h2>
         <span className="sub">CSV, TSV or JSONL (the paper's messages/solution format or flat objects)</span>
@@ -184,7 +185,7 @@ export function MappingStep() {
           </TableWrap>
           {unmapped.length > 0 ? (
             <div className="banner warn">
-              {unmapped.length} value{unmapped.length === 1 ? '' : 's'} ({unmapped.reduce((a, g) => a + g.count, 0)} rows) map to no label; those rows will have no gold.
+              {count(unmapped.length, 'value')} ({count(unmapped.reduce((a, g) => a + g.count, 0), 'row')}) {unmapped.length === 1 ? 'maps' : 'map'} to no label; those rows will have no gold.
             </div>
           ) : null}
         </div>

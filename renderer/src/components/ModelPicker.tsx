@@ -241,7 +241,18 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
         ) : options.length > 0 ? (
           `${options.length} model${options.length === 1 ? '' : 's'} to choose from`
         ) : (
-          'no model yet: add or download one in Models'
+          <>
+            no model yet:{' '}
+            <a
+              href="#/models"
+              onClick={(e) => {
+                e.preventDefault();
+                navigate({ view: 'models' });
+              }}
+            >
+              add or download one
+            </a>
+          </>
         )}
       </span>
       {chosen?.local && !chosen.local.hasChatTemplate ? (

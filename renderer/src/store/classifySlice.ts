@@ -47,6 +47,16 @@ function remember(runId: string | null): void {
   }
 }
 
+/** The newest classification running in this app (started by any page), or null. */
+async function runningElsewhere(): Promise<string | null> {
+  try {
+    const runs = await getApi().call('classify.list', {});
+    return runs.find((r) => r.status === 'running')?.runId ?? null;
+  } catch {
+    return null;
+  }
+}
+
 export function rememberedRunId(): string | null {
   try {
     return sessionStorage.getItem(RUN_KEY);
@@ -91,7 +101,12 @@ export const createClassifySlice: SliceCreator<ClassifySlice> = (set, get) => ({
       early.push(payload);
       return;
     }
-    if (payload.runId !== c.runId) return;
+    if (payload.runId !== c.runId) {
+      // A run started elsewhere (another tab or window of the same app): follow it, unless this
+      // page is running its own.
+      if (c.status !== 'running' && c.status !== 'starting' && 'event' in payload) void get().restoreClassify(payload.runId);
+      return;
+    }
     if ('error' in payload) {
       const cancelled = payload.error.code === 'cancelled';
       set({ classify: { ...c, status: cancelled ? 'cancelled' : 'failed', error: cancelled ? null : payload.error, finishedAt: Date.now() } });
@@ -102,8 +117,9 @@ export const createClassifySlice: SliceCreator<ClassifySlice> = (set, get) => ({
     set({ classify: { ...c, live, status: done ? 'done' : c.status, finishedAt: done ? Date.now() : c.finishedAt } });
   },
   async restoreClassify(runId) {
-    const id = runId ?? get().classify.runId ?? rememberedRunId();
-    if (!id) return;
+    // Without a run of its own, a page shows the one running now, if another page started it.
+    const id = runId ?? get().classify.runId ?? rememberedRunId() ?? (await runningElsewhere());
+    if (!id || restoring?.runId === id) return;
     restoring = { runId: id, events: [] };
     try {
       const state = await getApi().call('classify.get', { runId: id });

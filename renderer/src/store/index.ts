@@ -1,6 +1,7 @@
 // The one zustand store, made of slices; event wiring from the API client into the slices.
 import { create } from 'zustand';
 import { getApi } from '../api/client';
+import { shortModel } from '../components/labels';
 import { createClassifySlice } from './classifySlice';
 import { createJobsSlice } from './jobsSlice';
 import { createModelsSlice } from './modelsSlice';
@@ -35,7 +36,15 @@ export function connectStore(store: typeof useStore = useStore): () => void {
     api.on('classify.event', (p) => store.getState().handleClassifyEvent(p)),
     api.on('job.progress', (p) => store.getState().handleJobProgress(p)),
     api.on('job.status', (p) => store.getState().handleJobStatus(p)),
-    api.on('settings.changed', (s) => store.setState({ settings: s })),
+    api.on('settings.changed', (s) => {
+      const before = store.getState().settings;
+      store.setState({ settings: s });
+      // The first model has arrived and the host chose it for every form: say so once.
+      if (before && !before.generator && s.generator) {
+        const name = store.getState().library?.models.find((m) => m.path === s.generator)?.name ?? shortModel(s.generator);
+        store.getState().notify('success', `${name} is ready: chosen as generator and evaluator in every form.`);
+      }
+    }),
     api.onConnection((connected) => {
       store.getState().setConnected(connected);
       if (connected && !wasConnected) {

@@ -129,7 +129,8 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
     const inputColumn = columns?.inputColumn ?? (same ? d.inputColumn : null);
     const goldColumn = columns && 'goldColumn' in columns ? columns.goldColumn : same ? d.goldColumn : undefined;
     const fileName = target === d.path && d.fileName ? d.fileName : baseName(target);
-    set({ draft: { ...d, path: target, fileName, previewing: true, previewError: null } });
+    // Another file: a name given for the last one does not carry over (the history names a job after its file).
+    set({ draft: { ...d, path: target, fileName, ...(same ? {} : { name: '' }), previewing: true, previewError: null } });
     try {
       const preview = await getApi().call('jobs.preview', {
         path: target,
@@ -156,7 +157,7 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
     set({ draft: { ...get().draft, previewing: true, previewError: null } });
     try {
       const { path } = await getApi().upload(file);
-      set({ draft: { ...emptyDraft(), path, fileName: file.name, name: file.name.replace(/\.[^.]+$/, '') } });
+      set({ draft: { ...emptyDraft(), path, fileName: file.name } });
       await get().previewData(path);
     } catch (e) {
       set({ draft: { ...get().draft, previewing: false, previewError: `Upload failed: ${messageOf(e)}` } });
@@ -172,7 +173,7 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
     if (d.preview) {
       const known = new Set(d.preview.goldValues.map((g) => g.value));
       const mine = Object.fromEntries(Object.entries(saved.labelMap).filter(([v]) => known.has(v)));
-      set({ draft: { ...d, labelMap: { ...d.labelMap, ...mine } } });
+      set({ draft: { ...d, name: saved.name, labelMap: { ...d.labelMap, ...mine } } });
       saveDraft(get().draft);
     }
   },

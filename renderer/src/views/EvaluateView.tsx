@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, LabelChip, Metric, ReproducibleChip, TableWrap } from '../components/Common';
+import { ErrorBanner, JumpTo, LabelChip, Metric, ReproducibleChip, TableWrap } from '../components/Common';
 import { WorkProgress } from '../components/WorkProgress';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
@@ -11,8 +11,8 @@ import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RunPlan } from '../components/RunPlan';
-import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
-import { pct } from '../components/labels';
+import { RowLimitField, StatusChip, chosenRows, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
+import { count, pct } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 import { taskById } from '../store/tasksSlice';
@@ -33,7 +33,7 @@ function SettingsStep() {
   const tasks = useStore((s) => s.tasks);
   const task = taskById(tasks, taskId);
   const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting;
-  const rows = draft.preview?.rowCount == null ? null : Math.max(0, Math.min(draft.limit ?? Infinity, draft.preview.rowCount - draft.preview.emptyInputs));
+  const rows = chosenRows(draft);
   const start = async () => {
     if (!ready || !draft.inputColumn) return;
     setStarting(true);
@@ -96,10 +96,12 @@ function History() {
     <div className="card" data-testid="history">
       <div className="card-head">
         <h2>History</h2>
-        <span className="sub">{jobs.length} evaluations</span>
+        <span className="sub">{count(jobs.length, 'evaluation')}</span>
       </div>
       {jobs.length === 0 ? (
-        <p className="muted">No evaluations yet.</p>
+        <p className="muted">
+          No evaluations yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
+        </p>
       ) : (
         <TableWrap label="Evaluation history">
           <table className="data">

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'react';
 import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
-import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
+import { ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
 import { duration } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
@@ -158,7 +158,13 @@ function LibraryCard() {
             {models.length === 0 && (
               <tr>
                 <td colSpan={9} className="muted">
-                  {loading ? 'Scanning…' : 'No models yet: download one from the catalog below or add a folder.'}
+                  {loading ? (
+                    'Scanning…'
+                  ) : (
+                    <>
+                      No models yet: <JumpTo target='[data-testid="catalog"]'>download one from the catalog</JumpTo>, add a file or folder above, or <JumpTo target='[data-testid="remote-card"]'>connect a server</JumpTo>.
+                    </>
+                  )}
                 </td>
               </tr>
             )}

@@ -6,13 +6,13 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { SweepGrid, type SweepProgress, type SweepResult, type SweepStatus, type SweepSummary } from '../../../electron/common/contract/sweeps';
 import { describeZodError } from '../../../electron/common/contract';
 import { getApi, messageOf } from '../api/client';
-import { ErrorBanner, Metric, ReproducibleChip, TableWrap } from '../components/Common';
+import { ErrorBanner, JumpTo, Metric, ReproducibleChip, TableWrap } from '../components/Common';
 import { WorkProgress } from '../components/WorkProgress';
 import { EtaEstimator } from '../../../electron/common/eta';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
-import { duration, pct } from '../components/labels';
+import { count, duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 
@@ -122,10 +122,14 @@ function History() {
     <div className="card" data-testid="sweep-history">
       <div className="card-head">
         <h2>Sweeps</h2>
-        <span className="sub">{sweeps?.length ?? 0} sweeps</span>
+        <span className="sub">{count(sweeps?.length ?? 0, 'sweep')}</span>
       </div>
       <ErrorBanner message={error} />
-      {sweeps && sweeps.length === 0 ? <p className="muted">No sweeps yet.</p> : null}
+      {sweeps && sweeps.length === 0 ? (
+        <p className="muted">
+          No sweeps yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
+        </p>
+      ) : null}
       {sweeps && sweeps.length > 0 ? (
         <TableWrap label="Sweeps">
           <table className="data">

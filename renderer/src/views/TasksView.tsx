@@ -291,7 +291,21 @@ export function TasksView() {
         ) : entry ? (
           <TaskEditor key={editorKey} entry={entry} reserved={reserved} onDone={(id) => navigate({ view: 'tasks', id: id || undefined })} />
         ) : (
-          <div className="card empty">Choose a task on the left, or create a new one.</div>
+          <div className="card empty">
+            <p>
+              Choose a task on the left, or{' '}
+              <a
+                href="#/tasks/new"
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate({ view: 'tasks', id: 'new' });
+                }}
+              >
+                create a new one
+              </a>
+              .
+            </p>
+          </div>
         )}
       </div>
     </div>

@@ -129,6 +129,25 @@ describe('store', () => {
     stop();
   });
 
+  it('follows a classification another page started: on load, and when its events arrive', async () => {
+    const snapshot = (runId: string) => ({ ok: true as const, value: { runId, request, status: 'running', startedAt: 5, events: [{ type: 'run-start', run: 0, seed: 1 }], result: null, error: null } });
+    const { transport, emit } = fakeTransport({
+      'classify.list': () => ({ ok: true, value: [{ runId: 'other-tab', request, status: 'running', startedAt: 5, error: null, label: null }] }),
+      'classify.get': (input) => snapshot((input as { runId: string }).runId),
+    });
+    setApi(createApiClient(transport));
+    const stop = connectStore(store);
+    // A fresh page with no run of its own picks up the one running.
+    await store.getState().restoreClassify();
+    expect(store.getState().classify).toMatchObject({ runId: 'other-tab', status: 'running' });
+    // An idle page follows a run started later elsewhere as soon as its events arrive.
+    store.getState().clearClassify();
+    emit('classify.event', { runId: 'third-tab', event: { type: 'run-start', run: 0, seed: 1 } });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.getState().classify.runId).toBe('third-tab');
+    stop();
+  });
+
   it('shows a failed start as the error, not as a crash', async () => {
     const { transport } = fakeTransport({ 'classify.start': () => ({ ok: false, error: { code: 'gguf_missing', message: 'generator model not found: /m.gguf' } }) });
     setApi(createApiClient(transport));
