@@ -16,6 +16,7 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { ExperimentProgress } from '../common/contract/experiments';
+import { EtaEstimator } from '../common/eta';
 import type { TatraBackend } from '../engine/backend';
 import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 import type { JobManager } from './manager';
@@ -99,6 +100,8 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly def: ExperimentDefinition<Spec, Cell>;
   private readonly hooks: ExperimentHooks<Spec, Cell>;
   private readonly runners = new Map<string, Runner>();
+  /** The ETA's rate, per experiment running here. */
+  private readonly etas = new Map<string, EtaEstimator>();
   private readonly lastPublish = new Map<string, number>();
   private readonly emitter = new EventEmitter();
 
@@ -158,20 +161,31 @@ export class ExperimentRunner<Spec, Cell> {
     return this.runners.get(id)?.cellErrors.get(this.def.key(cell)) ?? null;
   }
 
-  /** The one progress model: jobs and rows done (every job classifies every row), time, ETA. */
-  progress(states: readonly CellState<Cell>[]): ExperimentProgress {
+  /**
+   * The one progress model: jobs and rows done (every job classifies every row), time, ETA. The
+   * ETA is said only for an experiment running here, at the recent rate and once that rate is
+   * stable (common/eta.ts): later jobs reuse earlier ones' generator work and run faster, so the
+   * average over the whole run (what it used to extrapolate) overestimated the time left tenfold.
+   */
+  progress(states: readonly CellState<Cell>[], id?: string): ExperimentProgress {
     const perJob = states.find((s) => s.job)?.job?.rowsTotal ?? 0;
     const rowsDone = states.reduce((sum, s) => sum + (s.job?.rowsDone ?? 0), 0);
     const rowsTotal = perJob * states.length;
     const elapsedMs = states.reduce((sum, s) => sum + (s.job?.elapsedMs ?? 0), 0);
-    const rate = elapsedMs > 0 ? rowsDone / elapsedMs : 0;
+    let eta: number | null = null;
+    if (id !== undefined && this.runners.has(id)) {
+      let estimator = this.etas.get(id);
+      if (!estimator) this.etas.set(id, (estimator = new EtaEstimator()));
+      estimator.observe(rowsDone, Date.now());
+      eta = estimator.etaSeconds(rowsTotal - rowsDone, Date.now());
+    } else if (id !== undefined) this.etas.delete(id);
     return {
       jobsDone: states.filter((s) => s.job?.status === 'done').length,
       jobsTotal: states.length,
       rowsDone,
       rowsTotal,
       elapsedSeconds: elapsedMs / 1000,
-      etaSeconds: rowsDone >= rowsTotal && rowsTotal > 0 ? 0 : rate > 0 ? (rowsTotal - rowsDone) / rate / 1000 : null,
+      etaSeconds: rowsDone >= rowsTotal && rowsTotal > 0 ? 0 : eta,
     };
   }
 

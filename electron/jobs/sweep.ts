@@ -180,7 +180,7 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
   }
 
   private progress(s: StoredSweep, states = this.runner.cellStates(s)): SweepProgress {
-    return { sweepId: s.id, ...this.runner.progress(states) };
+    return { sweepId: s.id, ...this.runner.progress(states, s.id) };
   }
 
   private summaryOf(s: StoredSweep, states = this.runner.cellStates(s)): SweepSummary {

@@ -254,7 +254,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
         finishedAt: this.finishedAt(c),
         status: STATUS[this.runner.status(c)],
         error: c.error,
-        progress: this.runner.progress(this.runner.cellStates(c)),
+        progress: this.runner.progress(this.runner.cellStates(c), c.id),
         task: spec.task,
         dataset: spec.dataset,
         generators: spec.generators,
@@ -279,7 +279,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
       pairs: states.map((s) => this.pairOf(c, s, status)),
       error: c.error,
       warnings: c.spec.warnings,
-      progress: this.runner.progress(states),
+      progress: this.runner.progress(states, c.id),
     };
   }
 
