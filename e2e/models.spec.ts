@@ -152,12 +152,19 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.getByTestId('compare-limit').fill('2');
     await page.getByTestId('compare-run').click();
 
+    // The comparison opens on its own page (#/compare/ID), like an evaluation or a sweep, with the
+    // same progress card and actions.
     const result = page.getByTestId('compare-result');
     await expect(result).toBeVisible();
+    expect(page.url()).toMatch(/#\/compare\/.+/);
     await expect(page.getByTestId('pair-row')).toHaveCount(4);
+    await expect(page.getByTestId('compare-progress')).toContainText('/ 4 pairs');
     await expect(page.getByTestId('pair-row').filter({ has: page.locator('.chip.run') }).first()).toBeVisible();
+    await expect(page.getByTestId('compare-pause')).toBeVisible();
     await page.screenshot({ path: 'e2e/artifacts/compare-running.png', fullPage: true });
     await expect(result).toHaveAttribute('data-status', 'done', { timeout: 170_000 });
+    await expect(page.getByTestId('compare-progress')).toContainText('4 / 4 pairs');
+    await expect(page.getByTestId('compare-pause')).toHaveCount(0);
     await expect(page.getByTestId('pair-row').filter({ hasText: 'done' })).toHaveCount(4);
     const cells = page.getByTestId('heat-cell');
     await expect(cells).toHaveCount(4);
@@ -168,6 +175,11 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
 
     const list = await callApi<{ id: string; status: string }[]>('compare.list');
     expect(list[0]?.status).toBe('done');
+    // The history lists it and leads back to it.
+    await page.getByRole('button', { name: '← All comparisons' }).click();
+    await expect(page.getByTestId('compare-history-item').first()).toContainText('reviews.csv');
+    await page.getByTestId('compare-history-item').first().getByRole('link').click();
+    await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'done');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,6 +3,7 @@
 // label mapping; and how both list what they ran (a status chip, "generator → evaluator").
 import type { JobStatus } from '../../../electron/common/contract/jobs';
 import type { SweepStatus } from '../../../electron/common/contract/sweeps';
+import type { ComparisonStatus, PairStatus } from '../../../electron/common/contract/models';
 import { ROW_LIMIT } from '../../../electron/common/settings';
 import { ModelPicker } from './ModelPicker';
 import { TaskSelect } from './TaskSelect';
@@ -91,7 +92,11 @@ export function chosenLabelMap(labelMap: Record<string, string>): Record<string,
   return Object.fromEntries(Object.entries(labelMap).filter(([, v]) => v));
 }
 
-const STATUS_CHIP: Record<JobStatus | SweepStatus, string> = {
+/** Every status long work can be in (jobs, sweeps, comparisons and their pairs), one chip style each. */
+type WorkStatus = JobStatus | SweepStatus | ComparisonStatus | PairStatus;
+
+const STATUS_CHIP: Record<WorkStatus, string> = {
+  pending: 'chip',
   queued: 'chip',
   running: 'chip run',
   paused: 'chip warn',
@@ -99,11 +104,12 @@ const STATUS_CHIP: Record<JobStatus | SweepStatus, string> = {
   cancelled: 'chip',
   done: 'chip ok',
   failed: 'chip bad',
+  error: 'chip bad',
 };
 
-export function StatusChip({ status, testId }: { status: JobStatus | SweepStatus; testId: string }) {
+export function StatusChip({ status, testId, title }: { status: WorkStatus; testId: string; title?: string | null }) {
   return (
-    <span className={STATUS_CHIP[status]} data-testid={testId}>
+    <span className={STATUS_CHIP[status]} data-testid={testId} title={title ?? undefined}>
       {status}
     </span>
   );

@@ -135,8 +135,6 @@ function ConnectServer() {
 /** The welcome card, shown only while there is no model at all. */
 export function Welcome() {
   const none = useNoModelYet();
-  const watchModels = useStore((s) => s.watchModels);
-  useEffect(() => watchModels(), [watchModels]);
   if (!none) return null;
   return (
     <section className="card welcome" aria-labelledby="welcome-title" data-testid="welcome">

@@ -64,3 +64,35 @@ export function WorkProgress(props: WorkProgressProps) {
     </div>
   );
 }
+
+export type WorkAction = 'pause' | 'resume' | 'cancel';
+
+/** The statuses every kind of long work has, whatever else its own enum holds. */
+const RUNNING = new Set(['running', 'queued']);
+const RESUMABLE = new Set(['paused', 'interrupted', 'failed', 'error', 'cancelled']);
+
+/**
+ * Pause, Resume and Cancel for long work, shown by its status the same way for jobs, sweeps and
+ * comparisons: Pause while it runs, Resume once it has stopped short of done, Cancel while it
+ * runs or is paused. `actions` lists what this kind offers; test ids are `${testIdPrefix}-pause` etc.
+ */
+export function WorkActions(props: { status: string; actions: readonly WorkAction[]; onAction(a: WorkAction): void; busy?: boolean; testIdPrefix: string; what: string }) {
+  const { status, actions } = props;
+  const shown = actions.filter((a) => (a === 'pause' ? RUNNING.has(status) : a === 'resume' ? RESUMABLE.has(status) : RUNNING.has(status) || status === 'paused'));
+  return (
+    <>
+      {shown.map((a) => (
+        <button
+          key={a}
+          className={a === 'resume' ? 'btn primary' : a === 'cancel' ? 'btn danger' : 'btn'}
+          disabled={props.busy}
+          onClick={() => props.onAction(a)}
+          aria-label={`${a === 'pause' ? 'Pause' : a === 'resume' ? 'Resume' : 'Cancel'} the ${props.what}`}
+          data-testid={`${props.testIdPrefix}-${a}`}
+        >
+          {a === 'pause' ? 'Pause' : a === 'resume' ? 'Resume' : 'Cancel'}
+        </button>
+      ))}
+    </>
+  );
+}

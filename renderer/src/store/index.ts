@@ -3,6 +3,7 @@ import { create } from 'zustand';
 import { getApi } from '../api/client';
 import { shortModel } from '../components/labels';
 import { createClassifySlice } from './classifySlice';
+import { createExperimentsSlice } from './experimentsSlice';
 import { createJobsSlice } from './jobsSlice';
 import { createModelsSlice } from './modelsSlice';
 import { createSettingsSlice } from './settingsSlice';
@@ -20,6 +21,7 @@ export function createAppStore() {
     ...createClassifySlice(...a),
     ...createJobsSlice(...a),
     ...createModelsSlice(...a),
+    ...createExperimentsSlice(...a),
   }));
 }
 
@@ -36,6 +38,11 @@ export function connectStore(store: typeof useStore = useStore): () => void {
     api.on('classify.event', (p) => store.getState().handleClassifyEvent(p)),
     api.on('job.progress', (p) => store.getState().handleJobProgress(p)),
     api.on('job.status', (p) => store.getState().handleJobStatus(p)),
+    // All long work is followed here, once, whatever view is open: evaluations, sweeps,
+    // comparisons and downloads alike (a view never subscribes on its own).
+    api.on('sweep.progress', (p) => store.getState().handleSweepProgress(p)),
+    api.on('compare.progress', (r) => store.getState().handleCompareProgress(r)),
+    api.on('download.progress', (d) => store.getState().handleDownloadProgress(d)),
     api.on('settings.changed', (s) => {
       const before = store.getState().settings;
       store.setState({ settings: s });
@@ -49,6 +56,9 @@ export function connectStore(store: typeof useStore = useStore): () => void {
       store.getState().setConnected(connected);
       if (connected && !wasConnected) {
         void store.getState().loadJobs();
+        void store.getState().loadSweeps();
+        void store.getState().loadComparisons();
+        void store.getState().loadDownloads();
         void store.getState().restoreClassify();
       }
       wasConnected = connected;

@@ -1,12 +1,9 @@
-// Models and comparisons: the library (with invalid files and their reasons), the hardware and
-// per-model fit, the catalog and live downloads, and generator × evaluator comparisons. The work
-// runs in the main process; this slice calls the API and follows its `download.progress` and
-// `compare.progress` events (watchModels), so a reload picks up whatever is still running.
+// Models: the library (with invalid files and their reasons), the hardware and per-model fit, the
+// catalog and live downloads. Downloads run in the main process; this slice calls the API and
+// follows its `download.progress` events (wired in connectStore), so a reload picks up whatever
+// is still running. Comparisons are experiments (experimentsSlice).
 import type {
   CatalogListing,
-  ComparisonRecord,
-  ComparisonSpecInput,
-  ComparisonSummary,
   DownloadState,
   FitEstimate,
   EndpointHealth,
@@ -29,12 +26,6 @@ export interface ModelsSlice {
   catalog: CatalogListing[];
   /** Downloads by id, newest state. */
   downloads: Record<string, DownloadState>;
-  comparisons: ComparisonSummary[];
-  /** Full records of comparisons opened or running, by id. */
-  comparisonRecords: Record<string, ComparisonRecord>;
-  /** The comparison the Compare view shows. */
-  currentComparisonId: string | null;
-  compareError: string | null;
 
   /** Remote models (`remote:NAME`); endpoints are null until probed. Null: not loaded yet. */
   remoteModels: RemoteModelStatus[] | null;
@@ -57,14 +48,7 @@ export interface ModelsSlice {
   /** Removes an ended download from the list (its partial file stays for resuming). */
   dismissDownload(id: string): Promise<void>;
   loadDownloads(): Promise<void>;
-  loadComparisons(): Promise<void>;
-  openComparison(id: string): Promise<void>;
-  startComparison(spec: ComparisonSpecInput): Promise<ComparisonRecord | null>;
-  cancelComparison(id: string): Promise<void>;
   handleDownloadProgress(s: DownloadState): void;
-  handleCompareProgress(r: ComparisonRecord): void;
-  /** Follows download and comparison events; returns the function that stops. */
-  watchModels(): () => void;
 }
 
 /** What the app sends to probe or add a remote model; a typed key goes to the host and never comes back. */
@@ -77,23 +61,7 @@ export interface RemoteInput {
   maxInFlight?: number;
 }
 
-const summaryOf = (r: ComparisonRecord): ComparisonSummary => ({
-  id: r.id,
-  createdAt: r.createdAt,
-  finishedAt: r.finishedAt,
-  status: r.status,
-  error: r.error,
-  task: r.spec.task,
-  dataset: r.spec.dataset,
-  generators: r.spec.generators,
-  evaluators: r.spec.evaluators,
-});
-
 let libraryLoad: Promise<void> | null = null;
-
-// Several views may watch at once; subscribe once and count.
-let watchers = 0;
-let unwatch: (() => void) | null = null;
 
 export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   modelsVersion: 0,
@@ -105,10 +73,6 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   fits: {},
   catalog: [],
   downloads: {},
-  comparisons: [],
-  comparisonRecords: {},
-  currentComparisonId: null,
-  compareError: null,
 
   loadLibrary() {
     // Several pickers and views ask at once: one call answers them all.
@@ -245,45 +209,6 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
       // Not fatal: live events still arrive.
     }
   },
-  async loadComparisons() {
-    try {
-      set({ comparisons: await getApi().call('compare.list', {}) });
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-    }
-  },
-  async openComparison(id) {
-    set({ currentComparisonId: id });
-    try {
-      const rec = await getApi().call('compare.get', { id });
-      set({ comparisonRecords: { ...get().comparisonRecords, [id]: rec }, compareError: null });
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-    }
-  },
-  async startComparison(spec) {
-    set({ compareError: null });
-    try {
-      const rec = await getApi().call('compare.start', spec);
-      const known = get().comparisonRecords[rec.id];
-      set({
-        comparisonRecords: { ...get().comparisonRecords, [rec.id]: known ?? rec },
-        currentComparisonId: rec.id,
-        comparisons: [summaryOf(known ?? rec), ...get().comparisons.filter((c) => c.id !== rec.id)],
-      });
-      return rec;
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-      return null;
-    }
-  },
-  async cancelComparison(id) {
-    try {
-      await getApi().call('compare.cancel', { id });
-    } catch (e) {
-      get().notify('error', messageOf(e));
-    }
-  },
   handleDownloadProgress(s) {
     const before = get().downloads[s.id];
     set({ downloads: { ...get().downloads, [s.id]: s } });
@@ -294,27 +219,6 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
       // A partial file may now be waiting to be resumed.
       void get().loadLibrary();
     }
-  },
-  handleCompareProgress(r) {
-    set({
-      comparisonRecords: { ...get().comparisonRecords, [r.id]: r },
-      comparisons: [summaryOf(r), ...get().comparisons.filter((c) => c.id !== r.id)].sort((a, b) => b.createdAt - a.createdAt),
-    });
-  },
-  watchModels() {
-    watchers++;
-    if (!unwatch) {
-      const api = getApi();
-      const offs = [api.on('download.progress', (s) => get().handleDownloadProgress(s)), api.on('compare.progress', (r) => get().handleCompareProgress(r))];
-      unwatch = () => offs.forEach((off) => off());
-    }
-    return () => {
-      watchers--;
-      if (watchers === 0 && unwatch) {
-        unwatch();
-        unwatch = null;
-      }
-    };
   },
 });
 

@@ -4,15 +4,16 @@
 // and grouped bars like the paper's cross-model table.
 import { useEffect, useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { comparisonMatrix, modelLabel, type ComparisonPair, type ComparisonRecord } from '../../../electron/common/contract/models';
+import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../../electron/common/contract/models';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ChartFigure } from '../components/ChartFigure';
-import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
+import { ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
+import { WorkActions, WorkProgress } from '../components/WorkProgress';
 import { DataStep, MappingStep } from '../components/DataSteps';
-import { duration, heatCell, pct } from '../components/labels';
+import { count, duration, heatCell, pct } from '../components/labels';
 import { useModelOptions } from '../components/ModelPicker';
 import { RunPlan } from '../components/RunPlan';
-import { RowLimitField, TaskField, chosenLabelMap, chosenRows } from '../components/RunSetup';
+import { RowLimitField, StatusChip, TaskField, chosenLabelMap, chosenRows } from '../components/RunSetup';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededField, useSeededFields } from '../components/seededFields';
 import { useResolvedColor } from '../components/VoteCharts';
@@ -85,6 +86,7 @@ function SetupCard() {
   const saved = useStore((s) => s.settings);
   const start = useStore((s) => s.startComparison);
   const error = useStore((s) => s.compareError);
+  const navigate = useStore((s) => s.navigate);
   // Like Evaluate: the saved run settings, the chosen models (the first one a newcomer adds is chosen for every form).
   const [tatra, setTatra] = useSeededFields<TatraSettings>(saved?.tatra ?? DEFAULT_SETTINGS);
   const chosenGenerator = saved?.generator ?? null;
@@ -97,7 +99,7 @@ function SetupCard() {
   const run = async () => {
     if (!ready || !draft.inputColumn || !draft.goldColumn) return;
     setBusy(true);
-    await start({
+    const rec = await start({
       task: taskId,
       dataset: draft.path,
       generators,
@@ -109,6 +111,7 @@ function SetupCard() {
       ...(draft.limit !== null ? { limit: draft.limit } : {}),
     });
     setBusy(false);
+    if (rec) navigate({ view: 'compare', id: rec.id });
   };
   return (
     <div className="card" data-testid="compare-setup">
@@ -139,9 +142,6 @@ function SetupCard() {
   );
 }
 
-function statusChip(s: ComparisonPair['status'] | ComparisonRecord['status']): string {
-  return s === 'done' ? 'chip ok' : s === 'running' ? 'chip run' : s === 'error' ? 'chip bad' : 'chip';
-}
 
 function Heatmap({ rec }: { rec: ComparisonRecord }) {
   const m = comparisonMatrix(rec);
@@ -215,26 +215,44 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
 }
 
 function ResultCard({ rec }: { rec: ComparisonRecord }) {
-  const cancel = useStore((s) => s.cancelComparison);
+  const act = useStore((s) => s.comparisonAction);
   const navigate = useStore((s) => s.navigate);
   const s = rec.spec.settings;
+  const running = rec.status === 'running';
+  const p = rec.progress;
   return (
-    <div className="card" data-testid="compare-result" data-status={rec.status}>
-      <div className="card-head">
-        <h2>
-          {rec.spec.task} · {modelLabel(rec.spec.dataset)} <span className={statusChip(rec.status)}>{rec.status}</span>
-        </h2>
-        <span className="sub">
-          n={s.n} k={s.k} r={s.r} seed={s.seed}
-          {rec.spec.limit ? ` · ${rec.spec.limit} rows` : ''}
-        </span>
-        <span className="spacer" />
-        {rec.status === 'running' && (
-          <button className="btn ghost small" onClick={() => void cancel(rec.id)}>
-            Cancel
-          </button>
-        )}
+    <div className="stack" data-testid="compare-result" data-status={rec.status}>
+      <div className="page-head">
+        <div>
+          <div className="row">
+            <button className="btn ghost small" onClick={() => navigate({ view: 'compare' })}>
+              ← All comparisons
+            </button>
+          </div>
+          <h1>
+            {rec.spec.task} · {modelLabel(rec.spec.dataset)} <StatusChip status={rec.status} testId="compare-status" />
+          </h1>
+          <p>
+            {rec.spec.generators.length} generator{rec.spec.generators.length === 1 ? '' : 's'} × {rec.spec.evaluators.length} evaluator{rec.spec.evaluators.length === 1 ? '' : 's'} · n={s.n}, k={s.k}, r={s.r}, seed {s.seed}
+            {rec.spec.limit ? ` · ${rec.spec.limit} rows` : ''}
+          </p>
+        </div>
+        <div className="row">
+          <WorkActions status={rec.status} actions={['pause', 'resume', 'cancel']} onAction={(a) => void act(rec.id, a)} testIdPrefix="compare" what="comparison" />
+        </div>
       </div>
+      {p ? (
+        <WorkProgress
+          testId="compare-progress"
+          running={running}
+          counts={[
+            { done: p.jobsDone, total: p.jobsTotal, noun: 'pair' },
+            { done: p.rowsDone, total: p.rowsTotal, noun: 'row' },
+          ]}
+          etaSeconds={p.etaSeconds}
+        />
+      ) : null}
+      <div className="card">
       <ErrorBanner message={rec.error} />
       {rec.warnings.map((w) => (
         <ErrorBanner key={w} title="Warning" message={w} />
@@ -260,9 +278,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
                 <td title={p.generator}>{modelLabel(p.generator)}</td>
                 <td title={p.evaluator}>{modelLabel(p.evaluator)}</td>
                 <td>
-                  <span className={statusChip(p.status)} title={p.error ?? undefined}>
-                    {p.status}
-                  </span>
+                  <StatusChip status={p.status} testId="pair-status" title={p.error} />
                   {p.status === 'running' && p.rows > 0 && <ProgressBar value={p.rowsDone / p.rows} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
                 </td>
                 <td className="num">{pct(p.accuracy)}</td>
@@ -289,67 +305,103 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
         <Bars rec={rec} />
       </div>
       <p className="muted small">Evaluators of one generator saw byte-identical examples and paraphrases (cached by generator, task, settings, seed and input), so differences in a row come from the evaluator alone.</p>
+      </div>
     </div>
   );
 }
 
 function HistoryCard() {
   const comparisons = useStore((s) => s.comparisons);
-  const current = useStore((s) => s.currentComparisonId);
-  const open = useStore((s) => s.openComparison);
-  if (comparisons.length === 0) return null;
+  const navigate = useStore((s) => s.navigate);
   return (
-    <div className="card">
+    <div className="card" data-testid="compare-history">
       <div className="card-head">
         <h2>Comparisons</h2>
+        <span className="sub">{count(comparisons.length, 'comparison')}</span>
       </div>
-      <div className="list" data-testid="compare-history">
-        {comparisons.map((c) => (
-          <button key={c.id} className="list-item" aria-current={c.id === current ? 'true' : undefined} onClick={() => void open(c.id)} data-testid="compare-history-item">
-            <span className="row" style={{ gap: 8 }}>
-              <span className={statusChip(c.status)}>{c.status}</span>
-              <strong>{c.task}</strong> · {modelLabel(c.dataset)} · {c.generators.length} generator{c.generators.length === 1 ? '' : 's'} × {c.evaluators.length} evaluator{c.evaluators.length === 1 ? '' : 's'}
-            </span>
-            <span className="muted small">{new Date(c.createdAt).toLocaleString()}</span>
-          </button>
-        ))}
-      </div>
+      {comparisons.length === 0 ? (
+        <p className="muted">
+          No comparisons yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
+        </p>
+      ) : (
+        <TableWrap label="Comparisons">
+          <table className="data">
+            <thead>
+              <tr>
+                <th>Task and data</th>
+                <th>Pairs</th>
+                <th>Status</th>
+                <th className="num">Jobs</th>
+                <th>Started</th>
+              </tr>
+            </thead>
+            <tbody>
+              {comparisons.map((c) => (
+                <tr key={c.id} data-testid="compare-history-item">
+                  <td>
+                    <a
+                      href={`#/compare/${encodeURIComponent(c.id)}`}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        navigate({ view: 'compare', id: c.id });
+                      }}
+                    >
+                      {c.task} · {modelLabel(c.dataset)}
+                    </a>
+                  </td>
+                  <td className="small">
+                    {c.generators.length} × {c.evaluators.length}
+                  </td>
+                  <td>
+                    <StatusChip status={c.status} testId="compare-history-status" />
+                  </td>
+                  <td className="num">{c.progress ? `${c.progress.jobsDone}/${c.progress.jobsTotal}` : '–'}</td>
+                  <td className="small muted">{new Date(c.createdAt).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </div>
+  );
+}
+
+/** One comparison: read when opened, then kept current by its progress events (connectStore). */
+function ComparisonDetail({ id }: { id: string }) {
+  const rec = useStore((s) => s.comparisonRecords[id]);
+  const error = useStore((s) => s.compareError);
+  const open = useStore((s) => s.openComparison);
+  useEffect(() => {
+    void open(id);
+  }, [id, open]);
+  return (
+    <div className="page" data-testid="compare-detail">
+      <ErrorBanner message={error} />
+      {rec ? <ResultCard rec={rec} /> : !error ? <p className="muted">Loading…</p> : null}
     </div>
   );
 }
 
 export function CompareView() {
-  const watchModels = useStore((s) => s.watchModels);
-  const loadLibrary = useStore((s) => s.loadLibrary);
+  const route = useStore((s) => s.route);
   const loadComparisons = useStore((s) => s.loadComparisons);
-  const loadTasks = useStore((s) => s.loadTasks);
-  const tasksLoaded = useStore((s) => s.tasksLoaded);
-  const currentId = useStore((s) => s.currentComparisonId);
-  const rec = useStore((s) => (s.currentComparisonId ? s.comparisonRecords[s.currentComparisonId] : undefined));
-  const comparisons = useStore((s) => s.comparisons);
-  const open = useStore((s) => s.openComparison);
   useEffect(() => {
-    const stop = watchModels();
-    void loadLibrary();
     void loadComparisons();
-    if (!tasksLoaded) void loadTasks();
-    return stop;
-  }, [watchModels, loadLibrary, loadComparisons, loadTasks, tasksLoaded]);
-  useEffect(() => {
-    // After a reload: show the newest comparison.
-    if (!currentId && comparisons[0]) void open(comparisons[0].id);
-  }, [currentId, comparisons, open]);
+  }, [loadComparisons]);
+  if (route.id) return <ComparisonDetail id={route.id} key={route.id} />;
   return (
     <div className="page">
       <div className="page-head">
-        <h1>Compare models</h1>
-        <span className="muted">which generator with which evaluator</span>
+        <div>
+          <h1>Compare models</h1>
+          <p>Which generator with which evaluator: every pair an evaluation on the same rows, one experiment that survives a restart and resumes where it stopped.</p>
+        </div>
       </div>
       <Welcome />
       <DataStep />
       <MappingStep />
       <SetupCard />
-      {rec && <ResultCard rec={rec} />}
       <HistoryCard />
     </div>
   );

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, JumpTo, LabelChip, Metric, ReproducibleChip, TableWrap } from '../components/Common';
-import { WorkProgress } from '../components/WorkProgress';
+import { WorkActions, WorkProgress } from '../components/WorkProgress';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
@@ -244,21 +244,7 @@ function JobView({ jobId }: { jobId: string }) {
           </p>
         </div>
         <div className="row">
-          {job.status === 'running' ? (
-            <button className="btn" onClick={() => void jobAction(jobId, 'pause')} data-testid="job-pause">
-              Pause
-            </button>
-          ) : null}
-          {job.status === 'paused' || job.status === 'interrupted' || job.status === 'failed' ? (
-            <button className="btn primary" onClick={() => void jobAction(jobId, 'resume')} data-testid="job-resume">
-              Resume
-            </button>
-          ) : null}
-          {running || job.status === 'paused' ? (
-            <button className="btn danger" onClick={() => void jobAction(jobId, 'cancel')} data-testid="job-cancel">
-              Cancel
-            </button>
-          ) : null}
+          <WorkActions status={job.status} actions={['pause', 'resume', 'cancel']} onAction={(a) => void jobAction(jobId, a)} testIdPrefix="job" what="evaluation" />
           <button className="btn" onClick={() => void doExport('csv')} data-testid="export-csv">
             Export CSV
           </button>

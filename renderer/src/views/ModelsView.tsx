@@ -369,15 +369,12 @@ export function ModelsView() {
   const loadHardware = useStore((s) => s.loadHardware);
   const loadCatalog = useStore((s) => s.loadCatalog);
   const loadDownloads = useStore((s) => s.loadDownloads);
-  const watchModels = useStore((s) => s.watchModels);
   useEffect(() => {
-    const stop = watchModels();
     void loadLibrary();
     void loadHardware();
     void loadCatalog();
     void loadDownloads();
-    return stop;
-  }, [watchModels, loadLibrary, loadHardware, loadCatalog, loadDownloads]);
+  }, [loadLibrary, loadHardware, loadCatalog, loadDownloads]);
   return (
     <div className="page">
       <div className="page-head">

@@ -2,15 +2,15 @@
 // resumable experiment. Set-up shares Evaluate's data and mapping steps, task and model fields;
 // a running sweep shows progress with an ETA, then accuracy against n, k and r with std bands,
 // a k × n heat map, cost against accuracy and the points table; CSV/JSON export.
-import { useCallback, useEffect, useMemo, useState } from 'react';
-import { SweepGrid, type SweepProgress, type SweepResult, type SweepStatus, type SweepSummary } from '../../../electron/common/contract/sweeps';
+import { useEffect, useMemo, useState } from 'react';
+import { SweepGrid } from '../../../electron/common/contract/sweeps';
 import { describeZodError } from '../../../electron/common/contract';
-import { getApi, messageOf } from '../api/client';
 import { ErrorBanner, JumpTo, Metric, ReproducibleChip, TableWrap } from '../components/Common';
-import { WorkProgress } from '../components/WorkProgress';
-import { EtaEstimator } from '../../../electron/common/eta';
+import { WorkActions, WorkProgress } from '../components/WorkProgress';
+import { RunPlan } from '../components/RunPlan';
+import { taskById } from '../store/tasksSlice';
 import { DataStep, MappingStep } from '../components/DataSteps';
-import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
+import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, chosenRows, modelPairText, useModelPair } from '../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
 import { count, duration, pct } from '../components/labels';
 import { useStore } from '../store';
@@ -33,39 +33,37 @@ const GRID_FIELDS = [
 function SetupCard() {
   const taskId = useStore((s) => s.currentTaskId);
   const draft = useStore((s) => s.draft);
+  const setDraft = useStore((s) => s.setDraft);
+  const tasks = useStore((s) => s.tasks);
   const navigate = useStore((s) => s.navigate);
+  const startSweep = useStore((s) => s.startSweep);
+  const error = useStore((s) => s.sweepError);
   const models = useModelPair();
   const [lists, setLists] = useState<Record<(typeof GRID_FIELDS)[number]['key'], string>>({ n: '0,2,5', k: '4,8', r: '1,3,5', seeds: '1,2,3' });
-  const [limit, setLimit] = useState<number | null>(20);
   const [starting, setStarting] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const parsed = SweepGrid.safeParse({ n: parseList(lists.n), k: parseList(lists.k), r: parseList(lists.r), seeds: parseList(lists.seeds) });
   const grid = parsed.success ? parsed.data : null;
   const jobs = grid ? grid.n.length * grid.k.length * grid.seeds.length : 0;
   const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && models.chosen && grid !== null && !starting;
+  // Every job runs at the largest r; a sweep pays less than this plan once work is shared.
+  const cells = grid ? grid.n.flatMap((n) => grid.k.flatMap((k) => grid.seeds.map(() => ({ n, k, r: Math.max(...grid.r), scope: 'run' as const })))) : [];
   const start = async () => {
     if (!ready || !grid || !draft.inputColumn) return;
     setStarting(true);
-    setError(null);
-    try {
-      const s = await getApi().call('sweeps.start', {
-        taskId,
-        dataPath: draft.path,
-        inputColumn: draft.inputColumn,
-        goldColumn: draft.goldColumn,
-        labelMap: chosenLabelMap(draft.labelMap),
-        generator: models.generator,
-        evaluator: models.evaluator,
-        grid,
-        // No name: the server names a sweep after its task and grid, which says more than the file name.
-        ...(limit !== null ? { limit } : {}),
-      });
-      navigate({ view: 'sweep', id: s.id });
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setStarting(false);
-    }
+    const s = await startSweep({
+      taskId,
+      dataPath: draft.path,
+      inputColumn: draft.inputColumn,
+      goldColumn: draft.goldColumn,
+      labelMap: chosenLabelMap(draft.labelMap),
+      generator: models.generator,
+      evaluator: models.evaluator,
+      grid,
+      // No name: the server names a sweep after its task and grid, which says more than the file name.
+      ...(draft.limit !== null ? { limit: draft.limit } : {}),
+    });
+    setStarting(false);
+    if (s) navigate({ view: 'sweep', id: s.id });
   };
   return (
     <div className="card" data-testid="sweep-setup">
@@ -89,13 +87,14 @@ function SetupCard() {
             </label>
           );
         })}
-        <RowLimitField value={limit} onChange={setLimit} testId="sweep-limit" />
+        <RowLimitField value={draft.limit} onChange={(limit) => setDraft({ limit })} testId="sweep-limit" />
       </div>
       {!parsed.success && parsed.error.issues.some((i) => i.code !== 'invalid_type') ? <ErrorBanner message={describeZodError(parsed.error)} title="Grid" /> : null}
       {draft.preview && !draft.goldColumn ? <div className="banner warn">A sweep measures accuracy: choose the gold label column above.</div> : null}
       <ErrorBanner message={error} title="Cannot start the sweep" />
       <div className="row">
         <span className="spacer" />
+        <RunPlan task={taskById(tasks, taskId)} settings={cells[0] ?? { n: 0, k: 0, r: 1, scope: 'run' }} cells={cells} rows={chosenRows(draft)} testId="sweep-calls-plan" />
         <button className="btn primary" disabled={!ready} onClick={() => void start()} data-testid="sweep-start">
           {starting ? 'Starting…' : 'Start sweep'}
         </button>
@@ -106,18 +105,12 @@ function SetupCard() {
 
 function History() {
   const navigate = useStore((s) => s.navigate);
-  const [sweeps, setSweeps] = useState<SweepSummary[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const sweeps = useStore((s) => s.sweeps);
+  const error = useStore((s) => s.sweepError);
+  const loadSweeps = useStore((s) => s.loadSweeps);
   useEffect(() => {
-    let live = true;
-    getApi()
-      .call('sweeps.list', {})
-      .then((l) => live && setSweeps(l))
-      .catch((e: unknown) => live && setError(messageOf(e)));
-    return () => {
-      live = false;
-    };
-  }, []);
+    void loadSweeps();
+  }, [loadSweeps]);
   return (
     <div className="card" data-testid="sweep-history">
       <div className="card-head">
@@ -174,74 +167,30 @@ function History() {
   );
 }
 
-/** The result, refetched when a job finishes or the status changes; live progress in between. */
-function useSweep(id: string) {
-  const [result, setResult] = useState<SweepResult | null>(null);
-  const [live, setLive] = useState<(SweepProgress & { status: SweepStatus }) | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const refresh = useCallback(
-    () =>
-      getApi()
-        .call('sweeps.get', { sweepId: id })
-        .then((r) => {
-          setResult(r);
-          setError(null);
-        })
-        .catch((e: unknown) => setError(messageOf(e))),
-    [id],
-  );
-  const [eta, setEta] = useState<number | null>(null);
-  useEffect(() => {
-    void refresh();
-    let seen = '';
-    // Time left, measured here over the sweep's rows: later jobs reuse earlier ones' generator
-    // work and run faster, so it is the recent rate, and none is said before it is stable
-    // (common/eta.ts).
-    const estimator = new EtaEstimator();
-    return getApi().on('sweep.progress', (p) => {
-      if (p.sweepId !== id) return;
-      setLive(p);
-      const now = Date.now();
-      estimator.observe(p.rowsDone, now);
-      setEta(p.status === 'running' ? estimator.etaSeconds(p.rowsTotal - p.rowsDone, now) : null);
-      const key = `${p.jobsDone}:${p.status}`;
-      if (key !== seen) {
-        seen = key;
-        void refresh();
-      }
-    });
-  }, [id, refresh]);
-  return { result, live, eta, error, refresh };
-}
-
 function SweepDetail({ id }: { id: string }) {
   const navigate = useStore((s) => s.navigate);
-  const { result, live, eta, error, refresh } = useSweep(id);
+  // Read when opened, then kept current by its progress events (connectStore): the jobs' pattern.
+  const result = useStore((s) => s.sweepResults[id]);
+  const live = useStore((s) => s.sweepLive[id]);
+  const error = useStore((s) => s.sweepError);
+  const openSweep = useStore((s) => s.openSweep);
+  const sweepAction = useStore((s) => s.sweepAction);
+  const exportSweep = useStore((s) => s.exportSweep);
+  useEffect(() => {
+    void openSweep(id);
+  }, [id, openSweep]);
   const [busy, setBusy] = useState(false);
   const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
-  const [actionError, setActionError] = useState<string | null>(null);
-  const act = async (method: 'sweeps.pause' | 'sweeps.resume') => {
+  const act = async (action: 'pause' | 'resume') => {
     setBusy(true);
-    setActionError(null);
-    try {
-      await getApi().call(method, { sweepId: id });
-      await refresh();
-    } catch (e) {
-      setActionError(messageOf(e));
-    } finally {
-      setBusy(false);
-    }
+    await sweepAction(id, action);
+    setBusy(false);
   };
   const doExport = async (format: 'csv' | 'json') => {
-    setActionError(null);
-    try {
-      const out = await getApi().call('sweeps.export', { sweepId: id, format });
-      const url = getApi().downloadUrl(out.path);
-      setExported({ path: out.path, url });
-      if (url) window.location.assign(url);
-    } catch (e) {
-      setActionError(messageOf(e));
-    }
+    const out = await exportSweep(id, format);
+    if (!out) return;
+    setExported(out);
+    if (out.url) window.location.assign(out.url);
   };
   const rMax = useMemo(() => (result ? Math.max(...result.grid.r) : 0), [result]);
   if (!result) {
@@ -270,16 +219,7 @@ function SweepDetail({ id }: { id: string }) {
           <button className="btn" onClick={() => navigate({ view: 'sweep' })}>
             All sweeps
           </button>
-          {status === 'running' ? (
-            <button className="btn" disabled={busy} onClick={() => void act('sweeps.pause')} data-testid="sweep-pause">
-              Pause
-            </button>
-          ) : null}
-          {status === 'paused' || status === 'interrupted' || status === 'failed' ? (
-            <button className="btn primary" disabled={busy} onClick={() => void act('sweeps.resume')} data-testid="sweep-resume">
-              Resume
-            </button>
-          ) : null}
+          <WorkActions status={status} actions={['pause', 'resume']} onAction={(a) => void act(a === 'cancel' ? 'pause' : a)} busy={busy} testIdPrefix="sweep" what="sweep" />
           <button className="btn" onClick={() => void doExport('csv')} data-testid="sweep-export-csv">
             Export CSV
           </button>
@@ -289,7 +229,7 @@ function SweepDetail({ id }: { id: string }) {
         </div>
       </div>
       <ErrorBanner message={result.error} title="The sweep failed" />
-      <ErrorBanner message={actionError ?? error} />
+      <ErrorBanner message={error} />
       {exported ? (
         <div className="banner info" data-testid="sweep-export-done">
           Exported to <code>{exported.path}</code>
@@ -302,7 +242,7 @@ function SweepDetail({ id }: { id: string }) {
           { done: progress.jobsDone, total: progress.jobsTotal, noun: 'job' },
           { done: progress.rowsDone, total: progress.rowsTotal, noun: 'row' },
         ]}
-        etaSeconds={eta}
+        etaSeconds={progress.etaSeconds}
         rate={progress.elapsedSeconds >= 1 ? `${duration(progress.elapsedSeconds * 1000)} of work so far` : null}
       />
       <div className="grid-3">

@@ -1,13 +1,14 @@
 // The renderer's models slice over the real API host (an in-process transport standing in for
 // IPC): a download started from the slice is followed through download.progress events to done,
-// the library is re-read and pickers are told (modelsVersion); errors land as notices.
+// the library is re-read and pickers are told (modelsVersion); errors land as notices or as the
+// comparison's error (experimentsSlice).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import { createApiClient, setApi, type Transport } from '../../../renderer/src/api/client';
-import { createAppStore } from '../../../renderer/src/store';
+import { connectStore, createAppStore } from '../../../renderer/src/store';
 import { tinyModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
@@ -41,7 +42,8 @@ afterEach(async () => {
 describe('models slice', () => {
   it('follows a download to done through events and refreshes the library', async () => {
     const store = createAppStore();
-    const stop = store.getState().watchModels();
+    // Download events reach the store the one way every long work's do (connectStore).
+    const stop = connectStore(store);
     const body = await readFile(await tinyModelPath());
     server = await serveBuffer({ '/x/slice.gguf': body }, { throttle: { bytes: 512 * 1024, everyMs: 10 } });
     // The slice downloads into the app's models/ folder (git-ignored); afterEach removes the file.
