@@ -87,6 +87,11 @@ export function RowLimitField({ value, onChange, testId }: { value: number | nul
   );
 }
 
+/** What a job or a sweep is told of the data set-up (steps 1 and 2): the file, its columns, the mapped gold values. */
+export function draftData(draft: EvalDraft & { inputColumn: string }): { dataPath: string; inputColumn: string; goldColumn: string | null; labelMap: Record<string, string> } {
+  return { dataPath: draft.path, inputColumn: draft.inputColumn, goldColumn: draft.goldColumn, labelMap: chosenLabelMap(draft.labelMap) };
+}
+
 /** The gold values mapped to a label; "(unmapped: no gold)" choices are left out. */
 export function chosenLabelMap(labelMap: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(labelMap).filter(([, v]) => v));

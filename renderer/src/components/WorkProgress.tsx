@@ -1,9 +1,13 @@
-// How long work is going, one way for every kind of it (evaluation jobs, sweeps, comparisons):
-// the units people count (rows, jobs, pairs), the model calls behind them (which move from the
-// first second, where rows finish in bursts), what it is doing, and time left only once the host
-// can say it honestly (common/eta.ts). The bar follows the calls when they are known.
+// Long work drawn one way for every kind of it (evaluation jobs, sweeps, comparisons): its
+// progress card, its actions and its history. The progress card says the units people count
+// (rows, jobs, pairs), the model calls behind them (which move from the first second, where rows
+// finish in bursts), what it is doing, and time left only once the host can say it honestly
+// (common/eta.ts); the bar follows the calls when they are known.
 import type { ReactNode } from 'react';
-import { ProgressBar } from './Common';
+import { ErrorBanner, JumpTo, ProgressBar, TableWrap } from './Common';
+import { StatusChip } from './RunSetup';
+import { useStore } from '../store';
+import type { ViewName } from '../store/uiSlice';
 import { count, duration } from './labels';
 
 export type WorkPhase = 'loading' | 'examples' | 'rows';
@@ -94,5 +98,99 @@ export function WorkActions(props: { status: string; actions: readonly WorkActio
         </button>
       ))}
     </>
+  );
+}
+
+export interface HistoryColumn<T> {
+  header: string;
+  num?: boolean;
+  cell(item: T): ReactNode;
+}
+
+/**
+ * The history of one kind of long work, drawn the same way for all: a card with the count, an
+ * empty state that leads to the set-up, and a table whose first column links to the item's own
+ * page (#/view/ID), then the kind's columns, the status, when it started and a last cell for
+ * actions.
+ */
+export function WorkHistory<T extends { id: string; createdAt: number; status: Parameters<typeof StatusChip>[0]['status'] }>(props: {
+  title: string;
+  noun: string;
+  items: readonly T[] | null;
+  view: ViewName;
+  name(item: T): ReactNode;
+  columns: HistoryColumn<T>[];
+  /** A last cell per row (e.g. Resume), when the kind has one. */
+  actions?(item: T): ReactNode;
+  testId: string;
+  rowTestId: string;
+  statusTestId: string;
+  error?: string | null;
+}) {
+  const navigate = useStore((s) => s.navigate);
+  const items = props.items ?? [];
+  return (
+    <div className="card" data-testid={props.testId}>
+      <div className="card-head">
+        <h2>{props.title}</h2>
+        <span className="sub">{count(items.length, props.noun)}</span>
+      </div>
+      <ErrorBanner message={props.error} />
+      {props.items && items.length === 0 ? (
+        <p className="muted">
+          No {props.noun}s yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
+        </p>
+      ) : null}
+      {items.length > 0 ? (
+        <TableWrap label={props.title}>
+          <table className="data">
+            <thead>
+              <tr>
+                <th>Name</th>
+                {props.columns.map((c) => (
+                  <th key={c.header} className={c.num ? 'num' : undefined}>
+                    {c.header}
+                  </th>
+                ))}
+                <th>Status</th>
+                <th>Started</th>
+                        {props.actions ? (
+                  <th>
+                    <span className="sr-only">Actions</span>
+                  </th>
+                ) : null}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((item) => (
+                <tr key={item.id} data-testid={props.rowTestId}>
+                  <td>
+                    <a
+                      href={`#/${props.view}/${encodeURIComponent(item.id)}`}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        navigate({ view: props.view, id: item.id });
+                      }}
+                    >
+                      {props.name(item)}
+                    </a>
+                  </td>
+                  {props.columns.map((c) => (
+                    <td key={c.header} className={c.num ? 'num' : 'small'}>
+                      {c.cell(item)}
+                    </td>
+                  ))}
+                  <td>
+                    <StatusChip status={item.status} testId={props.statusTestId} />
+                  </td>
+                  <td className="small muted">{new Date(item.createdAt).toLocaleString()}</td>
+                  {props.actions ? <td>{props.actions(item)}</td> : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : null}
+    </div>
   );
 }

@@ -7,10 +7,10 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../../electron/common/contract/models';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ChartFigure } from '../components/ChartFigure';
-import { ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
-import { WorkActions, WorkProgress } from '../components/WorkProgress';
+import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
+import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
 import { DataStep, MappingStep } from '../components/DataSteps';
-import { count, duration, heatCell, pct } from '../components/labels';
+import { duration, heatCell, pct } from '../components/labels';
 import { useModelOptions } from '../components/ModelPicker';
 import { RunPlan } from '../components/RunPlan';
 import { RowLimitField, StatusChip, TaskField, chosenLabelMap, chosenRows } from '../components/RunSetup';
@@ -312,58 +312,21 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
 
 function HistoryCard() {
   const comparisons = useStore((s) => s.comparisons);
-  const navigate = useStore((s) => s.navigate);
   return (
-    <div className="card" data-testid="compare-history">
-      <div className="card-head">
-        <h2>Comparisons</h2>
-        <span className="sub">{count(comparisons.length, 'comparison')}</span>
-      </div>
-      {comparisons.length === 0 ? (
-        <p className="muted">
-          No comparisons yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
-        </p>
-      ) : (
-        <TableWrap label="Comparisons">
-          <table className="data">
-            <thead>
-              <tr>
-                <th>Task and data</th>
-                <th>Pairs</th>
-                <th>Status</th>
-                <th className="num">Jobs</th>
-                <th>Started</th>
-              </tr>
-            </thead>
-            <tbody>
-              {comparisons.map((c) => (
-                <tr key={c.id} data-testid="compare-history-item">
-                  <td>
-                    <a
-                      href={`#/compare/${encodeURIComponent(c.id)}`}
-                      onClick={(e) => {
-                        e.preventDefault();
-                        navigate({ view: 'compare', id: c.id });
-                      }}
-                    >
-                      {c.task} · {modelLabel(c.dataset)}
-                    </a>
-                  </td>
-                  <td className="small">
-                    {c.generators.length} × {c.evaluators.length}
-                  </td>
-                  <td>
-                    <StatusChip status={c.status} testId="compare-history-status" />
-                  </td>
-                  <td className="num">{c.progress ? `${c.progress.jobsDone}/${c.progress.jobsTotal}` : '–'}</td>
-                  <td className="small muted">{new Date(c.createdAt).toLocaleString()}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
-    </div>
+    <WorkHistory
+      title="Comparisons"
+      noun="comparison"
+      items={comparisons}
+      view="compare"
+      name={(c) => `${c.task} · ${modelLabel(c.dataset)}`}
+      columns={[
+        { header: 'Pairs', cell: (c) => `${c.generators.length} × ${c.evaluators.length}` },
+        { header: 'Jobs', num: true, cell: (c) => (c.progress ? `${c.progress.jobsDone}/${c.progress.jobsTotal}` : '–') },
+      ]}
+      testId="compare-history"
+      rowTestId="compare-history-item"
+      statusTestId="compare-history-status"
+    />
   );
 }
 

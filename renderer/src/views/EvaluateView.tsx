@@ -3,16 +3,16 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, JumpTo, LabelChip, Metric, ReproducibleChip, TableWrap } from '../components/Common';
-import { WorkActions, WorkProgress } from '../components/WorkProgress';
+import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
+import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RunPlan } from '../components/RunPlan';
-import { RowLimitField, StatusChip, chosenRows, TaskAndModels, chosenLabelMap, modelPairText, useModelPair } from '../components/RunSetup';
-import { count, pct } from '../components/labels';
+import { RowLimitField, StatusChip, chosenRows, TaskAndModels, draftData, modelPairText, useModelPair } from '../components/RunSetup';
+import { pct } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 import { taskById } from '../store/tasksSlice';
@@ -39,10 +39,7 @@ function SettingsStep() {
     setStarting(true);
     const job = await startJob({
       taskId,
-      dataPath: draft.path,
-      inputColumn: draft.inputColumn,
-      goldColumn: draft.goldColumn,
-      labelMap: chosenLabelMap(draft.labelMap),
+      ...draftData({ ...draft, inputColumn: draft.inputColumn }),
       generator: models.generator,
       evaluator: models.evaluator,
       settings: { ...tatra, earlyStop },
@@ -90,71 +87,31 @@ function SettingsStep() {
 
 function History() {
   const jobs = useStore((s) => s.jobs);
-  const navigate = useStore((s) => s.navigate);
   const jobAction = useStore((s) => s.jobAction);
   return (
-    <div className="card" data-testid="history">
-      <div className="card-head">
-        <h2>History</h2>
-        <span className="sub">{count(jobs.length, 'evaluation')}</span>
-      </div>
-      {jobs.length === 0 ? (
-        <p className="muted">
-          No evaluations yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
-        </p>
-      ) : (
-        <TableWrap label="Evaluation history">
-          <table className="data">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Task</th>
-                <th>Models</th>
-                <th>Status</th>
-                <th className="num">Rows</th>
-                <th className="num">Accuracy</th>
-                <th>Started</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.map((j) => (
-                <tr key={j.id} data-testid="history-row">
-                  <td>
-                    <a
-                      href={`#/evaluate/${encodeURIComponent(j.id)}`}
-                      onClick={(e) => {
-                        e.preventDefault();
-                        navigate({ view: 'evaluate', id: j.id });
-                      }}
-                    >
-                      {j.name || j.id}
-                    </a>
-                  </td>
-                  <td>{j.taskId}</td>
-                  <td className="small">{modelPairText(j.generator, j.evaluator)}</td>
-                  <td>
-                    <StatusChip status={j.status} testId="job-status" />
-                  </td>
-                  <td className="num">
-                    {j.done}/{j.total}
-                  </td>
-                  <td className="num">{pct(j.accuracy)}</td>
-                  <td className="small muted">{new Date(j.createdAt).toLocaleString()}</td>
-                  <td>
-                    {j.status === 'interrupted' || j.status === 'paused' ? (
-                      <button className="btn small" onClick={() => void jobAction(j.id, 'resume')}>
-                        Resume
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
-    </div>
+    <WorkHistory
+      title="History"
+      noun="evaluation"
+      items={jobs}
+      view="evaluate"
+      name={(j) => j.name || j.id}
+      columns={[
+        { header: 'Task', cell: (j) => j.taskId },
+        { header: 'Models', cell: (j) => modelPairText(j.generator, j.evaluator) },
+        { header: 'Rows', num: true, cell: (j) => `${j.done}/${j.total}` },
+        { header: 'Accuracy', num: true, cell: (j) => pct(j.accuracy) },
+      ]}
+      actions={(j) =>
+        j.status === 'interrupted' || j.status === 'paused' ? (
+          <button className="btn small" onClick={() => void jobAction(j.id, 'resume')}>
+            Resume
+          </button>
+        ) : null
+      }
+      testId="history"
+      rowTestId="history-row"
+      statusTestId="job-status"
+    />
   );
 }
 

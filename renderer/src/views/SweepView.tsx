@@ -5,14 +5,14 @@
 import { useEffect, useMemo, useState } from 'react';
 import { SweepGrid } from '../../../electron/common/contract/sweeps';
 import { describeZodError } from '../../../electron/common/contract';
-import { ErrorBanner, JumpTo, Metric, ReproducibleChip, TableWrap } from '../components/Common';
-import { WorkActions, WorkProgress } from '../components/WorkProgress';
+import { ErrorBanner, Metric, ReproducibleChip, TableWrap } from '../components/Common';
+import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
 import { RunPlan } from '../components/RunPlan';
 import { taskById } from '../store/tasksSlice';
 import { DataStep, MappingStep } from '../components/DataSteps';
-import { RowLimitField, StatusChip, TaskAndModels, chosenLabelMap, chosenRows, modelPairText, useModelPair } from '../components/RunSetup';
+import { RowLimitField, StatusChip, TaskAndModels, draftData, chosenRows, modelPairText, useModelPair } from '../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
-import { count, duration, pct } from '../components/labels';
+import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 
@@ -52,10 +52,7 @@ function SetupCard() {
     setStarting(true);
     const s = await startSweep({
       taskId,
-      dataPath: draft.path,
-      inputColumn: draft.inputColumn,
-      goldColumn: draft.goldColumn,
-      labelMap: chosenLabelMap(draft.labelMap),
+      ...draftData({ ...draft, inputColumn: draft.inputColumn }),
       generator: models.generator,
       evaluator: models.evaluator,
       grid,
@@ -104,66 +101,26 @@ function SetupCard() {
 }
 
 function History() {
-  const navigate = useStore((s) => s.navigate);
   const sweeps = useStore((s) => s.sweeps);
-  const error = useStore((s) => s.sweepError);
   const loadSweeps = useStore((s) => s.loadSweeps);
   useEffect(() => {
     void loadSweeps();
   }, [loadSweeps]);
   return (
-    <div className="card" data-testid="sweep-history">
-      <div className="card-head">
-        <h2>Sweeps</h2>
-        <span className="sub">{count(sweeps?.length ?? 0, 'sweep')}</span>
-      </div>
-      <ErrorBanner message={error} />
-      {sweeps && sweeps.length === 0 ? (
-        <p className="muted">
-          No sweeps yet: <JumpTo target='[data-step="data"]'>choose a data file</JumpTo> to start one.
-        </p>
-      ) : null}
-      {sweeps && sweeps.length > 0 ? (
-        <TableWrap label="Sweeps">
-          <table className="data">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Models</th>
-                <th>Status</th>
-                <th className="num">Jobs</th>
-                <th>Started</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sweeps.map((s) => (
-                <tr key={s.id} data-testid="sweep-history-row">
-                  <td>
-                    <a
-                      href={`#/sweep/${encodeURIComponent(s.id)}`}
-                      onClick={(e) => {
-                        e.preventDefault();
-                        navigate({ view: 'sweep', id: s.id });
-                      }}
-                    >
-                      {s.name}
-                    </a>
-                  </td>
-                  <td className="small">{modelPairText(s.generator, s.evaluator)}</td>
-                  <td>
-                    <StatusChip status={s.status} testId="sweep-status" />
-                  </td>
-                  <td className="num">
-                    {s.progress.jobsDone}/{s.progress.jobsTotal}
-                  </td>
-                  <td className="small muted">{new Date(s.createdAt).toLocaleString()}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      ) : null}
-    </div>
+    <WorkHistory
+      title="Sweeps"
+      noun="sweep"
+      items={sweeps}
+      view="sweep"
+      name={(s) => s.name}
+      columns={[
+        { header: 'Models', cell: (s) => modelPairText(s.generator, s.evaluator) },
+        { header: 'Jobs', num: true, cell: (s) => `${s.progress.jobsDone}/${s.progress.jobsTotal}` },
+      ]}
+      testId="sweep-history"
+      rowTestId="sweep-history-row"
+      statusTestId="sweep-status"
+    />
   );
 }
 
