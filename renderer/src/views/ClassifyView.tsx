@@ -281,7 +281,7 @@ function ClassifyForm() {
         </span>
       </label>
       <div className="row">
-        <button type="submit" className="btn primary" disabled={running} data-testid="classify-start">
+        <button type="submit" className="btn primary" disabled={running || !task} data-testid="classify-start">
           {running ? 'Classifying…' : 'Classify'}
         </button>
         {running ? (
