@@ -21,7 +21,8 @@ export {
   detectFormat,
 } from './dataset';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
-export { JobManager, plainModelRef, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
+export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
+export { plainModelRef } from './model-identity';
 export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
 export { ExperimentManager, ExperimentRunner, type ExperimentDefinition, type ExperimentHooks, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
 export { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';

@@ -22,13 +22,13 @@ import { EtaEstimator } from '../common/eta';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
-import { inspectGgufOnce } from '../llama/inspection';
 import { openDataset, shownName, suggestLabelMapping } from './dataset';
 import { emptyRecord, own, recordFrom } from '../common/records';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
+import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
 import type {
   BackendLease,
@@ -91,11 +91,6 @@ function checkBudget(budget: JobBudget): JobBudget {
   return budget;
 }
 
-async function defaultInspect(path: string): Promise<ModelRef> {
-  const info = await inspectGgufOnce(path);
-  return { path, sizeBytes: info.fileSize, headerHash: info.headerHash };
-}
-
 /** How results are read: rows below `minConfidence` are abstained (selective prediction). */
 export interface ViewOptions {
   minConfidence?: number;
@@ -106,38 +101,6 @@ export interface StartOptions {
   acceptModelChange?: boolean;
   /** A new budget for the job (e.g. a raised one on resume); null removes it; absent keeps the job's. */
   budget?: JobBudget | null;
-}
-
-interface ModelChange {
-  role: 'generator' | 'evaluator';
-  before: ModelRef;
-  now: ModelRef;
-}
-
-/**
- * What identifies a model: a local file by its size and header hash, a remote one by its model
- * id, server URLs and server kind (not its version or library name, which change harmlessly).
- */
-function modelIdentity(ref: ModelRef): string {
-  if (ref.remote) return JSON.stringify({ model: ref.remote.model, urls: [...ref.remote.urls].sort(), kind: ref.remote.kind });
-  return JSON.stringify({ sizeBytes: ref.sizeBytes, headerHash: ref.headerHash });
-}
-
-function describeChange(before: ModelRef, now: ModelRef): string {
-  if (before.remote || now.remote) {
-    const where = (r: ModelRef) => (r.remote ? `${r.remote.model} at ${r.remote.urls.join(', ')}` : 'a local file');
-    return `${where(before)} → ${where(now)}`;
-  }
-  const parts: string[] = [];
-  if (before.sizeBytes !== now.sizeBytes) parts.push(`size ${before.sizeBytes} → ${now.sizeBytes} bytes`);
-  if (before.headerHash !== now.headerHash) parts.push(`header hash ${before.headerHash.slice(0, 12) || '?'} → ${now.headerHash.slice(0, 12) || '?'}`);
-  return parts.length > 0 ? parts.join(', ') : 'its identity differs';
-}
-
-/** The new reference, remembering the one it replaced. */
-function acceptChange(before: ModelRef, now: ModelRef): ModelRef {
-  const { path: _path, replaced = [], ...identity } = before;
-  return { ...now, replaced: [...replaced, { ...identity, acceptedAt: new Date().toISOString() }] };
 }
 
 /** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
@@ -244,7 +207,7 @@ export class JobManager {
     this.store = opts.store;
     this.backends = opts.backends;
     this.resolveTaskFn = opts.resolveTask ?? ((id) => engineResolveTask(id));
-    const inspectLocal = opts.inspectModel ?? defaultInspect;
+    const inspectLocal = opts.inspectModel ?? inspectLocalModel;
     this.inspectModel = (path) => (isRemoteSpec(path) ? this.inspectRemote(path) : inspectLocal(path));
     this.cache = opts.cache ?? new SqliteGenerationCache(opts.store);
     this.defaultConcurrency = opts.defaultConcurrency ?? 4;
@@ -507,7 +470,7 @@ export class JobManager {
     if (job.status === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
     if (!this.store.isImported(job.id)) throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
     // Rows from two different models under one job would be a silent lie: compare first.
-    const changed = await this.changedModels(job);
+    const changed = await changedModels(job, this.inspectModel);
     if (this.runners.has(job.id)) return this.get(job.id);
     if (changed.length > 0 && !opts.acceptModelChange) {
       const c = changed[0]!;
@@ -552,22 +515,6 @@ export class JobManager {
   }
 
   /** The job's models whose file no longer matches what the job recorded (size, header hash, …). */
-  private async changedModels(job: JobInfo): Promise<ModelChange[]> {
-    const seen = new Map<string, Promise<ModelRef>>();
-    const inspect = (path: string) => {
-      let p = seen.get(path);
-      if (!p) seen.set(path, (p = this.inspectModel(path)));
-      return p;
-    };
-    const out: ModelChange[] = [];
-    for (const role of ['generator', 'evaluator'] as const) {
-      const before = job[role];
-      const now = await inspect(before.path);
-      if (modelIdentity(before) !== modelIdentity(now)) out.push({ role, before, now });
-    }
-    return out;
-  }
-
   /** Resolves when the job's runner in this process ends (at once when none runs). */
   async wait(id: string): Promise<JobInfo> {
     const job = this.get(id);
