@@ -3,12 +3,17 @@
 // under one job unless the user accepts the change (recorded in the job).
 import { stat } from 'node:fs/promises';
 import { inspectGgufOnce } from '../llama/inspection';
+import { modelContentHash } from '../llama/content-hash';
 import type { JobInfo, ModelRef } from './types';
 
-/** A local GGUF's reference: its size and header hash, from the one inspection per file version. */
+/**
+ * A local GGUF's reference: its size and header hash, from the one inspection per file version,
+ * and the hash of all its bytes (once per file version too), so that any change of the weights is
+ * seen on resume.
+ */
 export async function inspectLocalModel(path: string): Promise<ModelRef> {
   const info = await inspectGgufOnce(path);
-  return { path, sizeBytes: info.fileSize, headerHash: info.headerHash };
+  return { path, sizeBytes: info.fileSize, headerHash: info.headerHash, contentHash: await modelContentHash(path) };
 }
 
 /** Size of a file for a ModelRef when no GGUF inspection is wanted (scripted backends in tests). */
@@ -27,12 +32,15 @@ export interface ModelChange {
 }
 
 /**
- * What identifies a model: a local file by its size and header hash, a remote one by its model
- * id, server URLs and server kind (not its version or library name, which change harmlessly).
+ * What identifies a model: a local file by the hash of all its bytes (jobs recorded before it was
+ * kept: by its size and header hash), a remote one by its model id, server URLs and server kind
+ * (not its version or library name, which change harmlessly).
  */
-function modelIdentity(ref: ModelRef): string {
-  if (ref.remote) return JSON.stringify({ model: ref.remote.model, urls: [...ref.remote.urls].sort(), kind: ref.remote.kind });
-  return JSON.stringify({ sizeBytes: ref.sizeBytes, headerHash: ref.headerHash });
+function sameModel(before: ModelRef, now: ModelRef): boolean {
+  const remote = (ref: ModelRef) => (ref.remote ? JSON.stringify({ model: ref.remote.model, urls: [...ref.remote.urls].sort(), kind: ref.remote.kind }) : null);
+  if (before.remote || now.remote) return remote(before) === remote(now);
+  if (before.sizeBytes !== now.sizeBytes || before.headerHash !== now.headerHash) return false;
+  return before.contentHash === undefined || now.contentHash === undefined || before.contentHash === now.contentHash;
 }
 
 /** The job's models whose identity is not the one recorded (a file used in both roles is inspected once). */
@@ -47,7 +55,7 @@ export async function changedModels(job: JobInfo, inspectModel: (path: string) =
   for (const role of ['generator', 'evaluator'] as const) {
     const before = job[role];
     const now = await inspect(before.path);
-    if (modelIdentity(before) !== modelIdentity(now)) out.push({ role, before, now });
+    if (!sameModel(before, now)) out.push({ role, before, now });
   }
   return out;
 }
@@ -61,6 +69,7 @@ export function describeChange(before: ModelRef, now: ModelRef): string {
   const parts: string[] = [];
   if (before.sizeBytes !== now.sizeBytes) parts.push(`size ${before.sizeBytes} → ${now.sizeBytes} bytes`);
   if (before.headerHash !== now.headerHash) parts.push(`header hash ${before.headerHash.slice(0, 12) || '?'} → ${now.headerHash.slice(0, 12) || '?'}`);
+  else if (before.contentHash !== now.contentHash) parts.push(`same size and header, other weights: content hash ${before.contentHash?.slice(0, 12) ?? '?'} → ${now.contentHash?.slice(0, 12) ?? '?'}`);
   return parts.length > 0 ? parts.join(', ') : 'its identity differs';
 }
 

@@ -159,6 +159,8 @@ export interface ModelRef {
   sizeBytes: number;
   /** From the llama layer's GGUF inspection (llama/inspection.ts); '' when unknown (e.g. a scripted backend, a remote model). */
   headerHash: string;
+  /** sha256 of all the file's bytes (llama/content-hash.ts); absent for remote models and jobs recorded before it was kept. */
+  contentHash?: string;
   /** A remote model: its endpoints, model id, server kind and version (resume reconnects to these; no key). */
   remote?: RemoteModelRef;
   /**
@@ -171,6 +173,7 @@ export interface ModelRef {
 export interface ReplacedModel {
   sizeBytes: number;
   headerHash: string;
+  contentHash?: string;
   /** The replaced remote model (its id and server), for a remote reference. */
   remote?: RemoteModelRef;
   /** When the change was accepted (ISO time). */

@@ -9,12 +9,13 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UserError } from '../common/errors';
 import { userCacheDir } from '../paths';
+import { FileVersionCache, fileVersionKey } from './file-versions';
 
 /**
  * The child's script: load, one token, exit 0; llama.cpp's errors on stderr. Written to a file
@@ -47,40 +48,8 @@ process.stdout.write('loaded\\n');
 process.exit(0);
 `;
 
-const vouched = new Set<string>();
-let diskLoaded: Promise<void> | null = null;
-
-function cacheFile(): string {
-  return join(userCacheDir(), 'vouched-models.json');
-}
-
-async function loadDiskVerdicts(): Promise<void> {
-  try {
-    const list = JSON.parse(await readFile(cacheFile(), 'utf8')) as unknown;
-    if (Array.isArray(list)) for (const k of list) if (typeof k === 'string') vouched.add(k);
-  } catch {
-    /* none yet, or unreadable: tried again */
-  }
-}
-
-async function remember(key: string): Promise<void> {
-  vouched.add(key);
-  try {
-    await mkdir(dirname(cacheFile()), { recursive: true });
-    const tmp = `${cacheFile()}.${process.pid}.tmp`;
-    // The newest thousand: a cache, not a record.
-    await writeFile(tmp, JSON.stringify([...vouched].slice(-1000)));
-    await rename(tmp, cacheFile());
-  } catch {
-    /* a read-only home: the verdict stays in memory */
-  }
-}
-
-/** The file's version: any write, rename over or replacement changes one of these. */
-async function versionKey(path: string): Promise<string> {
-  const s = await stat(path, { bigint: true });
-  return `${resolve(path)}\u0000${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-}
+/** Versions of model files a child has loaded: each file version is tried once. */
+const vouched = new FileVersionCache<true>('vouched-models.json', (v): v is true => v === true);
 
 let childScript: Promise<string> | null = null;
 
@@ -142,10 +111,8 @@ function reasonFrom(stderr: string): string | null {
  * the signal's reason when `signal` aborts.
  */
 export async function vouchForModel(path: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
-  diskLoaded ??= loadDiskVerdicts();
-  await diskLoaded;
-  const key = await versionKey(path);
-  if (vouched.has(key)) return;
+  const key = await fileVersionKey(path);
+  if ((await vouched.get(key)) === true) return;
   opts.signal?.throwIfAborted();
   const child = spawn(process.execPath, [await writeChildScript(), nodeLlamaCppEntry(), path], {
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -173,7 +140,7 @@ export async function vouchForModel(path: string, opts: { signal?: AbortSignal; 
   clearTimeout(timer);
   opts.signal?.removeEventListener('abort', onAbort);
   opts.signal?.throwIfAborted();
-  if (end.code === 0 && stdout.includes('loaded')) return remember(key);
+  if (end.code === 0 && stdout.includes('loaded')) return vouched.set(key, true);
   const reason = timedOut ? 'it did not finish loading' : (reasonFrom(stderr) ?? (end.signal ? `it crashed (${end.signal})` : 'it failed to load'));
   const how = end.signal && !timedOut ? 'llama.cpp crashes on it' : 'llama.cpp refused it';
   throw new UserError(`cannot load ${path}: ${how} (${reason})`, 'gguf_invalid');

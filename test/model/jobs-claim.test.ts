@@ -72,7 +72,7 @@ beforeAll(async () => {
 it('resume refuses a swapped model with one line, and --accept-model-change continues and records the change', async () => {
   const dataDir = join(dir, 'swap');
   const id = await pausedJob(dataDir);
-  const before = JSON.parse(jobRow(dataDir, id).generator_json) as { sizeBytes: number; headerHash: string };
+  const before = JSON.parse(jobRow(dataDir, id).generator_json) as { sizeBytes: number; headerHash: string; contentHash?: string };
   copyFileSync(await tinyModelBPath(), model);
   try {
     const refused = await cli(['jobs', 'resume', id, '--threads', '1', '--data-dir', dataDir]);
@@ -87,7 +87,8 @@ it('resume refuses a swapped model with one line, and --accept-model-change cont
     const job = lastJson<{ job: JobInfo }>(accepted.stdout).job;
     expect(job.status).toBe('done');
     expect(job.generator.sizeBytes).not.toBe(before.sizeBytes);
-    expect(job.generator.replaced).toEqual([{ sizeBytes: before.sizeBytes, headerHash: before.headerHash, acceptedAt: expect.any(String) }]);
+    expect(job.generator.replaced).toEqual([{ sizeBytes: before.sizeBytes, headerHash: before.headerHash, contentHash: before.contentHash, acceptedAt: expect.any(String) }]);
+    expect(before.contentHash).toMatch(/^[0-9a-f]{64}$/);
     const shown = await cli(['jobs', 'show', id, '--data-dir', dataDir]);
     expect(shown.stdout).toContain('the generator file changed once during this job');
   } finally {
