@@ -15,9 +15,9 @@ import { diskFullError, isDiskFull } from '../common/env-errors';
 import { isRemoteSpec } from '../common/remote';
 import { CONCURRENCY } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
-import { accuracyOf, jobStatus } from '../common/contract/jobs';
+import { jobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
-import { callPlan, exampleCallsPerRun, type CallPlan } from '../common/calls';
+import { exampleCallsPerRun } from '../common/calls';
 import { EtaEstimator } from '../common/eta';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
@@ -28,6 +28,7 @@ import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
+import { PROGRESS_EVERY_MS, countCalls, rowsProgress, sessionTally, startProgress, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
 import type {
@@ -113,74 +114,10 @@ async function checkOutPath(outPath: string): Promise<void> {
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
 
-/** Progress events for calls inside a row come at most this often (each finished row sends one too). */
-const PROGRESS_EVERY_MS = 250;
-
 interface RowModels {
   generator: TatraBackend;
   evaluator: TatraBackend;
   examplesForRun?: (run: number) => Promise<RunExamples>;
-}
-
-/** A session's running counts (done and correct include rows finished before it). */
-interface RowTally {
-  done: number;
-  failed: number;
-  correct: number;
-  withGold: number;
-  /** Rows finished in this session: the rate's numerator. */
-  session: number;
-  total: number;
-  sessionStart: number;
-  /** The job's deterministic flag with this session counted. */
-  deterministic: boolean | null;
-  calls: CallTally;
-}
-
-/**
- * A session's progress in model calls (common/calls.ts): the job's plan, and the calls accounted
- * for so far. A call counts when its event arrives (an example set, a run's paraphrases, a
- * prediction); a row that ends is credited its whole plan (an early decision or a cache hit made
- * fewer calls), so the count reaches the plan exactly when the job ends. The ETA is over calls,
- * which move from the first second where rows finish in bursts.
- */
-interface CallTally {
-  plan: CallPlan;
-  done: number;
-  eta: EtaEstimator;
-  /** Last progress event sent for a call (events for every call would flood a fast job). */
-  lastEmit: number;
-}
-
-function newCallTally(job: JobInfo, storedExampleRuns: number): CallTally {
-  const plan = callPlan(job.task, job.settings, { rows: job.rowsTotal, baseline: job.baseline });
-  const shared = Math.min(plan.shared, storedExampleRuns * exampleCallsPerRun(job.task, job.settings.k));
-  // Failed rows are tried again, so only done rows count as done.
-  return { plan, done: shared + plan.perRow * job.rowsDone, eta: new EtaEstimator(), lastEmit: 0 };
-}
-
-function countCalls(calls: CallTally, n: number): void {
-  calls.done = Math.min(calls.plan.total, calls.done + n);
-  calls.eta.observe(calls.done, Date.now());
-}
-
-function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress['phase'] = 'rows'): JobProgress {
-  const minutes = (Date.now() - tally.sessionStart) / 60000;
-  const rate = minutes > 0 && tally.session > 0 ? tally.session / minutes : 0;
-  const { calls } = tally;
-  return {
-    jobId,
-    phase,
-    done: tally.done,
-    total: tally.total,
-    failed: tally.failed,
-    rowsPerMinute: rate,
-    etaSeconds: calls.eta.etaSeconds(calls.plan.total - calls.done, Date.now()),
-    callsDone: calls.done,
-    callsTotal: calls.plan.total,
-    runningAccuracy: accuracyOf(tally.correct, tally.withGold),
-    deterministic: tally.deterministic,
-  };
 }
 
 /** No gold value maps to a label: one line naming the column, a few of its values and the labels, bounded whatever the file holds. */
@@ -603,23 +540,7 @@ export class JobManager {
 
   /** Progress before any row of this session is done (loading models, making examples): the counts as stored. */
   private emitStartProgress(job: JobInfo, phase: JobProgress['phase']): void {
-    const calls = newCallTally(job, this.store.runExamples(job.id).length);
-    this.emit({
-      type: 'progress',
-      progress: {
-        jobId: job.id,
-        phase,
-        done: job.rowsDone,
-        total: job.rowsTotal,
-        failed: job.rowsFailed,
-        rowsPerMinute: 0,
-        etaSeconds: null,
-        callsDone: calls.done,
-        callsTotal: calls.plan.total,
-        runningAccuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
-        deterministic: job.deterministic,
-      },
-    });
+    this.emit({ type: 'progress', progress: startProgress(job, phase, this.store.runExamples(job.id).length) });
   }
 
   /** The job's generator and evaluator, leased into `leases` (released by the caller), wrapped when a wrapper is registered. */
@@ -680,18 +601,7 @@ export class JobManager {
    */
   /** The counts a session starts from (rows finished before it included) and its progress in calls. */
   private sessionTally(job: JobInfo): RowTally {
-    const counts = this.get(job.id);
-    return {
-      done: counts.rowsDone,
-      failed: 0,
-      correct: counts.rowsCorrect,
-      withGold: counts.rowsWithGold,
-      session: 0,
-      total: counts.rowsTotal,
-      sessionStart: Date.now(),
-      deterministic: counts.deterministic,
-      calls: newCallTally(counts, this.store.runExamples(job.id).length),
-    };
+    return sessionTally(this.get(job.id), this.store.runExamples(job.id).length);
   }
 
   private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }, tally: RowTally): Promise<void> {
@@ -846,14 +756,5 @@ export class JobManager {
       stages: result.stages,
       ms,
     };
-  }
-}
-
-/** Size of a file for a ModelRef when no GGUF inspection is wanted (scripted backends in tests). */
-export async function plainModelRef(path: string): Promise<ModelRef> {
-  try {
-    return { path, sizeBytes: (await stat(path)).size, headerHash: '' };
-  } catch {
-    return { path, sizeBytes: 0, headerHash: '' };
   }
 }
