@@ -139,7 +139,9 @@ interface Body<L extends Lane> {
 }
 
 async function admitAndDecode<L extends Lane>(source: LaneSource<L>, lanes: (L | null)[], bodies: Map<number, Body<L>>): Promise<void> {
-  for (;;) {
+  // Stopped (disposed) while bodies remain: decodeBodies returns at once, so without this check the
+  // loop would spin on resolved promises and starve the event loop.
+  while (!source.stopped()) {
     const free = lanes.flatMap((lane, i) => (lane === null ? [i] : []));
     const admitted = free.length > 0 ? await source.admit(free) : new Map<number, Admission<L>>();
     for (const [i, admission] of admitted) {

@@ -316,6 +316,21 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     await expect(b.generate([classify('after')])).rejects.toThrow(/disposed/);
   });
 
+  // Disposed while prompts are still being decoded in pieces: the loop stops there too (it spun on
+  // resolved promises and starved the event loop before, so this hung).
+  it('dispose in the middle of decoding prompts rejects them with AbortError', async () => {
+    const b = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 2, contextSize: 4096 });
+    const long = (i: number): GenerateRequest => ({ prompt: { system: 's', user: `${i} ${'a long story about the sea and the ships '.repeat(350)}` }, maxTokens: 4 });
+    const promptTokens = await b.countPromptTokens(long(0).prompt);
+    const outcomes = Promise.allSettled([b.generate([long(0)]), b.generate([long(1)])]);
+    while (b.stats().promptRounds === 0) await new Promise((r) => setTimeout(r, 1));
+    await b.dispose();
+    // Disposed before the bodies were done (pieces of at most 63 tokens).
+    expect(b.stats().promptRounds).toBeLessThan(promptTokens / 63 - 1);
+    for (const outcome of await outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'AbortError' } });
+    expect(b.model.disposed).toBe(true);
+  });
+
   it('throws ContextOverflowError before decoding a prompt that does not fit', async () => {
     const before = backend.stats();
     const huge = 'lorem ipsum dolor sit amet '.repeat(2000);
