@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TaskDefinition } from '../../../electron/common/task';
 import {
   JobManager,
   answeredMetrics,
@@ -21,6 +20,7 @@ import {
 } from '../../../electron/jobs';
 import { JobMetrics as ApiJobMetrics } from '../../../electron/common/contract/jobs';
 import { metricsPayload } from '../../../electron/api/handlers/jobs';
+import { binaryTask as binary } from '../../helpers/tasks';
 
 // Ten rows: vote share and whether the label was right.
 const ROWS: Scored[] = [
@@ -91,18 +91,6 @@ describe('selective prediction', () => {
   });
 });
 
-const sst2 = TaskDefinition.parse({
-  id: 'bin',
-  name: 'Binary',
-  kind: 'classification',
-  labels: [{ name: 'negative' }, { name: 'positive' }],
-  defaultLabel: 'negative',
-  instruction: 'Classify.',
-  inputName: 'Sentence',
-  topics: ['t'],
-  preserve: 'sentiment',
-  evaluatorMaxTokens: 4,
-});
 
 /** A done row with gold 'positive', predicted right or wrong at a given vote share. */
 function jobRow(index: number, scored: Scored | null): JobRow {
@@ -135,13 +123,13 @@ describe('in the job metrics, the API and the exports', () => {
   it('computeMetrics scores rows with gold only, and reports coverage at the minimum confidence asked for', () => {
     // Row 10 has no gold: counted in rowsDone, not in calibration.
     const rows = [...ROWS.map((s, i) => jobRow(i, s)), jobRow(10, null), { ...jobRow(11, ROWS[0]!), status: 'pending' as const }];
-    const m = computeMetrics({ task: sst2, r: 1, rowsTotal: 12, rows });
+    const m = computeMetrics({ task: binary, r: 1, rowsTotal: 12, rows });
     expect(m.evaluated).toBe(10);
     expect(m.calibration.ece).toBeCloseTo(0.295, 12);
     expect(m.calibration.brier).toBeCloseTo(0.23425, 12);
     expect(m.selective).toEqual(selectiveCurve(ROWS));
     expect(m.answered).toBeNull();
-    const at = computeMetrics({ task: sst2, r: 1, rowsTotal: 12, rows, minConfidence: 0.8 });
+    const at = computeMetrics({ task: binary, r: 1, rowsTotal: 12, rows, minConfidence: 0.8 });
     expect(at.answered).toEqual(answeredMetrics(ROWS, 0.8));
     expect(at.accuracy).toBe(0.5);
     // The contract's schema takes the payload as is.
@@ -154,7 +142,7 @@ describe('in the job metrics, the API and the exports', () => {
       const manager = new JobManager({ store, backends: { acquire: () => Promise.reject(new Error('no models here')) } });
       const id = store.createJob({
         name: 'calibration',
-        task: sst2,
+        task: binary,
         settings: { n: 0, k: 0, r: 1, seed: 1, scope: 'run' },
         generator: { path: 'g', sizeBytes: 0, headerHash: '' },
         evaluator: { path: 'e', sizeBytes: 0, headerHash: '' },

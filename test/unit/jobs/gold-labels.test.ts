@@ -15,6 +15,7 @@ import { parseLabelMap } from '../../../electron/cli/options';
 import { JobManager, openJobStore, plainModelRef, readCsvExport, readJsonExport, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { goldLabelResolver, previewDataset, readDataset } from '../../../electron/jobs/dataset';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { failure } from '../../helpers/failure';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-gold-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,15 +44,6 @@ function file(name: string, text: string): string {
 
 const settings: TatraSettings = { n: 1, k: 2, r: 1, seed: 3, scope: 'run' };
 const spec = (path: string, mapping: Record<string, unknown>) => ({ task: 'sst2', settings, generatorPath: 'g.gguf', evaluatorPath: 'e.gguf', dataset: { path, mapping: mapping as never }, concurrency: 2 });
-
-async function failure(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('the one gold rule: the map first, then the label named in any case', () => {
   it('values the map does not list match label names case-insensitively (the issue: pos + negative with --label-map pos=positive scores 4 of 4)', async () => {

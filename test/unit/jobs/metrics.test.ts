@@ -4,19 +4,8 @@ import { TaskDefinition } from '../../../electron/common/task';
 import type { Prediction } from '../../../electron/common/tatra';
 import { computeMetrics, revote } from '../../../electron/jobs';
 import type { JobRow } from '../../../electron/jobs';
+import { binaryTask as binary } from '../../helpers/tasks';
 
-const binary = TaskDefinition.parse({
-  id: 'bin',
-  name: 'Binary',
-  kind: 'classification',
-  labels: [{ name: 'negative' }, { name: 'positive' }],
-  defaultLabel: 'negative',
-  instruction: 'Classify.',
-  inputName: 'Sentence',
-  topics: ['t'],
-  preserve: 'sentiment',
-  evaluatorMaxTokens: 4,
-});
 const three = TaskDefinition.parse({ ...binary, id: 'three', labels: [{ name: 'a' }, { name: 'b' }, { name: 'c' }], defaultLabel: 'a' });
 const math = TaskDefinition.parse({ id: 'm', name: 'Math', kind: 'math', instruction: 'Solve.', inputName: 'Problem', topics: ['algebra'], preserve: 'numbers', evaluatorMaxTokens: 64 });
 

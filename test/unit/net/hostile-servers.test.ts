@@ -11,6 +11,7 @@ import { HttpFailure, REDACTED, httpJson, redactKey } from '../../../electron/ne
 import { resolveModelUri } from '../../../electron/models/resolve';
 import { z } from 'zod';
 import { chatCompletion, fakeServerScope, json, type RecordedRequest, type Route } from '../remote/fake-server';
+import { failure } from '../../helpers/failure';
 
 const { serve, track } = fakeServerScope();
 const prompt = { system: '', user: 'Text: "fine"\nAnswer:' };
@@ -18,15 +19,6 @@ const models = { object: 'list', data: [{ id: 'm', object: 'model' }] };
 
 /** Answers that are JSON but not what any endpoint promises. */
 const BAD_VALUES: unknown[] = [null, [], [null], 'text', 0, -1, true, false, {}, { data: null }, { error: null }, { choices: null }, { choices: [] }, { choices: [null] }, { choices: [{}] }, { choices: [{ message: null }] }, { choices: [{ message: { content: 7 } }] }, { content: null }, { content: ['a'] }, { message: null }, { message: { content: {} } }, { prompt: null }, { tokens: 'abc' }, { count: '3' }, { __proto__: null, constructor: 1 }, JSON.parse('{"__proto__": {"content": "x"}}')];
-
-async function failure(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a failure');
-}
 
 function expectOneLine(e: Error, where: string): void {
   expect(e, e.stack).toBeInstanceOf(UserError);

@@ -8,6 +8,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HttpFailure, httpJson } from '../../../electron/net/http';
+import { failure } from '../../helpers/failure';
 
 /** These tests are about the transport: any JSON answer will do. */
 const anything = z.unknown();
@@ -46,15 +47,6 @@ async function serve(handler: (path: string, res: ServerResponse) => void): Prom
 function answer(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(value));
-}
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a failure');
 }
 
 describe('JSON calls', () => {

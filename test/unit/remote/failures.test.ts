@@ -7,6 +7,7 @@ import { UserError } from '../../../electron/common/errors';
 import { ContextOverflowError } from '../../../electron/engine/backend';
 import { backoffDelay, connectRemoteBackend, parseRetryAfter, type RemoteBackend } from '../../../electron/remote';
 import { chatCompletion, fakeServerScope, json } from './fake-server';
+import { failure } from '../../helpers/failure';
 
 const prompt = { system: '', user: 'Text: "fine"\nAnswer:' };
 const models = { object: 'list', data: [{ id: 'm', object: 'model' }] };
@@ -17,15 +18,6 @@ async function connect(urls: string[], extra: Partial<Parameters<typeof connectR
   const b = await connectRemoteBackend({ urls, model: 'm', backoffBaseMs: 5, backoffMaxMs: 20, reprobeMs: 20, ...extra });
   track(b);
   return b;
-}
-
-async function failure(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a failure');
 }
 
 /** A port nothing listens on (bound, then closed). */
