@@ -1,5 +1,7 @@
 // Options shared by every command: parsers that turn bad numbers into one clear UserError line,
 // and the option groups (settings, models, runtime) that several commands take alike.
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
 import type { OpenedDataset } from '../jobs';
@@ -185,4 +187,20 @@ export function fractionOption(name: string) {
     if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new UserError(`${name} must be a number between 0 and 1, got "${value}"`, 'bad_option');
     return n;
   };
+}
+
+/**
+ * The --out folder of a long run, created if need be and checked writable before the run starts
+ * (not after it ran for hours); one line when it is a file or cannot be written.
+ */
+export async function outputFolder(dir: string, what: string): Promise<string> {
+  const existing = await stat(dir).catch(() => null);
+  if (existing && !existing.isDirectory()) throw new UserError(`--out ${dir} is not a folder (${what})`, 'bad_option');
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (e) {
+    throw new UserError(`--out ${dir}: cannot write there (${(e as NodeJS.ErrnoException).code ?? 'unwritable'})`, 'bad_option');
+  }
+  return dir;
 }

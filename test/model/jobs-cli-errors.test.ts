@@ -34,6 +34,9 @@ describe('tatra eval / jobs bad input', () => {
     ['an unknown task', () => ['eval', '--task', 'nope', '--data', csv, '--model', notGguf], /^tatra: unknown task "nope"/],
     ['a negative -n', () => ['eval', '--task', 'sst2', '--data', csv, '--model', notGguf, '-n', '-1'], /-n must be between 0 and 64/],
     ['an unknown job', () => ['jobs', 'show', 'zzz'], /^tatra: no job "zzz"$/],
+    // Checked before the job or sweep starts, not after it ran for hours.
+    ['eval --out onto a file', () => ['eval', '--task', 'sst2', '--data', csv, '--model', '@tiny', '--out', csv], /^tatra: --out .*ok\.csv is not a folder \(eval writes <job id>\.csv and <job id>\.json into it\)$/],
+    ['sweep --out onto a file', () => ['sweep', '--task', 'sst2', '--data', csv, '--model', '@tiny', '-n', '0', '-k', '1', '-r', '1', '--seeds', '1', '--out', csv], /^tatra: --out .*ok\.csv is not a folder \(a sweep writes <sweep id>\.csv and <sweep id>\.json into it\)$/],
   ])('%s', async (_name, args, message) => {
     const model = await tinyModelPath();
     const r = tatra(args().map((a) => (a === '@tiny' ? model : a)));
@@ -58,5 +61,8 @@ describe('tatra eval / jobs bad input', () => {
     const r = tatra(['jobs', 'list', '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([]);
+    const sweeps = tatra(['sweep', 'list', '--json']);
+    expect(sweeps.code, sweeps.stderr).toBe(0);
+    expect(JSON.parse(sweeps.stdout)).toEqual([]);
   });
 });

@@ -2,14 +2,11 @@
 // `tatra jobs resume` after Ctrl-C or a crash), with a progress bar on stderr and a metrics
 // table at the end. Thin: the jobs module does the work.
 import { join, resolve } from 'node:path';
-import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import { openDataset } from '../../jobs';
 import { shownName } from '../../jobs/dataset';
-import { UserError } from '../../common/errors';
 import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
-import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, minConfidenceOption, modelPathsFrom, parseLabelMap, tatraSettingsFrom, viewFrom } from '../options';
+import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, minConfidenceOption, modelPathsFrom, outputFolder, parseLabelMap, tatraSettingsFrom, viewFrom } from '../options';
 import { type PlanCliOptions, addPlanOptions, budgetOption, jobBudgetFrom, priceFrom, withPlan } from '../plan';
 import type { Budget } from '../../common/plan';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
@@ -44,19 +41,6 @@ function labelsLine(map: Record<string, string>): string {
   const pairs = Object.entries(map);
   const shown = pairs.slice(0, 12).map(([a, b]) => (a === b ? shownName(a, 40) : `${shownName(a, 40)}→${b}`));
   return shown.join(', ') + (pairs.length > 12 ? `, … (${pairs.length} values)` : '');
-}
-
-/** The --out folder, created if need be; one line when it is a file or cannot be written. */
-async function ensureOutputFolder(dir: string): Promise<string> {
-  const existing = await stat(dir).catch(() => null);
-  if (existing && !existing.isDirectory()) throw new UserError(`--out ${dir} is not a folder (eval writes <job id>.csv and <job id>.json into a folder)`, 'bad_option');
-  try {
-    await mkdir(dir, { recursive: true });
-    await access(dir, constants.W_OK);
-  } catch (e) {
-    throw new UserError(`--out ${dir}: cannot write there (${(e as NodeJS.ErrnoException).code ?? 'unwritable'})`, 'bad_option');
-  }
-  return dir;
 }
 
 export function registerEval(program: Command): void {
@@ -107,7 +91,7 @@ export function registerEval(program: Command): void {
         return;
       }
       // An export folder that cannot be one is refused now, not after the whole job ran.
-      const outDir = opts.out ? await ensureOutputFolder(resolve(opts.out)) : null;
+      const outDir = opts.out ? await outputFolder(resolve(opts.out), 'eval writes <job id>.csv and <job id>.json into it') : null;
       await withCliServices(opts, async (services) => {
         const jobs = services.jobs();
         const budget = await jobBudgetFrom(opts, services.remotes, generatorPath, evaluatorPath);

@@ -3,14 +3,13 @@
 // and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: jobs/sweep.ts does the work.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { mkdir } from 'node:fs/promises';
 import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
 import { type SweepManager, openDataset } from '../../jobs';
-import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelPathsFrom, parseLabelMap } from '../options';
+import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelPathsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
 import { err, eta, out, outJson, pct as percent, table } from '../ui';
@@ -103,11 +102,12 @@ function runSweep(sweeps: SweepManager, id: string, quiet: boolean): Promise<Swe
   });
 }
 
+const SWEEP_OUT = 'a sweep writes <sweep id>.csv and <sweep id>.json into it';
+
 async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOptions): Promise<void> {
   const result = sweeps.result(id);
   if (opts.out) {
-    const dir = resolve(opts.out);
-    await mkdir(dir, { recursive: true });
+    const dir = await outputFolder(resolve(opts.out), SWEEP_OUT);
     await sweeps.export(id, 'csv', join(dir, `${id}.csv`));
     await sweeps.export(id, 'json', join(dir, `${id}.json`));
     err(`exported ${join(dir, `${id}.csv`)} and ${id}.json`);
@@ -154,6 +154,7 @@ export function registerSweep(program: Command): void {
       if (action === 'list') return listSweeps(opts);
       if (action !== 'resume' && action !== 'show') throw new UserError(`unknown sweep action "${action}": use list, resume <id> or show <id>, or no action to start a sweep`, 'bad_option');
       if (!id) throw new UserError(`give the sweep id: tatra sweep ${action} <id>`, 'bad_option');
+      if (opts.out) await outputFolder(resolve(opts.out), SWEEP_OUT);
       await withCliServices(opts, async (services) => {
         const sweeps = services.sweeps();
         const s = sweeps.summary(id);
@@ -189,6 +190,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
   const opened = await openDataset(dataPath, opts.format ? { format: opts.format } : {});
   const { textColumn, labelColumn } = dataColumnsFrom(opened, { ...opts, data: opts.data }, 'required');
   const grid = { n: opts.paraphrases, k: opts.examples, r: opts.runs, seeds: opts.seeds };
+  // An export folder that cannot be one is refused now, not after the whole sweep ran.
+  if (opts.out && !opts.dryRun) await outputFolder(resolve(opts.out), SWEEP_OUT);
   if (opts.dryRun) {
     const price = priceFrom(opts);
     return withPlan(opts, async (services, calibrate) =>
