@@ -2,7 +2,8 @@
 // Main-process code shared by the CLI (`tatra eval`, `tatra jobs`), the API host (Evaluate view)
 // and the pairing comparison. Nothing here imports Electron.
 //
-//   dataset.ts  streaming import: previewDataset, readDataset, scanDataset, suggestLabelMapping
+//   dataset.ts  streaming import: previewDataset, readDataset, scanDataset
+//   gold-labels.ts  what a gold value means, the suggested label map
 //   store.ts    SQLite (WAL) job store + the generator-output cache (engine's GenerationCache)
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
 //   metrics.ts  pure metric functions over stored rows
@@ -17,9 +18,9 @@ export {
   openDataset,
   readDataset,
   scanDataset,
-  suggestLabelMapping,
   detectFormat,
 } from './dataset';
+export { goldLabelResolver, suggestLabelMapping } from './gold-labels';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
 export { plainModelRef } from './model-identity';

@@ -13,7 +13,8 @@ import { JobStartInput } from '../../../electron/common/contract/jobs';
 import type { TatraSettings } from '../../../electron/common/tatra';
 import { parseLabelMap } from '../../../electron/cli/options';
 import { JobManager, openJobStore, plainModelRef, readCsvExport, readJsonExport, type BackendProvider, type JobStore } from '../../../electron/jobs';
-import { goldLabelResolver, previewDataset, readDataset } from '../../../electron/jobs/dataset';
+import { previewDataset, readDataset } from '../../../electron/jobs/dataset';
+import { goldLabelResolver } from '../../../electron/jobs/gold-labels';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 import { failure } from '../../helpers/failure';
 
