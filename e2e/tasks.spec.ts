@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callApi, expect, openApp, shot, test } from './fixtures';
-import { lookAt } from './look';
+import { accessibilityProblems, lookAt, overflowing } from './look';
 
 test('create a task, validated as you type and saved in the data folder', async ({ page, server }) => {
   await openApp(page);
@@ -58,4 +58,27 @@ test('create a task, validated as you type and saved in the data folder', async 
   await page.reload();
   await page.getByTestId('nav-classify').click();
   await expect(page.getByTestId('classify-task').locator('option', { hasText: 'Spam filter' })).toHaveCount(1);
+});
+
+test('the sidebar folds to a rail of icons on a narrow window, keeps its names for assistive technology, and stays folded after a reload', async ({ page }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await openApp(page, '#/tasks');
+  const main = page.locator('main.main');
+  const before = (await main.boundingBox())!.width;
+  await page.getByTestId('sidebar-toggle').click();
+  await expect(page.getByTestId('sidebar-toggle')).toHaveAttribute('aria-expanded', 'false');
+  const after = (await main.boundingBox())!.width;
+  expect(after - before, 'the page gains the width the sidebar gave up').toBeGreaterThan(60);
+  // Icons only on screen, the view names still there for a screen reader and a tooltip.
+  await expect(page.getByTestId('nav-evaluate')).toHaveAccessibleName('Evaluate');
+  await expect(page.getByTestId('nav-evaluate').locator('.nav-name')).toBeHidden();
+  await page.getByRole('button', { name: 'Evaluate' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Evaluate' })).toBeVisible();
+  await shot(page, 'sidebar-collapsed-narrow');
+  expect(await overflowing(page)).toEqual([]);
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await page.reload();
+  await expect(page.getByTestId('sidebar-toggle')).toHaveAttribute('aria-expanded', 'false');
+  await page.getByTestId('sidebar-toggle').click();
+  await expect(page.getByTestId('nav-evaluate').locator('.nav-name')).toBeVisible();
 });

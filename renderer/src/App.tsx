@@ -2,6 +2,7 @@
 import { useEffect } from 'react';
 import { Notices } from './components/Common';
 import { count } from './components/labels';
+import { NavIcon } from './components/NavIcon';
 import { connectStore, useStore } from './store';
 import { parseHash, type ThemeChoice, type ViewName, VIEWS } from './store/uiSlice';
 import { TasksView } from './views/TasksView';
@@ -41,6 +42,8 @@ export function App() {
   const setTheme = useStore((s) => s.setTheme);
   const connected = useStore((s) => s.connected);
   const appInfo = useStore((s) => s.appInfo);
+  const collapsed = useStore((s) => s.sidebarCollapsed);
+  const toggleSidebar = useStore((s) => s.toggleSidebar);
   useTheme(theme);
 
   useEffect(() => {
@@ -76,20 +79,29 @@ export function App() {
   }, [route.view]);
 
   return (
-    <div className="app">
+    <div className={collapsed ? 'app collapsed' : 'app'}>
       <nav className="sidebar" aria-label="Main">
-        <div className="brand">
-          <strong>TATRA</strong>
-          <span>Studio</span>
+        <div className="brand" title="TATRA Studio">
+          <strong>{collapsed ? 'T' : 'TATRA'}</strong>
+          {collapsed ? null : <span>Studio</span>}
         </div>
         {VIEWS.map((v, i) => (
-          <button key={v} className="nav-item" aria-current={route.view === v ? 'page' : undefined} onClick={() => navigate({ view: v })} data-testid={`nav-${v}`}>
-            <span>{TITLES[v]}</span>
+          <button
+            key={v}
+            className="nav-item"
+            aria-current={route.view === v ? 'page' : undefined}
+            aria-label={collapsed ? TITLES[v] : undefined}
+            title={collapsed ? `${TITLES[v]} (Alt+${i + 1})` : undefined}
+            onClick={() => navigate({ view: v })}
+            data-testid={`nav-${v}`}
+          >
+            <NavIcon view={v} />
+            <span className="nav-name">{TITLES[v]}</span>
             <kbd>Alt+{i + 1}</kbd>
           </button>
         ))}
         <div className="sidebar-foot">
-          <label className="field">
+          <label className="field hide-collapsed">
             <span className="hide-narrow">Theme</span>
             <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)} aria-label="Theme" data-testid="theme">
               <option value="system">System</option>
@@ -106,6 +118,10 @@ export function App() {
               v{appInfo.version} · {appInfo.mode} · {count(appInfo.threads, 'thread')}
             </span>
           ) : null}
+          <button className="btn ghost small sidebar-toggle" onClick={toggleSidebar} aria-expanded={!collapsed} title={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar to icons'} data-testid="sidebar-toggle">
+            <span aria-hidden="true">{collapsed ? '»' : '«'}</span>
+            {collapsed ? <span className="sr-only">Expand the sidebar</span> : <span>Collapse</span>}
+          </button>
         </div>
       </nav>
       <main className="main">

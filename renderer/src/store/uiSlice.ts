@@ -31,7 +31,12 @@ export interface UiSlice {
   dismiss(id: number): void;
   connected: boolean;
   setConnected(connected: boolean): void;
+  /** The sidebar folded to a rail of icons (more room on a narrow window); kept per browser. */
+  sidebarCollapsed: boolean;
+  toggleSidebar(): void;
 }
+
+const SIDEBAR_KEY = 'tatra.sidebarCollapsed';
 
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -71,5 +76,11 @@ export const createUiSlice: SliceCreator<UiSlice> = (set, get) => ({
   connected: true,
   setConnected(connected) {
     set({ connected });
+  },
+  sidebarCollapsed: typeof localStorage !== 'undefined' && localStorage.getItem(SIDEBAR_KEY) === '1',
+  toggleSidebar() {
+    const sidebarCollapsed = !get().sidebarCollapsed;
+    set({ sidebarCollapsed });
+    localStorage.setItem(SIDEBAR_KEY, sidebarCollapsed ? '1' : '0');
   },
 });
