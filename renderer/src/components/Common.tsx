@@ -1,5 +1,5 @@
 // Small building blocks used across views.
-import { useId, useState, type CSSProperties, type ReactNode } from 'react';
+import { useId, useLayoutEffect, useRef, useState, type CSSProperties, type ReactNode } from 'react';
 import { reproducibleText, type ReproducibleSubject } from '../../../electron/common/reproducible';
 import { useStore } from '../store';
 import { labelVar } from './labels';
@@ -14,11 +14,30 @@ export function ErrorBanner({ message, title = 'Error' }: { message: string | nu
   );
 }
 
+/**
+ * Notices float at the bottom right. So that they never hide a control for good, the page keeps
+ * room below its content as tall as they are (--notice-room, read by .main): whatever sits
+ * under a notice can be scrolled clear of it.
+ */
 export function Notices() {
   const notices = useStore((s) => s.notices);
   const dismiss = useStore((s) => s.dismiss);
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const root = document.documentElement;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const update = () => root.style.setProperty('--notice-room', `${el.offsetHeight > 0 ? el.offsetHeight + 24 : 0}px`);
+    const observer = new ResizeObserver(update);
+    observer.observe(el);
+    update();
+    return () => {
+      observer.disconnect();
+      root.style.removeProperty('--notice-room');
+    };
+  }, []);
   return (
-    <div className="notices" aria-live="polite">
+    <div className="notices" aria-live="polite" ref={ref}>
       {notices.map((n) => (
         <div key={n.id} className={`notice ${n.kind}`} role={n.kind === 'error' ? 'alert' : 'status'}>
           <p>{n.message}</p>
