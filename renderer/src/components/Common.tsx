@@ -175,3 +175,14 @@ export function ProgressBar({ value, label }: { value: number; label: string }) 
     </div>
   );
 }
+
+/**
+ * A path, file or model name that may be longer than its column: it wraps after a separator
+ * (/ \ - _ .) instead of between any two letters, so "synthetic-tiny-b-v1" breaks as
+ * "synthetic-tiny-b-" / "v1", never "synthe" / "tic". One part longer than the column still
+ * breaks inside (overflow-wrap: break-word) rather than leaving its box.
+ */
+export function BreakableName({ text }: { text: string }) {
+  const parts = text.split(/(?<=[/\\\-_.])/);
+  return <span className="breakable">{parts.flatMap((p, i) => (i === 0 ? [p] : [<wbr key={i} />, p]))}</span>;
+}

@@ -6,6 +6,7 @@ import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type { FitEstimate, ModelEntry, RemoteModelStatus } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { useStore } from '../store';
+import { BreakableName } from './Common';
 import { fitOf } from '../store/modelsSlice';
 
 export interface ModelOption {
@@ -108,7 +109,9 @@ function Details({ option }: { option: ModelOption }) {
       <dd>{fitText(fit) ?? '…'}</dd>
       {fit?.warning ? <dd className="wide">{fit.warning}</dd> : null}
       <dt>Path</dt>
-      <dd className="path">{m.path}</dd>
+      <dd className="path">
+        <BreakableName text={m.path} />
+      </dd>
     </dl>
   );
 }

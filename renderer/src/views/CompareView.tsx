@@ -20,6 +20,7 @@ import { useResolvedColor } from '../components/VoteCharts';
 import { Welcome } from '../components/Welcome';
 import { useStore } from '../store';
 import { taskById } from '../store/tasksSlice';
+import { formatHash } from '../store/uiSlice';
 
 const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
 
@@ -288,9 +289,9 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
                 <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>
                 <td>
                   {p.jobId ? (
-                    <button className="btn ghost xs" onClick={() => navigate({ view: 'evaluate', id: p.jobId! })}>
+                    <a href={formatHash({ view: 'evaluate', id: p.jobId })} title={`Open the evaluation ${p.jobId}`}>
                       {p.jobId.slice(0, 8)}
-                    </button>
+                    </a>
                   ) : (
                     '–'
                   )}

@@ -66,9 +66,9 @@ function SettingsStep() {
         <label className="field inline" title="Each row stops launching runs once its vote cannot change: the same labels for fewer calls, but accuracy after 1…r runs then lacks the runs not made.">
           <input type="checkbox" checked={earlyStop} onChange={(e) => setEarlyStop(e.target.checked)} data-testid="eval-early-stop" /> Stop each vote once decided
         </label>
-        <label className="field" style={{ flex: 1, maxWidth: 360 }}>
+        <label className="field" style={{ flex: '1 1 200px', minWidth: 200, maxWidth: 360 }}>
           <span className="sr-only">Name</span>
-          <input type="text" value={draft.name} onChange={(e) => setDraft({ name: e.target.value })} placeholder="Name for the history (optional)" />
+          <input type="text" value={draft.name} onChange={(e) => setDraft({ name: e.target.value })} placeholder="Name (optional)" />
         </label>
         <span className="spacer" />
         <RunPlan task={task} settings={tatra} rows={rows} baseline={draft.baseline} testId="eval-plan" />

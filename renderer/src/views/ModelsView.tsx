@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'react';
 import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
-import { ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
+import { BreakableName, ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
 import { duration } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
@@ -182,8 +182,8 @@ function LibraryCard() {
                 <td>
                   <FitBadge path={m.path} />
                 </td>
-                <td className="muted small" title={m.path} style={{ wordBreak: 'break-all' }}>
-                  {m.path}
+                <td className="muted small" title={m.path}>
+                  <BreakableName text={m.path} />
                 </td>
               </tr>
             ))}
@@ -206,7 +206,9 @@ function LibraryCard() {
               <tbody>
                 {library.invalid.map((i) => (
                   <tr key={i.path} data-testid="invalid-row" data-code={i.code}>
-                    <td style={{ wordBreak: 'break-all' }}>{i.path}</td>
+                    <td>
+                      <BreakableName text={i.path} />
+                    </td>
                     <td>
                       <span className="chip bad">{i.code.replace('_', ' ')}</span> {i.reason}
                     </td>
@@ -230,7 +232,9 @@ function DownloadProgress({ d }: { d: DownloadState }) {
     <div className="stack" style={{ gap: 4 }} data-testid="download-row" data-status={d.status}>
       <div className="row" style={{ gap: 8, justifyContent: 'space-between' }}>
         <span className="small">
-          <strong>{d.fileName || d.source}</strong>{' '}
+          <strong>
+            <BreakableName text={d.fileName || d.source} />
+          </strong>{' '}
           <span className={d.status === 'done' ? 'chip ok' : d.status === 'error' ? 'chip bad' : d.status === 'cancelled' ? 'chip' : 'chip run'}>{d.status}</span>
         </span>
         {active ? (

@@ -113,19 +113,23 @@ function AddRemote() {
           <input type="password" value={key} autoComplete="off" disabled={keyEnv !== ''} data-testid="remote-key" onChange={(e) => setKey(e.target.value)} />
         </label>
         <label className="field" style={{ flex: 1, minWidth: 140 }}>
-          <span>Requests in flight per server (blank: what it takes)</span>
+          <span>Requests in flight per server</span>
           <input
             type="number"
             min={MAX_IN_FLIGHT.min}
             max={MAX_IN_FLIGHT.max}
             step={1}
             value={inFlight}
-            placeholder="vLLM 256, llama-server 2 × slots"
+            placeholder="auto"
             aria-invalid={inFlightBad}
             data-testid="remote-in-flight"
             onChange={(e) => setInFlight(e.target.value)}
           />
-          {inFlightBad && <span className="small bad-text">a whole number from {MAX_IN_FLIGHT.min} to {MAX_IN_FLIGHT.max}</span>}
+          {inFlightBad ? (
+            <span className="small bad-text">a whole number from {MAX_IN_FLIGHT.min} to {MAX_IN_FLIGHT.max}</span>
+          ) : (
+            <span className="field-hint">blank: vLLM 256, llama-server 2 × its slots, others 8</span>
+          )}
         </label>
       </div>
       <div className="row" style={{ gap: 8 }}>
