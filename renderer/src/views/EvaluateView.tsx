@@ -118,17 +118,24 @@ function History() {
 /**
  * Every scored row got the same label while the gold has several: the model is most likely not
  * following the instruction (a base or very small model does this), and the accuracy is the
- * share of that label in the data, not a measure of TATRA.
+ * share of that label in the data, not a measure of TATRA. Said from 8 scored rows on (fewer can
+ * agree by chance); rows with no valid vote count as an answer of their own.
  */
-function OneLabelWarning({ metrics }: { metrics: JobMetrics | undefined }) {
+export function oneAnswerForEveryRow(metrics: Pick<JobMetrics, 'scored' | 'confusion'> | undefined): { label: string; goldLabels: number } | null {
   if (!metrics || metrics.scored < 8) return null;
   const { predicted, matrix, labels } = metrics.confusion;
   const columns = predicted.map((p, j) => ({ p, n: matrix.reduce((a, row) => a + (row[j] ?? 0), 0) })).filter((c) => c.n > 0);
   const goldLabels = matrix.filter((row) => row.some((v) => v > 0)).length;
   if (columns.length !== 1 || goldLabels < 2 || labels.length < 2) return null;
+  return { label: columns[0]!.p, goldLabels };
+}
+
+function OneLabelWarning({ metrics }: { metrics: JobMetrics | undefined }) {
+  const one = oneAnswerForEveryRow(metrics);
+  if (!one) return null;
   return (
     <div className="banner warn" data-testid="one-label-warning">
-      Every scored row got the same answer, “{columns[0]!.p}”, though the file has {goldLabels} labels. The model is probably not following the instruction (a base model or a very small one does this), so this accuracy is just the share of “{columns[0]!.p}” in the data. Try an instruction-tuned model.
+      Every scored row got the same answer, “{one.label}”, though the file has {one.goldLabels} labels. The model is probably not following the instruction (a base model or a very small one does this), so this accuracy is just the share of “{one.label}” in the data. Try an instruction-tuned model.
     </div>
   );
 }
