@@ -86,9 +86,28 @@ export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
 }
 
 /** How sure the votes were: rows per bucket of the winner's vote share. */
+/** A histogram tick at its bar's left edge (the bucket's lower bound); the last bar also gets its right edge. */
+function EdgeTick(props: { x?: number; y?: number; payload?: { value: string; offset: number; index: number }; last: string; lastIndex: number; fill: string }) {
+  const { x = 0, y = 0, payload } = props;
+  if (!payload) return null;
+  const text = (at: number, value: string) => (
+    <text x={at} y={y} dy={12} textAnchor="middle" fill={props.fill} fontSize={11}>
+      {value}
+    </text>
+  );
+  return (
+    <g>
+      {text(x - payload.offset, payload.value)}
+      {payload.index === props.lastIndex ? text(x + payload.offset, props.last) : null}
+    </g>
+  );
+}
+
 export function ConfidenceHistogram({ buckets }: { buckets: JobMetrics['confidenceHistogram'] }) {
   const color = useResolvedColor();
-  // Ticks name each bucket's lower bound ("50%"): short enough not to collide at 1024 px.
+  // Ticks stand at the buckets' edges ("50%" under the left edge of the 50–60% bar, and the last
+  // bar's right edge gets "100%"): a bar of rows at 100% does not read as "90%". Short enough not
+  // to collide in a half-width card.
   const data = buckets.map((b) => ({ name: `${Math.round(b.from * 100)}%`, range: `${Math.round(b.from * 100)}–${Math.round(b.to * 100)}%`, count: b.count }));
   if (data.every((d) => d.count === 0)) return null;
   const text = { caption: "Rows by the winner's share of the votes", columns: ["Winner's vote share", 'Rows'], rows: data.map((d) => [d.range, d.count]) };
@@ -97,7 +116,7 @@ export function ConfidenceHistogram({ buckets }: { buckets: JobMetrics['confiden
       <ResponsiveContainer width="100%" height={150}>
         <BarChart data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
-          <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={11} interval="preserveStartEnd" minTickGap={4} />
+          <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={11} interval="preserveStartEnd" minTickGap={4} tick={<EdgeTick last={`${Math.round((buckets.at(-1)?.to ?? 1) * 100)}%`} lastIndex={data.length - 1} fill={color('var(--muted)')} />} />
           <YAxis allowDecimals={false} stroke={color('var(--muted)')} fontSize={11} width={32} />
           <Tooltip
             cursor={{ fill: color('var(--panel-2)') }}
