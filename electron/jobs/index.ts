@@ -3,6 +3,7 @@
 // and the pairing comparison. Nothing here imports Electron.
 //
 //   dataset.ts  streaming import: previewDataset, readDataset, scanDataset
+//   text-source.ts  a file's bytes as strict UTF-8 text, read once, with its fingerprint
 //   gold-labels.ts  what a gold value means, the suggested label map
 //   store.ts    SQLite (WAL) job store + the generator-output cache (engine's GenerationCache)
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
