@@ -1,9 +1,11 @@
 // One node-llama-cpp `Llama` per process: it owns the native backend, the thread budget and the
 // GPU; loading it twice wastes memory and splits the thread budget (docs/architecture.md, "node-llama-cpp").
 import { availableParallelism } from 'node:os';
+import { format } from 'node:util';
 import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { watchContention, type ContentionWatch } from './contention';
 import { defaultThreads } from './threads';
+import { UserError, errorMessage } from '../common/errors';
 
 // llama.cpp warns about this on every load of a real Qwen2 vocabulary; it is harmless and would
 // drown the warnings that matter.
@@ -56,9 +58,43 @@ export function getLlamaRuntime(): Promise<Llama> {
   return runtime;
 }
 
+/**
+ * Runs `start` with node-llama-cpp's own console lines kept instead of printed: while it finds its
+ * binary it reports one it could not load with console.error and a stack, which is also what a
+ * terminal's Ctrl-C at that moment produces (its binary test child dies with the process group).
+ * A failure becomes one line with its first reason; on success they are shown only on request.
+ */
+async function keepingLibraryLines<T>(start: () => Promise<T>): Promise<T> {
+  const kept: string[] = [];
+  const { error, warn, log } = console;
+  const keep =
+    (print: (...a: unknown[]) => void) =>
+    (...args: unknown[]): void => {
+      const text = format(...args);
+      if (text.includes('[node-llama-cpp]')) kept.push(text);
+      else print.apply(console, args);
+    };
+  console.error = keep(error);
+  console.warn = keep(warn);
+  console.log = keep(log);
+  try {
+    const value = await start();
+    if (showWarnings) for (const line of kept) process.stderr.write(`${line}\n`);
+    return value;
+  } catch (e) {
+    // eslint-disable-next-line no-control-regex
+    const first = kept.map((l) => l.replace(/\u001b\[[0-9;]*m/g, '').replace(/^\[node-llama-cpp\]\s*/, '').split('\n')[0]!.trim()).find((l) => l !== '');
+    throw new UserError(`cannot start llama.cpp: ${first ?? errorMessage(e)}`, 'llama_unavailable');
+  } finally {
+    console.error = error;
+    console.warn = warn;
+    console.log = log;
+  }
+}
+
 function createRuntime(): Promise<Llama> {
   const cap = Math.max(defaultThreads(), availableParallelism());
-  return getLlama({
+  return keepingLibraryLines(() => getLlama({
     gpu: process.env.TATRA_GPU === 'off' ? false : 'auto',
     build: 'never',
     logLevel: LlamaLogLevel.warn,
@@ -73,7 +109,7 @@ function createRuntime(): Promise<Llama> {
       if (!showWarnings || knownNoise.some((r) => r.test(message))) return;
       process.stderr.write(`[llama] ${message.trimEnd()}\n`);
     },
-  }).then(
+  })).then(
     (llama) => {
       contention = watchContention(llama, cap);
       return llama;

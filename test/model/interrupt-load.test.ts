@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { repoRoot, TATRA, queryJobDb } from '../helpers/tatra-cli';
 import { tinyModelPath } from '../helpers/models';
+import { vouchForModel } from '../../electron/llama/trial-load';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-interrupt-load-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,3 +59,41 @@ it.each([
     .filter((l) => l.includes(cache) && l.includes('trial-load'));
   expect(left).toEqual([]);
 });
+
+it('Ctrl-C while llama.cpp itself starts (the model already tried) is the one paused line, not a library stack trace', async () => {
+  const model = await tinyModelPath();
+  const data = join(dir, 'd.csv');
+  writeFileSync(data, 'text,label\ngreat film,positive\ndull film,negative\n');
+  const cache = join(dir, 'cache-tried');
+  const previous = process.env.TATRA_CACHE_DIR;
+  process.env.TATRA_CACHE_DIR = cache;
+  try {
+    await vouchForModel(model);
+  } finally {
+    if (previous === undefined) delete process.env.TATRA_CACHE_DIR;
+    else process.env.TATRA_CACHE_DIR = previous;
+  }
+  const dataDir = join(dir, 'data-tried');
+  const child = spawn(process.execPath, [TATRA, 'eval', '--task', 'sst2', '--data', data, '--model', model, '-r', '1', '-n', '1', '-k', '2', '--data-dir', dataDir], {
+    cwd: repoRoot,
+    detached: true,
+    env: { ...process.env, TATRA_THREADS: '1', TATRA_CACHE_DIR: cache },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let sent = false;
+  child.stdout.resume();
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (!sent && stderr.includes('loading models')) {
+      sent = true;
+      // node-llama-cpp tests its binary in a child of its own here, which the group's SIGINT ends.
+      process.kill(-child.pid!, 'SIGINT');
+    }
+  });
+  const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  expect(code, stderr).toBe(130);
+  expect(stderr).not.toMatch(/node-llama-cpp|^\s+at /m);
+  expect(stderr.trim().split('\n').at(-1)).toMatch(/^paused job \S+ at 0\/2 rows; continue with: tatra jobs resume \S+$/);
+});
+
