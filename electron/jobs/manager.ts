@@ -11,7 +11,6 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { diskFullError, isDiskFull } from '../common/env-errors';
 import { isRemoteSpec } from '../common/remote';
 import { CONCURRENCY } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
@@ -23,8 +22,7 @@ import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type Gener
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
 import { openDataset, shownName } from './dataset';
-import { suggestLabelMapping } from './gold-labels';
-import { emptyRecord, own, recordFrom } from '../common/records';
+import { importRows } from './import';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
@@ -37,8 +35,6 @@ import type {
   BackendProvider,
   BaselineResult,
   ColumnMapping,
-  DatasetRow,
-  DatasetStats,
   ExportFormat,
   JobEvent,
   JobEventOf,
@@ -72,10 +68,6 @@ export interface JobManagerOptions {
 
 /** Wraps the backends one job runs on (see `setBackendWrapper`). */
 export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBackend) => TatraBackend;
-
-const IMPORT_BATCH = 1000;
-/** A batch also ends at this much input text: each is checkpointed, and on a full disk the store's reserve must hold one. */
-const IMPORT_BATCH_CHARS = 96 * 1024;
 
 interface Runner {
   ac: AbortController;
@@ -119,15 +111,6 @@ interface RowModels {
   generator: TatraBackend;
   evaluator: TatraBackend;
   examplesForRun?: (run: number) => Promise<RunExamples>;
-}
-
-/** No gold value maps to a label: one line naming the column, a few of its values and the labels, bounded whatever the file holds. */
-function unmappedGoldError(column: string, taskId: string, values: readonly string[], labels: readonly string[], fix: string): UserError {
-  const seen = values.slice(0, 6).map((v) => shownName(v, 40));
-  return new UserError(
-    `no value of the gold column "${shownName(column)}" maps to a label of task ${taskId} (values ${seen.join(', ')}${values.length > seen.length ? ', …' : ''}; labels ${labels.join(', ')}): ${fix} or run without gold labels (--no-label)`,
-    'label_unmapped',
-  );
 }
 
 export class JobManager {
@@ -312,87 +295,10 @@ export class JobManager {
       concurrency,
       budget: spec.budget ? checkBudget(spec.budget) : null,
     });
-    let count = 0;
-    try {
-      let batch: DatasetRow[] = [];
-      let chars = 0;
-      // Gold values of the imported rows, and (a row limit given) of the whole file: the suggestion
-      // weighs them all, as when it was made from a scan of the file.
-      const imported = emptyRecord<number>();
-      const whole = emptyRecord<number>();
-      let atLimit: DatasetStats | null = null;
-      for await (const row of reader) {
-        if (atLimit) {
-          if (row.goldRaw !== null) whole[row.goldRaw] = (own(whole, row.goldRaw) ?? 0) + 1;
-          continue;
-        }
-        batch.push(row);
-        count++;
-        chars += row.input.length;
-        if (suggest && row.goldRaw !== null) {
-          imported[row.goldRaw] = (own(imported, row.goldRaw) ?? 0) + 1;
-          whole[row.goldRaw] = (own(whole, row.goldRaw) ?? 0) + 1;
-        }
-        if (batch.length >= IMPORT_BATCH || chars >= IMPORT_BATCH_CHARS) {
-          this.store.insertRows(id, batch);
-          batch = [];
-          chars = 0;
-        }
-        if (spec.limit !== undefined && count >= spec.limit) {
-          if (!suggest) break;
-          atLimit = { ...reader.stats, unmappedGold: recordFrom(Object.entries(reader.stats.unmappedGold)) };
-        }
-      }
-      if (batch.length > 0) this.store.insertRows(id, batch);
-      if (count === 0) throw new UserError(`${spec.dataset.path} has no rows with a non-empty "${shownName(mapping.textColumn)}"`, 'dataset_empty');
-      const stats = atLimit ?? reader.stats;
-      if (explicitMap) {
-        // A map that maps none of the file's values: the job would run for hours and score nothing.
-        const unmappedRows = Object.values(stats.unmappedGold).reduce((a, b) => a + b, 0);
-        if (unmappedRows > 0 && stats.rows - stats.missingGold - unmappedRows === 0) {
-          throw unmappedGoldError(labelCol!, task.id, Object.keys(stats.unmappedGold), [...valid], 'fix the label map (--label-map value=label,…)');
-        }
-      }
-      if (suggest) {
-        const suggestion = suggestLabelMapping(whole, task);
-        if (Object.keys(suggestion.map).length === 0 && suggestion.unmapped.length > 0) {
-          // Not one row could be scored: running would spend hours to report no accuracy at all.
-          throw unmappedGoldError(labelCol!, task.id, suggestion.unmapped.map((u) => u.value), [...valid], 'give a label map (--label-map value=label,…)');
-        }
-        mapping.labelMap = suggestion.map;
-        this.store.mapGold(id, suggestion.map, count, IMPORT_BATCH);
-        stats.unmappedGold = recordFrom(Object.entries(imported).filter(([value]) => own(suggestion.map, value) === undefined));
-      }
-      this.store.updateDatasetStats(id, stats, await reader.fingerprint(), suggest ? mapping : undefined);
-      this.store.markImported(id);
-    } catch (e) {
-      throw this.undoImport(id, spec.dataset.path, count, e);
-    }
+    await importRows(this.store, id, reader, { task, mapping, labels: [...valid], suggest, explicitMap, dataPath: spec.dataset.path, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) });
     const job = this.get(id);
     this.emitStatus(id);
     return job;
-  }
-
-  /**
-   * Removes the job of an import that failed and returns the error to throw: the import's own,
-   * or for a full disk one line naming the folder and saying whether the partial job is gone.
-   */
-  private undoImport(id: string, dataPath: string, rowsRead: number, e: unknown): unknown {
-    let undone = true;
-    try {
-      this.store.deleteJob(id);
-    } catch (cleanup) {
-      if (!isDiskFull(e)) throw cleanup;
-      undone = false;
-    }
-    if (!isDiskFull(e)) return e;
-    const what = `the import of ${dataPath} stopped after reading ${rowsRead} rows`;
-    return diskFullError(
-      dirname(this.store.path),
-      undone
-        ? `${what} and was undone; free some space and create the job again`
-        : `${what}; the partial job ${id} is marked failed: delete it (tatra jobs delete ${id}) once there is space`,
-    );
   }
 
   // ---------------------------------------------------------------- control
