@@ -6,7 +6,9 @@
 //   text-source.ts  a file's bytes as strict UTF-8 text, read once, with its fingerprint
 //   gold-labels.ts  what a gold value means, the suggested label map
 //   store.ts    SQLite (WAL) job store + the generator-output cache (engine's GenerationCache)
+//   migrations.ts  the job database's schema, one migration per version
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
+//   import.ts, row-progress.ts, model-identity.ts  a job's import, its progress, its models' identity
 //   metrics.ts  pure metric functions over stored rows
 //   calibration.ts  reliability bins, ECE, Brier, the accuracy–coverage curve
 //   export.ts   CSV/JSON export and readers for round trips
