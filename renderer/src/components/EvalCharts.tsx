@@ -114,7 +114,7 @@ export function ConfidenceHistogram({ buckets }: { buckets: JobMetrics['confiden
   return (
     <ChartFigure data={text} testId="confidence-histogram" style={{ width: '100%', height: 150 }}>
       <ResponsiveContainer width="100%" height={150}>
-        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 0, left: 0 }} accessibilityLayer={false}>
+        <BarChart data={data} margin={{ top: 4, right: 20, bottom: 0, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
           <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={11} interval="preserveStartEnd" minTickGap={4} tick={<EdgeTick last={`${Math.round((buckets.at(-1)?.to ?? 1) * 100)}%`} lastIndex={data.length - 1} fill={color('var(--muted)')} />} />
           <YAxis allowDecimals={false} stroke={color('var(--muted)')} fontSize={11} width={32} />

@@ -63,7 +63,8 @@ export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; b
             labelFormatter={(l) => `${props.x} = ${String(l)}`}
             contentStyle={{ background: color('var(--panel)'), borderColor: color('var(--border)') }}
           />
-          <Legend verticalAlign="top" height={28} />
+          {/* By value (k=4 before k=16), not alphabetically (recharts' default). */}
+          <Legend verticalAlign="top" height={28} itemSorter={(item) => Number(String(item.dataKey).slice(1))} />
           {lines.map((v, i) => (
             <Area key={`b${v}`} dataKey={`b${v}`} name={`${props.by}=${v} band`} legendType="none" stroke="none" fill={color(SERIES[i % SERIES.length]!)} fillOpacity={0.15} isAnimationActive={false} connectNulls />
           ))}
@@ -160,7 +161,7 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
               );
             }}
           />
-          <Legend verticalAlign="top" height={28} />
+          <Legend verticalAlign="top" height={28} itemSorter={(item) => Number(String(item.value).replace('r=', ''))} />
           {rs.map((r, i) => (
             <Scatter
               key={r}

@@ -205,7 +205,8 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
           <XAxis dataKey="generator" stroke={color('var(--muted)')} fontSize={12} />
           <YAxis domain={[0, 100]} stroke={color('var(--muted)')} fontSize={12} unit="%" />
           <Tooltip formatter={(v) => `${String(v)}%`} contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}` }} />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
+          {/* In the bars' order (the evaluators as chosen), not alphabetical (recharts' default). */}
+          <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={(item) => rec.spec.evaluators.findIndex((e) => modelLabel(e) === item.dataKey)} />
           {rec.spec.evaluators.map((e, j) => (
             <Bar key={e} dataKey={modelLabel(e)} name={`evaluator ${modelLabel(e)}`} fill={color(SERIES[j % SERIES.length]!)} isAnimationActive={false} />
           ))}
