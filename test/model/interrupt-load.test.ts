@@ -15,16 +15,14 @@ import { vouchForModel } from '../../electron/llama/trial-load';
 const dir = mkdtempSync(join(tmpdir(), 'tatra-interrupt-load-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-it.each([
-  ['the process group (Ctrl-C in a terminal)', true],
-  ['the CLI alone (kill -INT)', false],
-])('SIGINT to %s while the models load pauses the job and stops the load', async (name, group) => {
+/**
+ * Runs `tatra eval` on the tiny model in its own process group (as a terminal's foreground job)
+ * and sends SIGINT (to the group, or to the CLI alone) once it says it is loading the models.
+ */
+async function evalInterruptedWhileLoading(cache: string, dataDir: string, group: boolean): Promise<{ code: number | null; stderr: string; model: string }> {
   const model = await tinyModelPath();
   const data = join(dir, 'd.csv');
   writeFileSync(data, 'text,label\ngreat film,positive\ndull film,negative\n');
-  const cache = join(dir, `cache-${group}`);
-  const dataDir = join(dir, `data-${group}`);
-  // Its own process group, as a terminal's foreground job is.
   const child = spawn(process.execPath, [TATRA, 'eval', '--task', 'sst2', '--data', data, '--model', model, '-r', '1', '-n', '1', '-k', '2', '--data-dir', dataDir], {
     cwd: repoRoot,
     detached: true,
@@ -42,7 +40,17 @@ it.each([
     }
   });
   const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
-  expect(sent).toBe(true);
+  expect(sent, stderr).toBe(true);
+  return { code, stderr, model };
+}
+
+it.each([
+  ['the process group (Ctrl-C in a terminal)', true],
+  ['the CLI alone (kill -INT)', false],
+])('SIGINT to %s while the models load pauses the job and stops the load', async (name, group) => {
+  const cache = join(dir, `cache-${group}`);
+  const dataDir = join(dir, `data-${group}`);
+  const { code, stderr, model } = await evalInterruptedWhileLoading(cache, dataDir, group);
   expect(code, `${name}: ${stderr}`).toBe(130);
   const lines = stderr.trim().split('\n');
   expect(lines.at(-1)).toMatch(/^paused job \S+ at 0\/2 rows; continue with: tatra jobs resume \S+$/);
@@ -61,37 +69,17 @@ it.each([
 });
 
 it('Ctrl-C while llama.cpp itself starts (the model already tried) is the one paused line, not a library stack trace', async () => {
-  const model = await tinyModelPath();
-  const data = join(dir, 'd.csv');
-  writeFileSync(data, 'text,label\ngreat film,positive\ndull film,negative\n');
   const cache = join(dir, 'cache-tried');
   const previous = process.env.TATRA_CACHE_DIR;
   process.env.TATRA_CACHE_DIR = cache;
   try {
-    await vouchForModel(model);
+    await vouchForModel(await tinyModelPath());
   } finally {
     if (previous === undefined) delete process.env.TATRA_CACHE_DIR;
     else process.env.TATRA_CACHE_DIR = previous;
   }
-  const dataDir = join(dir, 'data-tried');
-  const child = spawn(process.execPath, [TATRA, 'eval', '--task', 'sst2', '--data', data, '--model', model, '-r', '1', '-n', '1', '-k', '2', '--data-dir', dataDir], {
-    cwd: repoRoot,
-    detached: true,
-    env: { ...process.env, TATRA_THREADS: '1', TATRA_CACHE_DIR: cache },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let sent = false;
-  child.stdout.resume();
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    if (!sent && stderr.includes('loading models')) {
-      sent = true;
-      // node-llama-cpp tests its binary in a child of its own here, which the group's SIGINT ends.
-      process.kill(-child.pid!, 'SIGINT');
-    }
-  });
-  const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  // node-llama-cpp tests its binary in a child of its own then, which the group's SIGINT ends.
+  const { code, stderr } = await evalInterruptedWhileLoading(cache, join(dir, 'data-tried'), true);
   expect(code, stderr).toBe(130);
   expect(stderr).not.toMatch(/node-llama-cpp|^\s+at /m);
   expect(stderr.trim().split('\n').at(-1)).toMatch(/^paused job \S+ at 0\/2 rows; continue with: tatra jobs resume \S+$/);
