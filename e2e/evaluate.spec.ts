@@ -66,6 +66,10 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   await page.getByTestId('eval-n').fill('1');
   await page.getByTestId('eval-k').fill('2');
   await page.getByTestId('eval-r').fill('2');
+  // The host's plan beside Start, once everything is chosen: calls, tokens and time, as --dry-run says them.
+  const plan = page.getByTestId('eval-plan');
+  await expect(plan).toHaveAttribute('data-plan', 'host', { timeout: 30_000 });
+  await expect(plan).toContainText(/model calls · [\d,]+ \+ [\d,]+ tokens/);
   await shot(page, 'evaluate-setup');
   await page.getByTestId('eval-start').click();
 
@@ -83,6 +87,21 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   expect(counts.reduce((a, b) => a + b, 0)).toBe(8);
   await expect(page.getByTestId('runs-curve')).toBeVisible();
   await expect(page.getByTestId('confidence-histogram')).toBeVisible();
+
+  // How far to trust the labels: the reliability diagram and the accuracy–coverage curve, each with
+  // its numbers as a table for screen readers.
+  const reliability = page.getByTestId('reliability-diagram');
+  const coverage = page.getByTestId('coverage-curve');
+  await expect(reliability.locator('svg').first()).toBeVisible();
+  await expect(coverage.locator('svg').first()).toBeVisible();
+  await expect(page.getByTestId('reliability-diagram-text')).toContainText('Vote share bin');
+  await expect(page.getByTestId('coverage-curve-text')).toContainText('Coverage');
+  await expect(page.getByTestId('answered')).toContainText('Answers 100.0% of the scored rows');
+  await page.getByTestId('trust').scrollIntoViewIfNeeded();
+  await shot(page, 'evaluate-trust');
+  // The slider at its top: only unanimous rows are answered; the others are marked abstained.
+  await page.getByTestId('min-confidence').fill('1');
+  await expect(page.getByTestId('answered')).toContainText(/Answers|No row reaches/);
 
   await expect(page.getByTestId('rows-total')).toHaveText('8 rows');
   await expect(page.getByTestId('row')).toHaveCount(8);
@@ -299,4 +318,34 @@ test('a large job: the rows table renders a window of rows and pages in the rest
   await body.evaluate((el) => el.scrollTo(0, el.scrollHeight));
   await expect(body.locator('.vt-row', { hasText: '(1499)' })).toBeVisible({ timeout: 15_000 });
   expect(await rendered.count()).toBeLessThan(60);
+});
+
+test('a budget stops an evaluation cleanly, and a larger one resumes it', async ({ page, server }) => {
+  // 2 runs × 2 label calls of examples, then 2 paraphrase calls and 4 evaluations at most per row.
+  const job = await callApi<{ id: string; total: number }>('jobs.start', {
+    taskId: 'sst2',
+    dataPath: writeCsv(6),
+    inputColumn: 'review',
+    goldColumn: 'label',
+    labelMap: { '0': 'negative', '1': 'positive' },
+    generator: server.model,
+    evaluator: server.model,
+    settings: { n: 1, k: 2, r: 2, seed: 5, scope: 'run' },
+    budget: { kind: 'calls', limit: 16 },
+    name: 'budget test',
+  });
+  await openApp(page, `#/evaluate/${job.id}`);
+  const banner = page.getByTestId('job-budget-stop');
+  await expect(banner).toBeVisible({ timeout: 150_000 });
+  await expect(page.getByTestId('job-status').first()).toHaveText('paused');
+  await expect(banner).toContainText('calls=16');
+  const stopped = await callApi<{ done: number; usage: { calls: { total: number } } }>('jobs.get', { jobId: job.id });
+  expect(stopped.usage.calls.total).toBeLessThanOrEqual(16);
+  expect(stopped.done).toBe(2);
+  await shot(page, 'evaluate-budget');
+  await page.getByTestId('job-budget-new').fill('calls=1000');
+  await page.getByTestId('job-budget-resume').click();
+  await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
+  await expect(page.getByTestId('job-progress')).toContainText('6 / 6 rows');
+  await expect(banner).toHaveCount(0);
 });

@@ -26,6 +26,7 @@ import { createClassifyHandlers } from './handlers/classify';
 import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
 import { createModelsHandlers } from './handlers/models';
 import { createSweepsHandlers } from './handlers/sweeps';
+import { createPlansHandlers } from './handlers/plans';
 import { MODEL_KEEP_ALIVE_MS, openServices } from './services';
 
 export interface ApiHostOptions {
@@ -135,6 +136,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createJobsHandlers(deps));
   add(createClassifyHandlers(deps));
   add(createSweepsHandlers(deps));
+  add(createPlansHandlers(deps));
 
   const invoke = async (method: string, input: unknown): Promise<InvokeResult> => {
     if (disposed) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };

@@ -7,6 +7,9 @@ import { UserError } from '../../common/errors';
 import { previewDataset, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
+import type { Budget, Price } from '../../common/plan';
+import { isRemoteSpec, parseRemoteSpec } from '../../common/remote';
+import type { JobBudget } from '../../jobs';
 import { uploadDestination } from '../../web/file-name';
 
 export function jobSummary(job: JobInfo): JobSummary {
@@ -26,7 +29,21 @@ export function jobSummary(job: JobInfo): JobSummary {
     accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
     error: job.error,
     deterministic: job.deterministic,
+    usage: job.usage,
+    budget: job.budget ? { kind: job.budget.kind, limit: job.budget.limit } : null,
+    stoppedBy: job.stoppedBy,
   };
+}
+
+/** A budget with the prices a money budget counts with: the one given for every model, else each remote entry's. */
+async function budgetWithPrices(deps: HostDeps, budget: Budget, price: Price | undefined, generator: string, evaluator: string): Promise<JobBudget> {
+  const priceOf = async (spec: string): Promise<Price | null> => {
+    if (price) return price;
+    if (!isRemoteSpec(spec)) return null;
+    const parsed = parseRemoteSpec(spec);
+    return parsed.type === 'library' ? ((await deps.services.remotes.entry(parsed.name)).price ?? null) : null;
+  };
+  return { ...budget, prices: { generator: await priceOf(generator), evaluator: await priceOf(evaluator) } };
 }
 
 export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
@@ -127,11 +144,18 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
           ...(input.limit !== undefined ? { limit: input.limit } : {}),
           baseline: input.baseline,
           ...(input.name ? { name: input.name } : {}),
+          ...(input.budget ? { budget: await budgetWithPrices(deps, input.budget, input.price, input.generator, input.evaluator) } : {}),
         });
         return jobSummary(await m.start(created.id));
       },
       'jobs.pause': async ({ jobId }) => jobSummary(await (await manager()).pause(jobId)),
-      'jobs.resume': async ({ jobId, acceptModelChange }) => jobSummary(await (await manager()).resume(jobId, { acceptModelChange: acceptModelChange === true })),
+      'jobs.resume': async ({ jobId, acceptModelChange, budget }) => {
+        const m = await manager();
+        const job = m.get(jobId);
+        // A new budget replaces the job's, counted with the prices it had (a resume may raise it).
+        const next = budget ? { ...budget, ...(job.budget?.prices ? { prices: job.budget.prices } : {}) } : undefined;
+        return jobSummary(await m.resume(jobId, { acceptModelChange: acceptModelChange === true, ...(next ? { budget: next } : {}) }));
+      },
       'jobs.cancel': async ({ jobId }) => jobSummary(await (await manager()).cancel(jobId)),
       'jobs.list': async () => (await manager()).list().map(jobSummary),
       'jobs.get': async ({ jobId }) => {

@@ -9,6 +9,7 @@ import { modelsEvents, modelsMethods } from './models';
 import { settingsEvents, settingsMethods } from './settings';
 import { sweepsEvents, sweepsMethods } from './sweeps';
 import { tasksEvents, tasksMethods } from './tasks';
+import { plansEvents, plansMethods } from './plans';
 
 export * from './define';
 export * from './tasks';
@@ -17,6 +18,7 @@ export * from './jobs';
 export * from './settings';
 export * from './sweeps';
 export * from './experiments';
+export * from './plans';
 
 export const apiMethods = {
   ...tasksMethods,
@@ -25,6 +27,7 @@ export const apiMethods = {
   ...settingsMethods,
   ...modelsMethods,
   ...sweepsMethods,
+  ...plansMethods,
 };
 
 export const apiEvents = {
@@ -34,6 +37,7 @@ export const apiEvents = {
   ...settingsEvents,
   ...modelsEvents,
   ...sweepsEvents,
+  ...plansEvents,
 };
 
 export type ApiMethods = typeof apiMethods;

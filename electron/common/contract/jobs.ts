@@ -6,6 +6,7 @@ import { Example, Prediction, TatraSettings } from '../tatra';
 import { ROW_LIMIT } from '../settings';
 import { method } from './define';
 import { safeRecord } from '../records';
+import { Budget, Price, Usage } from '../plan';
 
 export const DataFormat = z.enum(['csv', 'tsv', 'jsonl']);
 export type DataFormat = z.infer<typeof DataFormat>;
@@ -84,6 +85,10 @@ export const JobStartInput = z.object({
   /** Also run the zero-shot baseline (one greedy evaluator call per row). */
   baseline: z.boolean().default(false),
   name: z.string().max(200).optional(),
+  /** Stop before exceeding this many calls, tokens or US dollars (paused, resumable with a larger one). */
+  budget: Budget.optional(),
+  /** Prices every model of the job (a usd budget, the plan's cost); default: remote entries' prices. */
+  price: Price.optional(),
 });
 export type JobStartInput = z.infer<typeof JobStartInput>;
 
@@ -132,6 +137,12 @@ export const JobSummary = z.object({
    * before the first session.
    */
   deterministic: z.boolean().nullable().default(null),
+  /** Calls and tokens the job's models answered, all sessions. */
+  usage: Usage.nullable().default(null),
+  /** The limit the job stops before exceeding; null: none. */
+  budget: Budget.nullable().default(null),
+  /** `budget`: it paused because its budget would have been exceeded (resume with a larger one). */
+  stoppedBy: z.enum(['budget']).nullable().default(null),
 });
 export type JobSummary = z.infer<typeof JobSummary>;
 
@@ -269,7 +280,7 @@ export const jobsMethods = {
   'jobs.pause': method(z.object({ jobId: JobId }), JobSummary),
   /** Continues a paused or interrupted job from its first unfinished row. */
   /** acceptModelChange: continue although a model file changed since the job started (recorded in the job). */
-  'jobs.resume': method(z.object({ jobId: JobId, acceptModelChange: z.boolean().optional() }), JobSummary),
+  'jobs.resume': method(z.object({ jobId: JobId, acceptModelChange: z.boolean().optional(), budget: Budget.optional() }), JobSummary),
   'jobs.cancel': method(z.object({ jobId: JobId }), JobSummary),
   /** History, newest first. */
   'jobs.list': method(z.object({}).default({}), z.array(JobSummary)),

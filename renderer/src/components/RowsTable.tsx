@@ -15,7 +15,7 @@ const col = createColumnHelper<JobRow>();
 type Filter = RowsInput['filter'];
 type Sort = RowsInput['sort'];
 
-export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels: string[]; refreshKey: string }) {
+export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jobId: string; labels: string[]; refreshKey: string; minConfidence?: number }) {
   const [filter, setFilter] = useState<Filter>('all');
   const [sort, setSort] = useState<Sort>('index');
   const [rows, setRows] = useState<JobRow[]>([]);
@@ -67,7 +67,21 @@ export function RowsTable({ jobId, labels, refreshKey }: { jobId: string; labels
           Confidence {sort === 'confidence-asc' ? '↑' : sort === 'confidence-desc' ? '↓' : '↕'}
         </button>
       ),
-      cell: (c) => <span className="num">{c.row.original.status === 'done' ? pct(c.getValue(), 0) : '–'}</span>,
+      cell: (c) => {
+        const done = c.row.original.status === 'done';
+        // Below the minimum vote share the row is abstained (Evaluate's "Answer only when sure").
+        const abstained = done && minConfidence > 0 && c.getValue() < minConfidence;
+        return (
+          <span className="num">
+            {done ? pct(c.getValue(), 0) : '–'}
+            {abstained ? (
+              <span className="chip" data-testid="row-abstained" title={`below the minimum vote share ${pct(minConfidence, 0)}`}>
+                abstained
+              </span>
+            ) : null}
+          </span>
+        );
+      },
     }),
     col.accessor('correct', { header: 'Right', cell: (c) => (c.getValue() === null ? '–' : c.getValue() ? <span className="chip ok">✓</span> : <span className="chip bad">✗</span>) }),
   ];

@@ -1,11 +1,24 @@
-// What a run will cost, said beside its Start button before it starts: model calls for the chosen
-// rows, counted by the one rule the jobs' progress uses (common/calls.ts). Classify, Evaluate,
-// Compare and Sweep all show this one component; what else a plan holds (tokens, time, money)
-// belongs here too, so every Start button says the same things in the same words.
+// What a run will cost, said beside its Start button before it starts. At once: model calls for
+// the chosen rows, counted by the one rule the jobs' progress uses (common/calls.ts). Then, as the
+// settings settle, the host's plan (`plans.*`, the object `--dry-run --json` prints): calls per
+// stage, prompt and completion tokens counted with the model's tokenizer, a time estimate with
+// what it rests on, and the cost where the models have a price. Classify, Evaluate, Compare and
+// Sweep all show this one component, so every Start button says the same things in the same words.
+import { useEffect, useState } from 'react';
 import { callPlan } from '../../../electron/common/calls';
+import type { MethodInput } from '../../../electron/common/contract';
+import { type CostPlan, type PlanCount, countMax, countMin } from '../../../electron/common/plan';
 import type { TaskDefinition } from '../../../electron/common/task';
 import type { TatraSettings } from '../../../electron/common/tatra';
-import { count } from './labels';
+import { getApi } from '../api/client';
+import { count, duration } from './labels';
+
+/** The host's plan for exactly what the Start button would send. */
+export type PlanRequest =
+  | { method: 'plans.classify'; input: MethodInput<'plans.classify'> }
+  | { method: 'plans.job'; input: MethodInput<'plans.job'> }
+  | { method: 'plans.sweep'; input: MethodInput<'plans.sweep'> }
+  | { method: 'plans.compare'; input: MethodInput<'plans.compare'> };
 
 export interface RunPlanProps {
   task: TaskDefinition | undefined;
@@ -17,11 +30,13 @@ export interface RunPlanProps {
   times?: number;
   /** A sweep: one job per cell, each with its own n and k (summed; shared work makes it cost less). */
   cells?: Pick<TatraSettings, 'n' | 'k' | 'r' | 'scope'>[];
+  /** When the run is fully set up: the host plans it (tokens, time, money). */
+  request?: PlanRequest | null;
   testId: string;
 }
 
 /** "up to 2,576 model calls (10 per row × 257 rows + 6 for shared examples)"; null while unknown. */
-export function planText({ task, settings, rows, baseline, times = 1, cells }: Omit<RunPlanProps, 'testId'>): string | null {
+export function planText({ task, settings, rows, baseline, times = 1, cells }: Omit<RunPlanProps, 'testId' | 'request'>): string | null {
   if (!task || rows === null) return null;
   if (cells) {
     const total = cells.reduce((sum, c) => sum + callPlan(task, c, { rows }).total, 0);
@@ -33,12 +48,68 @@ export function planText({ task, settings, rows, baseline, times = 1, cells }: O
   return `up to ${count(plan.total * times, 'model call')}${how ? ` (${how})` : ''}`;
 }
 
+function amount(c: PlanCount, fmt: (x: number) => string): string {
+  const lo = countMin(c);
+  const hi = countMax(c);
+  return lo === hi ? fmt(hi) : `${fmt(lo)}–${fmt(hi)}`;
+}
+
+const num = (x: number) => Math.round(x).toLocaleString('en-US');
+
+/** The host's plan in one line: "52 model calls · 6,240 + 348 tokens · about 15 s · $0.02". */
+export function hostPlanText(plan: CostPlan): string {
+  const parts = [
+    `${amount(plan.calls.total, num)} model calls`,
+    `${amount(plan.tokens.prompt, num)} + ${amount(plan.tokens.completion, num)} tokens`,
+    plan.seconds === null ? 'time unknown' : `about ${amount(plan.seconds, (s) => duration(s * 1000))}`,
+    ...(plan.cost ? [`$${amount(plan.cost.usd, (x) => x.toFixed(2))}`] : []),
+  ];
+  return parts.join(' · ');
+}
+
+/** Everything the plan rests on, for the tooltip and screen readers. */
+export function planDetail(plan: CostPlan): string {
+  const c = plan.calls;
+  return [
+    `Calls: ${amount(c.examples, num)} examples, ${amount(c.paraphrases, num)} paraphrases, ${amount(c.evaluations, num)} evaluations.`,
+    `Tokens: ${plan.tokensBasis}.`,
+    `Time: ${plan.basis}.`,
+    ...(plan.cost ? [`Cost: ${plan.cost.basis}.`] : []),
+    ...plan.notes.map((n) => `Note: ${n}.`),
+  ].join(' ');
+}
+
+/** The host's plan for `request`, asked again when it changes (after the settings settle for a moment). */
+function useHostPlan(request: PlanRequest | null | undefined): CostPlan | null {
+  const [plan, setPlan] = useState<{ key: string; plan: CostPlan } | null>(null);
+  const key = request ? JSON.stringify(request) : '';
+  useEffect(() => {
+    if (!key) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      const r = JSON.parse(key) as PlanRequest;
+      // A plan the host cannot make (a file not read yet, a model missing) leaves the call count alone.
+      void (getApi().call(r.method, r.input as never) as Promise<CostPlan>).then(
+        (p) => (live ? setPlan({ key, plan: p }) : undefined),
+        () => undefined,
+      );
+    }, 400);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [key]);
+  return plan && plan.key === key ? plan.plan : null;
+}
+
 export function RunPlan(props: RunPlanProps) {
-  const text = planText(props);
+  const host = useHostPlan(props.request);
+  const text = host ? hostPlanText(host) : planText(props);
   if (!text) return null;
   return (
-    <span className="plan muted small" data-testid={props.testId}>
+    <span className="plan muted small" data-testid={props.testId} title={host ? planDetail(host) : undefined} data-plan={host ? 'host' : 'calls'}>
       {text}
+      {host ? <span className="sr-only"> {planDetail(host)}</span> : null}
     </span>
   );
 }

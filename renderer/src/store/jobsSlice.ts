@@ -2,6 +2,7 @@
 // results of the job on screen. Jobs run in the main process; the page only watches, so a reload
 // or a second window sees the same job carry on.
 import type { DataPreview, JobMetrics, JobProgress, JobStartInput, JobStatus, JobSummary } from '../../../electron/common/contract/jobs';
+import type { Budget } from '../../../electron/common/plan';
 import { getApi, messageOf } from '../api/client';
 import type { SliceCreator } from './types';
 
@@ -40,10 +41,12 @@ export interface JobsSlice {
   uploadData(file: File): Promise<void>;
   loadJobs(): Promise<void>;
   startJob(input: JobStartInput): Promise<JobSummary | null>;
-  jobAction(jobId: string, action: 'pause' | 'resume' | 'cancel'): Promise<void>;
+  /** `budget`: with resume, a new (raised) budget for a job its budget stopped. */
+  jobAction(jobId: string, action: 'pause' | 'resume' | 'cancel', opts?: { budget?: Budget }): Promise<void>;
   loadMetrics(jobId: string): Promise<void>;
   refreshJob(jobId: string): Promise<void>;
-  exportJob(jobId: string, format: 'csv' | 'json'): Promise<{ path: string; url: string | null } | null>;
+  /** `minConfidence`: rows below it are marked abstained in the export. */
+  exportJob(jobId: string, format: 'csv' | 'json', minConfidence?: number): Promise<{ path: string; url: string | null } | null>;
   handleJobProgress(p: JobProgress): void;
   handleJobStatus(p: { jobId: string; status: JobStatus; error: string | null }): void;
 }
@@ -196,9 +199,9 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
       return null;
     }
   },
-  async jobAction(jobId, action) {
+  async jobAction(jobId, action, opts = {}) {
     try {
-      const job = await getApi().call(`jobs.${action}`, { jobId });
+      const job = action === 'resume' && opts.budget ? await getApi().call('jobs.resume', { jobId, budget: opts.budget }) : await getApi().call(`jobs.${action}`, { jobId });
       set({ jobs: upsert(get().jobs, job) });
     } catch (e) {
       get().notify('error', messageOf(e));
@@ -220,9 +223,9 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
       get().notify('error', messageOf(e));
     }
   },
-  async exportJob(jobId, format) {
+  async exportJob(jobId, format, minConfidence) {
     try {
-      const out = await getApi().call('jobs.export', { jobId, format });
+      const out = await getApi().call('jobs.export', { jobId, format, ...(minConfidence !== undefined ? { minConfidence } : {}) });
       return { path: out.path, url: getApi().downloadUrl(out.path) };
     } catch (e) {
       get().notify('error', `Export failed: ${messageOf(e)}`);
@@ -238,7 +241,11 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
     const job = get().jobs.find((j) => j.id === jobId);
     if (job) set({ jobs: upsert(get().jobs, { ...job, status, error }) });
     else void get().refreshJob(jobId);
-    if (status !== 'running' && status !== 'queued') void get().loadMetrics(jobId);
+    if (status !== 'running' && status !== 'queued') {
+      void get().loadMetrics(jobId);
+      // What the session spent and why it stopped (its budget) come with the job, not the event.
+      if (job) void get().refreshJob(jobId);
+    }
     if (status === 'failed' && error) get().notify('error', `Evaluation failed: ${error}`);
   },
 });

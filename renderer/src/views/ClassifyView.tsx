@@ -7,6 +7,7 @@ import { withEarlyStop } from '../../../electron/common/settings';
 import type { AppSettings } from '../../../electron/common/contract/settings';
 import { CharCounter, ErrorBanner, LabelChip, ProgressBar, ReproducibleChip } from '../components/Common';
 import { RunPlan } from '../components/RunPlan';
+import { EarlyStopRule } from '../components/EarlyStopRule';
 import { INPUT_MAX_CHARS } from '../../../electron/common/settings';
 import { ModelPicker } from '../components/ModelPicker';
 import { TaskSelect } from '../components/TaskSelect';
@@ -251,6 +252,7 @@ function ClassifyForm() {
         <label className="field inline" style={{ alignSelf: 'center' }} title="Stop launching runs once the leader has more votes than the runner-up plus every vote still to come: the same label, fewer calls.">
           <input type="checkbox" checked={withEarlyStop(tatra, 'input').earlyStop} onChange={(e) => setTatra({ ...tatra, earlyStop: e.target.checked })} data-testid="classify-early-stop" /> Stop once decided
         </label>
+        <EarlyStopRule value={tatra} onChange={setTatra} disabled={!withEarlyStop(tatra, 'input').earlyStop} testId="classify-early-stop-rule" />
       </RunSettingsFields>
       <label className="field">
         <span>{task?.inputName ?? 'Input'}</span>
@@ -289,7 +291,15 @@ function ClassifyForm() {
             Cancel
           </button>
         ) : null}
-        {!running && task ? <RunPlan task={task} settings={tatra} rows={1} testId="classify-plan" /> : null}
+        {!running && task ? (
+          <RunPlan
+            task={task}
+            settings={tatra}
+            rows={1}
+            request={input.trim() && !inputProblem && !modelProblem ? { method: 'plans.classify', input: { taskId, input, generator, evaluator: eval_, settings: withEarlyStop(tatra, 'input') } } : null}
+            testId="classify-plan"
+          />
+        ) : null}
         <span className="spacer" />
         {c.status !== 'idle' ? (
           <span className="muted small" data-testid="classify-status">

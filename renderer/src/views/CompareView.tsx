@@ -134,7 +134,21 @@ function SetupCard() {
       <ErrorBanner message={error} title="Cannot start the comparison" />
       <div className="row">
         <span className="spacer" />
-        <RunPlan task={taskById(tasks, taskId)} settings={tatra} rows={chosenRows(draft)} times={pairs} testId="compare-plan" />
+        <RunPlan
+          task={taskById(tasks, taskId)}
+          settings={tatra}
+          rows={chosenRows(draft)}
+          times={pairs}
+          request={
+            ready && draft.inputColumn && draft.goldColumn
+              ? {
+                  method: 'plans.compare',
+                  input: { task: taskId, dataset: draft.path, generators, evaluators, settings: tatra, textColumn: draft.inputColumn, labelColumn: draft.goldColumn, labelMap: chosenLabelMap(draft.labelMap), ...(draft.limit !== null ? { limit: draft.limit } : {}) },
+                }
+              : null
+          }
+          testId="compare-plan"
+        />
         <button className="btn primary" disabled={!ready} onClick={() => void run()} data-testid="compare-run">
           {busy ? 'Starting…' : 'Run comparison'}
         </button>

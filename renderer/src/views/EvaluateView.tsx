@@ -1,7 +1,8 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
-import { useEffect, useMemo, useState } from 'react';
-import type { JobMetrics } from '../../../electron/common/contract/jobs';
+import { useEffect, useId, useMemo, useState } from 'react';
+import type { JobMetrics, JobSummary } from '../../../electron/common/contract/jobs';
+import { formatBudget, parseBudget } from '../../../electron/common/plan';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
 import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
@@ -11,6 +12,8 @@ import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RunPlan } from '../components/RunPlan';
+import { EarlyStopRule } from '../components/EarlyStopRule';
+import { CoverageCurve, ReliabilityDiagram, answeredAt } from '../components/CalibrationCharts';
 import { RowLimitField, StatusChip, chosenRows, TaskAndModels, draftData, modelPairText, useModelPair } from '../components/RunSetup';
 import { pct } from '../components/labels';
 import { useStore } from '../store';
@@ -30,23 +33,30 @@ function SettingsStep() {
   const [starting, setStarting] = useState(false);
   // Off by default for evaluations: accuracy after 1…r runs needs every run of every row.
   const [earlyStop, setEarlyStop] = useState(false);
+  const [budgetText, setBudgetText] = useState('');
+  const budget = budgetText.trim() === '' ? undefined : parseBudget(budgetText);
+  const budgetProblem = typeof budget === 'string' ? budget : null;
   const tasks = useStore((s) => s.tasks);
   const task = taskById(tasks, taskId);
-  const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting;
+  const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting && budgetProblem === null;
   const rows = chosenRows(draft);
+  // What Start sends, and what the plan beside it prices.
+  const request =
+    draft.preview && draft.inputColumn && models.chosen
+      ? {
+          taskId,
+          ...draftData({ ...draft, inputColumn: draft.inputColumn }),
+          generator: models.generator,
+          evaluator: models.evaluator,
+          settings: { ...tatra, earlyStop },
+          limit: draft.limit ?? undefined,
+          baseline: draft.baseline,
+        }
+      : null;
   const start = async () => {
-    if (!ready || !draft.inputColumn) return;
+    if (!ready || !request) return;
     setStarting(true);
-    const job = await startJob({
-      taskId,
-      ...draftData({ ...draft, inputColumn: draft.inputColumn }),
-      generator: models.generator,
-      evaluator: models.evaluator,
-      settings: { ...tatra, earlyStop },
-      limit: draft.limit ?? undefined,
-      baseline: draft.baseline,
-      name: draft.name || undefined,
-    });
+    const job = await startJob({ ...request, name: draft.name || undefined, ...(budget && typeof budget !== 'string' ? { budget } : {}) });
     setStarting(false);
     if (job) navigate({ view: 'evaluate', id: job.id });
   };
@@ -66,12 +76,25 @@ function SettingsStep() {
         <label className="field inline" title="Each row stops launching runs once its vote cannot change: the same labels for fewer calls, but accuracy after 1…r runs then lacks the runs not made.">
           <input type="checkbox" checked={earlyStop} onChange={(e) => setEarlyStop(e.target.checked)} data-testid="eval-early-stop" /> Stop each vote once decided
         </label>
+        <EarlyStopRule value={tatra} onChange={setTatra} disabled={!earlyStop} testId="eval-early-stop-rule" />
+        <label className="field" style={{ maxWidth: 220 }} title="Stop cleanly before exceeding this many model calls, tokens (prompt and completion) or US dollars; the job pauses and can be resumed with a larger budget.">
+          <span className="sr-only">Budget</span>
+          <input
+            type="text"
+            value={budgetText}
+            onChange={(e) => setBudgetText(e.target.value)}
+            placeholder="Budget, e.g. calls=5000"
+            aria-invalid={budgetProblem !== null}
+            data-testid="eval-budget"
+          />
+          {budgetProblem ? <span className="field-error">{budgetProblem}</span> : null}
+        </label>
         <label className="field" style={{ flex: '1 1 200px', minWidth: 200, maxWidth: 360 }}>
           <span className="sr-only">Name</span>
           <input type="text" value={draft.name} onChange={(e) => setDraft({ name: e.target.value })} placeholder="Name (optional)" />
         </label>
         <span className="spacer" />
-        <RunPlan task={task} settings={tatra} rows={rows} baseline={draft.baseline} testId="eval-plan" />
+        <RunPlan task={task} settings={tatra} rows={rows} baseline={draft.baseline} request={request ? { method: 'plans.job', input: request } : null} testId="eval-plan" />
         <button className="btn primary" disabled={!ready} onClick={() => void start()} data-testid="eval-start">
           {starting ? 'Starting…' : 'Start evaluation'}
         </button>
@@ -151,6 +174,8 @@ function JobView({ jobId }: { jobId: string }) {
   const exportJob = useStore((s) => s.exportJob);
   const navigate = useStore((s) => s.navigate);
   const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
+  // Rows whose vote share is below this are "abstained": in the coverage figures, the rows table and exports.
+  const [minConfidence, setMinConfidence] = useState(0);
 
   useEffect(() => {
     void refreshJob(jobId);
@@ -179,7 +204,7 @@ function JobView({ jobId }: { jobId: string }) {
   const total = progress?.total ?? job.total;
   const running = job.status === 'running' || job.status === 'queued';
   const doExport = async (format: 'csv' | 'json') => {
-    const out = await exportJob(jobId, format);
+    const out = await exportJob(jobId, format, minConfidence > 0 ? minConfidence : undefined);
     if (!out) return;
     setExported(out);
     if (out.url) {
@@ -218,6 +243,7 @@ function JobView({ jobId }: { jobId: string }) {
         </div>
       </div>
       {job.error ? <ErrorBanner message={job.error} title="The evaluation stopped" /> : null}
+      {job.stoppedBy === 'budget' && job.status === 'paused' ? <BudgetBanner job={job} /> : null}
       {job.status === 'interrupted' ? <div className="banner warn">This evaluation was interrupted (the app stopped while it ran). Resume continues from the first unfinished row with the same examples and seeds.</div> : null}
       {exported ? (
         <div className="banner info" data-testid="export-done">
@@ -305,12 +331,74 @@ function JobView({ jobId }: { jobId: string }) {
         </div>
       ) : null}
 
+      {metrics ? <TrustCard metrics={metrics} minConfidence={minConfidence} onMinConfidence={setMinConfidence} /> : null}
+
       <div className="card">
         <div className="card-head">
           <h2>Rows</h2>
           <span className="sub">click a row for its examples, paraphrases and votes</span>
         </div>
-        <RowsTable jobId={jobId} labels={labels} refreshKey={refreshKey} />
+        <RowsTable jobId={jobId} labels={labels} refreshKey={refreshKey} minConfidence={minConfidence} />
+      </div>
+    </div>
+  );
+}
+
+/** A job its budget paused: what it spent, and a larger budget to resume with. */
+function BudgetBanner({ job }: { job: JobSummary }) {
+  const jobAction = useStore((s) => s.jobAction);
+  const [text, setText] = useState('');
+  const next = text.trim() === '' ? null : parseBudget(text);
+  const problem = typeof next === 'string' ? next : null;
+  const used = job.usage;
+  return (
+    <div className="banner warn" data-testid="job-budget-stop">
+      Paused: the next rows would have exceeded its budget ({job.budget ? formatBudget(job.budget) : '–'}). Spent so far: {used ? `${used.calls.total.toLocaleString()} model calls, ${(used.tokens.prompt + used.tokens.completion).toLocaleString()} tokens` : '–'}.{' '}
+      <label className="field inline">
+        <span className="sr-only">New budget</span>
+        <input type="text" value={text} onChange={(e) => setText(e.target.value)} placeholder="a larger budget, e.g. calls=5000" aria-invalid={problem !== null} data-testid="job-budget-new" />
+      </label>{' '}
+      <button className="btn small primary" disabled={next === null || problem !== null} onClick={() => (next && typeof next !== 'string' ? void jobAction(job.id, 'resume', { budget: next }) : undefined)} data-testid="job-budget-resume">
+        Resume with it
+      </button>
+      {problem ? <span className="field-error"> {problem}</span> : null}
+    </div>
+  );
+}
+
+/** How far the labels can be trusted: the reliability diagram, the accuracy–coverage curve and the minimum vote share to answer. */
+function TrustCard({ metrics, minConfidence, onMinConfidence }: { metrics: JobMetrics; minConfidence: number; onMinConfidence: (t: number) => void }) {
+  const at = answeredAt(metrics.selective, minConfidence);
+  const sliderId = useId();
+  return (
+    <div className="grid-2" data-testid="trust">
+      <div className="card">
+        <div className="card-head">
+          <h2>Reliability</h2>
+          <span className="sub">
+            accuracy against vote share · ECE {metrics.calibration.ece?.toFixed(3) ?? '–'} · Brier {metrics.calibration.brier?.toFixed(3) ?? '–'}
+          </span>
+        </div>
+        <ReliabilityDiagram calibration={metrics.calibration} />
+        <p className="muted small">Line: accuracy of each bin’s rows; dots: their mean vote share; bars: how many rows; dashed: a perfectly calibrated vote.</p>
+      </div>
+      <div className="card">
+        <div className="card-head">
+          <h2>Answer only when sure</h2>
+          <span className="sub">accuracy on the rows answered, against how many are answered</span>
+        </div>
+        <CoverageCurve selective={metrics.selective} minConfidence={minConfidence} />
+        <div className="row">
+          <label htmlFor={sliderId} className="small">
+            Minimum vote share <strong>{pct(minConfidence, 0)}</strong>
+          </label>
+          <input id={sliderId} type="range" min={0} max={1} step={0.05} value={minConfidence} onChange={(e) => onMinConfidence(Number(e.target.value))} data-testid="min-confidence" style={{ flex: 1 }} />
+        </div>
+        <p className="small" data-testid="answered" aria-live="polite">
+          {at
+            ? `Answers ${pct(at.coverage)} of the scored rows, ${pct(at.accuracy)} of them right (all rows: ${pct(metrics.accuracy)}); the rest are abstained in the rows below and in exports.`
+            : `No row reaches ${pct(minConfidence, 0)}: every row would be abstained.`}
+        </p>
       </div>
     </div>
   );

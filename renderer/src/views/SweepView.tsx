@@ -47,18 +47,23 @@ function SetupCard() {
   const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && models.chosen && grid !== null && !starting;
   // Every job runs at the largest r; a sweep pays less than this plan once work is shared.
   const cells = grid ? grid.n.flatMap((n) => grid.k.flatMap((k) => grid.seeds.map(() => ({ n, k, r: Math.max(...grid.r), scope: 'run' as const })))) : [];
+  // What Start sends, and what the plan beside it prices.
+  const request =
+    grid && draft.inputColumn && models.chosen
+      ? {
+          taskId,
+          ...draftData({ ...draft, inputColumn: draft.inputColumn }),
+          generator: models.generator,
+          evaluator: models.evaluator,
+          grid,
+          // No name: the server names a sweep after its task and grid, which says more than the file name.
+          ...(draft.limit !== null ? { limit: draft.limit } : {}),
+        }
+      : null;
   const start = async () => {
-    if (!ready || !grid || !draft.inputColumn) return;
+    if (!ready || !request) return;
     setStarting(true);
-    const s = await startSweep({
-      taskId,
-      ...draftData({ ...draft, inputColumn: draft.inputColumn }),
-      generator: models.generator,
-      evaluator: models.evaluator,
-      grid,
-      // No name: the server names a sweep after its task and grid, which says more than the file name.
-      ...(draft.limit !== null ? { limit: draft.limit } : {}),
-    });
+    const s = await startSweep(request);
     setStarting(false);
     if (s) navigate({ view: 'sweep', id: s.id });
   };
@@ -91,7 +96,10 @@ function SetupCard() {
       <ErrorBanner message={error} title="Cannot start the sweep" />
       <div className="row">
         <span className="spacer" />
-        <RunPlan task={taskById(tasks, taskId)} settings={cells[0] ?? { n: 0, k: 0, r: 1, scope: 'run' }} cells={cells} rows={chosenRows(draft)} testId="sweep-calls-plan" />
+        <RunPlan task={taskById(tasks, taskId)} settings={cells[0] ?? { n: 0, k: 0, r: 1, scope: 'run' }} cells={cells} rows={chosenRows(draft)}
+          request={request && draft.preview ? { method: 'plans.sweep', input: request } : null}
+          testId="sweep-calls-plan"
+        />
         <button className="btn primary" disabled={!ready} onClick={() => void start()} data-testid="sweep-start">
           {starting ? 'Starting…' : 'Start sweep'}
         </button>
