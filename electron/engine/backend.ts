@@ -74,6 +74,32 @@ export interface TatraBackend {
   readonly outputConstraint?: { readonly grammar: OutputConstraint; readonly choice: OutputConstraint };
 }
 
+/**
+ * `inner` in everything but generate: for a wrapper that counts, gates or answers some requests
+ * itself (a sweep's shared evaluations, a job's meter). The wrapper owns nothing, so disposing it
+ * leaves `inner` (which its lease owns) alone; it keeps inner's promises (deterministic,
+ * constraints), so what it answers itself must be what inner would.
+ */
+export function withGenerate(inner: TatraBackend, generate: TatraBackend['generate']): TatraBackend {
+  return {
+    get id() {
+      return inner.id;
+    },
+    get contextSize() {
+      return inner.contextSize;
+    },
+    get deterministic() {
+      return inner.deterministic;
+    },
+    get outputConstraint() {
+      return inner.outputConstraint;
+    },
+    countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
+    dispose: () => Promise.resolve(),
+    generate,
+  };
+}
+
 /** Raised for a prompt that does not fit the context; the engine reports it as a user error. */
 export class ContextOverflowError extends Error {
   constructor(

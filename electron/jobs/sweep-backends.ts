@@ -8,7 +8,7 @@
 // and the shared cache answers it after the first job. Sampled requests are never shared.
 import { contentHash, stableStringify } from '../engine/hash';
 import { PROMPT_VERSION } from '../engine/cache';
-import type { GenerateRequest, GenerateResult, GenerateResultListener, TatraBackend } from '../engine/backend';
+import { type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, withGenerate } from '../engine/backend';
 
 /** Where shared evaluations are kept (the job store's cache table in a sweep). */
 export interface EvaluationStore {
@@ -47,49 +47,32 @@ function parseStored(value: string): GenerateResult | undefined {
  */
 export function sweepBackend(inner: TatraBackend, opts: { onCalls: (calls: number, tokens: number) => void; evaluations?: EvaluationStore }): TatraBackend {
   const store = opts.evaluations;
-  return {
-    get id() {
-      return inner.id;
-    },
-    get contextSize() {
-      return inner.contextSize;
-    },
-    // Answers from the store are what the inner backend gave: the wrapper keeps its promises.
-    get deterministic() {
-      return inner.deterministic;
-    },
-    get outputConstraint() {
-      return inner.outputConstraint;
-    },
-    countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
-    // The lease owns the inner backend; the wrapper holds nothing.
-    dispose: () => Promise.resolve(),
-    async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
-      const results: (GenerateResult | undefined)[] = new Array(requests.length);
-      const keys = requests.map((r) => (store && isGreedy(r) ? evaluationCacheKey(inner.id, r) : null));
-      const sent: number[] = [];
-      requests.forEach((_, i) => {
+  // Answers from the store are what the inner backend gave: the wrapper keeps its promises.
+  return withGenerate(inner, async (requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> => {
+    const results: (GenerateResult | undefined)[] = new Array(requests.length);
+    const keys = requests.map((r) => (store && isGreedy(r) ? evaluationCacheKey(inner.id, r) : null));
+    const sent: number[] = [];
+    requests.forEach((_, i) => {
+      const key = keys[i];
+      const hit = key ? store!.get(key) : undefined;
+      const stored = hit === undefined ? undefined : parseStored(hit);
+      if (stored) results[i] = stored;
+      else sent.push(i);
+    });
+    results.forEach((r, i) => (r ? onResult?.(i, r) : undefined));
+    if (sent.length > 0) {
+      const fresh = await inner.generate(
+        sent.map((i) => requests[i]!),
+        onResult && ((j, r) => onResult(sent[j]!, r)),
+      );
+      opts.onCalls(sent.length, fresh.reduce((sum, r) => sum + r.promptTokens + r.completionTokens, 0));
+      sent.forEach((i, j) => {
+        const r = fresh[j]!;
+        results[i] = r;
         const key = keys[i];
-        const hit = key ? store!.get(key) : undefined;
-        const stored = hit === undefined ? undefined : parseStored(hit);
-        if (stored) results[i] = stored;
-        else sent.push(i);
+        if (key) store!.set(key, JSON.stringify(r));
       });
-      results.forEach((r, i) => (r ? onResult?.(i, r) : undefined));
-      if (sent.length > 0) {
-        const fresh = await inner.generate(
-          sent.map((i) => requests[i]!),
-          onResult && ((j, r) => onResult(sent[j]!, r)),
-        );
-        opts.onCalls(sent.length, fresh.reduce((sum, r) => sum + r.promptTokens + r.completionTokens, 0));
-        sent.forEach((i, j) => {
-          const r = fresh[j]!;
-          results[i] = r;
-          const key = keys[i];
-          if (key) store!.set(key, JSON.stringify(r));
-        });
-      }
-      return results as GenerateResult[];
-    },
-  };
+    }
+    return results as GenerateResult[];
+  });
 }

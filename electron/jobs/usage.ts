@@ -18,7 +18,7 @@ import { type Budget, type Price, type Usage, emptyUsage, priceOf } from '../com
 import type { TaskDefinition } from '../common/task';
 import type { TatraSettings } from '../common/tatra';
 import { exampleCalls, planStage } from '../engine';
-import type { GenerateRequest, GenerateResult, GenerateResultListener, TatraBackend } from '../engine/backend';
+import { type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, withGenerate } from '../engine/backend';
 
 /** A job's budget as stored: the limit, and the prices a money budget counts with. */
 export interface JobBudget extends Budget {
@@ -117,25 +117,7 @@ export class UsageMeter {
 
   /** The backend of one role, metered (and gated when there is a budget). */
   wrap(role: 'generator' | 'evaluator', inner: TatraBackend): TatraBackend {
-    const generate = (requests: readonly GenerateRequest[], onResult?: GenerateResultListener) => this.generate(role, inner, requests, onResult);
-    return {
-      get id() {
-        return inner.id;
-      },
-      get contextSize() {
-        return inner.contextSize;
-      },
-      get deterministic() {
-        return inner.deterministic;
-      },
-      get outputConstraint() {
-        return inner.outputConstraint;
-      },
-      countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
-      // The lease owns the inner backend.
-      dispose: () => Promise.resolve(),
-      generate,
-    };
+    return withGenerate(inner, (requests, onResult) => this.generate(role, inner, requests, onResult));
   }
 
   private async generate(role: 'generator' | 'evaluator', inner: TatraBackend, requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
