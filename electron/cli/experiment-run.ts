@@ -1,6 +1,6 @@
 // Running a long experiment (a sweep, a comparison) from the CLI: start or resume it, show its
 // progress on stderr, and on Ctrl-C pause it, say how to resume it and exit 130.
-import type { ExperimentManager } from '../jobs';
+import type { ExperimentManager, JobBudget } from '../jobs';
 import type { ExperimentProgress } from '../common/contract/experiments';
 import { err, onInterrupt } from './ui';
 
@@ -15,6 +15,8 @@ export interface ExperimentRunOutput<View, Event> {
   /** Whether an event is this experiment's. */
   isMine(event: Event): boolean;
   quiet: boolean;
+  /** A new budget for its jobs together (a resume may raise it). */
+  budget?: JobBudget | undefined;
 }
 
 /** Runs (or resumes) an experiment to its end; Ctrl-C pauses it and says how to resume it. */
@@ -28,8 +30,9 @@ export async function runExperimentToEnd<View, Event>(manager: ExperimentManager
     void manager.pause(id).catch(() => undefined);
   });
   try {
-    manager.start(id);
+    manager.start(id, output.budget ? { budget: output.budget } : {});
     const end = await manager.wait(id);
+    if (stoppedByBudget(end)) err(`paused ${output.noun} ${id}: its next job would have exceeded its budget; continue with: ${output.resumeCommand} ${id} --budget <a larger limit>`);
     if (interrupted) {
       const p = output.progressOf(end);
       err(`paused ${output.noun} ${id}${p ? ` (${p.jobsDone}/${p.jobsTotal} jobs done)` : ''}; continue with: ${output.resumeCommand} ${id}`);
@@ -40,4 +43,8 @@ export async function runExperimentToEnd<View, Event>(manager: ExperimentManager
     off();
     offInterrupt();
   }
+}
+
+function stoppedByBudget(view: unknown): boolean {
+  return typeof view === 'object' && view !== null && (view as { stoppedBy?: unknown }).stoppedBy === 'budget';
 }

@@ -4,9 +4,8 @@
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
 import { type Budget, type CostPlan, type PlanCount, type Price, parseBudget } from '../common/plan';
-import type { JobBudget } from '../jobs';
+import { pricedBudget, type JobBudget } from '../jobs';
 import type { RemoteLookup } from '../remote';
-import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
 import { terminalSafe } from './terminal';
 import { err, out, outJson } from './ui';
 import { type CliServiceOptions, type CliServices, withCliServices } from './session';
@@ -49,15 +48,7 @@ export function budgetOption(): Option {
  * every model, else each remote entry's own price.
  */
 export async function jobBudgetFrom(opts: PlanCliOptions & { budget?: Budget }, lookup: RemoteLookup, generator: string, evaluator: string): Promise<JobBudget | undefined> {
-  if (!opts.budget) return undefined;
-  const flat = priceFrom(opts);
-  const priceOf = async (spec: string): Promise<Price | null> => {
-    if (flat) return flat;
-    if (!isRemoteSpec(spec)) return null;
-    const parsed = parseRemoteSpec(spec);
-    return parsed.type === 'library' ? ((await lookup.entry(parsed.name)).price ?? null) : null;
-  };
-  return { ...opts.budget, prices: { generator: await priceOf(generator), evaluator: await priceOf(evaluator) } };
+  return opts.budget ? pricedBudget(opts.budget, { generator, evaluator }, { price: priceFrom(opts), lookup }) : undefined;
 }
 
 export function priceFrom(opts: PlanCliOptions): Price | undefined {

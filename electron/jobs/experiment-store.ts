@@ -1,9 +1,10 @@
-// Long experiments in the job database (tables `experiments` and `experiment_jobs`, schema v6 in
-// store.ts): sweeps and comparisons alike. A row holds the experiment's spec (everything a resume
+// Long experiments in the job database (tables `experiments` and `experiment_jobs`, schema v6 and v8
+// in migrations.ts): sweeps and comparisons alike. A row holds the experiment's spec (everything a resume
 // needs, fixed at creation), its status and owner, and the calls it really made; each cell of its
 // grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
 import { randomBytes } from 'node:crypto';
 import type { JobStore } from './store';
+import type { JobBudget } from './usage';
 
 /** What kind of experiment a row holds: its spec's shape and its id's first letter. */
 export type ExperimentKind = 'sweep' | 'compare';
@@ -30,13 +31,17 @@ export interface StoredExperiment<Spec> {
   evaluatorCalls: number;
   /** Prompt + completion tokens of those calls. */
   tokens: number;
+  /** What its jobs together stop before exceeding; null: none. A resume may raise it. */
+  budget: JobBudget | null;
+  /** `budget`: it last stopped because its budget would have been exceeded. */
+  stoppedBy: 'budget' | null;
 }
 
 /** The columns as StoredExperiment's fields: SQL renames them, so only the spec needs reading. */
 const FIELDS = `id, kind, name, created, updated, status, spec_json, error, owner,
-  generator_calls AS generatorCalls, evaluator_calls AS evaluatorCalls, tokens`;
+  generator_calls AS generatorCalls, evaluator_calls AS evaluatorCalls, tokens, budget_json, stopped_by AS stoppedBy`;
 
-type ExperimentDbRow = Omit<StoredExperiment<unknown>, 'spec'> & { spec_json: string };
+type ExperimentDbRow = Omit<StoredExperiment<unknown>, 'spec' | 'budget'> & { spec_json: string; budget_json: string | null };
 
 const ID_PREFIX: Record<ExperimentKind, string> = { sweep: 's', compare: 'c' };
 
@@ -50,8 +55,13 @@ export class ExperimentStore<Spec> {
     return this.jobStore.db;
   }
 
-  private toExperiment({ spec_json, ...r }: ExperimentDbRow): StoredExperiment<Spec> {
-    return { ...r, spec: JSON.parse(spec_json) as Spec };
+  private toExperiment({ spec_json, budget_json, ...r }: ExperimentDbRow): StoredExperiment<Spec> {
+    return { ...r, spec: JSON.parse(spec_json) as Spec, budget: budget_json ? (JSON.parse(budget_json) as JobBudget) : null, stoppedBy: r.stoppedBy === 'budget' ? 'budget' : null };
+  }
+
+  /** Sets (or, with null, removes) the experiment's budget: a resume may raise it. */
+  setBudget(id: string, budget: JobBudget | null): void {
+    this.db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`).run(budget ? JSON.stringify(budget) : null, id);
   }
 
   create(name: string, spec: Spec): string {
@@ -94,7 +104,7 @@ export class ExperimentStore<Spec> {
     this.db.function('tatra_owner_live', { deterministic: false }, (o: unknown, updated: unknown) => (ownerLive(String(o), String(updated)) ? 1 : 0));
     const claimed = this.db
       .prepare(
-        `UPDATE experiments SET status = 'running', error = NULL, owner = ?, updated = ?
+        `UPDATE experiments SET status = 'running', error = NULL, stopped_by = NULL, owner = ?, updated = ?
          WHERE id = ? AND status != 'done' AND (status != 'running' OR owner IS NULL OR NOT tatra_owner_live(owner, updated))`,
       )
       .run(owner, new Date().toISOString(), id);
@@ -112,8 +122,12 @@ export class ExperimentStore<Spec> {
    * The runner's last word: the final status, and the experiment given up, only while `owner` still
    * holds it (a process that lost it never overwrites the status of the one running it).
    */
-  release(id: string, owner: string, status: StoredExperimentStatus, error: string | null): boolean {
-    return this.db.prepare(`UPDATE experiments SET status = ?, error = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`).run(status, error, new Date().toISOString(), id, owner).changes === 1;
+  release(id: string, owner: string, status: StoredExperimentStatus, error: string | null, stoppedBy: 'budget' | null = null): boolean {
+    return (
+      this.db
+        .prepare(`UPDATE experiments SET status = ?, error = ?, stopped_by = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`)
+        .run(status, error, stoppedBy, new Date().toISOString(), id, owner).changes === 1
+    );
   }
 
   /** An experiment whose runner died (`owner`) marked paused; not if another process claimed it meanwhile. */

@@ -20,6 +20,8 @@ import { EtaEstimator } from '../common/eta';
 import type { TatraBackend } from '../engine/backend';
 import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 import type { JobManager } from './manager';
+import type { JobBudget } from './usage';
+import { type Budget, formatBudget } from '../common/plan';
 import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
 import type { JobStore } from './store';
 import type { BackendLease, BackendProvider, JobInfo, JobSpec } from './types';
@@ -84,8 +86,10 @@ export interface ExperimentRunnerOptions<Spec, Cell> {
 interface Runner {
   ac: AbortController;
   stop: 'paused' | 'cancelled' | null;
-  /** Why it stopped, when a hook stopped it. */
+  /** Why it stopped, when a hook or its budget stopped it. */
   reason: string | null;
+  /** Its budget stopped it (before a job, or a job's own budget share ran out). */
+  stoppedBy: 'budget' | null;
   current: string | null;
   /** Cells whose job could not even be created, this session (key → error). */
   cellErrors: Map<string, string>;
@@ -218,10 +222,14 @@ export class ExperimentRunner<Spec, Cell> {
 
   // ---------------------------------------------------------------- control
 
-  /** Starts (or resumes) the experiment in this process; its jobs run in the background (`wait`). */
-  start(idOrPrefix: string): StoredExperiment<Spec> {
+  /**
+   * Starts (or resumes) the experiment in this process; its jobs run in the background (`wait`).
+   * `budget`: a new budget for all its jobs together (a resume may raise it; null removes it).
+   */
+  start(idOrPrefix: string, opts: { budget?: JobBudget | null } = {}): StoredExperiment<Spec> {
     const exp = this.find(idOrPrefix);
     if (this.runners.has(exp.id)) return exp;
+    if (opts.budget !== undefined) this.store.setBudget(exp.id, opts.budget);
     // Two processes resuming at once: the claim is one conditional UPDATE, so only one of them wins.
     const claim = this.store.claim(exp.id, OWNER, ownerLive);
     if (!claim.claimed) {
@@ -232,7 +240,7 @@ export class ExperimentRunner<Spec, Cell> {
     }
     const ac = new AbortController();
     setMaxListeners(0, ac.signal);
-    const runner: Runner = { ac, stop: null, reason: null, current: null, cellErrors: new Map(), done: Promise.resolve() };
+    const runner: Runner = { ac, stop: null, reason: null, stoppedBy: null, current: null, cellErrors: new Map(), done: Promise.resolve() };
     runner.done = this.run(exp.id, runner).finally(() => this.runners.delete(exp.id));
     this.runners.set(exp.id, runner);
     this.publish(exp.id, true);
@@ -306,6 +314,20 @@ export class ExperimentRunner<Spec, Cell> {
     return job;
   }
 
+  /**
+   * How `job` starts as to money, calls or tokens: its share of the experiment's budget (the
+   * budget less what the other jobs spent), `spent` when nothing is left for it; without a budget,
+   * a share an earlier session gave it is dropped.
+   */
+  private budgetShare(id: string, job: JobInfo): { budget?: JobBudget | null } | 'spent' {
+    const exp = this.store.get(id)!;
+    const budget = exp.budget;
+    if (!budget) return job.budget ? { budget: null } : {};
+    const others = this.cellStates(exp).reduce((sum, s) => sum + (s.job && s.job.id !== job.id ? spentIn(s.job, budget.kind) : 0), 0);
+    const limit = budget.limit - others;
+    return limit <= spentIn(job, budget.kind) ? 'spent' : { budget: { ...budget, limit } };
+  }
+
   /** Leases what `cell` holds, after releasing what it does not (so two generators are never both held). */
   private async holdFor(spec: Spec, cell: Cell, holds: Map<string, BackendLease>, signal: AbortSignal): Promise<void> {
     if (!this.pool) return;
@@ -361,15 +383,30 @@ export class ExperimentRunner<Spec, Cell> {
           runner.reason = reason;
           break;
         }
+        // The experiment's budget, less what its other jobs spent, is this job's: a job stops
+        // before exceeding it, so the experiment never does.
+        const share = this.budgetShare(id, job);
+        if (share === 'spent') {
+          runner.stop = 'paused';
+          runner.stoppedBy = 'budget';
+          runner.reason = budgetReason(this.store.get(id)!.budget!);
+          break;
+        }
         await this.holdFor(exp.spec, cell, holds, signal);
         runner.current = job.id;
         if (wrap) this.jobs.setBackendWrapper(job.id, (role, backend) => wrap(ctx, role, backend));
         try {
-          await this.jobs.start(job.id);
+          await this.jobs.start(job.id, share);
           this.publish(id, true);
           // A stop that came while the job was starting: the stop saw no job to stop.
           if (signal.aborted) await this.stopJob(job.id, runner.stop ?? 'paused');
           const end = await this.jobs.wait(job.id);
+          if (end.stoppedBy === 'budget') {
+            runner.stop = 'paused';
+            runner.stoppedBy = 'budget';
+            runner.reason = budgetReason(this.store.get(id)!.budget ?? end.budget!);
+            break;
+          }
           if (end.status === 'failed') {
             const error = `job ${end.id} (${this.def.describe(cell)}) failed: ${end.error ?? 'unknown error'}`;
             if (this.def.onJobFailed === 'stop') {
@@ -401,11 +438,21 @@ export class ExperimentRunner<Spec, Cell> {
         [status, error] = ['failed', `${failedCells.length} of ${total} ${total === 1 ? 'job' : 'jobs'} failed: ${failedCells[0]}`];
       } else status = 'paused';
       // Only the owner sets the outcome (a process that lost the experiment leaves it alone).
-      this.store.release(id, OWNER, status, error);
+      this.store.release(id, OWNER, status, error, status === 'paused' ? runner.stoppedBy : null);
       this.runners.delete(id);
       this.publish(id, true);
     }
   }
+}
+
+/** What a job spent in a budget's unit. */
+export function spentIn(job: Pick<JobInfo, 'usage'>, kind: Budget['kind']): number {
+  const u = job.usage;
+  return kind === 'calls' ? u.calls.total : kind === 'tokens' ? u.tokens.prompt + u.tokens.completion : (u.usd ?? 0);
+}
+
+function budgetReason(budget: Budget): string {
+  return `stopped by its budget (${formatBudget(budget)}): resume it with a larger one`;
 }
 
 /**
@@ -435,13 +482,13 @@ export abstract class ExperimentManager<Spec, Cell, View, Event> {
     return () => this.emitter.off('progress', listener);
   }
 
-  /** Starts (or resumes) it in this process; its jobs run in the background (`wait`). */
-  start(id: string): View {
-    return this.view(this.runner.start(id));
+  /** Starts (or resumes) it in this process; its jobs run in the background (`wait`). `budget`: for all its jobs together. */
+  start(id: string, opts: { budget?: JobBudget | null } = {}): View {
+    return this.view(this.runner.start(id, opts));
   }
 
-  resume(id: string): View {
-    return this.start(id);
+  resume(id: string, opts: { budget?: JobBudget | null } = {}): View {
+    return this.start(id, opts);
   }
 
   async wait(id: string): Promise<View> {
@@ -456,6 +503,11 @@ export abstract class ExperimentManager<Spec, Cell, View, Event> {
   /** Stops after cancelling the running job; still resumable explicitly. */
   async cancel(id: string): Promise<View> {
     return this.view(await this.runner.cancel(id));
+  }
+
+  /** Its budget as stored (with the prices a money budget counts with), or null. */
+  budgetOf(id: string): JobBudget | null {
+    return this.runner.find(id).budget;
   }
 
   /** Whether this process runs it now. */

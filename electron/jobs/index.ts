@@ -37,4 +37,4 @@ export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } fro
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';
 export { Planner, type PlannerOptions, type PlanData, type PlanCommon } from './planner';
 export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, jobsOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';
-export { UsageMeter, BudgetExhausted, rowCalls, type JobBudget } from './usage';
+export { UsageMeter, BudgetExhausted, pricedBudget, rowCalls, sharedPriceBudget, sumUsage, type JobBudget } from './usage';

@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 const MIGRATIONS: string[] = [
   // v1
@@ -167,6 +167,12 @@ const MIGRATIONS: string[] = [
   ALTER TABLE jobs ADD COLUMN usage_json TEXT;
   ALTER TABLE jobs ADD COLUMN budget_json TEXT;
   ALTER TABLE jobs ADD COLUMN stopped_by TEXT;
+  `,
+  // v8: an experiment's budget (its jobs together stop before exceeding it) and why it last
+  // stopped ('budget'), as jobs have since v7.
+  `
+  ALTER TABLE experiments ADD COLUMN budget_json TEXT;
+  ALTER TABLE experiments ADD COLUMN stopped_by TEXT;
   `,
 ];
 

@@ -33,6 +33,7 @@ import type { JobManager } from './manager';
 import type { JobStore } from './store';
 import { aggregateSweep, sweepPointsCsv, type SweepCell } from './sweep-metrics';
 import { sweepBackend } from './sweep-backends';
+import { sumUsage } from './usage';
 import type { BackendProvider, ColumnMapping } from './types';
 
 /** Everything a resume needs, fixed when the sweep is created. */
@@ -197,6 +198,9 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
       updatedAt: Date.parse(s.updated),
       error: s.error,
       progress: this.progress(s, states),
+      usage: sumUsage(states.flatMap((st) => (st.job ? [st.job.usage] : []))),
+      budget: s.budget ? { kind: s.budget.kind, limit: s.budget.limit } : null,
+      stoppedBy: this.runner.status(s) === 'paused' ? s.stoppedBy : null,
     };
   }
 

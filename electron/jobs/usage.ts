@@ -15,6 +15,9 @@
 //     pauses, stopped by its budget.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Budget, type Price, type Usage, emptyUsage, priceOf } from '../common/plan';
+import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
+import type { RemoteLookup } from '../remote';
+import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
 import type { TatraSettings } from '../common/tatra';
 import { exampleCalls, planStage } from '../engine';
@@ -23,6 +26,30 @@ import { type GenerateRequest, type GenerateResult, type GenerateResultListener,
 /** A job's budget as stored: the limit, and the prices a money budget counts with. */
 export interface JobBudget extends Budget {
   prices?: { generator: Price | null; evaluator: Price | null };
+}
+
+/**
+ * A budget with the prices a money budget counts with: `price` for every model when given, else
+ * each remote library entry's own price (a local model, or a remote one without a price, is free).
+ */
+export async function pricedBudget(budget: Budget, models: { generator: string; evaluator: string }, opts: { price?: Price | undefined; lookup?: RemoteLookup | undefined }): Promise<JobBudget> {
+  const priceOf = async (spec: string): Promise<Price | null> => {
+    if (opts.price) return opts.price;
+    if (!isRemoteSpec(spec)) return null;
+    const parsed = parseRemoteSpec(spec);
+    return parsed.type === 'library' && opts.lookup ? ((await opts.lookup.entry(parsed.name)).price ?? null) : null;
+  };
+  return { kind: budget.kind, limit: budget.limit, prices: { generator: await priceOf(models.generator), evaluator: await priceOf(models.evaluator) } };
+}
+
+/**
+ * A budget over jobs on many models (a comparison's pairs): one price for all of them, given now
+ * or kept from the budget it replaces; a money budget needs one.
+ */
+export function sharedPriceBudget(budget: Budget, price: Price | undefined, before?: JobBudget | null): JobBudget {
+  const p = price ?? before?.prices?.generator ?? null;
+  if (budget.kind === 'usd' && !p) throw new UserError('a budget in usd over several models needs one price for all of them: --price-in and --price-out', 'bad_option');
+  return { kind: budget.kind, limit: budget.limit, prices: { generator: p, evaluator: p } };
 }
 
 /** Thrown instead of sending a batch that could exceed the budget. */
@@ -195,3 +222,23 @@ export class UsageMeter {
 }
 
 export { emptyUsage };
+
+/** Several jobs' usage together (an experiment's). */
+export function sumUsage(usages: readonly Usage[]): Usage {
+  const total = emptyUsage();
+  let usd: number | undefined;
+  for (const u of usages) {
+    for (const k of ['examples', 'paraphrases', 'evaluations', 'total'] as const) total.calls[k] += u.calls[k];
+    total.tokens.prompt += u.tokens.prompt;
+    total.tokens.completion += u.tokens.completion;
+    for (const st of ['examples', 'paraphrases', 'evaluations'] as const) {
+      const from = u.stages?.[st];
+      if (!from) continue;
+      total.stages![st].calls += from.calls;
+      total.stages![st].prompt += from.prompt;
+      total.stages![st].completion += from.completion;
+    }
+    if (u.usd !== undefined) usd = (usd ?? 0) + u.usd;
+  }
+  return usd === undefined ? total : { ...total, usd };
+}

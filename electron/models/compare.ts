@@ -35,6 +35,7 @@ import {
   type JobManager,
   type JobStore,
   type StoredExperiment,
+  sumUsage,
 } from '../jobs';
 import { resolveTask as resolveTaskFile } from '../tasks';
 import { inspectModelFile } from './gguf';
@@ -88,7 +89,7 @@ function pendingPair(p: PairCell): ComparisonPair {
 /** The plan of a comparison before anything runs: its spec checked and every pair pending. */
 export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
   const spec = parseSpec(specInput);
-  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [] };
+  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], usage: null, budget: null, stoppedBy: null };
 }
 
 /** Prompt + completion tokens a job used: its run examples plus every row's stages. */
@@ -280,6 +281,9 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
       error: c.error,
       warnings: c.spec.warnings,
       progress: this.runner.progress(states, c.id),
+      usage: sumUsage(states.flatMap((st) => (st.job ? [st.job.usage] : []))),
+      budget: c.budget ? { kind: c.budget.kind, limit: c.budget.limit } : null,
+      stoppedBy: status === 'paused' ? c.stoppedBy : null,
     };
   }
 

@@ -168,6 +168,34 @@ describe('a budget that holds', () => {
   });
 });
 
+describe('an experiment budget and plan through the CLI', () => {
+  it("sweep --budget holds for its jobs together, paused stopped by it; a resume with a larger one finishes it", async () => {
+    const dataDir = join(dir, 'sweep-budget');
+    // Job n=0: 2 example calls + 4 evaluations; job n=1 (the same examples and originals, shared):
+    // 4 paraphrase calls + 4 evaluations. With 8 calls the second job has 2 left: no row fits.
+    const args = ['sweep', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '0,1', '-k', '2', '-r', '1', '--seeds', '1', '--limit', '4', '--threads', '1', '--data-dir', dataDir, '--json'];
+    await cli([...args, '--budget', 'calls=8']);
+    const [exp] = query<{ id: string; status: string; stopped_by: string | null }>(dataDir, 'SELECT id, status, stopped_by FROM experiments');
+    expect(exp).toMatchObject({ status: 'paused', stopped_by: 'budget' });
+    const spent = () => query<{ usage_json: string }>(dataDir, 'SELECT usage_json FROM jobs').reduce((a, j) => a + (JSON.parse(j.usage_json) as Usage).calls.total, 0);
+    expect(spent()).toBeLessThanOrEqual(8);
+    await cli(['sweep', 'resume', exp!.id, '--threads', '1', '--data-dir', dataDir, '--json', '--budget', 'calls=1000']);
+    expect(query(dataDir, 'SELECT status, stopped_by FROM experiments')).toEqual([{ status: 'done', stopped_by: null }]);
+    expect(spent()).toBeGreaterThan(8);
+  });
+
+  it('compare --dry-run --json prints the plan of every pair and starts nothing', async () => {
+    const dataDir = join(dir, 'compare-plan');
+    const other = await tinyModelBPath();
+    const { plan } = json<{ plan: CostPlan }>(
+      (await cli(['compare', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--generators', model, '--evaluators', `${model},${other}`, '-n', '1', '-k', '2', '-r', '1', '--limit', '4', '--threads', '1', '--data-dir', dataDir, '--dry-run', '--json'])).stdout,
+    );
+    // One generator: its 2 example and 4 paraphrase calls serve both evaluators; each evaluates 4 × 2.
+    expect(plan.calls).toEqual({ examples: 2, paraphrases: 4, evaluations: 16, total: 22 });
+    expect(query(dataDir, 'SELECT id FROM experiments')).toEqual([]);
+  });
+});
+
 describe('confident early stop through the CLI', () => {
   it('records the rule that stopped it beside decidedEarly and votesCast', async () => {
     const base = ['classify', '--task', 'sst2', '--model', model, '-n', '2', '-k', '2', '-r', '10', '--seed', '1', '--threads', '1', '--json'];

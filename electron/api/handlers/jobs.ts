@@ -4,12 +4,9 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { accuracyOf, jobStatus, type DataPreview, type JobMetrics as ApiJobMetrics, type JobSummary, type jobsMethods } from '../../common/contract/jobs';
 import { UserError } from '../../common/errors';
-import { previewDataset, scanDataset, suggestLabelMapping } from '../../jobs';
+import { previewDataset, pricedBudget, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
-import type { Budget, Price } from '../../common/plan';
-import { isRemoteSpec, parseRemoteSpec } from '../../common/remote';
-import type { JobBudget } from '../../jobs';
 import { uploadDestination } from '../../web/file-name';
 
 export function jobSummary(job: JobInfo): JobSummary {
@@ -33,17 +30,6 @@ export function jobSummary(job: JobInfo): JobSummary {
     budget: job.budget ? { kind: job.budget.kind, limit: job.budget.limit } : null,
     stoppedBy: job.stoppedBy,
   };
-}
-
-/** A budget with the prices a money budget counts with: the one given for every model, else each remote entry's. */
-async function budgetWithPrices(deps: HostDeps, budget: Budget, price: Price | undefined, generator: string, evaluator: string): Promise<JobBudget> {
-  const priceOf = async (spec: string): Promise<Price | null> => {
-    if (price) return price;
-    if (!isRemoteSpec(spec)) return null;
-    const parsed = parseRemoteSpec(spec);
-    return parsed.type === 'library' ? ((await deps.services.remotes.entry(parsed.name)).price ?? null) : null;
-  };
-  return { ...budget, prices: { generator: await priceOf(generator), evaluator: await priceOf(evaluator) } };
 }
 
 export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
@@ -144,7 +130,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
           ...(input.limit !== undefined ? { limit: input.limit } : {}),
           baseline: input.baseline,
           ...(input.name ? { name: input.name } : {}),
-          ...(input.budget ? { budget: await budgetWithPrices(deps, input.budget, input.price, input.generator, input.evaluator) } : {}),
+          ...(input.budget ? { budget: await pricedBudget(input.budget, input, { price: input.price, lookup: deps.services.remotes }) } : {}),
         });
         return jobSummary(await m.start(created.id));
       },

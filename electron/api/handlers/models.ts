@@ -9,6 +9,7 @@ import { normaliseBaseUrl } from '../../common/remote';
 import { refusingEndpoint, remoteHealth } from '../../models/remote-health';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { adoptFirstModel } from './settings';
+import { sharedPriceBudget } from '../../jobs';
 
 export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof modelsMethods> {
   const { services } = deps;
@@ -74,11 +75,12 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
         await remotes.remove(name.replace(/^remote:/, ''));
         return { ok: true };
       },
-      'compare.start': async (spec) => {
+      'compare.start': async ({ budget, price, ...spec }) => {
         // Bad models, data sets and columns answer the call itself, not a later event.
         const comparisons = services.comparisons();
+        const priced = budget ? sharedPriceBudget(budget, price) : undefined;
         const { id } = await comparisons.create(spec);
-        return comparisons.start(id);
+        return comparisons.start(id, priced ? { budget: priced } : {});
       },
       'compare.cancel': async ({ id }) => {
         const comparisons = services.comparisons();
@@ -87,7 +89,10 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
         return { ok: true };
       },
       'compare.pause': async ({ id }) => services.comparisons().pause(id),
-      'compare.resume': async ({ id }) => services.comparisons().resume(id),
+      'compare.resume': async ({ id, budget }) => {
+        const comparisons = services.comparisons();
+        return comparisons.resume(id, budget ? { budget: sharedPriceBudget(budget, undefined, comparisons.budgetOf(id)) } : {});
+      },
       'compare.list': async () => services.comparisons().list(),
       'compare.get': async ({ id }) => services.comparisons().get(id),
     },

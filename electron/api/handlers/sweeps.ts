@@ -4,6 +4,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { sweepsMethods } from '../../common/contract/sweeps';
 import type { HandlerGroup, HostDeps } from '../deps';
+import { pricedBudget } from '../../jobs';
 
 export function createSweepsHandlers(deps: HostDeps): HandlerGroup<typeof sweepsMethods> {
   // The host forwards its progress as `sweep.progress` from the moment it is opened (host.ts).
@@ -13,11 +14,16 @@ export function createSweepsHandlers(deps: HostDeps): HandlerGroup<typeof sweeps
     handlers: {
       'sweeps.start': async (input) => {
         const m = await manager();
+        const budget = input.budget ? await pricedBudget(input.budget, input, { price: input.price, lookup: deps.services.remotes }) : undefined;
         const created = await m.create(input);
-        return m.start(created.id);
+        return m.start(created.id, budget ? { budget } : {});
       },
       'sweeps.pause': async ({ sweepId }) => (await manager()).pause(sweepId),
-      'sweeps.resume': async ({ sweepId }) => (await manager()).resume(sweepId),
+      'sweeps.resume': async ({ sweepId, budget }) => {
+        const m = await manager();
+        // A new budget counts with the prices the sweep's had.
+        return m.resume(sweepId, budget ? { budget: { ...budget, ...(m.budgetOf(sweepId)?.prices ? { prices: m.budgetOf(sweepId)!.prices! } : {}) } } : {});
+      },
       'sweeps.list': async () => (await manager()).list(),
       'sweeps.get': async ({ sweepId }) => (await manager()).result(sweepId),
       'sweeps.export': async ({ sweepId, format }) => {

@@ -8,13 +8,17 @@ import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
 import type { ComparisonManager } from '../../models';
+import { sharedPriceBudget, type JobBudget } from '../../jobs';
+import { planComparison } from '../../api/handlers/plans';
+import type { Budget } from '../../common/plan';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
-import { withCliServices } from '../session';
+import { type CliServices, withCliServices } from '../session';
+import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, printPlan } from '../plan';
 import { runExperimentToEnd } from '../experiment-run';
 import { duration, err, out, outJson, pct, table } from '../ui';
 
-interface CompareCliOptions extends TatraSettingsCliOptions {
+interface CompareCliOptions extends TatraSettingsCliOptions, PlanCliOptions {
   task?: string;
   data?: string;
   generators?: string;
@@ -28,6 +32,7 @@ interface CompareCliOptions extends TatraSettingsCliOptions {
   concurrency: number;
   dataDir?: string;
   json?: boolean;
+  budget?: Budget;
 }
 
 /** Accuracy in a column headed "%". */
@@ -105,8 +110,8 @@ function pairLines(): (r: ComparisonRecord) => void {
 }
 
 /** Runs (or resumes) a comparison to its end with a line per pair as its status changes; Ctrl-C pauses it. */
-function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean): Promise<ComparisonRecord> {
-  return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, isMine: (r) => r.id === id, quiet, onEvent: pairLines() });
+function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, budget?: JobBudget): Promise<ComparisonRecord> {
+  return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, isMine: (r) => r.id === id, quiet, onEvent: pairLines(), budget });
 }
 
 function printRecord(rec: ComparisonRecord, json: boolean): void {
@@ -115,10 +120,10 @@ function printRecord(rec: ComparisonRecord, json: boolean): void {
   if (rec.status === 'error') process.exitCode = 1;
 }
 
-async function newComparison(comparisons: ComparisonManager, opts: CompareCliOptions): Promise<void> {
+async function newComparison(services: CliServices, opts: CompareCliOptions): Promise<void> {
   if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
   if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
-  const created = await comparisons.create({
+  const spec = {
     task: opts.task,
     dataset: resolve(opts.data),
     generators: splitList(opts.generators, '--generators'),
@@ -130,9 +135,14 @@ async function newComparison(comparisons: ComparisonManager, opts: CompareCliOpt
     ...(opts.textCol ? { textColumn: opts.textCol } : {}),
     ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
     ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
-  });
+  };
+  const price = priceFrom(opts);
+  if (opts.dryRun) return printPlan(await planComparison(services, spec, price), opts.json === true);
+  const budget = opts.budget ? sharedPriceBudget(opts.budget, price) : undefined;
+  const comparisons = services.comparisons();
+  const created = await comparisons.create(spec);
   if (!opts.json) err(`comparison ${created.id}: ${created.pairs.length} pairs; resume after a stop with: tatra compare resume ${created.id}`);
-  printRecord(await runToEnd(comparisons, created.id, opts.json === true), opts.json === true);
+  printRecord(await runToEnd(comparisons, created.id, opts.json === true, budget), opts.json === true);
 }
 
 export function registerCompare(program: Command): void {
@@ -147,7 +157,7 @@ export function registerCompare(program: Command): void {
     .option('--data <file>', 'CSV, TSV or JSONL file with gold labels (required for a new comparison)')
     .option('--generators <a.gguf,b.gguf>', 'comma-separated generator models (required for a new comparison)')
     .option('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models (required for a new comparison)');
-  addRuntimeOptions(addTatraSettingsOptions(cmd))
+  addPlanOptions(addRuntimeOptions(addTatraSettingsOptions(cmd)))
     .option(ROW_LIMIT.flags, 'only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--text-col <column>', 'column holding the input (default: guessed)')
     .option('--label-col <column>', 'column holding the gold label (default: guessed)')
@@ -155,10 +165,11 @@ export function registerCompare(program: Command): void {
     .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
     .option('--data-dir <dir>', 'data folder holding the job database')
     .option('--json', 'print the comparison record as JSON (list: an array of summaries)')
+    .addOption(budgetOption())
     .action((action: string | undefined, id: string | undefined, opts: CompareCliOptions) =>
       withCliServices(opts, async (services) => {
+        if (action === undefined) return newComparison(services, opts);
         const comparisons = services.comparisons();
-        if (action === undefined) return newComparison(comparisons, opts);
         if (action === 'list') {
           const all = comparisons.list();
           if (opts.json) outJson(all);
@@ -169,7 +180,9 @@ export function registerCompare(program: Command): void {
         if (action !== 'resume' && action !== 'show') throw new UserError(`unknown compare action "${action}": use list, resume <id> or show <id>, or no action to start a comparison`, 'bad_option');
         if (!id) throw new UserError(`give the comparison id: tatra compare ${action} <id>`, 'bad_option');
         const rec = comparisons.get(id);
-        printRecord(action === 'resume' && rec.status !== 'done' ? await runToEnd(comparisons, rec.id, opts.json === true) : rec, opts.json === true);
+        // A new budget for its pairs together, with the price given now or the one it had.
+        const budget = opts.budget ? sharedPriceBudget(opts.budget, priceFrom(opts), comparisons.budgetOf(rec.id)) : undefined;
+        printRecord(action === 'resume' && rec.status !== 'done' ? await runToEnd(comparisons, rec.id, opts.json === true, budget) : rec, opts.json === true);
       }),
     );
 }

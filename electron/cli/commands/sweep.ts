@@ -8,12 +8,13 @@ import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contrac
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
-import { type SweepManager, openDataset } from '../../jobs';
+import { type JobBudget, type SweepManager, openDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelPathsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
 import { err, eta, out, outJson, pct as percent, table } from '../ui';
-import { type PlanCliOptions, addPlanOptions, priceFrom, withPlan } from '../plan';
+import { type PlanCliOptions, addPlanOptions, budgetOption, jobBudgetFrom, priceFrom, withPlan } from '../plan';
+import type { Budget } from '../../common/plan';
 
 /** Parses `0,1,2,5,10` into whole numbers within [min, max]. */
 export function intListOption(name: string, min: number, max: number) {
@@ -47,6 +48,7 @@ interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions, PlanCliO
   seeds: number[];
   limit?: number;
   name?: string;
+  budget?: Budget;
 }
 
 /** A mean ± std over seeds as percentages: `81.2 ± 1.5%`. */
@@ -85,9 +87,10 @@ export function formatSweep(result: SweepResult): string {
 }
 
 /** Runs a sweep to its end with a line per finished job on stderr; Ctrl-C pauses it. */
-function runSweep(sweeps: SweepManager, id: string, quiet: boolean): Promise<SweepSummary> {
+function runSweep(sweeps: SweepManager, id: string, quiet: boolean, budget?: JobBudget): Promise<SweepSummary> {
   let lastJobs = -1;
   return runExperimentToEnd(sweeps, id, {
+    budget,
     noun: 'sweep',
     resumeCommand: 'tatra sweep resume',
     progressOf: (s) => s.progress,
@@ -149,6 +152,7 @@ export function registerSweep(program: Command): void {
     .option('--seeds <list>', 'base seeds, e.g. 1,2,3', intListOption('--seeds', INT_SETTINGS.seed.min, INT_SETTINGS.seed.max), [1, 2, 3])
     .option('--limit <N>', 'use only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--name <name>', 'a name for the sweep')
+    .addOption(budgetOption())
     .action(async (action: string | undefined, id: string | undefined, opts: SweepCliOptions) => {
       if (action === undefined) return newSweep(opts);
       if (action === 'list') return listSweeps(opts);
@@ -158,7 +162,10 @@ export function registerSweep(program: Command): void {
       await withCliServices(opts, async (services) => {
         const sweeps = services.sweeps();
         const s = sweeps.summary(id);
-        if (action === 'resume' && s.status !== 'done') await runSweep(sweeps, s.id, opts.json === true);
+        // A new budget for its jobs together, counted with the prices it had (or given now).
+        const before = sweeps.budgetOf(s.id);
+        const budget = opts.budget ? await jobBudgetFrom(opts, services.remotes, s.generator, s.evaluator).then((b) => (b && before?.prices && priceFrom(opts) === undefined ? { ...b, prices: before.prices } : b)) : undefined;
+        if (action === 'resume' && s.status !== 'done') await runSweep(sweeps, s.id, opts.json === true, budget);
         await finish(sweeps, s.id, opts);
       });
     });
@@ -224,7 +231,7 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       ...(opts.name ? { name: opts.name } : {}),
     });
     err(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}`);
-    await runSweep(sweeps, created.id, opts.json === true);
+    await runSweep(sweeps, created.id, opts.json === true, await jobBudgetFrom(opts, services.remotes, modelRef(generator), modelRef(evaluator)));
     await finish(sweeps, created.id, opts);
   });
 }

@@ -3,6 +3,7 @@
 // electron/models/ works with, so the library, the CLI and the UI can never disagree on a shape.
 // common/: no Node, no DOM.
 import { z } from 'zod';
+import { Budget, Price, Usage } from '../plan';
 import { method } from './define';
 import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
@@ -249,6 +250,12 @@ export const ComparisonRecord = z.object({
   warnings: z.array(z.string()).default([]),
   /** The experiments' one progress model: pairs (jobs) and rows done, time, ETA. */
   progress: ExperimentProgress.optional(),
+  /** What its jobs really sent to the models, together. */
+  usage: Usage.nullable().default(null),
+  /** The limit its jobs together stop before exceeding; null: none. */
+  budget: Budget.nullable().default(null),
+  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
+  stoppedBy: z.enum(['budget']).nullable().default(null),
 });
 export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
 
@@ -335,12 +342,13 @@ export const modelsMethods = {
   'models.remote.add': method(remoteTarget.extend({ name: z.string().min(1), maxInFlight: MaxInFlight.optional() }), RemoteModelStatus),
   'models.remote.remove': method(z.object({ name: z.string().min(1) }), z.object({ ok: z.boolean() })),
   /** Starts a comparison and answers at once; progress arrives as `compare.progress`. */
-  'compare.start': method(ComparisonSpec, ComparisonRecord),
+  'compare.start': method(ComparisonSpec.extend({ budget: Budget.optional(), price: Price.optional() }), ComparisonRecord),
   'compare.cancel': method(z.object({ id: z.string() }), z.object({ ok: z.boolean() })),
   /** Stops a running comparison after pausing its current pair's job (finished rows stay); resumable. */
   'compare.pause': method(z.object({ id: z.string() }), ComparisonRecord),
   /** Continues a paused, interrupted, cancelled or failed comparison: finished pairs stay, the rest run. */
-  'compare.resume': method(z.object({ id: z.string() }), ComparisonRecord),
+  /** budget: a new budget for all its jobs together (a resume may raise it). */
+  'compare.resume': method(z.object({ id: z.string(), budget: Budget.optional() }), ComparisonRecord),
   'compare.list': method(z.object({}), z.array(ComparisonSummary)),
   'compare.get': method(z.object({ id: z.string() }), ComparisonRecord),
 };

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { method } from './define';
+import { Budget, Price, Usage } from '../plan';
 import { ExperimentProgress } from './experiments';
 import { safeRecord } from '../records';
 
@@ -43,6 +44,10 @@ export const SweepStartInput = z.object({
   /** Rows classified at once within each job. */
   concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
   name: z.string().max(200).optional(),
+  /** Its jobs together stop before exceeding this (paused, resumable with a larger one). */
+  budget: Budget.optional(),
+  /** Prices every model (a usd budget); default: remote entries' prices. */
+  price: Price.optional(),
 });
 export type SweepStartInput = z.input<typeof SweepStartInput>;
 export type SweepStartSpec = z.output<typeof SweepStartInput>;
@@ -137,6 +142,12 @@ export const SweepSummary = z.object({
   updatedAt: z.number(),
   error: z.string().nullable(),
   progress: SweepProgress,
+  /** What its jobs really sent to the models, together (a shared answer counts once). */
+  usage: Usage.nullable().default(null),
+  /** The limit its jobs together stop before exceeding; null: none. */
+  budget: Budget.nullable().default(null),
+  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
+  stoppedBy: z.enum(['budget']).nullable().default(null),
 });
 export type SweepSummary = z.infer<typeof SweepSummary>;
 
@@ -160,7 +171,8 @@ export const sweepsMethods = {
   'sweeps.start': method(SweepStartInput, SweepSummary),
   'sweeps.pause': method(z.object({ sweepId: SweepId }), SweepSummary),
   /** Continues a paused or interrupted sweep: finished jobs stay, the rest run. */
-  'sweeps.resume': method(z.object({ sweepId: SweepId }), SweepSummary),
+  /** budget: a new budget for all its jobs together (a resume may raise it). */
+  'sweeps.resume': method(z.object({ sweepId: SweepId, budget: Budget.optional() }), SweepSummary),
   'sweeps.list': method(z.object({}).default({}), z.array(SweepSummary)),
   /** The whole result so far: points aggregated over the seeds whose job is done. */
   'sweeps.get': method(z.object({ sweepId: SweepId }), SweepResult),
