@@ -13,6 +13,7 @@ import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RunPlan } from '../components/RunPlan';
 import { EarlyStopRule } from '../components/EarlyStopRule';
+import { BudgetField, useBudget } from '../components/BudgetField';
 import { CoverageCurve, ReliabilityDiagram, answeredAt } from '../components/CalibrationCharts';
 import { RowLimitField, StatusChip, chosenRows, TaskAndModels, draftData, modelPairText, useModelPair } from '../components/RunSetup';
 import { pct } from '../components/labels';
@@ -33,12 +34,10 @@ function SettingsStep() {
   const [starting, setStarting] = useState(false);
   // Off by default for evaluations: accuracy after 1…r runs needs every run of every row.
   const [earlyStop, setEarlyStop] = useState(false);
-  const [budgetText, setBudgetText] = useState('');
-  const budget = budgetText.trim() === '' ? undefined : parseBudget(budgetText);
-  const budgetProblem = typeof budget === 'string' ? budget : null;
+  const budget = useBudget();
   const tasks = useStore((s) => s.tasks);
   const task = taskById(tasks, taskId);
-  const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting && budgetProblem === null;
+  const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting && budget.problem === null;
   const rows = chosenRows(draft);
   // What Start sends, and what the plan beside it prices.
   const request =
@@ -56,7 +55,7 @@ function SettingsStep() {
   const start = async () => {
     if (!ready || !request) return;
     setStarting(true);
-    const job = await startJob({ ...request, name: draft.name || undefined, ...(budget && typeof budget !== 'string' ? { budget } : {}) });
+    const job = await startJob({ ...request, name: draft.name || undefined, ...(budget.budget ? { budget: budget.budget } : {}) });
     setStarting(false);
     if (job) navigate({ view: 'evaluate', id: job.id });
   };
@@ -77,18 +76,7 @@ function SettingsStep() {
           <input type="checkbox" checked={earlyStop} onChange={(e) => setEarlyStop(e.target.checked)} data-testid="eval-early-stop" /> Stop each vote once decided
         </label>
         <EarlyStopRule value={tatra} onChange={setTatra} disabled={!earlyStop} testId="eval-early-stop-rule" />
-        <label className="field" style={{ maxWidth: 220 }} title="Stop cleanly before exceeding this many model calls, tokens (prompt and completion) or US dollars; the job pauses and can be resumed with a larger budget.">
-          <span className="sr-only">Budget</span>
-          <input
-            type="text"
-            value={budgetText}
-            onChange={(e) => setBudgetText(e.target.value)}
-            placeholder="Budget, e.g. calls=5000"
-            aria-invalid={budgetProblem !== null}
-            data-testid="eval-budget"
-          />
-          {budgetProblem ? <span className="field-error">{budgetProblem}</span> : null}
-        </label>
+        <BudgetField state={budget} testId="eval-budget" />
         <label className="field" style={{ flex: '1 1 200px', minWidth: 200, maxWidth: 360 }}>
           <span className="sr-only">Name</span>
           <input type="text" value={draft.name} onChange={(e) => setDraft({ name: e.target.value })} placeholder="Name (optional)" />

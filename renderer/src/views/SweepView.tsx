@@ -15,6 +15,7 @@ import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
+import { BudgetField, useBudget } from '../components/BudgetField';
 
 /** "0, 2,5" → [0, 2, 5]; null when a part is not a whole number. */
 export function parseList(text: string): number[] | null {
@@ -44,7 +45,8 @@ function SetupCard() {
   const parsed = SweepGrid.safeParse({ n: parseList(lists.n), k: parseList(lists.k), r: parseList(lists.r), seeds: parseList(lists.seeds) });
   const grid = parsed.success ? parsed.data : null;
   const jobs = grid ? grid.n.length * grid.k.length * grid.seeds.length : 0;
-  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && models.chosen && grid !== null && !starting;
+  const budget = useBudget();
+  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && models.chosen && grid !== null && !starting && budget.problem === null;
   // Every job runs at the largest r; a sweep pays less than this plan once work is shared.
   const cells = grid ? grid.n.flatMap((n) => grid.k.flatMap((k) => grid.seeds.map(() => ({ n, k, r: Math.max(...grid.r), scope: 'run' as const })))) : [];
   // What Start sends, and what the plan beside it prices.
@@ -63,7 +65,7 @@ function SetupCard() {
   const start = async () => {
     if (!ready || !request) return;
     setStarting(true);
-    const s = await startSweep(request);
+    const s = await startSweep({ ...request, ...(budget.budget ? { budget: budget.budget } : {}) });
     setStarting(false);
     if (s) navigate({ view: 'sweep', id: s.id });
   };
@@ -95,6 +97,7 @@ function SetupCard() {
       {draft.preview && !draft.goldColumn ? <div className="banner warn">A sweep measures accuracy: choose the gold label column above.</div> : null}
       <ErrorBanner message={error} title="Cannot start the sweep" />
       <div className="row">
+        <BudgetField state={budget} testId="sweep-budget" placeholder="Budget for all jobs, e.g. calls=5000" />
         <span className="spacer" />
         <RunPlan task={taskById(tasks, taskId)} settings={cells[0] ?? { n: 0, k: 0, r: 1, scope: 'run' }} cells={cells} rows={chosenRows(draft)}
           request={request && draft.preview ? { method: 'plans.sweep', input: request } : null}
