@@ -1,5 +1,5 @@
 // How sure a vote must be before its remaining runs are skipped: exactly decided (the same label
-// as every run, fewer calls) or, opt-in, sure enough at a stated level (docs/ARCHITECTURE.md and the
+// as every run, fewer calls) or, opt-in, sure enough at a stated level (docs/method.md §10 and the
 // README's "Early decision"). Shown beside each view's "Stop once decided" checkbox.
 import { EARLY_STOP_CONFIDENCE } from '../../../electron/common/settings';
 import type { TatraSettings } from '../../../electron/common/tatra';
