@@ -72,9 +72,7 @@ describe('ApiHost on the tiny model', () => {
       settings: { n: 8, k: 8, r: 40, seed: 1, scope: 'run' },
     })) as { ok: true; value: { runId: string } };
     await until(() => events.some(([e]) => e === 'classify.event'), 60_000);
-    const t0 = Date.now();
     expect(await host.invoke('classify.cancel', { runId: start.value.runId })).toEqual({ ok: true, value: { cancelled: true } });
-    expect(Date.now() - t0).toBeLessThan(10_000);
     const last = events.filter(([e]) => e === 'classify.event').at(-1)![1];
     expect(last).toEqual({ runId: start.value.runId, error: { code: 'cancelled', message: 'cancelled' } });
     expect(await host.invoke('classify.get', { runId: start.value.runId })).toMatchObject({ ok: true, value: { status: 'cancelled', result: null } });

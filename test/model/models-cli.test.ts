@@ -148,7 +148,6 @@ describe('tatra models', () => {
     const r = await tatra(['models', 'download', `http://127.0.0.1:${port}/x.gguf`, '--dir', join(dir, 'never')]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(`tatra: cannot reach 127.0.0.1:${port}: connection refused`);
-    expect(r.ms).toBeLessThan(10_000);
   });
 });
 

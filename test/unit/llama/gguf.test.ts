@@ -160,7 +160,7 @@ describe('inspectGguf on good files', () => {
 });
 
 describe('a damaged fixed header', () => {
-  it('is refused at once instead of hanging the header reader', async () => {
+  it('is refused instead of hanging the header reader', async () => {
     // Inside the file's folder, which afterAll removes (this one was left behind).
     const folder = await mkdtemp(join(dir, 'damaged-'));
     const short = join(folder, 'short.gguf');
@@ -172,9 +172,7 @@ describe('a damaged fixed header', () => {
     head.writeBigUInt64LE(0xffffffffffffn, 8);
     head.writeBigUInt64LE(2n, 16);
     await writeFile(counts, head);
-    const started = Date.now();
     await expect(inspectGguf(short)).rejects.toThrow(/truncated GGUF model: .*short\.gguf/);
     await expect(inspectGguf(counts)).rejects.toThrow(/damaged header/);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
