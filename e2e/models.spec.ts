@@ -150,6 +150,8 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.getByTestId('compare-k').fill('2');
     await page.getByTestId('compare-r').fill('1');
     await page.getByTestId('compare-limit').fill('2');
+    // A budget for all pairs together, far above what they need: recorded, never reached.
+    await page.getByTestId('compare-budget').fill('calls=100000');
     await page.getByTestId('compare-run').click();
 
     // The comparison opens on its own page (#/compare/ID), like an evaluation or a sweep, with the
@@ -175,11 +177,48 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
 
     const list = await callApi<{ id: string; status: string }[]>('compare.list');
     expect(list[0]?.status).toBe('done');
+    const done = await callApi<{ budget: unknown; stoppedBy: unknown }>('compare.get', { id: list[0]!.id });
+    expect(done).toMatchObject({ budget: { kind: 'calls', limit: 100000 }, stoppedBy: null });
     // The history lists it and leads back to it.
     await page.getByRole('button', { name: '← All comparisons' }).click();
     await expect(page.getByTestId('compare-history-item').first()).toContainText('reviews.csv');
     await page.getByTestId('compare-history-item').first().getByRole('link').click();
     await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'done');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a budget pauses a comparison cleanly, and a larger one from its page resumes it', async ({ page, server }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-cmp-budget-'));
+  const csv = join(dir, 'reviews.csv');
+  writeFileSync(csv, 'text,label\n"a warm, funny and moving film",positive\n"dull, slow and far too long",negative\n"a small gem",positive\n');
+  try {
+    // One pair, 3 rows: 2 example calls, then a paraphrase and 2 evaluations per row (11 calls in all).
+    const rec = await callApi<{ id: string }>('compare.start', {
+      task: 'sst2',
+      dataset: csv,
+      generators: [server.model],
+      evaluators: [server.model],
+      settings: { n: 1, k: 2, r: 1, seed: 3, scope: 'run' },
+      textColumn: 'text',
+      labelColumn: 'label',
+      budget: { kind: 'calls', limit: 6 },
+    });
+    await openApp(page, `#/compare/${rec.id}`);
+    const banner = page.getByTestId('compare-budget-stop');
+    await expect(banner).toBeVisible({ timeout: 150_000 });
+    await expect(banner).toContainText('calls=6');
+    await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'paused');
+    const stopped = await callApi<{ usage: { calls: { total: number } } | null; stoppedBy: string | null }>('compare.get', { id: rec.id });
+    expect(stopped.stoppedBy).toBe('budget');
+    expect(stopped.usage?.calls.total ?? 0).toBeLessThanOrEqual(6);
+    await page.getByTestId('compare-budget-new').fill('calls=1000');
+    await page.getByTestId('compare-budget-resume').click();
+    await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'done', { timeout: 150_000 });
+    await expect(banner).toHaveCount(0);
+    const done = await callApi<{ usage: { calls: { total: number } } | null; budget: unknown }>('compare.get', { id: rec.id });
+    expect(done.budget).toEqual({ kind: 'calls', limit: 1000 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

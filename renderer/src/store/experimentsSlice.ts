@@ -6,6 +6,7 @@
 import type { ComparisonRecord, ComparisonSpecInput, ComparisonSummary } from '../../../electron/common/contract/models';
 import type { SweepProgress, SweepResult, SweepStatus, SweepSummary } from '../../../electron/common/contract/sweeps';
 import type { MethodInput } from '../../../electron/common/contract';
+import type { Budget } from '../../../electron/common/plan';
 import { getApi, messageOf } from '../api/client';
 import type { SliceCreator } from './types';
 
@@ -23,7 +24,8 @@ export interface ExperimentsSlice {
   loadSweeps(): Promise<void>;
   openSweep(id: string): Promise<void>;
   startSweep(input: MethodInput<'sweeps.start'>): Promise<SweepSummary | null>;
-  sweepAction(id: string, action: Exclude<ExperimentAction, 'cancel'>): Promise<void>;
+  /** opts.budget: a resume's new budget for all its jobs together. */
+  sweepAction(id: string, action: Exclude<ExperimentAction, 'cancel'>, opts?: { budget?: Budget }): Promise<void>;
   handleSweepProgress(p: LiveSweep): void;
   /** Writes a sweep's export; where it is and, in browser mode, a URL that downloads it. */
   exportSweep(id: string, format: 'csv' | 'json'): Promise<{ path: string; url: string | null } | null>;
@@ -35,7 +37,8 @@ export interface ExperimentsSlice {
   loadComparisons(): Promise<void>;
   openComparison(id: string): Promise<void>;
   startComparison(spec: ComparisonSpecInput): Promise<ComparisonRecord | null>;
-  comparisonAction(id: string, action: ExperimentAction): Promise<void>;
+  /** opts.budget: a resume's new budget for all its jobs together. */
+  comparisonAction(id: string, action: ExperimentAction, opts?: { budget?: Budget }): Promise<void>;
   handleCompareProgress(r: ComparisonRecord): void;
 }
 
@@ -87,10 +90,10 @@ export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get)
       return null;
     }
   },
-  async sweepAction(id, action) {
+  async sweepAction(id, action, opts = {}) {
     set({ sweepError: null });
     try {
-      const s = await getApi().call(action === 'pause' ? 'sweeps.pause' : 'sweeps.resume', { sweepId: id });
+      const s = action === 'pause' ? await getApi().call('sweeps.pause', { sweepId: id }) : await getApi().call('sweeps.resume', { sweepId: id, ...(opts.budget ? { budget: opts.budget } : {}) });
       set({ sweeps: upsertSweep(get().sweeps, s) });
       await get().openSweep(id);
     } catch (e) {
@@ -152,11 +155,12 @@ export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get)
       return null;
     }
   },
-  async comparisonAction(id, action) {
+  async comparisonAction(id, action, opts = {}) {
     set({ compareError: null });
     try {
       if (action === 'cancel') await getApi().call('compare.cancel', { id });
-      else get().handleCompareProgress(await getApi().call(action === 'pause' ? 'compare.pause' : 'compare.resume', { id }));
+      else if (action === 'pause') get().handleCompareProgress(await getApi().call('compare.pause', { id }));
+      else get().handleCompareProgress(await getApi().call('compare.resume', { id, ...(opts.budget ? { budget: opts.budget } : {}) }));
     } catch (e) {
       set({ compareError: messageOf(e) });
     }

@@ -13,6 +13,7 @@ import { DataStep, MappingStep } from '../components/DataSteps';
 import { duration, heatCell, pct } from '../components/labels';
 import { useModelOptions } from '../components/ModelPicker';
 import { RunPlan } from '../components/RunPlan';
+import { BudgetField, BudgetStopBanner, useBudget } from '../components/BudgetField';
 import { RowLimitField, StatusChip, TaskField, chosenLabelMap, chosenRows } from '../components/RunSetup';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededField, useSeededFields } from '../components/seededFields';
@@ -95,8 +96,9 @@ function SetupCard() {
   const [generators, setGenerators] = useSeededField<string[]>(useMemo(() => (chosenGenerator ? [chosenGenerator] : []), [chosenGenerator]));
   const [evaluators, setEvaluators] = useSeededField<string[]>(useMemo(() => (chosenEvaluator ? [chosenEvaluator] : []), [chosenEvaluator]));
   const [busy, setBusy] = useState(false);
+  const budget = useBudget();
   const pairs = generators.length * evaluators.length;
-  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && pairs > 0 && !busy;
+  const ready = !!draft.preview && !!draft.inputColumn && !!draft.goldColumn && pairs > 0 && !busy && budget.problem === null;
   const run = async () => {
     if (!ready || !draft.inputColumn || !draft.goldColumn) return;
     setBusy(true);
@@ -110,6 +112,7 @@ function SetupCard() {
       labelColumn: draft.goldColumn,
       labelMap: chosenLabelMap(draft.labelMap),
       ...(draft.limit !== null ? { limit: draft.limit } : {}),
+      ...(budget.budget ? { budget: budget.budget } : {}),
     });
     setBusy(false);
     if (rec) navigate({ view: 'compare', id: rec.id });
@@ -133,6 +136,7 @@ function SetupCard() {
       {draft.preview && !draft.goldColumn ? <div className="banner warn">A comparison measures accuracy: choose the gold label column in step 2.</div> : null}
       <ErrorBanner message={error} title="Cannot start the comparison" />
       <div className="row">
+        <BudgetField state={budget} testId="compare-budget" placeholder="Budget for all pairs, e.g. calls=5000" />
         <span className="spacer" />
         <RunPlan
           task={taskById(tasks, taskId)}
@@ -270,6 +274,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
       ) : null}
       <div className="card">
       <ErrorBanner message={rec.error} />
+      {rec.stoppedBy === 'budget' && rec.status === 'paused' ? <BudgetStopBanner budget={rec.budget} usage={rec.usage} noun="rows" onResume={(budget) => void act(rec.id, 'resume', { budget })} testIdPrefix="compare" /> : null}
       {rec.warnings.map((w) => (
         <ErrorBanner key={w} title="Warning" message={w} />
       ))}

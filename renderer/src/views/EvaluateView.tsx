@@ -1,8 +1,7 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
 import { useEffect, useId, useMemo, useState } from 'react';
-import type { JobMetrics, JobSummary } from '../../../electron/common/contract/jobs';
-import { formatBudget, parseBudget } from '../../../electron/common/plan';
+import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
 import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
@@ -13,7 +12,7 @@ import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
 import { RunPlan } from '../components/RunPlan';
 import { EarlyStopRule } from '../components/EarlyStopRule';
-import { BudgetField, useBudget } from '../components/BudgetField';
+import { BudgetField, BudgetStopBanner, useBudget } from '../components/BudgetField';
 import { CoverageCurve, ReliabilityDiagram, answeredAt } from '../components/CalibrationCharts';
 import { RowLimitField, StatusChip, chosenRows, TaskAndModels, draftData, modelPairText, useModelPair } from '../components/RunSetup';
 import { pct } from '../components/labels';
@@ -231,7 +230,7 @@ function JobView({ jobId }: { jobId: string }) {
         </div>
       </div>
       {job.error ? <ErrorBanner message={job.error} title="The evaluation stopped" /> : null}
-      {job.stoppedBy === 'budget' && job.status === 'paused' ? <BudgetBanner job={job} /> : null}
+      {job.stoppedBy === 'budget' && job.status === 'paused' ? <BudgetStopBanner budget={job.budget} usage={job.usage} noun="rows" onResume={(budget) => void jobAction(job.id, 'resume', { budget })} testIdPrefix="job" /> : null}
       {job.status === 'interrupted' ? <div className="banner warn">This evaluation was interrupted (the app stopped while it ran). Resume continues from the first unfinished row with the same examples and seeds.</div> : null}
       {exported ? (
         <div className="banner info" data-testid="export-done">
@@ -328,28 +327,6 @@ function JobView({ jobId }: { jobId: string }) {
         </div>
         <RowsTable jobId={jobId} labels={labels} refreshKey={refreshKey} minConfidence={minConfidence} />
       </div>
-    </div>
-  );
-}
-
-/** A job its budget paused: what it spent, and a larger budget to resume with. */
-function BudgetBanner({ job }: { job: JobSummary }) {
-  const jobAction = useStore((s) => s.jobAction);
-  const [text, setText] = useState('');
-  const next = text.trim() === '' ? null : parseBudget(text);
-  const problem = typeof next === 'string' ? next : null;
-  const used = job.usage;
-  return (
-    <div className="banner warn" data-testid="job-budget-stop">
-      Paused: the next rows would have exceeded its budget ({job.budget ? formatBudget(job.budget) : '–'}). Spent so far: {used ? `${used.calls.total.toLocaleString()} model calls, ${(used.tokens.prompt + used.tokens.completion).toLocaleString()} tokens` : '–'}.{' '}
-      <label className="field inline">
-        <span className="sr-only">New budget</span>
-        <input type="text" value={text} onChange={(e) => setText(e.target.value)} placeholder="a larger budget, e.g. calls=5000" aria-invalid={problem !== null} data-testid="job-budget-new" />
-      </label>{' '}
-      <button className="btn small primary" disabled={next === null || problem !== null} onClick={() => (next && typeof next !== 'string' ? void jobAction(job.id, 'resume', { budget: next }) : undefined)} data-testid="job-budget-resume">
-        Resume with it
-      </button>
-      {problem ? <span className="field-error"> {problem}</span> : null}
     </div>
   );
 }

@@ -8,6 +8,7 @@ import { describeZodError } from '../../../electron/common/contract';
 import { ErrorBanner, Metric, ReproducibleChip, TableWrap } from '../components/Common';
 import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
 import { RunPlan } from '../components/RunPlan';
+import type { Budget } from '../../../electron/common/plan';
 import { taskById } from '../store/tasksSlice';
 import { DataStep, MappingStep } from '../components/DataSteps';
 import { RowLimitField, StatusChip, TaskAndModels, draftData, chosenRows, modelPairText, useModelPair } from '../components/RunSetup';
@@ -15,7 +16,7 @@ import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
-import { BudgetField, useBudget } from '../components/BudgetField';
+import { BudgetField, BudgetStopBanner, useBudget } from '../components/BudgetField';
 
 /** "0, 2,5" → [0, 2, 5]; null when a part is not a whole number. */
 export function parseList(text: string): number[] | null {
@@ -149,9 +150,9 @@ function SweepDetail({ id }: { id: string }) {
   }, [id, openSweep]);
   const [busy, setBusy] = useState(false);
   const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
-  const act = async (action: 'pause' | 'resume') => {
+  const act = async (action: 'pause' | 'resume', budget?: Budget) => {
     setBusy(true);
-    await sweepAction(id, action);
+    await sweepAction(id, action, budget ? { budget } : {});
     setBusy(false);
   };
   const doExport = async (format: 'csv' | 'json') => {
@@ -198,6 +199,7 @@ function SweepDetail({ id }: { id: string }) {
       </div>
       <ErrorBanner message={result.error} title="The sweep failed" />
       <ErrorBanner message={error} />
+      {result.stoppedBy === 'budget' && status === 'paused' ? <BudgetStopBanner budget={result.budget} usage={result.usage} noun="job" onResume={(budget) => void act('resume', budget)} testIdPrefix="sweep" /> : null}
       {exported ? (
         <div className="banner info" data-testid="sweep-export-done">
           Exported to <code>{exported.path}</code>
