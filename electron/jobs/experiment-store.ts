@@ -2,8 +2,7 @@
 // in migrations.ts): sweeps and comparisons alike. A row holds the experiment's spec (everything a resume
 // needs, fixed at creation), its status and owner, and the calls it really made; each cell of its
 // grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
-import { randomBytes } from 'node:crypto';
-import type { JobStore } from './store';
+import { newStoreId, type JobStore } from './store';
 import type { JobBudget } from './usage';
 
 /** What kind of experiment a row holds: its spec's shape and its id's first letter. */
@@ -65,8 +64,7 @@ export class ExperimentStore<Spec> {
   }
 
   create(name: string, spec: Spec): string {
-    // Sortable by creation time, short enough to type in `tatra sweep resume <id>`.
-    const id = `${ID_PREFIX[this.kind]}${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+    const id = newStoreId(ID_PREFIX[this.kind]);
     const now = new Date().toISOString();
     this.db
       .prepare(`INSERT INTO experiments (id, kind, name, created, updated, status, spec_json) VALUES (?, ?, ?, ?, ?, 'queued', ?)`)

@@ -139,9 +139,9 @@ function bool(v: number | null): boolean | null {
   return v === null ? null : v !== 0;
 }
 
-function newJobId(): string {
-  // Sortable by creation time, short enough to type in `tatra jobs show <id>`.
-  return `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+/** An id for a job or an experiment: sortable by creation time, short enough to type in `tatra jobs show <id>`. */
+export function newStoreId(prefix = ''): string {
+  return `${prefix}${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
 export class JobStore {
@@ -222,7 +222,7 @@ export class JobStore {
   // ---------------------------------------------------------------- jobs
 
   createJob(rec: NewJobRecord): string {
-    const id = newJobId();
+    const id = newStoreId();
     const now = new Date().toISOString();
     this.db
       .prepare(
