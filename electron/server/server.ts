@@ -69,20 +69,52 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
+function sendText(res: ServerResponse, status: number, text: string, headers: Readonly<Record<string, string>> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...headers });
   res.end(`${text}\n`);
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, `request body over ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The whole body, or a 413 once it passes `limit`. Read with listeners rather than `for await`:
+ * leaving that loop early destroys the request and its socket, so the 413 could never be sent.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () => new HttpError(413, `request body over ${limit} bytes`);
+  // A declared length over the limit is refused before a byte is read.
+  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      req.pause();
+      reject(tooLarge());
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (e: Error) => {
+      stop();
+      reject(e);
+    };
+    const onClose = () => {
+      stop();
+      reject(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    req.once('close', onClose);
+  });
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -147,9 +179,18 @@ function serverContext(opts: ServeOptions): ServerContext {
   };
 }
 
+/** The request's URL, or a 400 for a target no URL can be made of (`//x:99999/`, `http://[::1:9/`). */
+function requestUrl(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? '/', 'http://local');
+  } catch {
+    throw new HttpError(400, 'malformed request target');
+  }
+}
+
 /** One HTTP request: the token, then the Origin for the API, then the endpoint or a static file. */
 async function route(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://local');
+  const url = requestUrl(req);
   const via = requestTokenSource(req, url, ctx.token, ctx.port);
   if (!via) throw new HttpError(401, 'unauthorised: open the URL tatra serve printed (it carries the token)');
   const isApi = url.pathname.startsWith('/api/');
@@ -188,7 +229,8 @@ export function clientWentAway(req: IncomingMessage, res: ServerResponse, e: unk
   if (isClosedConnection(e)) return true;
   // The socket is gone and the error is not a bug of ours (those are logged whoever is listening).
   const bug = e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError;
-  return !bug && (req.socket.destroyed || res.destroyed);
+  // A destroyed request has had its socket detached (`req.socket` is null then): gone as well.
+  return !bug && (req.destroyed || req.socket?.destroyed !== false || res.destroyed);
 }
 
 function isClosedConnection(e: unknown): boolean {
@@ -196,19 +238,26 @@ function isClosedConnection(e: unknown): boolean {
   return (typeof code === 'string' && CLOSED_CODES.has(code)) || (e instanceof Error && e.message === 'aborted');
 }
 
-/** A failed request: its HTTP error as text, anything else logged and answered 500; mid-stream, the connection is cut; a client that went away is no error at all. */
+/**
+ * A failed request: its HTTP error as text, anything else logged and answered 500; mid-stream, the
+ * connection is cut; a client that went away is no error at all. It never throws: it runs where
+ * nothing else would catch (a throw here was an unhandled rejection that ended the process).
+ */
 function failRequest(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, e: unknown): void {
-  if (clientWentAway(req, res, e)) {
+  try {
+    // An HTTP error is answered even when its body was left unread (a 413): Node closes the
+    // connection after the answer rather than read the rest.
+    if (e instanceof HttpError && !res.headersSent && !res.destroyed) return sendText(res, e.status, e.message, { Connection: 'close' });
+    if (clientWentAway(req, res, e) || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    ctx.log(`tatra serve: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    sendText(res, 500, 'internal error');
+  } catch (again) {
+    ctx.log(`tatra serve: could not answer a failed request: ${again instanceof Error ? again.message : String(again)}`);
     res.destroy();
-    return;
   }
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  if (e instanceof HttpError) return sendText(res, e.status, e.message);
-  ctx.log(`tatra serve: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-  sendText(res, 500, 'internal error');
 }
 
 async function serveStatic(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -298,11 +347,16 @@ function attachEventSocket(ctx: ServerContext, server: Server): { close(): void 
   server.on('upgrade', (req, socket, head) => {
     // The raw socket can fail (reset) before the handshake completes.
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://local');
     const refuse = (status: number, text: string) => {
       socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
       socket.destroy();
     };
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://local');
+    } catch {
+      return refuse(400, 'Bad Request');
+    }
     if (url.pathname !== '/api/events') return refuse(404, 'Not Found');
     if (!requestTokenSource(req, url, ctx.token, ctx.port)) return refuse(401, 'Unauthorized');
     if (!originAllowed(req.headers.origin, req.headers.host, ctx.origins, ctx.hostname)) return refuse(403, 'Forbidden');
