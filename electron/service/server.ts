@@ -143,10 +143,36 @@ function routeLabel(path: string): RouteLabel {
   return (ROUTES as readonly string[]).includes(path) ? (path as RouteLabel) : 'other';
 }
 
+/** The request's URL, or null for a target no URL can be made of (`//x:99999/`, `http://[::1:9/`). */
+function requestUrl(req: IncomingMessage): URL | null {
+  try {
+    return new URL(req.url ?? '/', 'http://local');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One request. It never rejects: whatever fails inside is answered (a bug as a 500, logged), since
+ * a rejection here would be unhandled and end the process.
+ */
 async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    await answer(ctx, req, res);
+  } catch (e) {
+    try {
+      fail(ctx, res, e);
+    } catch (again) {
+      ctx.log(`tatra api: could not answer a failed request: ${errorMessage(again)}`);
+      res.destroy();
+    }
+  }
+}
+
+async function answer(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
-  const url = new URL(req.url ?? '/', 'http://local');
-  const route = routeLabel(url.pathname);
+  const url = requestUrl(req);
+  const route = url ? routeLabel(url.pathname) : 'other';
   res.once('close', () => {
     // 499: the client went away before its answer was complete (nginx's name for it).
     const status = res.writableFinished ? String(res.statusCode) : '499';
@@ -154,6 +180,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     ctx.metrics.latency.observe({ route }, (performance.now() - started) / 1000);
   });
   try {
+    if (!url) throw new ApiFailure(400, 'the request target is not a valid URL path', 'invalid_request_error', 'invalid_url');
     checkCaller(ctx, req);
     if (ctx.closing) throw new ApiFailure(503, 'the server is shutting down', 'server_error', 'shutting_down', null, { 'Retry-After': '5', Connection: 'close' });
     if (route === '/healthz' || route === '/metrics') {
@@ -170,7 +197,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     }
     if (route === '/v1/models') {
       requireMethod(req, 'GET');
-      const id = decodeURIComponent(url.pathname.slice('/v1/models/'.length));
+      const id = decodedModelId(url.pathname.slice('/v1/models/'.length));
       return sendJson(res, 200, modelEntry(ctx, ctx.catalog.resolve(id)));
     }
     if (url.pathname === '/v1/chat/completions') {
@@ -184,6 +211,15 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     throw notFound(`no such endpoint: ${url.pathname}`);
   } catch (e) {
     fail(ctx, res, e);
+  }
+}
+
+/** A model id from its percent-encoded path segment; a malformed escape (`%E0%A4%A`) is the client's error. */
+function decodedModelId(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ApiFailure(400, 'the model id in the path has a malformed percent-escape', 'invalid_request_error', 'invalid_url');
   }
 }
 

@@ -1,0 +1,170 @@
+// One request must never stop a server. Each of the requests that once ended `tatra serve` or
+// `tatra api` (a body over the limit, a body cut short, a request target no URL can be made of, a
+// malformed percent-escape) goes through every route of both faces, on raw sockets; afterwards
+// each server still answers, nothing was an unhandled rejection, and a client's mistake is a 4xx.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiHost, type ApiHost } from '../../../electron/api/host';
+import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
+import { startServer, type RunningServer } from '../../../electron/server/server';
+import { ApiKeyStore, startApiService, type RunningApiService } from '../../../electron/service';
+import { loadBuiltInTasks } from '../../../electron/tasks';
+import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+
+const dir = mkdtempSync(join(tmpdir(), 'tatra-one-request-'));
+let host: ApiHost;
+let serve: RunningServer;
+let api: RunningApiService;
+let key = '';
+const logs: string[] = [];
+const unhandled: unknown[] = [];
+const onUnhandled = (e: unknown) => void unhandled.push(e);
+
+beforeAll(async () => {
+  process.on('unhandledRejection', onUnhandled);
+  const web = join(dir, 'web');
+  mkdirSync(join(web, 'assets'), { recursive: true });
+  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
+  writeFileSync(join(web, 'assets', 'app.js'), 'console.log(1)');
+  host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
+  // The default invoke limit (40 MB), so the body over it is the one that ended the process.
+  serve = await startServer({ host, port: 0, staticDir: web, log: (l) => logs.push(l) });
+
+  const keys = new ApiKeyStore(join(dir, 'api'));
+  key = keys.add('tests');
+  const backend = new ScriptedBackend(politeScript({ answer: () => 'positive' }), { id: 'scripted:model', contextSize: 8192 });
+  api = await startApiService({
+    tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
+    pairings: [{ name: 'scripted', generator: 's.gguf', evaluator: 's.gguf', generatorBackend: backend, evaluatorBackend: backend }],
+    keys,
+    defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1 },
+    port: 0,
+    maxQueue: 4,
+    concurrency: 1,
+    timeoutMs: 60_000,
+    log: (l) => logs.push(l),
+  });
+});
+
+afterAll(async () => {
+  process.off('unhandledRejection', onUnhandled);
+  await serve?.close();
+  await api?.close(0);
+  await host?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Writes `head` then `body` on a raw connection. `cutAfter`: bytes of the body after which the
+ * client destroys the socket (an aborted body). Resolves with the status line's code (0: none came).
+ */
+function send(port: number, head: string, body: Buffer | null = null, cutAfter: number | null = null): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    const done = () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0));
+    socket.on('error', () => undefined);
+    socket.on('close', done);
+    socket.on('data', (d: Buffer) => {
+      answer += d.toString('latin1');
+      // The status line is all we read; the client then goes, as a browser closing a tab would.
+      if (/\r\n\r\n/.test(answer)) socket.destroy();
+    });
+    socket.on('connect', () => {
+      socket.write(head);
+      if (!body) return;
+      if (cutAfter === null) return void socket.write(body);
+      socket.write(body.subarray(0, cutAfter), () => socket.destroy());
+    });
+  });
+}
+
+const OVER_40_MB = Buffer.alloc(41 * 1024 * 1024, 0x20);
+const serveAuth = () => `x-tatra-token: ${serve.token}\r\nhost: 127.0.0.1:${serve.port}\r\norigin: ${serve.origin}\r\n`;
+const apiAuth = () => `authorization: Bearer ${key}\r\nhost: 127.0.0.1:${api.port}\r\n`;
+
+const SERVE_ROUTES = ['/', '/assets/app.js', '/api/invoke', '/api/upload?name=x.csv', '/api/download?path=x', '/api/events', '/api/nothing'];
+const API_ROUTES = ['/healthz', '/metrics', '/v1/models', '/v1/models/tatra%2Fsst2', '/v1/chat/completions', '/v1/classify', '/v1/nothing'];
+
+/** Two requests that must succeed: the server is still there and still itself. */
+async function bothStillAnswer(): Promise<void> {
+  const invoked = await fetch(`${serve.origin}/api/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-tatra-token': serve.token, origin: serve.origin },
+    body: JSON.stringify({ method: 'tasks.list', input: {} }),
+  });
+  expect(invoked.status).toBe(200);
+  await invoked.arrayBuffer();
+  const models = await fetch(`${api.origin}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+  expect(models.status).toBe(200);
+  await models.arrayBuffer();
+}
+
+describe('one request never stops a server', () => {
+  it('tatra serve: a body over the 40 MB limit, declared or chunked, is a 413 on every route and the server answers on', async () => {
+    for (const route of SERVE_ROUTES) {
+      const declared = await send(serve.port, `POST ${route} HTTP/1.1\r\n${serveAuth()}content-type: application/json\r\ncontent-length: ${OVER_40_MB.length}\r\n\r\n`, OVER_40_MB);
+      // Uploads take up to 2 GB; every other route refuses the method or the body first.
+      if (route === '/api/invoke') expect(declared, route).toBe(413);
+      else expect(declared, route).not.toBeGreaterThanOrEqual(500);
+    }
+    // Chunked: no length to refuse up front; the limit is met while reading.
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const chunked = Buffer.concat([...Array.from({ length: 41 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')]);
+    const status = await send(serve.port, `POST /api/invoke HTTP/1.1\r\n${serveAuth()}content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`, chunked);
+    // The answer is a 413, or the connection closed under a client still sending: never a 5xx.
+    expect([0, 413]).toContain(status);
+    await bothStillAnswer();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('tatra api: a body over its route limit is a 413, on every route, and the server answers on', async () => {
+    const big = Buffer.alloc(33 * 1024 * 1024, 0x20);
+    for (const route of API_ROUTES) {
+      const status = await send(api.port, `POST ${route} HTTP/1.1\r\n${apiAuth()}content-type: application/json\r\ncontent-length: ${big.length}\r\n\r\n`, big);
+      expect(status, route).toBeGreaterThanOrEqual(400);
+      expect(status, route).toBeLessThan(500);
+    }
+    await bothStillAnswer();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('a body cut short on every route of both faces leaves both answering', async () => {
+    const half = Buffer.alloc(64 * 1024, 0x7b);
+    for (const route of SERVE_ROUTES) await send(serve.port, `POST ${route} HTTP/1.1\r\n${serveAuth()}content-type: application/json\r\ncontent-length: ${half.length * 4}\r\n\r\n`, half, half.length / 2);
+    for (const route of API_ROUTES) await send(api.port, `POST ${route} HTTP/1.1\r\n${apiAuth()}content-type: application/json\r\ncontent-length: ${half.length * 4}\r\n\r\n`, half, half.length / 2);
+    await bothStillAnswer();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('a request target no URL can be made of is a 400 on both faces, with or without credentials, and no stack is logged', async () => {
+    const before = logs.length;
+    const targets = ['//x:99999/', 'http://[::1:99999/v1/models', '//[/', 'http://:/'];
+    for (const target of targets) {
+      for (const method of ['GET', 'POST']) {
+        expect(await send(serve.port, `${method} ${target} HTTP/1.1\r\nhost: 127.0.0.1:${serve.port}\r\n\r\n`), `serve ${method} ${target}`).toBe(400);
+        expect(await send(serve.port, `${method} ${target} HTTP/1.1\r\n${serveAuth()}\r\n`), `serve ${method} ${target} (token)`).toBe(400);
+        expect(await send(api.port, `${method} ${target} HTTP/1.1\r\nhost: 127.0.0.1:${api.port}\r\n\r\n`), `api ${method} ${target}`).toBe(400);
+        expect(await send(api.port, `${method} ${target} HTTP/1.1\r\n${apiAuth()}\r\n`), `api ${method} ${target} (key)`).toBe(400);
+      }
+      // The event socket's upgrade path parses the target too.
+      expect(await send(serve.port, `GET ${target} HTTP/1.1\r\n${serveAuth()}connection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`), `upgrade ${target}`).toBe(400);
+    }
+    await bothStillAnswer();
+    expect(unhandled).toEqual([]);
+    expect(logs.slice(before)).toEqual([]);
+  });
+
+  it('a malformed percent-escape in a model id is the client\'s error, not a 500', async () => {
+    const before = logs.length;
+    const res = await fetch(`${api.origin}/v1/models/%E0%A4%A`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string } };
+    expect(body.error.code).toBe('invalid_url');
+    expect(logs.slice(before)).toEqual([]);
+    await bothStillAnswer();
+  });
+});
