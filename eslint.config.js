@@ -3,6 +3,7 @@
 //   electron/net     - the one HTTP client (inference servers, downloads, the Hugging Face API)
 //   electron/remote  - TatraBackend over OpenAI-compatible servers (beside llama/)
 //   electron/engine  - the TATRA method; knows only its backend interface (no node-llama-cpp, no electron, no fs)
+//   electron/state   - small state in JSON files: schema-checked reads, atomic locked writes
 //   electron/**      - main-process code: node-llama-cpp, SQLite, fs
 //   renderer/**      - the UI: may import electron/common only
 // Which folder may import which is LAYERS below, checked by eslint-plugin-boundaries on the resolved
@@ -23,24 +24,26 @@ export const LAYERS = {
   common: ['common'],
   engine: ['common', 'engine'],
   net: ['common', 'net'],
+  // One small JSON state file read and written one way (json-file.ts); any main-process layer may keep one.
+  state: ['common', 'paths', 'state'],
   remote: ['common', 'engine', 'net', 'remote'],
-  llama: ['common', 'engine', 'net', 'remote', 'paths', 'llama'],
-  tasks: ['common', 'tasks', 'paths'],
+  llama: ['common', 'engine', 'net', 'remote', 'state', 'paths', 'llama'],
+  tasks: ['common', 'tasks', 'state', 'paths'],
   web: ['common', 'web'],
-  jobs: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'web', 'paths', 'jobs'],
-  models: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'web', 'paths', 'models'],
-  api: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'web', 'paths', 'api'],
+  jobs: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'web', 'paths', 'jobs'],
+  models: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'jobs', 'web', 'paths', 'models'],
+  api: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'jobs', 'models', 'web', 'paths', 'api'],
   server: ['common', 'api', 'web', 'paths', 'server'],
   // `tatra api`, the OpenAI-compatible face: the engine's classify() on the models the composition root loads.
-  service: ['common', 'engine', 'api', 'web', 'paths', 'service'],
-  cli: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'jobs', 'models', 'api', 'server', 'service', 'web', 'paths', 'cli'],
+  service: ['common', 'engine', 'api', 'state', 'web', 'paths', 'service'],
+  cli: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'jobs', 'models', 'api', 'server', 'service', 'web', 'paths', 'cli'],
   shell: ['common', 'api', 'web', 'paths', 'shell'],
   renderer: ['common', 'renderer'],
 };
 
 // Folders are layers; electron/'s own files are the Electron shell, except paths.ts (data folder
 // and app root: a leaf every main-process layer may use) and preload.ts (sees the contract only).
-const layerFolders = ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'service', 'cli'];
+const layerFolders = ['common', 'engine', 'net', 'remote', 'state', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'service', 'cli'];
 const layerElements = [
   ...layerFolders.map((type) => ({ type, pattern: `electron/${type}`, partialMatch: false })),
   { type: 'renderer', pattern: 'renderer/src', partialMatch: false },

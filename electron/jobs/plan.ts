@@ -3,8 +3,8 @@
 // store's generation cache, so work done before is not counted again. What a plan needs that
 // generating would tell (lengths of generated text, the machine's speed) comes from the last job
 // on the same models when there is one, else from stated assumptions; the plan says which.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { CostPlan, type CountRange, type PlanCount, type Price, priceOf } from '../common/plan';
 import { labelNames, type TaskDefinition } from '../common/task';
 import type { TatraSettings } from '../common/tatra';
@@ -22,6 +22,7 @@ import {
   planInput,
 } from '../engine';
 import type { GenerationCache } from '../engine/cache';
+import { JsonFile } from '../state/json-file';
 import type { JobStore } from './store';
 import type { JobInfo } from './types';
 
@@ -285,41 +286,42 @@ export function jobThroughput(store: JobStore, job: JobInfo): Throughput | null 
 }
 
 /** A short calibration's result, kept in the data folder per (generator, evaluator, threads, concurrency). */
-interface StoredCalibration {
-  tokensPerSecond: number;
-  measuredAt: string;
-  seconds: number;
-  tokens: number;
-}
+const StoredCalibration = z.object({
+  tokensPerSecond: z.number().nonnegative(),
+  measuredAt: z.string(),
+  seconds: z.number().nonnegative(),
+  tokens: z.number().nonnegative(),
+});
+type StoredCalibration = z.infer<typeof StoredCalibration>;
 
 const CALIBRATION_FILE = 'calibration.json';
+
+const calibrations = (dataDir: string) =>
+  new JsonFile<Record<string, StoredCalibration>>(join(dataDir, CALIBRATION_FILE), {
+    schema: z.record(z.string(), StoredCalibration),
+    empty: () => ({}),
+    code: 'calibration_invalid',
+    hint: '(it holds only measured speeds: plans assume one until a calibration or a job measures it again)',
+    indent: 1,
+  });
 
 export function calibrationKey(generatorId: string, evaluatorId: string, threads: number | undefined, concurrency: number): string {
   return JSON.stringify([generatorId, evaluatorId, threads ?? null, concurrency]);
 }
 
-export function readCalibration(dataDir: string, key: string): Throughput | null {
-  const path = join(dataDir, CALIBRATION_FILE);
-  if (!existsSync(path)) return null;
-  try {
-    const all = JSON.parse(readFileSync(path, 'utf8')) as Record<string, StoredCalibration>;
-    const c = all[key];
-    if (!c || !(c.tokensPerSecond > 0)) return null;
-    return { tokensPerSecond: c.tokensPerSecond, basis: `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
-  } catch {
-    return null;
-  }
+function calibrationThroughput(c: StoredCalibration | undefined): Throughput | null {
+  if (!c || !(c.tokensPerSecond > 0)) return null;
+  return { tokensPerSecond: c.tokensPerSecond, basis: `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
 }
 
-export function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number): Throughput {
-  const path = join(dataDir, CALIBRATION_FILE);
-  let all: Record<string, StoredCalibration> = {};
-  try {
-    if (existsSync(path)) all = JSON.parse(readFileSync(path, 'utf8')) as Record<string, StoredCalibration>;
-  } catch {
-    all = {};
-  }
-  all[key] = { tokensPerSecond: tokens / seconds, measuredAt: new Date().toISOString(), seconds, tokens };
-  writeFileSync(path, `${JSON.stringify(all, null, 1)}\n`);
-  return readCalibration(dataDir, key)!;
+/** The calibration kept for `key`, or null; a damaged calibration.json is one line naming it. */
+export async function readCalibration(dataDir: string, key: string): Promise<Throughput | null> {
+  return calibrationThroughput((await calibrations(dataDir).read())[key]);
+}
+
+/** Keeps a calibration beside the others (every other key is kept, whoever writes at once). */
+export async function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number): Promise<Throughput | null> {
+  const entry: StoredCalibration = { tokensPerSecond: tokens / seconds, measuredAt: new Date().toISOString(), seconds, tokens };
+  await calibrations(dataDir).update((all) => ({ ...all, [key]: entry }));
+  return calibrationThroughput(entry);
 }

@@ -133,7 +133,7 @@ export class Planner {
     const key = calibrationKey(generator.id, evaluator.id, this.opts.threads, concurrency);
     let throughput: Throughput | null = null;
     if (p.calibrate) throughput = await this.calibrate(p, generatorSpec, evaluatorSpec, rows, settings, key);
-    else throughput = (last ? jobThroughput(store, last) : null) ?? readCalibration(this.opts.dataDir, key);
+    else throughput = (last ? jobThroughput(store, last) : null) ?? (await readCalibration(this.opts.dataDir, key));
     return { task: p.task, generator, evaluator, lengths, throughput, ...(p.price ? { price: p.price } : {}), cache: new SqliteGenerationCache(store) };
   }
 
@@ -142,7 +142,7 @@ export class Planner {
    * these settings but one run, on the models loaded as the run will load them, timed; kept in
    * the data folder so later plans on the same models use it.
    */
-  private async calibrate(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string): Promise<Throughput> {
+  private async calibrate(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
     const concurrency = p.calibrate!.concurrency ?? 4;
     const signal = p.signal;

@@ -4,9 +4,10 @@
 // seconds, so it is done once per version of the file (file-versions.ts) and remembered.
 import { createHash } from 'node:crypto';
 import { openRegularFile } from '../regular-file';
+import { z } from 'zod';
 import { FileVersionCache, fileVersionKey } from './file-versions';
 
-const hashes = new FileVersionCache<string>('model-hashes.json', (v): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v));
+const hashes = new FileVersionCache('model-hashes.json', z.string().regex(/^[0-9a-f]{64}$/));
 const CHUNK = 4 * 1024 * 1024;
 
 /** sha256 (hex) of the whole file at `path`, a regular file (never blocks on a pipe or device). */

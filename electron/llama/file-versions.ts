@@ -2,17 +2,23 @@
 // model loads without taking the process down (trial-load.ts), the hash of all its bytes
 // (content-hash.ts). A version is the file's device, inode, size and modification and change
 // times: any write, rename over or replacement changes one of them (the change time cannot be
-// set back). Kept in memory and in the user's cache folder, so each is worked out once per
-// version, not on every run; a cache that cannot be written keeps them in memory only.
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+// set back). Kept in memory and in the user's cache folder (state/json-file.ts: several processes
+// add to it without losing each other's facts), so each is worked out once per version, not on
+// every run; a cache folder that cannot be written keeps them in memory only.
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
 import { userCacheDir } from '../paths';
+import { JsonFile } from '../state/json-file';
 
 /** The version of the file at `path` (symbolic links followed). */
 export async function fileVersionKey(path: string): Promise<string> {
   const s = await stat(path, { bigint: true });
   return `${resolve(path)}\u0000${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
 }
+
+/** Why a cache folder cannot be written to: a read-only or full home, not a fault of ours. */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
 
 /** Facts about file versions, in memory and in `<userCacheDir>/<name>`; the newest `keep` are kept. */
 export class FileVersionCache<T> {
@@ -21,24 +27,34 @@ export class FileVersionCache<T> {
 
   constructor(
     private readonly name: string,
-    private readonly valid: (v: unknown) => v is T,
+    private readonly fact: z.ZodType<T>,
     private readonly keep = 1000,
   ) {}
 
-  private file(): string {
-    return join(userCacheDir(), this.name);
+  // Where the cache folder is is read at each use: a test or a face may set it after this module loads.
+  private file(): JsonFile<[string, T][]> {
+    return new JsonFile(join(userCacheDir(), this.name), {
+      schema: z.array(z.tuple([z.string(), this.fact])),
+      empty: () => [],
+      code: 'cache_invalid',
+      hint: '(a cache: what it held is worked out again)',
+      indent: 0,
+    });
   }
 
   private load(): Promise<void> {
-    this.loaded ??= readFile(this.file(), 'utf8').then(
-      (text) => {
-        const list = JSON.parse(text) as unknown;
-        if (!Array.isArray(list)) return;
-        for (const e of list) if (Array.isArray(e) && typeof e[0] === 'string' && this.valid(e[1]) && !this.entries.has(e[0])) this.entries.set(e[0], e[1]);
-      },
-      () => undefined, // none yet, or unreadable: worked out again
-    );
-    return this.loaded.catch(() => undefined);
+    this.loaded ??= this.file()
+      .read()
+      .then(
+        (list) => {
+          for (const [key, value] of list) if (!this.entries.has(key)) this.entries.set(key, value);
+        },
+        (e: unknown) => {
+          this.loaded = null; // read again once the file is fixed or deleted
+          throw e;
+        },
+      );
+    return this.loaded;
   }
 
   async get(key: string): Promise<T | undefined> {
@@ -48,16 +64,20 @@ export class FileVersionCache<T> {
 
   async set(key: string, value: T): Promise<void> {
     await this.load();
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    while (this.entries.size > this.keep) this.entries.delete(this.entries.keys().next().value!);
+    this.add(this.entries, key, value);
     try {
-      await mkdir(dirname(this.file()), { recursive: true });
-      const tmp = `${this.file()}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify([...this.entries]));
-      await rename(tmp, this.file());
-    } catch {
-      /* a read-only home: kept in memory */
+      await this.file().update((list) => [...this.add(new Map(list), key, value)]);
+    } catch (e) {
+      if (!UNWRITABLE.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      // A read-only home: kept in memory.
     }
+  }
+
+  /** `key` becomes the newest; the oldest beyond `keep` go. */
+  private add(map: Map<string, T>, key: string, value: T): Map<string, T> {
+    map.delete(key);
+    map.set(key, value);
+    while (map.size > this.keep) map.delete(map.keys().next().value!);
+    return map;
   }
 }

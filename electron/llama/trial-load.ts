@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UserError } from '../common/errors';
 import { userCacheDir } from '../paths';
+import { z } from 'zod';
 import { FileVersionCache, fileVersionKey } from './file-versions';
 
 /**
@@ -49,7 +50,7 @@ process.exit(0);
 `;
 
 /** Versions of model files a child has loaded: each file version is tried once. */
-const vouched = new FileVersionCache<true>('vouched-models.json', (v): v is true => v === true);
+const vouched = new FileVersionCache('vouched-models.json', z.literal(true));
 
 let childScript: Promise<string> | null = null;
 

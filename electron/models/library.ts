@@ -1,13 +1,14 @@
 // The model library: the default models/ folder plus folders and files the user added
 // (remembered in <dataDir>/library.json and referenced in place, never copied). Every entry is
 // described from its GGUF header; a bad file is listed with its reason instead of breaking the list.
-import { mkdir, readFile, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { InvalidModel, LibraryListing, ModelEntry, ModelSource, PartialDownload } from '../common/contract/models';
 import { UserError, errorMessage } from '../common/errors';
 import { defaultModelsDir } from '../paths';
 import { readSmallRegularFile } from '../regular-file';
+import { JsonFile } from '../state/json-file';
 import { inspectModelFile, invalidCode, invalidReason } from './gguf';
 
 export interface ScanResult {
@@ -120,48 +121,19 @@ export interface ModelLibraryOptions {
 /** The user's library: default folder + added folders/files, persisted in `<dataDir>/library.json`. */
 export class ModelLibrary {
   readonly defaultDir: string;
-  private readonly file: string;
-  // Serialises read-modify-write of library.json between concurrent calls.
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly file: JsonFile<LibraryFile>;
 
   constructor(
     readonly dataDir: string,
     private readonly options: ModelLibraryOptions = {},
   ) {
     this.defaultDir = resolve(options.defaultDir ?? defaultModelsDir());
-    this.file = join(dataDir, 'library.json');
-  }
-
-  private async read(): Promise<LibraryFile> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch {
-      return { folders: [], files: [] };
-    }
-    try {
-      return LibraryFile.parse(JSON.parse(text));
-    } catch (e) {
-      throw new UserError(`the model library file ${this.file} is damaged (${errorMessage(e).split('\n')[0]}); fix or delete it`, 'library_invalid');
-    }
-  }
-
-  private async write(lib: LibraryFile): Promise<void> {
-    await mkdir(this.dataDir, { recursive: true });
-    const tmp = `${this.file}.tmp-${process.pid}`;
-    await writeFile(tmp, `${JSON.stringify(lib, null, 2)}\n`);
-    await rename(tmp, this.file);
-  }
-
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn, fn);
-    this.queue = next.catch(() => undefined);
-    return next;
+    this.file = new JsonFile(join(dataDir, 'library.json'), { schema: LibraryFile, empty: () => ({ folders: [], files: [] }), code: 'library_invalid' });
   }
 
   /** Scan everything the library references. */
   async list(): Promise<LibraryListing> {
-    const lib = await this.read();
+    const lib = await this.file.read();
     const extra = [...((await this.options.extraFolders?.()) ?? [])].map((f) => resolve(f));
     const folders = [this.defaultDir, ...lib.folders, ...extra.filter((f) => !lib.folders.includes(f) && f !== this.defaultDir)];
     const scan = await scanLibrary(folders, lib.files, { defaultDir: this.defaultDir });
@@ -169,67 +141,51 @@ export class ModelLibrary {
   }
 
   /** Add a folder (UserError when it is not a readable folder). */
-  addFolder(path: string): Promise<LibraryListing> {
-    return this.serial(async () => {
-      const dir = resolve(path);
-      let st;
-      try {
-        st = await stat(dir);
-      } catch {
-        throw new UserError(`folder not found: ${dir}`, 'library_missing');
-      }
-      if (!st.isDirectory()) throw new UserError(`not a folder: ${dir} (use "add file" for a single model)`, 'library_not_folder');
-      try {
-        await readdir(dir);
-      } catch (e) {
-        throw new UserError(`cannot read folder ${dir} (${(e as NodeJS.ErrnoException).code ?? errorMessage(e)})`, 'library_unreadable');
-      }
-      const lib = await this.read();
-      if (dir !== this.defaultDir && !lib.folders.includes(dir)) {
-        lib.folders.push(dir);
-        await this.write(lib);
-      }
-      return this.list();
-    });
+  async addFolder(path: string): Promise<LibraryListing> {
+    const dir = resolve(path);
+    let st;
+    try {
+      st = await stat(dir);
+    } catch {
+      throw new UserError(`folder not found: ${dir}`, 'library_missing');
+    }
+    if (!st.isDirectory()) throw new UserError(`not a folder: ${dir} (use "add file" for a single model)`, 'library_not_folder');
+    try {
+      await readdir(dir);
+    } catch (e) {
+      throw new UserError(`cannot read folder ${dir} (${(e as NodeJS.ErrnoException).code ?? errorMessage(e)})`, 'library_unreadable');
+    }
+    if (dir !== this.defaultDir) await this.file.update((lib) => (lib.folders.includes(dir) ? lib : { ...lib, folders: [...lib.folders, dir] }));
+    return this.list();
   }
 
   /** Add one file (UserError when it is missing, not a .gguf or not a usable GGUF, with the reason). */
-  addFile(path: string): Promise<LibraryListing> {
-    return this.serial(async () => {
-      const file = resolve(path);
-      let st;
-      try {
-        st = await stat(file);
-      } catch {
-        throw new UserError(`file not found: ${file}`, 'library_missing');
-      }
-      if (st.isDirectory()) throw new UserError(`${file} is a folder; use "add folder"`, 'library_not_file');
-      if (!/\.gguf$/i.test(file)) throw new UserError(`${file} is not a .gguf file`, 'library_not_gguf');
-      // A file that is not a usable GGUF is refused with its reason, not kept as an unusable entry.
-      await inspectModelFile(file, { checkData: true });
-      const lib = await this.read();
-      if (!lib.files.includes(file)) {
-        lib.files.push(file);
-        await this.write(lib);
-      }
-      return this.list();
-    });
+  async addFile(path: string): Promise<LibraryListing> {
+    const file = resolve(path);
+    let st;
+    try {
+      st = await stat(file);
+    } catch {
+      throw new UserError(`file not found: ${file}`, 'library_missing');
+    }
+    if (st.isDirectory()) throw new UserError(`${file} is a folder; use "add folder"`, 'library_not_file');
+    if (!/\.gguf$/i.test(file)) throw new UserError(`${file} is not a .gguf file`, 'library_not_gguf');
+    // A file that is not a usable GGUF is refused with its reason, not kept as an unusable entry.
+    await inspectModelFile(file, { checkData: true });
+    await this.file.update((lib) => (lib.files.includes(file) ? lib : { ...lib, files: [...lib.files, file] }));
+    return this.list();
   }
 
   /** Forget an added folder or file; never deletes anything on disk. */
-  remove(path: string): Promise<LibraryListing> {
-    return this.serial(async () => {
-      const p = resolve(path);
-      const lib = await this.read();
-      const before = lib.folders.length + lib.files.length;
-      lib.folders = lib.folders.filter((f) => f !== p);
-      lib.files = lib.files.filter((f) => f !== p);
-      if (lib.folders.length + lib.files.length === before) {
+  async remove(path: string): Promise<LibraryListing> {
+    const p = resolve(path);
+    await this.file.update((lib) => {
+      if (!lib.folders.includes(p) && !lib.files.includes(p)) {
         if (p === this.defaultDir) throw new UserError('the default models folder is always scanned and cannot be removed', 'library_default');
         throw new UserError(`${p} is not in the library (only added folders and files can be removed)`, 'library_unknown');
       }
-      await this.write(lib);
-      return this.list();
+      return { folders: lib.folders.filter((f) => f !== p), files: lib.files.filter((f) => f !== p) };
     });
+    return this.list();
   }
 }

@@ -35,6 +35,9 @@ const forbidden: [file: string, code: string][] = [
   // The service face gets its models from the CLI: it never loads one itself, nor reaches into jobs.
   ['electron/service/x.ts', "import { ModelPool } from '../llama/pool';\nexport const x = ModelPool;"],
   ['electron/service/x.ts', "import { openJobStore } from '../jobs';\nexport const x = openJobStore;"],
+  // Small state files are a leaf: the store knows files and schemas, nothing that uses it.
+  ['electron/state/x.ts', "import { ModelLibrary } from '../models/library';\nexport const x = ModelLibrary;"],
+  ['electron/engine/x.ts', "import { JsonFile } from '../state/json-file';\nexport const x = JsonFile;"],
   // The engine is pure: no file system.
   ['electron/engine/x.ts', "import { readFile } from 'node:fs/promises';\nexport const x = readFile;"],
 ];
@@ -47,6 +50,7 @@ const allowed: [file: string, code: string][] = [
   ['electron/cli/commands/x.ts', "import { startServer } from '../../server';\nexport const x = startServer;"],
   ['electron/cli/commands/x.ts', "import { startApiService } from '../../service';\nexport const x = startApiService;"],
   ['electron/service/x.ts', "import { classify } from '../engine';\nimport { SECURITY_HEADERS } from '../web/headers';\nexport const x = [classify, SECURITY_HEADERS];"],
+  ['electron/llama/x.ts', "import { JsonFile } from '../state/json-file';\nimport { userCacheDir } from '../paths';\nexport const x = [JsonFile, userCacheDir];"],
   ['renderer/src/views/x.ts', "import { INT_SETTINGS } from '../../../electron/common/settings';\nexport const x = INT_SETTINGS;"],
 ];
 
