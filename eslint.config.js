@@ -1,7 +1,8 @@
 // Layers you can see in folder names, enforced here:
 //   electron/common  - no Node, no DOM: the API contract, schemas, pure helpers (renderer may import)
 //   electron/net     - the one HTTP client (inference servers, downloads, the Hugging Face API)
-//   electron/remote  - TatraBackend over OpenAI-compatible servers (beside llama/)
+//   electron/remote  - TatraBackend over OpenAI-compatible servers (beside llama/, which never imports it)
+//   electron/hold    - holding models, local or remote: the pool and its leases, above llama/ and remote/
 //   electron/engine  - the TATRA method; knows only its backend interface (no node-llama-cpp, no electron, no fs)
 //   electron/state   - small state in JSON files: schema-checked reads, atomic locked writes
 //   electron/**      - main-process code: node-llama-cpp, SQLite, fs
@@ -27,23 +28,25 @@ export const LAYERS = {
   // One small JSON state file read and written one way (json-file.ts); any main-process layer may keep one.
   state: ['common', 'paths', 'state'],
   remote: ['common', 'engine', 'net', 'remote'],
-  llama: ['common', 'engine', 'net', 'remote', 'state', 'paths', 'llama'],
+  llama: ['common', 'engine', 'net', 'state', 'paths', 'llama'],
+  // Holding models, local (llama/) or remote (remote/) by their spec: the pool, the models of a plan.
+  hold: ['common', 'engine', 'net', 'remote', 'llama', 'state', 'paths', 'hold'],
   tasks: ['common', 'tasks', 'state', 'paths'],
   web: ['common', 'web'],
-  jobs: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'web', 'paths', 'jobs'],
-  models: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'jobs', 'web', 'paths', 'models'],
-  api: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'jobs', 'models', 'web', 'paths', 'api'],
+  jobs: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'web', 'paths', 'jobs'],
+  models: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'web', 'paths', 'models'],
+  api: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'web', 'paths', 'api'],
   server: ['common', 'api', 'web', 'paths', 'server'],
   // `tatra api`, the OpenAI-compatible face: the engine's classify() on the models the composition root loads.
   service: ['common', 'engine', 'api', 'state', 'web', 'paths', 'service'],
-  cli: ['common', 'engine', 'net', 'remote', 'llama', 'tasks', 'state', 'jobs', 'models', 'api', 'server', 'service', 'web', 'paths', 'cli'],
+  cli: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'api', 'server', 'service', 'web', 'paths', 'cli'],
   shell: ['common', 'api', 'web', 'paths', 'shell'],
   renderer: ['common', 'renderer'],
 };
 
 // Folders are layers; electron/'s own files are the Electron shell, except paths.ts (data folder
 // and app root: a leaf every main-process layer may use) and preload.ts (sees the contract only).
-const layerFolders = ['common', 'engine', 'net', 'remote', 'state', 'llama', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'service', 'cli'];
+const layerFolders = ['common', 'engine', 'net', 'remote', 'state', 'llama', 'hold', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'service', 'cli'];
 const layerElements = [
   ...layerFolders.map((type) => ({ type, pattern: `electron/${type}`, partialMatch: false })),
   { type: 'renderer', pattern: 'renderer/src', partialMatch: false },

@@ -29,7 +29,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { JobManager, openJobStore } from '../electron/jobs';
-import { ModelPool, disposeLlamaRuntime, type LlamaBackend, type LlamaBackendStats } from '../electron/llama';
+import { ModelPool } from '../electron/hold';
+import { disposeLlamaRuntime, type LlamaBackend, type LlamaBackendStats } from '../electron/llama';
 import { loadScheduled, type LlamaSchedule } from './free-schedule';
 import { ensureSyntheticModel, type SyntheticShape } from '../tools/synthetic-gguf';
 

@@ -12,7 +12,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { JobManager, Planner, SweepManager, openJobStore, type BackendProvider, type JobStore } from '../jobs';
-import { ModelPool } from '../llama';
+import { ModelPool } from '../hold';
 import { defaultThreads } from '../llama/threads';
 import { ComparisonManager, ModelLibrary } from '../models';
 import { RemoteLibrary, type KeyProtection } from '../models/remote-library';

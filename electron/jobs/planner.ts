@@ -6,7 +6,7 @@ import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { TatraSettings } from '../common/tatra';
 import { classify, MemoryGenerationCache } from '../engine';
-import { PlanModels } from '../llama/plan-models';
+import { PlanModels } from '../hold/plan-models';
 import type { RemoteLookup } from '../remote';
 import { readDataset } from './dataset';
 import {

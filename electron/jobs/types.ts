@@ -14,7 +14,6 @@ import type {
   StageStats,
   TatraSettings,
 } from '../common/tatra';
-import type { TatraBackend } from '../engine/backend';
 import type { Usage } from '../common/plan';
 import type { JobBudget } from './usage';
 import type { AnsweredMetrics, Calibration, SelectivePoint } from './calibration';
@@ -389,22 +388,7 @@ export interface JobMetrics {
 
 // ---------------------------------------------------------------- runner seams
 
-export interface BackendLease {
-  backend: TatraBackend;
-  release(): Promise<void>;
-}
-
-/** What the llama layer's ModelPool provides (tests may pass a scripted one). */
-export interface BackendProvider {
-  /**
-   * `signal` aborts this caller's wait for a model that is still loading (pause during a load).
-   * `remote`: what a job recorded about a remote model, to reach exactly those endpoints again.
-   * `sequences`: parallel sequences when this acquire loads the model (a job asks for one per row
-   * in flight, its concurrency); a model already loaded is shared as it is.
-   */
-  acquire(modelPath: string, opts?: { signal?: AbortSignal; remote?: RemoteModelRef; sequences?: number }): Promise<BackendLease>;
-  /** Probes a remote model for the job record; absent where the host cannot reach remote models. */
-  describeRemote?(spec: string, opts?: { signal?: AbortSignal }): Promise<RemoteModelRef>;
-}
+// Leases and the provider that hands them out are the hold room's (hold/lease.ts).
+export type { BackendLease, BackendProvider } from '../hold/lease';
 
 export type { ExportFormat };

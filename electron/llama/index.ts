@@ -1,5 +1,5 @@
 // Real local inference through node-llama-cpp: the process's Llama, GGUF validation, the
-// TatraBackend implementation and the shared model pool. Main-process code only (node-llama-cpp
+// TatraBackend implementation (held by the pool in hold/). Main-process code only (node-llama-cpp
 // crashes in a renderer).
 export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings, contentionWatch } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
@@ -7,4 +7,3 @@ export { inspectGgufOnce } from './inspection';
 export { inspectGguf, readGgufInfo, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
 export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaBackendKind, type LlamaBackendParts } from './backend';
-export { ModelPool, type BackendLease, type AcquireOptions, type ModelPoolOptions } from './pool';

@@ -10,7 +10,8 @@ import { toApiError } from '../../electron/api/errors';
 import { isAbortError } from '../../electron/common/errors';
 import { classify, type GenerateRequest, type TatraBackend } from '../../electron/engine';
 import { readDataset } from '../../electron/jobs';
-import { loadLlamaBackend, ModelPool, type LlamaBackend } from '../../electron/llama';
+import { ModelPool } from '../../electron/hold';
+import { loadLlamaBackend, type LlamaBackend } from '../../electron/llama';
 import { resolveTask } from '../../electron/tasks';
 import { tinyModelPath } from '../helpers/models';
 

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAbortError } from '../../electron/common/errors';
 import { MemoryGenerationCache, classify, type TatraBackend } from '../../electron/engine';
 import { resolveTask } from '../../electron/tasks';
-import { ModelPool, type LlamaBackend } from '../../electron/llama';
+import { ModelPool } from '../../electron/hold';
+import { type LlamaBackend } from '../../electron/llama';
 import { tinyModelPath } from '../helpers/models';
 
 let pool: ModelPool;

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { GenerateRequest, TatraBackend } from '../../electron/engine';
 import { JobManager, openJobStore, type BackendProvider } from '../../electron/jobs';
-import { ModelPool, disposeLlamaRuntime } from '../../electron/llama';
+import { ModelPool } from '../../electron/hold';
+import { disposeLlamaRuntime } from '../../electron/llama';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cache-'));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
-import { ModelPool } from '../../electron/llama';
+import { ModelPool } from '../../electron/hold';
 import { ComparisonManager, comparisonMatrix, runComparison } from '../../electron/models';
 import type { ComparisonRecord } from '../../electron/common/contract/models';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';

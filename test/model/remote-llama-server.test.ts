@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobInfo, JobMetrics } from '../../electron/jobs';
 import { JobManager, openJobStore } from '../../electron/jobs';
-import { ModelPool } from '../../electron/llama';
+import { ModelPool } from '../../electron/hold';
 import { RemoteLibrary } from '../../electron/models/remote-library';
 import { connectRemoteBackend, type RemoteBackend } from '../../electron/remote';
 import { freePort, startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';

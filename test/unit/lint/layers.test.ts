@@ -33,7 +33,12 @@ const forbidden: [file: string, code: string][] = [
   ['renderer/src/components/x.ts', "import { classify } from '../../../electron/engine/classify';\nexport const x = classify;"],
   ['renderer/src/x.ts', "import { appRoot } from '../../electron/paths';\nexport const x = appRoot;"],
   // The service face gets its models from the CLI: it never loads one itself, nor reaches into jobs.
-  ['electron/service/x.ts', "import { ModelPool } from '../llama/pool';\nexport const x = ModelPool;"],
+  ['electron/service/x.ts', "import { ModelPool } from '../hold/pool';\nexport const x = ModelPool;"],
+  // llama/ and remote/ are two backends side by side; what chooses between them (hold/) is above both.
+  ['electron/llama/x.ts', "import { connectRemote } from '../remote';\nexport const x = connectRemote;"],
+  ['electron/llama/deep/x.ts', "import { RemoteBackend } from '../../remote/backend';\nexport const x = RemoteBackend;"],
+  ['electron/remote/x.ts', "import { loadLlamaBackend } from '../llama/backend';\nexport const x = loadLlamaBackend;"],
+  ['electron/llama/x.ts', "import { ModelPool } from '../hold';\nexport const x = ModelPool;"],
   ['electron/service/x.ts', "import { openJobStore } from '../jobs';\nexport const x = openJobStore;"],
   // Small state files are a leaf: the store knows files and schemas, nothing that uses it.
   ['electron/state/x.ts', "import { ModelLibrary } from '../models/library';\nexport const x = ModelLibrary;"],
@@ -50,6 +55,8 @@ const allowed: [file: string, code: string][] = [
   ['electron/cli/commands/x.ts', "import { startServer } from '../../server';\nexport const x = startServer;"],
   ['electron/cli/commands/x.ts', "import { startApiService } from '../../service';\nexport const x = startApiService;"],
   ['electron/service/x.ts', "import { classify } from '../engine';\nimport { SECURITY_HEADERS } from '../web/headers';\nexport const x = [classify, SECURITY_HEADERS];"],
+  ['electron/hold/x.ts', "import { connectRemote } from '../remote';\nimport { loadLlamaBackend } from '../llama/backend';\nexport const x = [connectRemote, loadLlamaBackend];"],
+  ['electron/jobs/x.ts', "import { ModelPool } from '../hold';\nexport const x = ModelPool;"],
   ['electron/llama/x.ts', "import { JsonFile } from '../state/json-file';\nimport { userCacheDir } from '../paths';\nexport const x = [JsonFile, userCacheDir];"],
   ['renderer/src/views/x.ts', "import { INT_SETTINGS } from '../../../electron/common/settings';\nexport const x = INT_SETTINGS;"],
 ];

@@ -1,10 +1,10 @@
-// The model pool shares one load among every caller that wants the same file, so no single
+// The model pool (hold/pool.ts) shares one load among every caller that wants the same file, so no single
 // caller's signal stops it; once every caller waiting for it has given up (Ctrl-C or a pause
 // while the models load), the load itself is stopped instead of finishing only to be disposed.
 // A scripted loader pins exactly that: it settles only when told to, or when its signal aborts.
 import { describe, expect, it, vi } from 'vitest';
 import type { TatraBackend } from '../../../electron/engine/backend';
-import { ModelPool } from '../../../electron/llama/pool';
+import { ModelPool } from '../../../electron/hold/pool';
 import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
 
 interface ScriptedLoad {
@@ -78,5 +78,25 @@ describe('a load nobody waits for any more is stopped', () => {
     await pool.dispose();
     expect(loads.find((l) => l.path === '/m/d.gguf')!.signal.aborted).toBe(true);
     expect(await loading).toBeInstanceOf(Error);
+  });
+});
+
+describe('a lease is one holder’s claim (IReference): using it never unloads the model for the others', () => {
+  it('disposing a lease’s backend releases that claim only; the last claim unloads the model', async () => {
+    const { pool, loads, disposed } = scriptedPool();
+    const [a, b] = [pool.acquire('/m/e.gguf'), pool.acquire('/m/e.gguf')];
+    await vi.waitFor(() => expect(loads).toHaveLength(1));
+    loads[0]!.finish();
+    const [first, second] = await Promise.all([a, b]);
+    expect(first.backend.id).toBe(second.backend.id);
+    // Before, the lease handed out the shared backend itself: this unloaded it for `second` too.
+    await first.backend.dispose();
+    await first.backend.dispose();
+    await first.release();
+    expect(disposed).toEqual([]);
+    expect(pool.loaded()).toEqual([{ path: '/m/e.gguf', refs: 1 }]);
+    await second.backend.dispose();
+    expect(disposed).toEqual(['/m/e.gguf']);
+    expect(pool.loaded()).toEqual([]);
   });
 });

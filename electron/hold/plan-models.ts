@@ -6,7 +6,7 @@ import type { Price } from '../common/plan';
 import type { ChatPrompt } from '../engine/backend';
 import type { PlannedModel } from '../engine/cost';
 import { remoteBackendId, type RemoteLookup } from '../remote';
-import { loadTokenCounter } from './tokens';
+import { loadTokenCounter } from '../llama/tokens';
 import { isRemoteSpec } from '../common/remote';
 
 export interface PlanModel extends PlannedModel {

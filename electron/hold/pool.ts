@@ -1,19 +1,17 @@
-// Loads each model file once and shares it: generator and evaluator on the same file, and every
-// job using it, get the same backend (one copy of the weights, one sequence pool). A model nobody
-// holds is disposed, at once or after a keep-alive, so only the models jobs need stay loaded.
+// Holds every model the process uses, local and remote: each model file is loaded once and shared
+// (generator and evaluator on the same file, and every job using it, get one copy of the weights,
+// one sequence pool), a remote model is connected once per endpoint set. Each holder gets a lease
+// (lease.ts) and gives back only its own claim; a model nobody holds is disposed, at once or after
+// a keep-alive, so only the models in use stay loaded. Above llama/ and remote/, which know
+// nothing of each other.
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { raceAbort } from '../common/errors';
 import { isRemoteSpec, type RemoteModelRef } from '../common/remote';
 import type { TatraBackend } from '../engine/backend';
 import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
-import { loadLlamaBackend, type LoadLlamaBackendOptions } from './backend';
-
-/** A hold on a loaded model. Call release() exactly once when done (later calls do nothing). */
-export interface BackendLease {
-  backend: TatraBackend;
-  release(): Promise<void>;
-}
+import { loadLlamaBackend, type LoadLlamaBackendOptions } from '../llama/backend';
+import { leaseOf, type BackendLease } from './lease';
 
 /** Load settings; they apply when the model is first loaded. A later acquire of the same file shares what is loaded. */
 export type AcquireOptions = Omit<LoadLlamaBackendOptions, 'modelPath'> & {
@@ -111,15 +109,7 @@ export class ModelPool {
       await this.unref(held);
       throw e;
     }
-    let released = false;
-    return {
-      backend,
-      release: async () => {
-        if (released) return;
-        released = true;
-        await this.unref(held);
-      },
-    };
+    return leaseOf(backend, () => this.unref(held));
   }
 
   /** A remote model's record for a job (probes it, sharing the connection with later acquires). */
