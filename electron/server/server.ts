@@ -1,20 +1,22 @@
 // `tatra serve`: the built renderer and the API contract over HTTP (POST /api/invoke) and a
-// WebSocket (/api/events), in front of one ApiHost. Everything needs the token; API calls and
-// WebSocket upgrades also need an allowed Origin. See auth.ts for the reasoning.
+// WebSocket (/api/events), in front of one ApiHost, on the faces' one HTTP stack (web/http-app.ts).
+// Everything needs the token; API calls and WebSocket upgrades also need an allowed Origin. See
+// auth.ts for the reasoning. Failures are plain text (`<message>\n`) with their status.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { realpath, rm, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
-import { SECURITY_HEADERS } from '../web/headers';
+import { HttpError, createHttpApp, frameworkError, isClosedConnection, refuseOtherMethods } from '../web/http-app';
 import { mimeTypeFor } from '../web/mime';
 import { isInside } from '../web/inside';
 import { safeFileName, uploadDestination } from '../web/file-name';
 import { findStaticFile } from '../web/static';
-import { listen, publicOrigin } from '../web/listen';
+import { publicOrigin } from '../web/listen';
 import {
   TOKEN_QUERY,
   allowedOrigins,
@@ -42,6 +44,8 @@ export interface ServeOptions {
   /** Largest POST /api/upload body, bytes (default 2 GB). */
   maxUploadBytes?: number;
   log?: (line: string) => void;
+  /** Tests only: more routes beside the server's own, behind the same checks (a handler that throws). */
+  testRoutes?: (app: FastifyInstance) => void;
 }
 
 export interface RunningServer {
@@ -54,76 +58,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
-  res.end(text);
-}
-
-function sendText(res: ServerResponse, status: number, text: string, headers: Readonly<Record<string, string>> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...headers });
-  res.end(`${text}\n`);
-}
-
-/**
- * The whole body, or a 413 once it passes `limit`. Read with listeners rather than `for await`:
- * leaving that loop early destroys the request and its socket, so the 413 could never be sent.
- */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new HttpError(413, `request body over ${limit} bytes`);
-  // A declared length over the limit is refused before a byte is read.
-  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
-      stop();
-      req.pause();
-      reject(tooLarge());
-    };
-    const onEnd = () => {
-      stop();
-      resolve(Buffer.concat(chunks));
-    };
-    const onError = (e: Error) => {
-      stop();
-      reject(e);
-    };
-    const onClose = () => {
-      stop();
-      reject(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
-    };
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onError);
-    req.once('close', onClose);
-  });
-}
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const ctx = serverContext(opts);
-  const server = createServer((req, res) => void route(ctx, req, res).catch((e: unknown) => failRequest(ctx, req, res, e)));
-  const events = attachEventSocket(ctx, server);
-  await listen(server, opts.port, ctx.hostname);
+  const app = createHttpApp({
+    face: 'tatra serve',
+    bodyLimit: ctx.maxInvoke,
+    log: ctx.log,
+    closeAllOnClose: true,
+    isAnswer: () => false,
+    answerFailure: (e, _request, reply, bug) => answerFailure(ctx, e, reply, bug),
+  });
+  addRoutes(ctx, app);
+  opts.testRoutes?.(app);
+  const events = attachEventSocket(ctx, app.server);
+  await app.listen({ port: opts.port, host: ctx.hostname });
   // The port (0 picks one) is known now; the token cookie and the allowed origins name it.
-  ctx.port = (server.address() as AddressInfo).port;
+  ctx.port = (app.server.address() as AddressInfo).port;
   ctx.origins = allowedOrigins(ctx.hostname, ctx.port, opts.extraOrigins);
   const origin = publicOrigin(ctx.hostname, ctx.port);
   if (!isLoopbackHost(ctx.hostname)) {
@@ -138,8 +89,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     close() {
       closing ??= (async () => {
         events.close();
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
+        await app.close();
       })();
       return closing;
     },
@@ -179,130 +129,115 @@ function serverContext(opts: ServeOptions): ServerContext {
   };
 }
 
-/** The request's URL, or a 400 for a target no URL can be made of (`//x:99999/`, `http://[::1:9/`). */
-function requestUrl(req: IncomingMessage): URL {
-  try {
-    return new URL(req.url ?? '/', 'http://local');
-  } catch {
-    throw new HttpError(400, 'malformed request target');
-  }
+/** A failure as text: its status and message; a bug is only "internal error" (the details are in the log). */
+function answerFailure(ctx: ServerContext, e: unknown, reply: FastifyReply, bug: boolean): void {
+  const framework = frameworkError(e);
+  const status = bug ? 500 : e instanceof HttpError ? e.status : (framework?.statusCode ?? 500);
+  let message = bug ? 'internal error' : errorText(e);
+  if (framework?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `request body over ${reply.request.routeOptions.bodyLimit ?? ctx.maxInvoke} bytes`;
+  else if (framework?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'send application/json';
+  else if (framework?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || framework?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') message = 'the body is not JSON';
+  else if (framework?.code === 'FST_ERR_BAD_URL') message = 'malformed escape';
+  reply.code(status).headers({ 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...(e instanceof HttpError ? e.headers : {}) });
+  // A body left unread (a 413) is not read to its end: the connection closes after the answer.
+  if (status === 413) reply.header('connection', 'close');
+  reply.send(`${message}\n`);
 }
 
-/** One HTTP request: the token, then the Origin for the API, then the endpoint or a static file. */
-async function route(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = requestUrl(req);
-  const via = requestTokenSource(req, url, ctx.token, ctx.port);
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The token on everything, then the Origin for the API, then the cookie trade for a page opened from the printed URL. */
+async function checkRequest(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const url = request.target;
+  const via = requestTokenSource(request.raw, url, ctx.token, ctx.port);
   if (!via) throw new HttpError(401, 'unauthorised: open the URL tatra serve printed (it carries the token)');
   const isApi = url.pathname.startsWith('/api/');
-  if (isApi && !originAllowed(req.headers.origin, req.headers.host, ctx.origins, ctx.hostname)) {
-    throw new HttpError(403, `forbidden origin ${req.headers.origin ?? ''}`);
+  if (isApi && !originAllowed(request.headers.origin, request.headers.host, ctx.origins, ctx.hostname)) {
+    throw new HttpError(403, `forbidden origin ${request.headers.origin ?? ''}`);
   }
-  if (via === 'query' && !isApi) return tradeTokenForCookie(ctx, res, url);
-  if (url.pathname === '/api/invoke') return handleInvoke(ctx, req, res);
-  if (url.pathname === '/api/upload') return handleUpload(ctx, req, res, url);
-  if (url.pathname === '/api/download') return handleDownload(ctx, req, res, url);
-  if (isApi) throw new HttpError(404, 'no such endpoint');
-  return serveStatic(ctx, req, res, url);
+  if (via === 'query' && !isApi) return tradeTokenForCookie(ctx, reply, url);
+  return undefined;
+}
+
+function addRoutes(ctx: ServerContext, app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
+  const usePost = () => new HttpError(405, 'use POST');
+  const useGet = () => new HttpError(405, 'use GET');
+
+  // POST /api/invoke: JSON only. A JSON content type forces a CORS preflight on cross-site
+  // requests, a second wall after Origin; anything else is a 415 before a byte is read.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'));
+    scope.post('/api/invoke', { bodyLimit: ctx.maxInvoke }, async (request, reply) => {
+      const msg = request.body as { method?: unknown; input?: unknown } | null | undefined;
+      if (!msg || typeof msg !== 'object' || typeof msg.method !== 'string') throw new HttpError(400, 'expected {"method": string, "input": …}');
+      return reply.header('cache-control', 'no-store').send(await ctx.host.invoke(msg.method, msg.input));
+    });
+    refuseOtherMethods(scope, '/api/invoke', ['POST'], usePost);
+  });
+
+  // POST /api/upload: any bytes, streamed to disk as they come (up to 2 GB), never held in memory.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.post('/api/upload', (request, reply) => handleUpload(ctx, request, reply));
+    refuseOtherMethods(scope, '/api/upload', ['POST'], usePost);
+  });
+
+  app.get('/api/download', (request, reply) => handleDownload(ctx, request, reply));
+  refuseOtherMethods(app, '/api/download', ['GET'], useGet);
+
+  // Every other /api/ path, whatever the method: before its body is read.
+  app.all('/api/*', {
+    onRequest: async () => {
+      throw new HttpError(404, 'no such endpoint');
+    },
+    handler: async () => undefined,
+  });
+
+  // Everything else is the renderer: the same lookup as the desktop app's protocol (web/static.ts).
+  app.get('/*', (request, reply) => serveStatic(ctx, request, reply));
+  refuseOtherMethods(app, '/*', ['GET'], () => new HttpError(405, 'method not allowed'));
 }
 
 /** Trade the URL's token for a cookie and drop it from the address bar and history. */
-function tradeTokenForCookie(ctx: ServerContext, res: ServerResponse, url: URL): void {
+function tradeTokenForCookie(ctx: ServerContext, reply: FastifyReply, url: URL): FastifyReply {
   url.searchParams.delete(TOKEN_QUERY);
-  res.writeHead(303, {
-    Location: url.pathname + (url.search || ''),
-    'Set-Cookie': `${cookieName(ctx.port)}=${encodeURIComponent(ctx.token)}; HttpOnly; SameSite=Strict; Path=/`,
-    'Cache-Control': 'no-store',
-    ...SECURITY_HEADERS,
-  });
-  res.end();
+  return reply
+    .code(303)
+    .headers({
+      location: url.pathname + (url.search || ''),
+      'set-cookie': `${cookieName(ctx.port)}=${encodeURIComponent(ctx.token)}; HttpOnly; SameSite=Strict; Path=/`,
+      'cache-control': 'no-store',
+    })
+    .send();
 }
 
-// How Node reports a peer that went away: the request body ended early ('aborted', ECONNRESET),
-// a write met a closed socket (EPIPE), a stream was cut (ERR_STREAM_PREMATURE_CLOSE).
-const CLOSED_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
-
-/**
- * Whether a request failed only because its client closed the connection (a tab closed, a
- * reload, an upload cancelled, a download stopped): normal traffic, nothing to log or answer.
- */
-export function clientWentAway(req: IncomingMessage, res: ServerResponse, e: unknown): boolean {
-  if (isClosedConnection(e)) return true;
-  // The socket is gone and the error is not a bug of ours (those are logged whoever is listening).
-  const bug = e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError;
-  // A destroyed request has had its socket detached (`req.socket` is null then): gone as well.
-  return !bug && (req.destroyed || req.socket?.destroyed !== false || res.destroyed);
-}
-
-function isClosedConnection(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return (typeof code === 'string' && CLOSED_CODES.has(code)) || (e instanceof Error && e.message === 'aborted');
-}
-
-/**
- * A failed request: its HTTP error as text, anything else logged and answered 500; mid-stream, the
- * connection is cut; a client that went away is no error at all. It never throws: it runs where
- * nothing else would catch (a throw here was an unhandled rejection that ended the process).
- */
-function failRequest(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, e: unknown): void {
-  try {
-    // An HTTP error is answered even when its body was left unread (a 413): Node closes the
-    // connection after the answer rather than read the rest.
-    if (e instanceof HttpError && !res.headersSent && !res.destroyed) return sendText(res, e.status, e.message, { Connection: 'close' });
-    if (clientWentAway(req, res, e) || res.headersSent) {
-      res.destroy();
-      return;
-    }
-    ctx.log(`tatra serve: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    sendText(res, 500, 'internal error');
-  } catch (again) {
-    ctx.log(`tatra serve: could not answer a failed request: ${again instanceof Error ? again.message : String(again)}`);
-    res.destroy();
-  }
-}
-
-async function serveStatic(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method not allowed');
-  // The same lookup as the desktop app's protocol (web/static.ts); only the transport differs.
-  const file = await findStaticFile(ctx.staticDir, url.pathname);
+async function serveStatic(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const file = await findStaticFile(ctx.staticDir, request.target.pathname);
   if (!file.ok) throw new HttpError(file.status, file.status === 503 ? `${file.reason} and restart tatra serve` : file.reason);
-  res.writeHead(200, file.headers);
-  if (req.method === 'HEAD') return void res.end();
-  await pipeline(createReadStream(file.path), res);
+  reply.headers(file.headers);
+  return reply.send(request.method === 'HEAD' ? undefined : createReadStream(file.path));
 }
 
-async function handleInvoke(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (req.method !== 'POST') throw new HttpError(405, 'use POST');
-  const ct = req.headers['content-type'] ?? '';
-  // A JSON content type forces a CORS preflight on cross-site requests, a second wall after Origin.
-  if (!ct.startsWith('application/json')) throw new HttpError(415, 'send application/json');
-  const body = await readBody(req, ctx.maxInvoke);
-  let msg: unknown;
-  try {
-    msg = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'the body is not JSON');
-  }
-  if (!msg || typeof msg !== 'object' || typeof (msg as { method?: unknown }).method !== 'string') {
-    throw new HttpError(400, 'expected {"method": string, "input": …}');
-  }
-  const { method, input } = msg as { method: string; input?: unknown };
-  sendJson(res, 200, await ctx.host.invoke(method, input));
-}
-
-async function handleUpload(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  if (req.method !== 'POST') throw new HttpError(405, 'use POST');
-  const dest = await uploadDestination(ctx.uploadsDir, url.searchParams.get('name') ?? 'upload');
+async function handleUpload(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const tooLarge = () => new HttpError(413, `upload over ${ctx.maxUpload} bytes`);
+  if (Number(request.headers['content-length'] ?? 0) > ctx.maxUpload) throw tooLarge();
+  const dest = await uploadDestination(ctx.uploadsDir, request.target.searchParams.get('name') ?? 'upload');
   let bytes = 0;
   const counter = async function* (src: AsyncIterable<Buffer>) {
     for await (const chunk of src) {
       bytes += chunk.length;
-      if (bytes > ctx.maxUpload) throw new HttpError(413, `upload over ${ctx.maxUpload} bytes`);
+      if (bytes > ctx.maxUpload) throw tooLarge();
       yield chunk;
     }
   };
   const out = createWriteStream(dest, { flags: 'wx' });
   try {
-    await pipeline(req, counter, out);
+    await pipeline(request.raw, counter, out);
   } catch (e) {
     // A request that ends before the file is even open (the client went away at once) would
     // otherwise have the file created after it is removed, and left behind. The folder is this
@@ -311,12 +246,11 @@ async function handleUpload(ctx: ServerContext, req: IncomingMessage, res: Serve
     await rm(dirname(dest), { recursive: true, force: true }).catch(() => undefined);
     throw e;
   }
-  sendJson(res, 200, { path: dest, bytes });
+  return reply.header('cache-control', 'no-store').send({ path: dest, bytes });
 }
 
-async function handleDownload(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  if (req.method !== 'GET') throw new HttpError(405, 'use GET');
-  const wanted = url.searchParams.get('path');
+async function handleDownload(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const wanted = request.target.searchParams.get('path');
   if (!wanted) throw new HttpError(400, 'give ?path=');
   const file = await realpath(resolve(wanted)).catch(() => null);
   // Only exports may leave the server this way; never an arbitrary file.
@@ -326,14 +260,14 @@ async function handleDownload(ctx: ServerContext, req: IncomingMessage, res: Ser
   // rather than fail mid-stream with an empty reply.
   const info = await stat(file);
   if (!info.isFile()) throw new HttpError(404, 'no such export');
-  res.writeHead(200, {
-    'Content-Type': mimeTypeFor(file),
-    'Content-Length': String(info.size),
-    'Content-Disposition': `attachment; filename="${safeFileName(basename(file))}"`,
-    'Cache-Control': 'no-store',
-    ...SECURITY_HEADERS,
-  });
-  await pipeline(createReadStream(file), res);
+  return reply
+    .headers({
+      'content-type': mimeTypeFor(file),
+      'content-length': String(info.size),
+      'content-disposition': `attachment; filename="${safeFileName(basename(file))}"`,
+      'cache-control': 'no-store',
+    })
+    .send(createReadStream(file));
 }
 
 /** The event socket (/api/events): the same token and Origin checks as the API, then the host's events out. */

@@ -1,18 +1,19 @@
 // `tatra api`'s HTTP face: OpenAI's chat completions and model list, a batch classify, health and
-// metrics, over node:http. Who may call: whoever holds an API key (keys.ts), from a program, not a
+// metrics, on the faces' one HTTP stack (web/http-app.ts). Who may call: whoever holds an API key (keys.ts), from a program, not a
 // web page (a request with an Origin header is refused, so no page in the user's browser can drive
 // it, and on loopback a Host that is not this machine is refused against DNS rebinding). What it
-// takes on: admission.ts. Work stops when its client goes away. close() lets what is running
+// takes on: admission.ts, which counts a request from before its body is read. Work stops when its client goes away. close() lets what is running
 // finish within a grace period, then cancels the rest.
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
-import { errorMessage } from '../common/errors';
 import { SECURITY_HEADERS } from '../web/headers';
 import { hostHeaderName, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
-import { listen, publicOrigin } from '../web/listen';
+import { HttpError, bugLine, createHttpApp, frameworkError, refuseOtherMethods } from '../web/http-app';
+import { publicOrigin } from '../web/listen';
 import { Admission } from './admission';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
 import { Catalog, modelName, type LoadedPairing, type Target } from './catalog';
@@ -44,6 +45,8 @@ export interface ApiServiceOptions {
   /** Memory for cached results, and for cached generator outputs (each), bytes. Default 64 MiB. */
   cacheBytes?: number;
   log?: (line: string) => void;
+  /** Tests only: more routes beside the service's own, behind the same checks (a handler that throws). */
+  testRoutes?: (app: FastifyInstance) => void;
 }
 
 export interface RunningApiService {
@@ -106,9 +109,19 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
     closing: false,
     log: opts.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
-  const server = createServer((req, res) => void handle(ctx, req, res));
-  await listen(server, opts.port, ctx.hostname);
-  const port = (server.address() as AddressInfo).port;
+  const app = createHttpApp({
+    face: 'tatra api',
+    bodyLimit: MAX_CHAT_BYTES,
+    log: ctx.log,
+    closeAllOnClose: false,
+    // Once a shutdown's grace period is over, whatever a request was cancelled with is answered 503.
+    isAnswer: (e) => ctx.shutdown.signal.aborted || !failureOf(e).internal,
+    answerFailure: (e, request, reply, bug) => sendFailure(reply, failureFor(ctx, e, request, bug)),
+  });
+  addRoutes(ctx, app);
+  opts.testRoutes?.(app);
+  await app.listen({ port: opts.port, host: ctx.hostname });
+  const port = (app.server.address() as AddressInfo).port;
   if (!isLoopbackHost(ctx.hostname)) {
     ctx.log(`tatra api: WARNING: listening on ${ctx.hostname}, not loopback: anyone who can reach this machine and holds a key can use your models, and /healthz and /metrics need a key from there too`);
   }
@@ -121,8 +134,8 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
     close(graceMs) {
       closing ??= (async () => {
         ctx.closing = true;
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        // Stops listening and closes idle connections; answers in progress go on.
+        const closed = app.close();
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([admission.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
         clearTimeout(timer);
@@ -130,7 +143,7 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
         ctx.shutdown.abort();
         await Promise.race([admission.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
         clearTimeout(timer);
-        server.closeAllConnections();
+        app.server.closeAllConnections();
         await closed;
       })();
       return closing;
@@ -143,75 +156,74 @@ function routeLabel(path: string): RouteLabel {
   return (ROUTES as readonly string[]).includes(path) ? (path as RouteLabel) : 'other';
 }
 
-/** The request's URL, or null for a target no URL can be made of (`//x:99999/`, `http://[::1:9/`). */
-function requestUrl(req: IncomingMessage): URL | null {
-  try {
-    return new URL(req.url ?? '/', 'http://local');
-  } catch {
-    return null;
+/** The signal of each admitted request (see `admit`). */
+const signals = new WeakMap<FastifyRequest, AbortSignal>();
+
+function signalOf(request: FastifyRequest): AbortSignal {
+  const signal = signals.get(request);
+  if (!signal) throw new Error('a request reached its handler without being admitted');
+  return signal;
+}
+
+/** Every request: counted when it ends, then checked (caller, shutdown, key) before its route sees it. */
+async function checkRequest(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const started = performance.now();
+  const path = request.target.pathname;
+  const route = routeLabel(path);
+  reply.raw.once('close', () => {
+    // 499: the client went away before its answer was complete (nginx's name for it).
+    const status = reply.raw.writableFinished ? String(reply.raw.statusCode) : '499';
+    ctx.metrics.requests.inc({ route, status });
+    ctx.metrics.latency.observe({ route }, (performance.now() - started) / 1000);
+  });
+  checkCaller(ctx, request);
+  if (ctx.closing) throw new ApiFailure(503, 'the server is shutting down', 'server_error', 'shutting_down', null, { 'Retry-After': '5', Connection: 'close' });
+  if (route === '/healthz' || route === '/metrics') {
+    if (!isLoopbackAddress(request.raw.socket?.remoteAddress)) authenticate(ctx, request);
+  } else if (path.startsWith('/v1/')) {
+    authenticate(ctx, request);
   }
 }
 
 /**
- * One request. It never rejects: whatever fails inside is answered (a bug as a 500, logged), since
- * a rejection here would be unhandled and end the process.
+ * Admission before the body is read: a request counts against the queue from its first byte, so
+ * a full queue turns the next one away (429) without buffering its body.
  */
-async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  try {
-    await answer(ctx, req, res);
-  } catch (e) {
-    try {
-      fail(ctx, res, e);
-    } catch (again) {
-      ctx.log(`tatra api: could not answer a failed request: ${errorMessage(again)}`);
-      res.destroy();
-    }
-  }
+async function admit(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  signals.set(request, requestSignal(ctx, reply.raw, ctx.admission.admit()));
 }
 
-async function answer(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const started = performance.now();
-  const url = requestUrl(req);
-  const route = url ? routeLabel(url.pathname) : 'other';
-  res.once('close', () => {
-    // 499: the client went away before its answer was complete (nginx's name for it).
-    const status = res.writableFinished ? String(res.statusCode) : '499';
-    ctx.metrics.requests.inc({ route, status });
-    ctx.metrics.latency.observe({ route }, (performance.now() - started) / 1000);
+function addRoutes(ctx: Context, app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
+  const refuse = (method: 'GET' | 'POST') => () => new ApiFailure(405, `use ${method}`, 'invalid_request_error', 'method_not_allowed', null, { Allow: method });
+  app.setNotFoundHandler(async (request) => {
+    throw notFound(`no such endpoint: ${request.target.pathname}`);
   });
-  try {
-    if (!url) throw new ApiFailure(400, 'the request target is not a valid URL path', 'invalid_request_error', 'invalid_url');
-    checkCaller(ctx, req);
-    if (ctx.closing) throw new ApiFailure(503, 'the server is shutting down', 'server_error', 'shutting_down', null, { 'Retry-After': '5', Connection: 'close' });
-    if (route === '/healthz' || route === '/metrics') {
-      if (!isLoopbackAddress(req.socket.remoteAddress)) authenticate(ctx, req);
-      requireMethod(req, 'GET');
-      if (route === '/healthz') return sendJson(res, 200, health(ctx));
-      return sendText(res, 200, await ctx.metrics.registry.metrics(), ctx.metrics.registry.contentType);
-    }
-    if (!url.pathname.startsWith('/v1/')) throw notFound(`no such endpoint: ${url.pathname}`);
-    authenticate(ctx, req);
-    if (url.pathname === '/v1/models') {
-      requireMethod(req, 'GET');
-      return sendJson(res, 200, { object: 'list', data: ctx.catalog.ids().map((m) => modelEntry(ctx, m)) });
-    }
-    if (route === '/v1/models') {
-      requireMethod(req, 'GET');
-      const id = decodedModelId(url.pathname.slice('/v1/models/'.length));
-      return sendJson(res, 200, modelEntry(ctx, ctx.catalog.resolve(id)));
-    }
-    if (url.pathname === '/v1/chat/completions') {
-      requireMethod(req, 'POST');
-      return await chatCompletions(ctx, req, res);
-    }
-    if (url.pathname === '/v1/classify') {
-      requireMethod(req, 'POST');
-      return await classifyBatch(ctx, req, res);
-    }
-    throw notFound(`no such endpoint: ${url.pathname}`);
-  } catch (e) {
-    fail(ctx, res, e);
-  }
+
+  app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send(health(ctx)));
+  app.get('/metrics', async (_request, reply) => reply.header('cache-control', 'no-store').type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
+  app.get('/v1/models', async (_request, reply) => reply.header('cache-control', 'no-store').send({ object: 'list', data: ctx.catalog.ids().map((m) => modelEntry(ctx, m)) }));
+  app.get('/v1/models/*', async (request, reply) => {
+    const id = decodedModelId(request.target.pathname.slice('/v1/models/'.length));
+    return reply.header('cache-control', 'no-store').send(modelEntry(ctx, ctx.catalog.resolve(id)));
+  });
+  for (const url of ['/healthz', '/metrics', '/v1/models', '/v1/models/*']) refuseOtherMethods(app, url, ['GET'], refuse('GET'));
+
+  // The bodies: JSON whatever the content type says (OpenAI's clients and curl alike), within each route's limit.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse((body as Buffer).toString('utf8')));
+      } catch {
+        done(new ApiFailure(400, 'the request body is not JSON', 'invalid_request_error', 'invalid_json'), undefined);
+      }
+    });
+    const onRequest = (request: FastifyRequest, reply: FastifyReply) => admit(ctx, request, reply);
+    scope.post('/v1/chat/completions', { bodyLimit: MAX_CHAT_BYTES, onRequest }, (request, reply) => chatCompletions(ctx, request, reply));
+    scope.post('/v1/classify', { bodyLimit: MAX_CLASSIFY_BYTES, onRequest }, (request, reply) => classifyBatch(ctx, request, reply));
+    for (const url of ['/v1/chat/completions', '/v1/classify']) refuseOtherMethods(scope, url, ['POST'], refuse('POST'));
+  });
 }
 
 /** A model id from its percent-encoded path segment; a malformed escape (`%E0%A4%A`) is the client's error. */
@@ -224,28 +236,24 @@ function decodedModelId(segment: string): string {
 }
 
 /** Programs only: no web page (Origin), and on loopback no Host but this machine's (DNS rebinding). */
-function checkCaller(ctx: Context, req: IncomingMessage): void {
-  if (req.headers.origin !== undefined) {
+function checkCaller(ctx: Context, request: FastifyRequest): void {
+  if (request.headers.origin !== undefined) {
     throw new ApiFailure(403, 'requests from web pages (with an Origin header) are refused: call this API from a program', 'permission_error', 'origin_refused');
   }
-  const name = hostHeaderName(req.headers.host);
+  const name = hostHeaderName(request.headers.host);
   if (isLoopbackHost(ctx.hostname) && (name === null || !isLoopbackHost(name))) {
     throw new ApiFailure(403, 'this server answers only to its loopback name (127.0.0.1 or localhost)', 'permission_error', 'host_refused');
   }
 }
 
-function authenticate(ctx: Context, req: IncomingMessage): string {
-  const header = req.headers.authorization;
+function authenticate(ctx: Context, request: FastifyRequest): string {
+  const header = request.headers.authorization;
   const bearer = header ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
   const unauthorised = (message: string) => new ApiFailure(401, message, 'invalid_request_error', 'invalid_api_key', null, { 'WWW-Authenticate': 'Bearer' });
   if (!bearer) throw unauthorised('no API key: send "Authorization: Bearer <key>" (create one with `tatra api keys add NAME`)');
   const name = ctx.opts.keys.verify(bearer);
   if (name === null) throw unauthorised('invalid API key (keys are listed by `tatra api keys list`)');
   return name;
-}
-
-function requireMethod(req: IncomingMessage, method: 'GET' | 'POST'): void {
-  if (req.method !== method) throw new ApiFailure(405, `use ${method}`, 'invalid_request_error', 'method_not_allowed', null, { Allow: method });
 }
 
 function health(ctx: Context) {
@@ -280,80 +288,91 @@ function modelEntry(ctx: Context, m: Pick<Target, 'id' | 'served' | 'pairing'>) 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/chat/completions
 
-async function chatCompletions(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const parsed = ChatCompletionRequest.safeParse(await readJson(req, MAX_CHAT_BYTES));
+async function chatCompletions(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const parsed = ChatCompletionRequest.safeParse(request.body);
   if (!parsed.success) throw invalidBody(parsed.error);
   const body = parsed.data;
   const target = ctx.catalog.resolve(body.model);
   const input = lastUserText(body.messages);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
-  const signal = requestSignal(ctx, res, ctx.admission.admit());
+  const signal = signalOf(request);
   const id = completionId();
   const created = Math.floor(Date.now() / 1000);
-  res.setHeader('X-Request-Id', id);
+  reply.header('x-request-id', id);
 
   if (!body.stream) {
     const { result, cached } = await ctx.classifier.classify({ target, input, settings, signal });
-    return sendJson(res, 200, chatCompletion(id, created, target, tatraSummary(target, result, cached)));
+    return reply.header('cache-control', 'no-store').send(chatCompletion(id, created, target, tatraSummary(target, result, cached)));
   }
   // Headers go with the first chunk, once the engine has started on the input: a request that
   // fails before (an input too long for the context, a full queue) still gets its own status.
+  const res = reply.raw;
   const send = (value: unknown) => {
-    if (!res.headersSent) {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no', ...SECURITY_HEADERS });
+    if (!reply.sent) {
+      startStream(reply, 'text/event-stream; charset=utf-8');
       res.write(`data: ${JSON.stringify(chunk(id, created, target, { role: 'assistant', content: '' }, null))}\n\n`);
     }
     res.write(`data: ${JSON.stringify(value)}\n\n`);
   };
-  const { result, cached } = await ctx.classifier.classify({
-    target,
-    input,
-    settings,
-    signal,
-    onEvent: (event) => {
-      const progress = stageProgress(event);
-      if (progress) send(chunk(id, created, target, {}, null, { tatra: progress }));
-    },
-  });
-  const summary = tatraSummary(target, result, cached);
-  send(chunk(id, created, target, { content: summary.label ?? '' }, null));
-  send(chunk(id, created, target, {}, 'stop', { tatra: summary }));
-  if (body.stream_options?.include_usage) send({ ...chunk(id, created, target, {}, null), choices: [], usage: usage(summary) });
-  res.end('data: [DONE]\n\n');
+  try {
+    const { result, cached } = await ctx.classifier.classify({
+      target,
+      input,
+      settings,
+      signal,
+      onEvent: (event) => {
+        const progress = stageProgress(event);
+        if (progress) send(chunk(id, created, target, {}, null, { tatra: progress }));
+      },
+    });
+    const summary = tatraSummary(target, result, cached);
+    send(chunk(id, created, target, { content: summary.label ?? '' }, null));
+    send(chunk(id, created, target, {}, 'stop', { tatra: summary }));
+    if (body.stream_options?.include_usage) send({ ...chunk(id, created, target, {}, null), choices: [], usage: usage(summary) });
+    res.end('data: [DONE]\n\n');
+  } catch (e) {
+    if (!reply.sent) throw e;
+    endStream(ctx, reply, e, (text) => `data: ${text}\n\n`);
+  }
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/classify
 
-async function classifyBatch(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const parsed = ClassifyRequest.safeParse(await readJson(req, MAX_CLASSIFY_BYTES));
+async function classifyBatch(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const parsed = ClassifyRequest.safeParse(request.body);
   if (!parsed.success) throw invalidBody(parsed.error);
   const body = parsed.data;
   const target = ctx.catalog.resolve(body.model);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
-  const signal = requestSignal(ctx, res, ctx.admission.admit());
+  const signal = signalOf(request);
 
   const row = async (index: number) => {
     try {
       const { result, cached } = await ctx.classifier.classify({ target, input: body.inputs[index]!, settings, signal });
       return { object: 'classification' as const, index, ...tatraSummary(target, result, cached) };
     } catch (e) {
-      // The client left or the server is closing: the batch ends (fail() answers for it).
+      // The client left or the server is closing: the batch ends (the failure is answered for it).
       if (signal.aborted) throw e;
       // One bad input (too long, empty) or one timeout costs that row only.
-      return { object: 'classification' as const, index, error: answeredFailure(ctx, e).body().error };
+      return { object: 'classification' as const, index, error: answeredFailure(ctx, e, true).body().error };
     }
   };
 
   if (body.stream) {
-    res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
-    await inOrder(body.inputs.length, ctx.opts.concurrency, row, (r) => writeLine(res, `${JSON.stringify(r)}\n`, signal));
-    res.end();
-    return;
+    startStream(reply, 'application/x-ndjson; charset=utf-8');
+    try {
+      await inOrder(body.inputs.length, ctx.opts.concurrency, row, (r) => writeLine(reply.raw, `${JSON.stringify(r)}\n`, signal));
+      reply.raw.end();
+    } catch (e) {
+      endStream(ctx, reply, e, (text) => `${text}\n`);
+    }
+    return undefined;
   }
   const rows: unknown[] = [];
   await inOrder(body.inputs.length, ctx.opts.concurrency, row, async (r) => void rows.push(r));
-  sendJson(res, 200, { object: 'list', model: target.id, data: rows });
+  return reply.header('cache-control', 'no-store').send({ object: 'list', model: target.id, data: rows });
 }
 
 /**
@@ -395,44 +414,64 @@ function requestSignal(ctx: Context, res: ServerResponse, release: () => void): 
   return AbortSignal.any([clientGone.signal, ctx.shutdown.signal]);
 }
 
-/** What a failure is answered with; bugs are logged (never a request's headers, so never a key). */
-function answeredFailure(ctx: Context, e: unknown): ApiFailure {
+/**
+ * What a failure is answered with, counted; a bug is logged when `log` (never a request's
+ * headers, so never a key) unless the HTTP stack has logged it already.
+ */
+function answeredFailure(ctx: Context, e: unknown, log: boolean): ApiFailure {
   if (ctx.shutdown.signal.aborted && !(e instanceof ApiFailure)) {
     return new ApiFailure(503, 'the server shut down before this request was finished', 'server_error', 'shutting_down', null, { 'Retry-After': '5' });
   }
   const { failure, internal } = failureOf(e);
-  if (internal) ctx.log(`tatra api: ${e instanceof Error && e.stack ? e.stack : errorMessage(e)}`);
+  if (internal && log) ctx.log(bugLine('tatra api', e));
   ctx.metrics.errors.inc({ code: failure.code ?? failure.type });
   return failure;
 }
 
-function fail(ctx: Context, res: ServerResponse, e: unknown): void {
-  // The client has gone: there is nobody to answer.
-  if (res.destroyed || (res.writableEnded && !res.writableFinished)) return;
-  const failure = answeredFailure(ctx, e);
-  if (res.headersSent) {
-    // Mid-stream: the error as the stream's last item (OpenAI's clients raise it), then the end.
-    const type = String(res.getHeader('Content-Type') ?? '');
-    res.end(type.startsWith('text/event-stream') ? `data: ${JSON.stringify(failure.body())}\n\n` : `${JSON.stringify(failure.body())}\n`);
-    return;
+/** A failure of the request itself that the framework found (a body over its route's limit, a bad URL, a bad content type), as OpenAI's error. */
+function failureFor(ctx: Context, e: unknown, request: FastifyRequest, bug: boolean): ApiFailure {
+  if (e instanceof HttpError) {
+    const failure = new ApiFailure(e.status, e.message, e.status >= 500 ? 'server_error' : 'invalid_request_error', e.code, null, e.headers);
+    ctx.metrics.errors.inc({ code: failure.code ?? failure.type });
+    return failure;
   }
-  sendJson(res, failure.status, failure.body(), failure.headers);
+  const framework = frameworkError(e);
+  if (framework && !(e instanceof ApiFailure)) {
+    const failure =
+      framework.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? new ApiFailure(413, `the request body is over ${request.routeOptions.bodyLimit ?? MAX_CHAT_BYTES} bytes`, 'invalid_request_error', 'request_too_large')
+        : framework.code === 'FST_ERR_BAD_URL'
+          ? new ApiFailure(400, 'the request target has a malformed percent-escape', 'invalid_request_error', 'invalid_url')
+          : new ApiFailure(framework.statusCode, framework.message, 'invalid_request_error', framework.statusCode === 415 ? 'unsupported_media_type' : 'invalid_request');
+    ctx.metrics.errors.inc({ code: failure.code ?? failure.type });
+    return failure;
+  }
+  return answeredFailure(ctx, e, !bug);
 }
 
-async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  const tooLarge = () => new ApiFailure(413, `the request body is over ${limit} bytes`, 'invalid_request_error', 'request_too_large');
-  if (Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > limit) throw tooLarge();
-    chunks.push(c as Buffer);
-  }
+function sendFailure(reply: FastifyReply, failure: ApiFailure): void {
+  reply.code(failure.status).headers({ 'cache-control': 'no-store', ...failure.headers });
+  // A body left unread (over its limit, or turned away before it was read) is not read to its end.
+  if (failure.status === 413 || failure.status === 429) reply.header('connection', 'close');
+  reply.send(failure.body());
+}
+
+/** Takes over the response for a stream: its headers now, with those already set (security, request id). */
+function startStream(reply: FastifyReply, contentType: string): void {
+  reply.hijack();
+  reply.raw.writeHead(200, { ...reply.getHeaders(), ...SECURITY_HEADERS, 'Content-Type': contentType, 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' } as Record<string, string>);
+}
+
+/** A stream that fails after its headers: the error as its last item (OpenAI's clients raise it), then the end. */
+function endStream(ctx: Context, reply: FastifyReply, e: unknown, item: (json: string) => string): void {
+  const res = reply.raw;
+  // The client has gone: there is nobody to answer.
+  if (res.destroyed || (res.writableEnded && !res.writableFinished)) return;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new ApiFailure(400, 'the request body is not JSON', 'invalid_request_error', 'invalid_json');
+    res.end(item(JSON.stringify(answeredFailure(ctx, e, true).body())));
+  } catch (again) {
+    ctx.log(bugLine('tatra api: could not end a stream', again));
+    res.destroy();
   }
 }
 
@@ -440,14 +479,4 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 async function writeLine(res: ServerResponse, text: string, signal: AbortSignal): Promise<void> {
   if (res.write(text)) return;
   await once(res, 'drain', { signal });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function sendText(res: ServerResponse, status: number, text: string, contentType: string): void {
-  res.writeHead(status, { 'Content-Type': contentType, 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
-  res.end(text);
 }

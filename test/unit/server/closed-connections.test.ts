@@ -3,13 +3,13 @@
 // answers the next request. Every endpoint, cut at every stage (headers, body, answer), closed
 // three ways (FIN, destroy, TCP reset), on a real server over a real ApiHost.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { clientWentAway, startServer, type RunningServer } from '../../../electron/server/server';
+import { startServer, type RunningServer } from '../../../electron/server/server';
+import { clientWentAway } from '../../../electron/web/http-app';
 
 let dir: string;
 let host: ApiHost;
@@ -115,15 +115,14 @@ describe('a client that goes away', () => {
 });
 
 describe('clientWentAway', () => {
-  const req = (destroyed: boolean) => ({ socket: { destroyed }, destroyed, complete: false }) as unknown as IncomingMessage;
-  const res = { destroyed: false } as unknown as ServerResponse;
+  const req = (destroyed: boolean) => ({ req: { socket: { destroyed }, destroyed }, res: { destroyed: false } });
   it('is true for the ways Node reports a closed peer', () => {
-    for (const code of ['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED']) expect(clientWentAway(req(false), res, Object.assign(new Error('x'), { code }))).toBe(true);
-    expect(clientWentAway(req(false), res, new Error('aborted'))).toBe(true);
-    expect(clientWentAway(req(true), res, Object.assign(new Error('read failed'), { code: 'EIO' }))).toBe(true);
+    for (const code of ['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED']) expect(clientWentAway(req(false), Object.assign(new Error('x'), { code }))).toBe(true);
+    expect(clientWentAway(req(false), new Error('aborted'))).toBe(true);
+    expect(clientWentAway(req(true), Object.assign(new Error('read failed'), { code: 'EIO' }))).toBe(true);
   });
   it('is false for a bug of ours, even when the client has gone too, and for other failures', () => {
-    expect(clientWentAway(req(true), res, new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
-    expect(clientWentAway(req(false), res, new Error('disk full'))).toBe(false);
+    expect(clientWentAway(req(true), new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
+    expect(clientWentAway(req(false), new Error('disk full'))).toBe(false);
   });
 });

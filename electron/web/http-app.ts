@@ -1,0 +1,147 @@
+// The one HTTP stack of both network faces (`tatra serve` and `tatra api`): Fastify, which reads
+// bodies within limits (413), parses content types, routes, maps errors and closes, tested by far
+// more traffic than ours. What this module adds is what the faces share: the security headers on
+// every answer, a request target no URL can be made of refused before anything else looks at it,
+// and one rule for failures. A client's mistake is answered in the face's own shape; a client
+// that went away is nobody to answer; a bug of ours is logged once (control characters escaped)
+// and answered 500. Nothing a request does ends the process: only a signal does.
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { terminalSafe } from '../common/control-chars';
+import { errorMessage } from '../common/errors';
+import { SECURITY_HEADERS } from './headers';
+
+/** A failure with the status it is answered with (a face turns it into its own shape). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** Extra response headers (Retry-After, Allow, WWW-Authenticate). */
+    readonly headers: Readonly<Record<string, string>> = {},
+    /** A short machine-readable name of the failure, for faces whose errors carry one. */
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** An error Fastify raised about the request itself (a body over its limit, bad JSON, a bad URL): the client's, with its status. */
+export function frameworkError(e: unknown): (FastifyError & { statusCode: number }) | null {
+  const err = e as Partial<FastifyError> | null;
+  if (!err || typeof err.code !== 'string' || !err.code.startsWith('FST_') || typeof err.statusCode !== 'number') return null;
+  return err.statusCode >= 400 && err.statusCode < 500 ? (err as FastifyError & { statusCode: number }) : null;
+}
+
+// How Node reports a peer that went away: the request body ended early ('aborted', ECONNRESET),
+// a write met a closed socket (EPIPE), a stream was cut (ERR_STREAM_PREMATURE_CLOSE).
+const CLOSED_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+export function isClosedConnection(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return (typeof code === 'string' && CLOSED_CODES.has(code)) || (e instanceof Error && e.message === 'aborted');
+}
+
+/** Just enough of a request and its response to tell whether the client is still there. */
+interface Exchange {
+  req: { destroyed: boolean; socket: { destroyed: boolean } | null };
+  res: { destroyed: boolean };
+}
+
+/**
+ * Whether a request failed only because its client closed the connection (a tab closed, a
+ * reload, an upload cancelled, a download stopped): normal traffic, nothing to log or answer.
+ */
+export function clientWentAway({ req, res }: Exchange, e: unknown): boolean {
+  if (isClosedConnection(e)) return true;
+  // The socket is gone and the error is not a bug of ours (those are logged whoever is listening).
+  const bug = !frameworkError(e) && (e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError || e instanceof SyntaxError);
+  // A destroyed request has had its socket detached (`req.socket` is null then): gone as well.
+  return !bug && (req.destroyed || req.socket?.destroyed !== false || res.destroyed);
+}
+
+/** One log line for a bug: its stack, with every control character escaped (a request's text can be in it). */
+export function bugLine(face: string, e: unknown): string {
+  return terminalSafe(`${face}: ${e instanceof Error ? (e.stack ?? e.message) : errorMessage(e)}`);
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's target as a URL (its path still percent-encoded); set before any other hook runs. */
+    target: URL;
+  }
+}
+
+export interface HttpAppOptions {
+  /** The face's name, first in each of its log lines (`tatra serve`). */
+  face: string;
+  /** Largest request body a route reads unless it sets its own; more is a 413. */
+  bodyLimit: number;
+  log: (line: string) => void;
+  /** Closing the server ends every connection at once (`tatra serve`), or only idle ones (`tatra api` waits for its answers). */
+  closeAllOnClose: boolean;
+  /**
+   * Answers a failed request in the face's own shape. `e` is what was thrown: an HttpError, one of
+   * the face's own, a framework error about the request (frameworkError), or anything else: a bug,
+   * which the face answers 500 (already logged once here).
+   */
+  answerFailure(e: unknown, request: FastifyRequest, reply: FastifyReply, bug: boolean): void;
+  /** Whether the face knows `e` as an answer rather than a bug (its own error classes). */
+  isAnswer(e: unknown): boolean;
+}
+
+/** A Fastify app with the faces' shared rules installed; the face adds its hooks and routes. */
+export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
+  const fail = (e: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const known = e instanceof HttpError || frameworkError(e) !== null || opts.isAnswer(e);
+      if (!known && clientWentAway({ req: request.raw, res: reply.raw }, e)) return void reply.raw.destroy();
+      if (!known) opts.log(bugLine(opts.face, e));
+      // Mid-answer there is no status left to send: the connection is cut.
+      if (reply.raw.headersSent || reply.raw.destroyed) return void reply.raw.destroy();
+      reply.headers(SECURITY_HEADERS);
+      opts.answerFailure(e, request, reply, !known);
+    } catch (again) {
+      opts.log(bugLine(`${opts.face}: could not answer a failed request`, again));
+      reply.raw.destroy();
+    }
+  };
+  const app = Fastify({
+    bodyLimit: opts.bodyLimit,
+    logger: false,
+    // The faces answer 503 during a shutdown in their own shape (or close at once).
+    return503OnClosing: false,
+    forceCloseConnections: opts.closeAllOnClose ? true : 'idle',
+    // A malformed percent-escape in the path: the client's error, in the face's shape.
+    frameworkErrors: (e, request, reply) => fail(e, request, reply),
+  });
+  app.decorateRequest('target', null as unknown as URL);
+  app.addHook('onRequest', async (request, reply) => {
+    // Every answer carries the hardening headers, whoever sends it.
+    reply.headers(SECURITY_HEADERS);
+    try {
+      request.target = new URL(request.url, 'http://local');
+    } catch {
+      // `GET //x:99999/`, `GET http://[::1:9/`: no URL can be made of them.
+      throw new HttpError(400, 'the request target is not a valid URL path', {}, 'invalid_url');
+    }
+  });
+  app.setErrorHandler((e, request, reply) => fail(e, request, reply));
+  return app;
+}
+
+/** Methods a route may be asked for; the ones it does not take are answered 405 by `refuseOtherMethods`. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+/** Answers the methods `url` does not take with the face's 405 (Fastify alone would say 404). */
+export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: readonly string[], refusal: () => Error): void {
+  const others = METHODS.filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
+  app.route({
+    method: others,
+    url,
+    // Before the body is read: a refused request costs no more than its headers.
+    onRequest: async () => {
+      throw refusal();
+    },
+    handler: async () => undefined,
+  });
+}
