@@ -1,0 +1,140 @@
+// A handler's bug is a 500, never an exit. Each face gets test-only routes (the `testRoutes`
+// option, behind the face's own checks) whose handlers throw, reject, or throw something that is
+// not an Error; each is answered 500 in the face's shape, logged once with its control characters
+// escaped, nothing is an unhandled rejection, and the server answers the next request.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiHost, type ApiHost } from '../../../electron/api/host';
+import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
+import { startServer, type RunningServer } from '../../../electron/server/server';
+import { ApiKeyStore, startApiService, type RunningApiService } from '../../../electron/service';
+import { loadBuiltInTasks } from '../../../electron/tasks';
+import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+
+const dir = mkdtempSync(join(tmpdir(), 'tatra-handler-bugs-'));
+let host: ApiHost;
+let serve: RunningServer;
+let api: RunningApiService;
+let key = '';
+const serveLogs: string[] = [];
+const apiLogs: string[] = [];
+const unhandled: unknown[] = [];
+const onUnhandled = (e: unknown) => void unhandled.push(e);
+
+// A terminal escape (retitles the window) and a carriage return in the error's message: the log must show them escaped.
+const HOSTILE = 'bug \x1b]0;pwned\x07 here\r';
+
+/** Routes whose handlers fail in every way a handler can. */
+function buggyRoutes(prefix: string) {
+  return (app: FastifyInstance) => {
+    app.get(`${prefix}/throws`, () => {
+      throw new TypeError(`${HOSTILE} (throws)`);
+    });
+    app.get(`${prefix}/rejects`, async () => {
+      await new Promise((r) => setImmediate(r));
+      throw new Error(`${HOSTILE} (rejects)`);
+    });
+    app.get(`${prefix}/throws-a-string`, async () => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- a bug can throw anything
+      throw `${HOSTILE} (a string)`;
+    });
+    app.post(`${prefix}/rejects-after-body`, async (request) => {
+      await new Promise((r) => setImmediate(r));
+      throw new RangeError(`${HOSTILE} (after ${JSON.stringify(request.body).length} bytes)`);
+    });
+  };
+}
+
+beforeAll(async () => {
+  process.on('unhandledRejection', onUnhandled);
+  const web = join(dir, 'web');
+  mkdirSync(web, { recursive: true });
+  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
+  host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
+  serve = await startServer({ host, port: 0, staticDir: web, log: (l) => serveLogs.push(l), testRoutes: buggyRoutes('/api/test') });
+  const keys = new ApiKeyStore(join(dir, 'api'));
+  key = keys.add('tests');
+  const backend = new ScriptedBackend(politeScript({ answer: () => 'positive' }), { id: 'scripted:model', contextSize: 8192 });
+  api = await startApiService({
+    tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
+    pairings: [{ name: 'scripted', generator: 's.gguf', evaluator: 's.gguf', generatorBackend: backend, evaluatorBackend: backend }],
+    keys,
+    defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1 },
+    port: 0,
+    maxQueue: 4,
+    concurrency: 1,
+    timeoutMs: 60_000,
+    log: (l) => apiLogs.push(l),
+    testRoutes: buggyRoutes('/v1/test'),
+  });
+});
+
+afterAll(async () => {
+  process.off('unhandledRejection', onUnhandled);
+  await serve?.close();
+  await api?.close(0);
+  await host?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ROUTES: [path: string, method: 'GET' | 'POST', kind: string][] = [
+  ['throws', 'GET', '(throws)'],
+  ['rejects', 'GET', '(rejects)'],
+  ['throws-a-string', 'GET', '(a string)'],
+  ['rejects-after-body', 'POST', '(after'],
+];
+
+/** The one log line about `kind`, checked for escaping. */
+function oneEscapedLine(logs: string[], kind: string): string {
+  const lines = logs.filter((l) => l.includes(kind));
+  expect(lines).toHaveLength(1);
+  const line = lines[0]!;
+  // eslint-disable-next-line no-control-regex
+  expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+  expect(line).toContain('\\u001b]0;pwned\\u0007');
+  return line;
+}
+
+describe("a handler's bug", () => {
+  it.each(ROUTES)('tatra serve: %s is a 500 in text, logged once, escaped; the server answers on', async (path, method, kind) => {
+    const res = await fetch(`${serve.origin}/api/test/${path}`, {
+      method,
+      headers: { 'x-tatra-token': serve.token, 'content-type': 'application/json' },
+      body: method === 'POST' ? JSON.stringify({ some: 'body' }) : undefined,
+    });
+    expect(res.status).toBe(500);
+    expect(await res.text()).toBe('internal error\n');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const line = oneEscapedLine(serveLogs, kind);
+    expect(line.startsWith('tatra serve: ')).toBe(true);
+    const next = await fetch(`${serve.origin}/api/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-tatra-token': serve.token }, body: JSON.stringify({ method: 'tasks.list', input: {} }) });
+    expect(next.status).toBe(200);
+    expect(unhandled).toEqual([]);
+  });
+
+  it.each(ROUTES)("tatra api: %s is a 500 in OpenAI's shape, logged once, escaped; the server answers on", async (path, method, kind) => {
+    const res = await fetch(`${api.origin}/v1/test/${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: method === 'POST' ? JSON.stringify({ some: 'body' }) : undefined,
+    });
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as { error: { message: string; type: string; code: string } };
+    expect(body.error).toMatchObject({ type: 'server_error', code: 'internal' });
+    // The caller learns nothing of the bug; the operator's log has it.
+    expect(body.error.message).not.toContain('pwned');
+    const line = oneEscapedLine(apiLogs, kind);
+    expect(line.startsWith('tatra api: ')).toBe(true);
+    const next = await fetch(`${api.origin}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(next.status).toBe(200);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('is answered only behind the face\'s own checks: no token or key, no handler', async () => {
+    expect((await fetch(`${serve.origin}/api/test/throws`)).status).toBe(401);
+    expect((await fetch(`${api.origin}/v1/test/throws`)).status).toBe(401);
+  });
+});
