@@ -122,14 +122,16 @@ export function openServices(opts: ServicesOptions): Services {
         keepAliveMs: opts.keepAliveMs ?? 0,
         remote: { lookup: remotes },
         defaults: {
-          threads: threads.get(),
+          // Without --threads a local load takes the machine's default (llama/threads.ts) when it
+          // happens: a run on remote models only never reads it.
+          ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
           ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
           ...(opts.sequences !== undefined ? { sequences: opts.sequences } : {}),
         },
       }),
   );
-  // node-llama-cpp's pool is made on the first acquire, so a command that loads nothing never
-  // reads the thread default (a bad $TATRA_THREADS then fails only what would load a model).
+  // node-llama-cpp's pool is made on the first acquire, and reads the thread default only when it
+  // loads a local model (a bad $TATRA_THREADS then fails only what would load one).
   const pool: BackendProvider = opts.backendProvider ?? {
     acquire: (path, o) => modelPool.get().acquire(path, o),
     describeRemote: (spec, o) => modelPool.get().describeRemote(spec, o),

@@ -3,7 +3,8 @@
 // is done. A command loads models only when it uses the pool, and opens the database only when it
 // uses the jobs: one that only reads tasks, settings or the libraries holds nothing to close.
 import { openServices, type Services } from '../api/services';
-import { disposeLlamaRuntime } from '../llama';
+import { isRemoteSpec } from '../common/remote';
+import { disposeLlamaRuntime, getLlamaRuntime } from '../llama';
 import { resolveDataDir } from '../paths';
 
 export interface CliServiceOptions {
@@ -15,6 +16,8 @@ export interface CliServiceOptions {
   contextSize?: number;
   /** classify's --sequences (a job's models follow its --concurrency). */
   sequences?: number;
+  /** How long a model nothing holds stays loaded: 0 for a command (default), MODEL_KEEP_ALIVE_MS for a long-lived face (`tatra api`). */
+  keepAliveMs?: number;
 }
 
 export interface CliServices extends Services {
@@ -30,6 +33,7 @@ export function openCliServices(opts: CliServiceOptions = {}): CliServices {
     ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
     ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
     ...(opts.sequences !== undefined ? { sequences: opts.sequences } : {}),
+    ...(opts.keepAliveMs !== undefined ? { keepAliveMs: opts.keepAliveMs } : {}),
   });
   return Object.assign(services, {
     async close() {
@@ -47,4 +51,14 @@ export async function withCliServices<T>(opts: CliServiceOptions, work: (service
   } finally {
     await services.close();
   }
+}
+
+/**
+ * Starts the process's Llama before a command loads a local model among `specs`: when node-llama-cpp's
+ * bindings are first loaded by the GGUF check (GgufInsights without a Llama), llama.cpp's load
+ * warnings later bypass our logger and land on stdout, which would corrupt --json. A run on
+ * remote models only never starts llama.cpp.
+ */
+export async function startLlamaFor(specs: readonly string[]): Promise<void> {
+  if (specs.some((spec) => !isRemoteSpec(spec))) await getLlamaRuntime();
 }

@@ -6,6 +6,7 @@ import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { TatraSettings } from '../common/tatra';
 import { classify, MemoryGenerationCache } from '../engine';
+import { withHeldModels } from '../hold/classify';
 import { PlanModels } from '../hold/plan-models';
 import type { RemoteLookup } from '../remote';
 import { readDataset } from './dataset';
@@ -146,24 +147,13 @@ export class Planner {
     const { pool } = p.calibrate!;
     const concurrency = p.calibrate!.concurrency ?? 4;
     const signal = p.signal;
-    const gen = await pool.acquire(generatorSpec, signal ? { signal } : {});
-    try {
-      const ev = await pool.acquire(evaluatorSpec, signal ? { signal } : {});
-      try {
-        const sample = rows.slice(0, Math.max(1, Math.min(2, concurrency)));
-        const one: TatraSettings = { ...settings, r: 1, earlyStop: false };
-        const t0 = performance.now();
-        const results = await Promise.all(
-          sample.map((input) => classify({ task: p.task, input, settings: one, generator: gen.backend, evaluator: ev.backend, cache: new MemoryGenerationCache(), ...(signal ? { signal } : {}) })),
-        );
-        const seconds = (performance.now() - t0) / 1000;
-        const tokens = results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0);
-        return writeCalibration(this.opts.dataDir, key, tokens, seconds);
-      } finally {
-        await ev.release();
-      }
-    } finally {
-      await gen.release();
-    }
+    const sample = rows.slice(0, Math.max(1, Math.min(2, concurrency)));
+    const one: TatraSettings = { ...settings, r: 1, earlyStop: false };
+    const { tokens, seconds } = await withHeldModels(pool, { generator: generatorSpec, evaluator: evaluatorSpec, ...(signal ? { signal } : {}) }, async (generator, evaluator) => {
+      const t0 = performance.now();
+      const results = await Promise.all(sample.map((input) => classify({ task: p.task, input, settings: one, generator, evaluator, cache: new MemoryGenerationCache(), ...(signal ? { signal } : {}) })));
+      return { seconds: (performance.now() - t0) / 1000, tokens: results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0) };
+    });
+    return writeCalibration(this.opts.dataDir, key, tokens, seconds);
   }
 }

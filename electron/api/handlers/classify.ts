@@ -1,7 +1,7 @@
 // Interactive classification: classify.start answers at once with a run id; the engine's events
-// stream as `classify.event` while it works (the models are acquired from the host's pool), and
-// the run ends with a `done` event or an error. Recent runs stay in memory so a reloaded page
-// can replay them (classify.get).
+// stream as `classify.event` while it works (on models held from the host's pool for the run:
+// hold/classify.ts), and the run ends with a `done` event or an error. Recent runs stay in memory
+// so a reloaded page can replay them (classify.get).
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -9,8 +9,8 @@ import { isRemoteSpec, parseRemoteSpec } from '../../common/remote';
 import type { ClassifyRunState, classifyMethods } from '../../common/contract/classify';
 import { UserError, isAbortError } from '../../common/errors';
 import { withEarlyStop } from '../../common/settings';
-import { classify } from '../../engine';
-import type { BackendLease } from '../../jobs';
+import { MemoryGenerationCache } from '../../engine';
+import { classifyWithHeld } from '../../hold';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { toApiError } from '../errors';
 
@@ -57,21 +57,15 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
         runs.set(runId, run);
 
         run.done = (async () => {
-          const leases: BackendLease[] = [];
           try {
-            const { pool } = deps.services;
-            const generator = await pool.acquire(request.generator);
-            leases.push(generator);
-            // The same file twice shares one loaded copy (the pool keys by real path).
-            const evaluator = await pool.acquire(request.evaluator);
-            leases.push(evaluator);
-            ac.signal.throwIfAborted();
-            const result = await classify({
+            const result = await classifyWithHeld(deps.services.pool, {
               task,
               input: request.input,
               settings: withEarlyStop(request.settings, 'input'),
-              generator: generator.backend,
-              evaluator: evaluator.backend,
+              // The same file twice shares one loaded copy (the pool keys by real path).
+              generator: request.generator,
+              evaluator: request.evaluator,
+              cache: new MemoryGenerationCache(),
               signal: ac.signal,
               onEvent: (event) => {
                 state.events.push(event);
@@ -89,7 +83,6 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
             deps.emit('classify.event', { runId, error: state.error });
           } finally {
             deps.signal.removeEventListener('abort', onHostGone);
-            await Promise.all(leases.map((l) => l.release().catch(() => undefined)));
             prune();
           }
         })();

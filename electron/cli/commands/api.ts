@@ -6,8 +6,8 @@ import { UserError } from '../../common/errors';
 import { withEarlyStop } from '../../common/settings';
 import { TatraSettings } from '../../common/tatra';
 import type { TaskDefinition } from '../../common/task';
-import type { BackendLease } from '../../jobs';
-import { getLlamaRuntime } from '../../llama';
+import { MODEL_KEEP_ALIVE_MS } from '../../api/services';
+import { withHeldModels, type BackendProvider } from '../../hold';
 import { resolveDataDir } from '../../paths';
 import { ApiKeyStore, PAIRING_NAME, pairingName, startApiService, type LoadedPairing, type Pairing } from '../../service';
 import {
@@ -20,7 +20,7 @@ import {
   intOption,
   tatraSettingsFrom,
 } from '../options';
-import { openCliServices, type CliServices } from '../session';
+import { openCliServices, startLlamaFor, type CliServiceOptions, type CliServices } from '../session';
 import { err, onInterrupt, out, plural } from '../ui';
 
 interface ApiCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
@@ -112,6 +112,57 @@ function registerKeys(api: Command): void {
     });
 }
 
+/**
+ * `tatra api`'s services: a long-lived face, so a model its pool releases stays loaded for a while
+ * as in the app (a command's are unloaded at once), besides the pairings held while it runs.
+ */
+export function openApiServices(o: CliServiceOptions): CliServices {
+  return openCliServices({ ...o, keepAliveMs: MODEL_KEEP_ALIVE_MS });
+}
+
+/** Runs `work` with every pairing's models held (hold/classify.ts), the first pairing's first. */
+function holdPairings<T>(pool: BackendProvider, pairings: readonly Pairing[], work: (loaded: LoadedPairing[]) => Promise<T>, loaded: LoadedPairing[] = []): Promise<T> {
+  const next = pairings[loaded.length];
+  if (!next) return work(loaded);
+  return withHeldModels(pool, next, (generatorBackend, evaluatorBackend) => holdPairings(pool, pairings, work, [...loaded, { ...next, generatorBackend, evaluatorBackend }]));
+}
+
+/** Serves until SIGTERM or Ctrl+C, then lets running requests finish within the grace period. */
+async function serve(o: ApiCliOptions, what: { tasks: TaskDefinition[]; pairings: LoadedPairing[]; keys: ApiKeyStore; defaults: TatraSettings; dataDir: string }): Promise<void> {
+  const { tasks, pairings, keys } = what;
+  let service;
+  try {
+    service = await startApiService({
+      tasks,
+      pairings,
+      keys,
+      defaults: what.defaults,
+      port: o.port,
+      hostname: o.host,
+      maxQueue: o.maxQueue,
+      concurrency: o.concurrency,
+      timeoutMs: o.timeout * 1000,
+      log: err,
+    });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UserError(`port ${o.port} is in use; pick another with --port (0 picks a free one)`, 'port_in_use');
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`cannot listen on ${o.host}: no such interface`, 'bad_option');
+    if (code === 'EACCES') throw new UserError(`not allowed to listen on port ${o.port}`, 'bad_option');
+    throw e;
+  }
+  out(`listening on ${service.origin}`);
+  err(`tatra api: ${plural(tasks.length, 'task')} as tatra/<task> on ${pairings.map((p) => p.name).join(', ')}; data folder ${what.dataDir}; Ctrl+C stops`);
+  if (!keys.hasKeys()) err('tatra api: there are no API keys yet, so every /v1 request is refused: create one with `tatra api keys add NAME`');
+  const running = service;
+  await new Promise<void>((stopped, failed) => {
+    onInterrupt((signal) => {
+      err(`tatra api: ${signal}, finishing running requests (up to ${o.shutdownGrace} s)`);
+      running.close(o.shutdownGrace * 1000).then(stopped, failed);
+    }, ['SIGTERM']);
+  });
+}
+
 export function registerApi(program: Command): void {
   const cmd = program
     .command('api')
@@ -130,63 +181,17 @@ export function registerApi(program: Command): void {
     .action(async (o: ApiCliOptions) => {
       const pairings = pairingsFrom(o);
       const defaults = TatraSettings.parse(withEarlyStop({ ...tatraSettingsFrom(o), ...(o.earlyStop !== undefined ? { earlyStop: o.earlyStop } : {}) }, 'input'));
-      const services = openCliServices(o);
-      const keys = new ApiKeyStore(services.dataDir);
-      const leases: BackendLease[] = [];
-      const closeAll = async () => {
-        for (const lease of leases.splice(0)) await lease.release();
-        await services.close();
-      };
-      let service;
-      let tasks: TaskDefinition[];
+      const services = openApiServices(o);
       try {
+        const keys = new ApiKeyStore(services.dataDir);
         keys.hasKeys(); // a damaged key file stops the start, not the first request
-        tasks = await servedTasks(services, o.task);
-        // The process's Llama first, so llama.cpp's load messages go through our logger (see classify).
-        await getLlamaRuntime();
+        const tasks = await servedTasks(services, o.task);
+        await startLlamaFor(pairings.flatMap((p) => [p.generator, p.evaluator]));
         // Loaded now and held while the service runs: no request waits for a load.
-        const loaded: LoadedPairing[] = [];
-        for (const p of pairings) {
-          const generator = await services.pool.acquire(p.generator);
-          leases.push(generator);
-          const evaluator = await services.pool.acquire(p.evaluator);
-          leases.push(evaluator);
-          loaded.push({ ...p, generatorBackend: generator.backend, evaluatorBackend: evaluator.backend });
-        }
-        service = await startApiService({
-          tasks,
-          pairings: loaded,
-          keys,
-          defaults,
-          port: o.port,
-          hostname: o.host,
-          maxQueue: o.maxQueue,
-          concurrency: o.concurrency,
-          timeoutMs: o.timeout * 1000,
-          log: err,
-        });
-      } catch (e) {
-        await closeAll();
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE') throw new UserError(`port ${o.port} is in use; pick another with --port (0 picks a free one)`, 'port_in_use');
-        if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`cannot listen on ${o.host}: no such interface`, 'bad_option');
-        if (code === 'EACCES') throw new UserError(`not allowed to listen on port ${o.port}`, 'bad_option');
-        throw e;
+        await holdPairings(services.pool, pairings, (loaded) => serve(o, { tasks, pairings: loaded, keys, defaults, dataDir: services.dataDir }));
+      } finally {
+        await services.close();
       }
-      out(`listening on ${service.origin}`);
-      err(`tatra api: ${plural(tasks.length, 'task')} as tatra/<task> on ${pairings.map((p) => p.name).join(', ')}; data folder ${services.dataDir}; Ctrl+C stops`);
-      if (!keys.hasKeys()) err('tatra api: there are no API keys yet, so every /v1 request is refused: create one with `tatra api keys add NAME`');
-
-      await new Promise<void>((resolveStop) => {
-        onInterrupt((signal) => {
-          err(`tatra api: ${signal}, finishing running requests (up to ${o.shutdownGrace} s)`);
-          void (async () => {
-            await service.close(o.shutdownGrace * 1000);
-            await closeAll();
-            resolveStop();
-          })();
-        }, ['SIGTERM']);
-      });
       // The models and node-llama-cpp are disposed by now; leave no native handle keeping us up.
       process.exit(0);
     });

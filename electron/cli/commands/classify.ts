@@ -6,8 +6,8 @@ import { withEarlyStop } from '../../common/settings';
 import { type OutputConstraint, type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
 import { deterministicLine } from '../../common/reproducible';
-import { type TatraBackend, MemoryGenerationCache, classify } from '../../engine';
-import { getLlamaRuntime } from '../../llama';
+import { MemoryGenerationCache } from '../../engine';
+import { classifyWithHeld } from '../../hold';
 import {
   type ModelCliOptions,
   type TatraSettingsCliOptions,
@@ -22,7 +22,7 @@ import {
   readStdinIfPiped,
   tatraSettingsFrom,
 } from '../options';
-import { withCliServices } from '../session';
+import { startLlamaFor, withCliServices } from '../session';
 import { type PlanCliOptions, addPlanOptions, priceFrom, printPlan } from '../plan';
 import { duration, interruptSignal, out, outJson, pct, plural, statusLine, stderrIsTerminal } from '../ui';
 
@@ -143,26 +143,15 @@ export function registerClassify(program: Command): void {
           return printPlan(plan, opts.json === true);
         }
 
-        // The process's Llama first: when node-llama-cpp's bindings are first loaded by the GGUF
-        // check (GgufInsights without a Llama), llama.cpp's load warnings later bypass our logger
-        // and land on stdout, which would corrupt --json.
-        await getLlamaRuntime();
+        await startLlamaFor([generatorPath, evaluatorPath]);
         const { signal, off } = interruptSignal();
-        const leases: { release(): Promise<void> }[] = [];
         try {
-          const acquire = async (path: string): Promise<TatraBackend> => {
-            const lease = await services.pool.acquire(path, { signal });
-            leases.push(lease);
-            return lease.backend;
-          };
-          const generator = await acquire(generatorPath);
-          const evaluator = await acquire(evaluatorPath);
-          const result = await classify({
+          const result = await classifyWithHeld(services.pool, {
             task,
             input,
             settings,
-            generator,
-            evaluator,
+            generator: generatorPath,
+            evaluator: evaluatorPath,
             cache: new MemoryGenerationCache(),
             signal,
             ...(opts.json ? {} : { onEvent: progressReporter(settings, labelNames(task).length) }),
@@ -171,7 +160,6 @@ export function registerClassify(program: Command): void {
           else out(humanReport(task, result));
         } finally {
           off();
-          for (const lease of leases) await lease.release();
         }
       });
     });
