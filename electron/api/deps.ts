@@ -16,6 +16,8 @@ export interface HostDeps {
   emit<E extends EventName>(event: E, payload: z.input<ApiEventSchema<E>>): void;
   /** A signal aborted when the host is disposed: long work started by a handler listens to it. */
   readonly signal: AbortSignal;
+  /** Where a failure nobody asked to hear of goes (work done after a call has answered): the host's log. */
+  log(line: string): void;
 }
 
 type ApiEventSchema<E extends EventName> = ApiEvents[E];

@@ -14,10 +14,11 @@ import {
   isEventName,
   isMethodName,
 } from '../common/contract';
+import { DisposableStore } from '../common/disposables';
 import { errorMessage } from '../common/errors';
 import type { BackendProvider } from '../jobs';
 import type { KeyProtection } from '../models/remote-library';
-import type { HandlerGroup, HostDeps } from './deps';
+import type { HostDeps } from './deps';
 import { HOST_ERROR_CODES, toApiError } from './errors';
 export { HOST_ERROR_CODES, toApiError } from './errors';
 import { createSettingsHandlers } from './handlers/settings';
@@ -72,7 +73,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const strict = opts.strictOutputs ?? process.env.NODE_ENV !== 'production';
   const listeners = new Set<HostListener>();
-  const lifetime = new AbortController();
+  const shutdown = new AbortController();
   let disposed = false;
 
   const emit = (event: string, payload: unknown): void => {
@@ -108,26 +109,34 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     ...(opts.keyProtection ? { keyProtection: opts.keyProtection } : {}),
     ...(opts.backendProvider ? { backendProvider: opts.backendProvider } : {}),
     onOpen: {
-      // Forwarded from creation on, so jobs started by any handler group (sweeps, compare) stream.
+      // Forwarded from creation on, so jobs started by any handler group (sweeps, compare) stream;
+      // each forward stops when the services close (what these return).
       jobs: (manager) => forwardJobEvents(manager, emit as HostDeps['emit']),
       sweeps: (manager) => manager.onProgress((p) => emit('sweep.progress', p)),
       comparisons: (manager) => manager.onProgress((r) => emit('compare.progress', r)),
     },
   });
 
+  // Shutdown in the reverse order of what is added: the host's signal first (runs see it), then
+  // the handler groups, the last added first (runs and jobs stop before models unload), then the
+  // services (sweeps and jobs paused, resumable; the database closed; models unloaded), then the
+  // listeners. A failure is logged and the rest still close.
+  const lifetime = new DisposableStore((e) => log(`tatra: shutting down: ${errorMessage(e)}`));
+  lifetime.add(() => listeners.clear());
+  lifetime.add(services);
+
   const deps: HostDeps = {
     services,
     dataDir,
     mode: opts.mode ?? 'browser',
     emit: emit as HostDeps['emit'],
-    signal: lifetime.signal,
+    signal: shutdown.signal,
+    log,
   };
 
-  // Groups are disposed in reverse order: runs and jobs stop before models unload.
-  const groups: HandlerGroup<never>[] = [];
   const table = new Map<string, AnyHandler>();
   const add = (group: { handlers: object; dispose?(): Promise<void> }): void => {
-    groups.push(group as HandlerGroup<never>);
+    if (group.dispose) lifetime.add(() => group.dispose?.());
     for (const [name, fn] of Object.entries(group.handlers)) table.set(name, fn as AnyHandler);
   };
   add(createSettingsHandlers(deps));
@@ -137,6 +146,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createClassifyHandlers(deps));
   add(createSweepsHandlers(deps));
   add(createPlansHandlers(deps));
+  lifetime.add(() => shutdown.abort());
 
   const invoke = async (method: string, input: unknown): Promise<InvokeResult> => {
     if (disposed) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };
@@ -174,23 +184,8 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
       return () => listeners.delete(listener);
     },
     async dispose() {
-      if (disposed) return;
       disposed = true;
-      lifetime.abort();
-      for (const g of [...groups].reverse()) {
-        try {
-          await g.dispose?.();
-        } catch (e) {
-          log(`tatra: dispose failed: ${errorMessage(e)}`);
-        }
-      }
-      try {
-        // Running sweeps and jobs are paused (resumable), the database is closed, models unload.
-        await services.dispose();
-      } catch (e) {
-        log(`tatra: closing the data folder's services failed: ${errorMessage(e)}`);
-      }
-      listeners.clear();
+      await lifetime.dispose();
     },
   };
 }

@@ -18,10 +18,14 @@ import { ComparisonManager, ModelLibrary } from '../models';
 import { RemoteLibrary, type KeyProtection } from '../models/remote-library';
 import { defaultModelsDir } from '../paths';
 import { taskFolder, type TaskFolder } from '../tasks';
+import { DisposableStore } from '../common/disposables';
 import { createSettingsStore, type SettingsStore } from './settings-store';
 
 /** How long an unused model stays loaded in a long-lived face, so a second classify does not reload it. */
 export const MODEL_KEEP_ALIVE_MS = 30_000;
+
+/** What an `onOpen` hook returns: how to stop listening (called when the services are disposed, before the manager). */
+type Unsubscribe = (() => void) | void;
 
 export interface ServicesOptions {
   /** The data folder: job database, user tasks, settings, remote models, uploads, exports. */
@@ -49,7 +53,7 @@ export interface ServicesOptions {
    * Called once when the job manager (or the sweep manager) is first opened, whoever opens it: the
    * API host forwards their events from then on.
    */
-  onOpen?: { jobs?(manager: JobManager): void; sweeps?(manager: SweepManager): void; comparisons?(manager: ComparisonManager): void };
+  onOpen?: { jobs?(manager: JobManager): Unsubscribe; sweeps?(manager: SweepManager): Unsubscribe; comparisons?(manager: ComparisonManager): Unsubscribe };
 }
 
 export interface Services {
@@ -115,6 +119,11 @@ export function openServices(opts: ServicesOptions): Services {
   const settings = createSettingsStore(dataDir);
   const remotes = new RemoteLibrary(dataDir, opts.keyProtection);
   const tasks = taskFolder(dataDir, { allowPaths: opts.taskPaths === true });
+  // What is opened joins this store as it is opened, and dispose() closes it in the reverse order:
+  // experiments pause their running job, then the jobs pause (resumable), then the database
+  // closes. The models unload last, however late the pool was first used: it is added first.
+  const lifetime = new DisposableStore();
+  lifetime.add(() => modelPool.peek()?.dispose());
 
   const modelPool = lazy(
     () =>
@@ -157,24 +166,23 @@ export function openServices(opts: ServicesOptions): Services {
     });
   });
 
-  const store = lazy(() => openJobStore(dataDir));
-  const jobs = lazy(() => {
-    const m = new JobManager({ store: store.get(), backends: pool, resolveTask: (ref) => tasks.resolve(ref) });
-    opts.onOpen?.jobs?.(m);
-    return m;
+  const store = lazy(() => {
+    const s = openJobStore(dataDir);
+    lifetime.add(() => s.close());
+    return s;
   });
-  const sweeps = lazy(() => {
-    const m = new SweepManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) });
-    opts.onOpen?.sweeps?.(m);
+  /** A manager opened on the store, and what the face listens to on it, closed in that order's reverse. */
+  const managed = <M extends { dispose(): Promise<void> }>(m: M, listen: ((manager: M) => Unsubscribe) | undefined): M => {
+    lifetime.add(m);
+    const off = listen?.(m);
+    if (off) lifetime.add(off);
     return m;
-  });
-  const comparisons = lazy(() => {
-    const m = new ComparisonManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) });
-    opts.onOpen?.comparisons?.(m);
-    return m;
-  });
-  const planner = lazy(
-    () =>
+  };
+  const jobs = lazy(() => managed(new JobManager({ store: store.get(), backends: pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.jobs));
+  const sweeps = lazy(() => managed(new SweepManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.sweeps));
+  const comparisons = lazy(() => managed(new ComparisonManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.comparisons));
+  const planner = lazy(() =>
+    managed(
       new Planner({
         store: store.get(),
         dataDir,
@@ -182,9 +190,10 @@ export function openServices(opts: ServicesOptions): Services {
         ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
         ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
       }),
+      undefined,
+    ),
   );
 
-  let disposed: Promise<void> | undefined;
   return {
     dataDir,
     get threads() {
@@ -205,18 +214,6 @@ export function openServices(opts: ServicesOptions): Services {
     sweeps: sweeps.get,
     comparisons: comparisons.get,
     planner: planner.get,
-    dispose() {
-      disposed ??= (async () => {
-        await planner.peek()?.dispose();
-        // Experiments pause their running job first, then the jobs pause (resumable), then the
-        // database closes and the models unload.
-        await comparisons.peek()?.dispose();
-        await sweeps.peek()?.dispose();
-        await jobs.peek()?.dispose();
-        store.peek()?.close();
-        await modelPool.peek()?.dispose();
-      })();
-      return disposed;
-    },
+    dispose: () => lifetime.dispose(),
   };
 }

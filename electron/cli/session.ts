@@ -3,6 +3,7 @@
 // is done. A command loads models only when it uses the pool, and opens the database only when it
 // uses the jobs: one that only reads tasks, settings or the libraries holds nothing to close.
 import { openServices, type Services } from '../api/services';
+import { DisposableStore } from '../common/disposables';
 import { isRemoteSpec } from '../common/remote';
 import { disposeLlamaRuntime, getLlamaRuntime } from '../llama';
 import { resolveDataDir } from '../paths';
@@ -35,12 +36,11 @@ export function openCliServices(opts: CliServiceOptions = {}): CliServices {
     ...(opts.sequences !== undefined ? { sequences: opts.sequences } : {}),
     ...(opts.keepAliveMs !== undefined ? { keepAliveMs: opts.keepAliveMs } : {}),
   });
-  return Object.assign(services, {
-    async close() {
-      await services.dispose();
-      await disposeLlamaRuntime();
-    },
-  });
+  // node-llama-cpp's runtime goes last, after every model on it has unloaded.
+  const lifetime = new DisposableStore();
+  lifetime.add(disposeLlamaRuntime);
+  lifetime.add(services);
+  return Object.assign(services, { close: () => lifetime.dispose() });
 }
 
 /** Runs `work` with the command's services and closes them however it ends. */

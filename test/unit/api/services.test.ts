@@ -17,7 +17,7 @@ describe('openServices', () => {
   it('opens nothing until used, then one database for jobs, sweeps and comparisons, closed on dispose', async () => {
     const dataDir = join(dir, 'lazy');
     const opened: { jobs: JobManager[]; sweeps: SweepManager[] } = { jobs: [], sweeps: [] };
-    const services = openServices({ dataDir, onOpen: { jobs: (m) => opened.jobs.push(m), sweeps: (m) => opened.sweeps.push(m) } });
+    const services = openServices({ dataDir, onOpen: { jobs: (m) => void opened.jobs.push(m), sweeps: (m) => void opened.sweeps.push(m) } });
     expect(services.dataDir).toBe(dataDir);
     expect((await services.tasks.list()).length).toBeGreaterThan(0);
     expect(existsSync(dataDir)).toBe(false);
@@ -35,6 +35,23 @@ describe('openServices', () => {
     await services.dispose();
     expect(store.db.open).toBe(false);
     await services.dispose();
+  });
+
+  it('closes in the reverse order of opening: what listens first, the database last', async () => {
+    const order: string[] = [];
+    const services = openServices({
+      dataDir: join(dir, 'order'),
+      onOpen: {
+        jobs: () => () => void order.push(`jobs listener off, database ${services.jobStore().db.open ? 'open' : 'closed'}`),
+        sweeps: () => () => void order.push('sweeps listener off'),
+      },
+    });
+    services.sweeps();
+    const store = services.jobStore();
+    await services.dispose();
+    // The host's forwards used to be dropped: never called, they outlived the services.
+    expect(order).toEqual(['sweeps listener off', 'jobs listener off, database open']);
+    expect(store.db.open).toBe(false);
   });
 
   it('a face serving a page names tasks by id only; the CLI by id or task file', async () => {
