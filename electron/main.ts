@@ -102,7 +102,7 @@ function hardenContents(contents: WebContents): void {
   contents.on('will-attach-webview', (e) => e.preventDefault());
   contents.setWindowOpenHandler(({ url }) => {
     // Links to documentation and model pages open in the system browser, never in the app.
-    if (isSafeExternalUrl(url)) void shell.openExternal(url).catch(() => undefined);
+    if (isSafeExternalUrl(url)) shell.openExternal(url).catch((e: unknown) => console.error(`tatra: cannot open ${url} in the browser: ${e instanceof Error ? e.message : String(e)}`));
     return { action: 'deny' };
   });
 }
@@ -149,6 +149,7 @@ function buildMenu(): Menu {
 }
 
 async function disposeHost(): Promise<void> {
+  // A host that failed to start has nothing to dispose; its failure was shown when it failed.
   const pending = host ?? (hostStarting ? await hostStarting.catch(() => undefined) : undefined);
   if (!pending) return;
   let timer: NodeJS.Timeout | undefined;

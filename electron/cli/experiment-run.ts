@@ -1,5 +1,6 @@
 // Running a long experiment (a sweep, a comparison) from the CLI: start or resume it, show its
 // progress on stderr, and on Ctrl-C pause it, say how to resume it and exit 130.
+import { errorMessage } from '../common/errors';
 import type { ExperimentManager, JobBudget } from '../jobs';
 import type { ExperimentProgress } from '../common/contract/experiments';
 import { err, onInterrupt } from './ui';
@@ -27,7 +28,7 @@ export async function runExperimentToEnd<View, Event>(manager: ExperimentManager
   let interrupted = false;
   const offInterrupt = onInterrupt(() => {
     interrupted = true;
-    void manager.pause(id).catch(() => undefined);
+    manager.pause(id).catch((e: unknown) => err(`cannot pause ${output.noun} ${id}: ${errorMessage(e)}`));
   });
   try {
     manager.start(id, output.budget ? { budget: output.budget } : {});

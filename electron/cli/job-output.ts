@@ -1,6 +1,7 @@
 // What the CLI prints about an evaluation job (`tatra eval`, `tatra jobs`): its progress while it
 // runs (a bar on a terminal, a line every 5% otherwise; Ctrl-C pauses it), and its report when it
 // ends (settings, counts, metrics, per-label table, confusion matrix).
+import { errorMessage } from '../common/errors';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, StartOptions } from '../jobs';
 import { jobStatus } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
@@ -136,7 +137,7 @@ export async function runJobWithProgress(
   let interrupted = false;
   const offInterrupt = onInterrupt(() => {
     interrupted = true;
-    void manager.pause(jobId).catch(() => undefined);
+    manager.pause(jobId).catch((e: unknown) => err(`cannot pause job ${jobId}: ${errorMessage(e)}`));
   });
   try {
     // Not `onStarted?.(await start())`: an optional call skips evaluating its arguments.

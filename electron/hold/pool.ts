@@ -169,8 +169,11 @@ export class ModelPool {
 
   private async disposeEntry(entry: Entry): Promise<void> {
     if (entry.timer) clearTimeout(entry.timer);
-    const backend = await entry.backend.catch(() => undefined);
-    await backend?.dispose();
+    await entry.backend.then(
+      (backend) => backend.dispose(),
+      // A load that failed left nothing to unload; whoever waited for it was told why.
+      () => undefined,
+    );
   }
 }
 

@@ -581,6 +581,8 @@ export class LlamaBackend implements TatraBackend {
   private async advance(lane: JobLane, outcome: PromiseSettledResult<IteratorResult<Token, void>>): Promise<boolean> {
     const { job } = lane;
     const finish = async (settle: () => void): Promise<true> => {
+      // Ending an evaluation that failed or was stopped rejects with that same reason, which
+      // `settle` passes on to the request.
       await lane.iterator.return(undefined).catch(() => undefined);
       this.settle(job, settle);
       return true;

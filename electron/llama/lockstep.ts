@@ -262,6 +262,7 @@ async function step<L extends Lane>(source: LaneSource<L>, lanes: readonly (L | 
     return sequence.evaluateWithoutGeneratingNewTokens([THROWAWAY_TOKEN]);
   });
   const outcomes = await Promise.allSettled(pending.map((p) => p ?? Promise.resolve()));
+  // Ending a ballast whose step failed rejects with that same failure, which `outcomes` reports.
   for (const ballast of ballasts) await ballast.return(undefined).catch(() => undefined);
   source.onStep(high - low + 1 - active.length);
   return outcomes as PromiseSettledResult<IteratorResult<Token, void>>[];

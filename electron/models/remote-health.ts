@@ -1,6 +1,6 @@
 // Health of remote models for the library listings (`tatra models list`, the app's library):
 // every endpoint probed at once, each within a few seconds, down ones with the reason in one line.
-import { errorMessage } from '../common/errors';
+import { UserError, errorMessage } from '../common/errors';
 import type { RemoteModelEntry, ServerProbe } from '../common/remote';
 import { checkModelListed, probeServer, type RemoteLookup } from '../remote';
 
@@ -60,7 +60,9 @@ export async function remoteHealth(entries: readonly RemoteModelEntry[], opts: R
     entries.map(async (entry) => {
       let key = opts.key;
       if (!key && entry.keyEnv) key = env[entry.keyEnv];
-      if (!key && entry.keyStored) key = await opts.lookup?.storedKey(entry.name).catch(() => undefined);
+      // A key kept by the other face of the app (encrypted for the desktop) cannot be read here: probed
+      // without it, as the server then answers.
+      if (!key && entry.keyStored) key = await opts.lookup?.storedKey(entry.name).catch((e: unknown) => (e instanceof UserError && e.code === 'remote_key_missing' ? undefined : Promise.reject(e)));
       const endpoints = await Promise.all(
         entry.urls.map((url) => endpointHealth(url, entry.model, { ...(key ? { key } : {}), ...(entry.keyEnv ? { keyEnv: entry.keyEnv } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) })),
       );

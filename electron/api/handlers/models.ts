@@ -3,7 +3,7 @@
 // (its one library, model pool and job manager) and the host's event bus.
 import { resolve } from 'node:path';
 import type { LibraryListing, modelsMethods } from '../../common/contract/models';
-import { UserError } from '../../common/errors';
+import { UserError, errorMessage } from '../../common/errors';
 import { DownloadManager, catalogFit, estimateFit, hardwareInfo, inspectModelFile, loadCatalog, recommendCatalog } from '../../models';
 import { normaliseBaseUrl } from '../../common/remote';
 import { refusingEndpoint, remoteHealth } from '../../models/remote-health';
@@ -18,7 +18,7 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
   const downloads = new DownloadManager({ dir: services.downloadDir });
   downloads.on('progress', (s) => {
     deps.emit('download.progress', s);
-    if (s.status === 'done') void adoptFirstModel(deps, s.dest).catch(() => undefined);
+    if (s.status === 'done') adoptFirstModel(deps, s.dest).catch((e: unknown) => deps.log(`tatra: ${s.dest} downloaded, but not chosen as the model: ${errorMessage(e)}`));
   });
   /** The listing, after making its first usable model the chosen one if none is (settings.ts adoptFirstModel). */
   const adopting = async (listing: LibraryListing): Promise<LibraryListing> => {
