@@ -7,7 +7,7 @@
 // the same seed can give other text: not reproducible, hence `deterministic` false.
 import type { LlamaContextSequence } from 'node-llama-cpp';
 import { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions } from '../electron/llama';
-import { MIN_SNAPSHOT_TOKENS, type Job } from '../electron/llama/backend';
+import { MIN_SNAPSHOT_TOKENS, type Generation } from '../electron/llama/backend';
 
 export type LlamaSchedule = 'lockstep' | 'free';
 
@@ -25,17 +25,17 @@ export class FreeScheduleBackend extends LlamaBackend {
     return false;
   }
 
-  /** Hands queued jobs to free sequences, each to the free sequence that already holds most of its prompt. */
+  /** Hands queued generations to free sequences, each to the free sequence that already holds most of its prompt. */
   protected override schedule(): void {
     const sequences = this.contextSequences;
     while (this.queue.length > 0 && !this.disposed) {
       const free = sequences.flatMap((_, i) => (this.busy.has(i) ? [] : [i]));
       if (free.length === 0) return;
-      const job = this.queue.shift()!;
+      const generation = this.queue.shift()!;
       let best = free[0]!;
       let bestCommon = -1;
       for (const i of free) {
-        const common = sequences[i]!.compareContextTokens(job.tokens).firstDifferentIndex;
+        const common = sequences[i]!.compareContextTokens(generation.tokens).firstDifferentIndex;
         if (common > bestCommon || (common === bestCommon && (this.lastUsed.get(i) ?? 0) < (this.lastUsed.get(best) ?? 0))) {
           best = i;
           bestCommon = common;
@@ -43,7 +43,7 @@ export class FreeScheduleBackend extends LlamaBackend {
       }
       this.busy.add(best);
       this.lastUsed.set(best, ++this.clock);
-      const run = this.run(sequences[best]!, job).finally(() => {
+      const run = this.run(sequences[best]!, generation).finally(() => {
         this.busy.delete(best);
         this.running.delete(run);
         this.schedule();
@@ -52,18 +52,18 @@ export class FreeScheduleBackend extends LlamaBackend {
     }
   }
 
-  private async run(sequence: LlamaContextSequence, job: Job): Promise<void> {
-    const { tokens } = job;
+  private async run(sequence: LlamaContextSequence, generation: Generation): Promise<void> {
+    const { tokens } = generation;
     const started = performance.now();
     // The request's own cancel, else the backend's disposal: its signal's reason is what rejects.
     const throwIfStopped = () => {
-      const signal = this.stoppedBy(job);
+      const signal = this.stoppedBy(generation);
       if (signal) throw signal.reason;
     };
     try {
       throwIfStopped();
       if (!this.reuse) await sequence.clearHistory();
-      const prefix = this.reuse ? await this.restoreSharedPrefix(sequence, job) : { decoded: 0, restored: 0 };
+      const prefix = this.reuse ? await this.restoreSharedPrefix(sequence, generation) : { decoded: 0, restored: 0 };
       // Keep the cached common prefix, but always decode at least the last prompt token: its
       // logits are what the first generated token is sampled from.
       const common = Math.min(sequence.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
@@ -72,7 +72,7 @@ export class FreeScheduleBackend extends LlamaBackend {
       this.counters.reusedTokens += common - prefix.decoded - prefix.restored;
       this.counters.restoredTokens += prefix.restored;
 
-      const lane = await this.openLane(sequence, job, tokens.slice(common), started);
+      const lane = await this.openLane(sequence, generation, tokens.slice(common), started);
       try {
         for await (const token of lane.iterator) {
           throwIfStopped();
@@ -83,24 +83,24 @@ export class FreeScheduleBackend extends LlamaBackend {
       }
       throwIfStopped();
       const result = this.resultOf(lane);
-      this.settle(job, () => job.resolve(result));
+      this.settle(generation, () => generation.resolve(result));
     } catch (e) {
-      const error = this.stoppedBy(job)?.reason ?? e;
-      this.settle(job, () => job.reject(error));
+      const error = this.stoppedBy(generation)?.reason ?? e;
+      this.settle(generation, () => generation.reject(error));
     }
   }
 
   /**
-   * Makes `sequence` hold the job's shared prefix without decoding it again where another sequence
-   * already did: the first job to need a prefix decodes it and writes a snapshot; later ones on
+   * Makes `sequence` hold the generation's shared prefix without decoding it again where another sequence
+   * already did: the first generation to need a prefix decodes it and writes a snapshot; later ones on
    * other sequences (also those running at the same moment) load the snapshot.
    */
-  private async restoreSharedPrefix(sequence: LlamaContextSequence, job: Job): Promise<{ decoded: number; restored: number }> {
+  private async restoreSharedPrefix(sequence: LlamaContextSequence, generation: Generation): Promise<{ decoded: number; restored: number }> {
     const none = { decoded: 0, restored: 0 };
-    const length = job.prefixLength;
-    const key = this.prefixKey(job);
+    const length = generation.prefixLength;
+    const key = this.prefixKey(generation);
     if (key === null || length < MIN_SNAPSHOT_TOKENS) return none;
-    const held = sequence.compareContextTokens(job.tokens).firstDifferentIndex;
+    const held = sequence.compareContextTokens(generation.tokens).firstDifferentIndex;
     if (held >= length) return none;
     const existing = this.snapshots.get(key);
     if (existing) {
@@ -118,9 +118,9 @@ export class FreeScheduleBackend extends LlamaBackend {
     }
     const writing = this.snapshots.begin(key, length);
     try {
-      const common = sequence.compareContextTokens(job.tokens.slice(0, length)).firstDifferentIndex;
+      const common = sequence.compareContextTokens(generation.tokens.slice(0, length)).firstDifferentIndex;
       if (common < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: common, end: sequence.nextTokenIndex }]);
-      await sequence.evaluateWithoutGeneratingNewTokens(job.tokens.slice(common, length));
+      await sequence.evaluateWithoutGeneratingNewTokens(generation.tokens.slice(common, length));
       await sequence.saveStateToFile(writing.file);
       this.counters.prefixSnapshots++;
       writing.finish(true);

@@ -16,7 +16,7 @@ import { type GenerationCache, generationCacheKey, taskContentHash } from './cac
 import { earlyStopRule, stopRisk } from './confident';
 import { exampleMaxTokens, FINAL_ANSWER_MAX_TOKENS } from './grammar';
 import { contentHash } from './hash';
-import { exampleCalls } from './plan';
+import { exampleCalls } from './label-split';
 import { evaluationPrompt, examplePrompt, paraphrasePrompt } from './prompts';
 import { PARAPHRASE_SAMPLING, cachedParaphrases } from './classify';
 import { cachedRunExamples } from './examples';
@@ -146,7 +146,7 @@ export async function planExamples(ctx: PlanContext, ledger: CostLedger, scenari
   const { task, settings, generator } = ctx;
   const taskHash = taskContentHash(task);
   const calls = exampleCalls(task, settings.k);
-  const promptTokens = await Promise.all(calls.map((c) => generator.counter.count(examplePrompt(task, c.label, c.plan))));
+  const promptTokens = await Promise.all(calls.map((c) => generator.counter.count(examplePrompt(task, c.label, c.shapes))));
   for (let run = 0; run < runs; run++) {
     // A job that stored a run's examples reads them back.
     if (made?.has(run)) continue;
@@ -155,7 +155,7 @@ export async function planExamples(ctx: PlanContext, ledger: CostLedger, scenari
       const key = generationCacheKey({ generator: generator.id, taskHash, stage: 'examples', label: call.label, count: call.count, seed, ...(input !== undefined ? { input } : {}) });
       if (await cached(ctx, key)) continue;
       const room = Math.max(1, generator.contextSize - promptTokens[i]! - 1);
-      const completion = Math.min(room, exampleMaxTokens(task, call.label, call.plan), Math.round(call.count * ctx.lengths.perExample));
+      const completion = Math.min(room, exampleMaxTokens(task, call.label, call.shapes), Math.round(call.count * ctx.lengths.perExample));
       ledger.add(scenario, 'examples', `gen:${key}`, promptTokens[i]!, completion);
     }
   }

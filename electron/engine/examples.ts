@@ -7,7 +7,7 @@ import { type GenerateRequest, type TatraBackend } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
 import { exampleGrammar, exampleMaxTokens } from './grammar';
 import { validateExamples } from './parse';
-import { type LabelCall, exampleCalls } from './plan';
+import { type LabelCall, exampleCalls } from './label-split';
 import { examplePrompt } from './prompts';
 
 /** Sampling for example generation (reference code). */
@@ -57,9 +57,9 @@ function planRun(task: TaskDefinition, settings: TatraSettings, run: number, gen
       seed: callSeed,
       key: generationCacheKey({ generator: generatorId, taskHash, stage: 'examples', label: call.label, count: call.count, seed: callSeed, ...(input !== undefined ? { input } : {}) }),
       request: {
-        prompt: examplePrompt(task, call.label, call.plan),
-        grammar: exampleGrammar(task, call.label, call.plan),
-        maxTokens: exampleMaxTokens(task, call.label, call.plan),
+        prompt: examplePrompt(task, call.label, call.shapes),
+        grammar: exampleGrammar(task, call.label, call.shapes),
+        maxTokens: exampleMaxTokens(task, call.label, call.shapes),
         ...EXAMPLE_SAMPLING,
         seed: callSeed,
         stage: 'examples',

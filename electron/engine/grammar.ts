@@ -3,7 +3,7 @@
 // `Final Answer:` for math. Every free-text rule is bounded and limited to printable ASCII, so a
 // completion always fits in a token budget of one token per character (see maxTokens helpers).
 import { type TaskDefinition, answerLabels, labelNames } from '../common/task';
-import { type PlanItem } from './plan';
+import { type ExampleShape } from './label-split';
 import { answerNameOf } from './parse';
 
 /** A GBNF string literal. */
@@ -30,7 +30,7 @@ const MATH_FIRST = '[A-Za-z0-9$(\\\\-]';
 const ANY_FIRST = '[!-~]';
 
 /** Characters a generated example's text may take: 100 per planned sentence (3-14 words each). */
-export function exampleTextLimit(task: TaskDefinition, item: PlanItem): number {
+export function exampleTextLimit(task: TaskDefinition, item: ExampleShape): number {
   if (task.kind === 'multiple_choice') return 400;
   if (task.kind === 'math') return 300;
   return 100 * item.sentences;
@@ -43,14 +43,14 @@ function exampleHeader(task: TaskDefinition, index: number): string {
   return `Example${index}:\n${task.inputName}: "`;
 }
 
-/** Grammar for one label call (label null for math): exactly `plan.length` examples in the strict format. */
-export function exampleGrammar(task: TaskDefinition, label: string | null, plan: readonly PlanItem[]): string {
+/** Grammar for one label call (label null for math): exactly `shapes.length` examples in the strict format. */
+export function exampleGrammar(task: TaskDefinition, label: string | null, shapes: readonly ExampleShape[]): string {
   const answerName = answerNameOf(task);
   const rules: string[] = [];
   const parts: string[] = [];
   const options = task.options ?? labelNames(task);
-  plan.forEach((item, i) => {
-    const last = i === plan.length - 1;
+  shapes.forEach((item, i) => {
+    const last = i === shapes.length - 1;
     const answer = label !== null ? gbnfLiteral(label + (last ? '' : '\n\n')) : `ans${i} ${last ? '' : gbnfLiteral('\n\n')}`.trim();
     parts.push(`ex${i}`);
     rules.push(`ex${i} ::= ${gbnfLiteral(exampleHeader(task, item.index))} text${i} ${gbnfLiteral(`"\n${answerName}: `)} ${answer}`);
@@ -67,11 +67,11 @@ export function exampleGrammar(task: TaskDefinition, label: string | null, plan:
 }
 
 /** Token budget that always fits an example call's grammar (a token is at least one character). */
-export function exampleMaxTokens(task: TaskDefinition, label: string | null, plan: readonly PlanItem[]): number {
+export function exampleMaxTokens(task: TaskDefinition, label: string | null, shapes: readonly ExampleShape[]): number {
   const answerName = answerNameOf(task);
   const optionCount = (task.options ?? labelNames(task)).length;
   let chars = 0;
-  for (const item of plan) {
+  for (const item of shapes) {
     chars += exampleHeader(task, item.index).length + exampleTextLimit(task, item) + 3 + answerName.length + 2;
     chars += label !== null ? label.length : MATH_ANSWER_LIMIT;
     if (task.kind === 'multiple_choice') chars += optionCount * (OPTION_LIMIT + 6);

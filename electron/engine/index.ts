@@ -21,7 +21,7 @@ export {
 export { type GenerationCache, type GenerationCacheKeyParts, MemoryGenerationCache, generationCacheKey, taskContentHash, PROMPT_VERSION } from './cache';
 
 // Pieces, exported for tests, the jobs module and the UI's previews.
-export { perLabelCounts, diversityPlan, exampleCalls, SENTENCE_COUNT_CYCLE, type PlanItem, type LabelCall } from './plan';
+export { perLabelCounts, exampleShapes, exampleCalls, SENTENCE_COUNT_CYCLE, type ExampleShape, type LabelCall } from './label-split';
 export { examplePrompt, paraphrasePrompt, evaluationPrompt, evaluationPrefix, evaluationSuffix, evaluationSystem, formatExample } from './prompts';
 export {
   exampleGrammar,

@@ -4,7 +4,7 @@
 import { type Example } from '../common/tatra';
 import { type TaskDefinition, answerLabels, labelNames } from '../common/task';
 import { type ChatPrompt } from './backend';
-import { type PlanItem } from './plan';
+import { type ExampleShape } from './label-split';
 import { answerNameOf, quoteSafe } from './parse';
 
 function kindNoun(task: TaskDefinition): string {
@@ -14,9 +14,9 @@ function kindNoun(task: TaskDefinition): string {
 }
 
 /** Generator prompt for one label's examples (label null: a math task's whole set). */
-export function examplePrompt(task: TaskDefinition, label: string | null, plan: readonly PlanItem[]): ChatPrompt {
+export function examplePrompt(task: TaskDefinition, label: string | null, shapes: readonly ExampleShape[]): ChatPrompt {
   const answerName = answerNameOf(task);
-  const count = plan.length;
+  const count = shapes.length;
   const options = task.options ?? labelNames(task);
   const placeholder =
     task.kind === 'multiple_choice'
@@ -40,7 +40,7 @@ export function examplePrompt(task: TaskDefinition, label: string | null, plan: 
   if (label !== null) lines.push(`Every example's label is: ${label}`);
   lines.push('');
   lines.push('Plan for the examples (follow it):');
-  for (const item of plan) {
+  for (const item of shapes) {
     lines.push(
       task.kind === 'classification'
         ? `- Example${item.index}: exactly ${item.sentences} sentence${item.sentences === 1 ? '' : 's'}, about ${item.topic}.`

@@ -113,7 +113,8 @@ export interface LlamaBackendKind<B extends LlamaBackend = LlamaBackend> {
   batching(context: () => LlamaContext | undefined): BatchingOptions | undefined;
 }
 
-export interface Job {
+/** One generate request: queued, then decoding on a sequence, then settled. */
+export interface Generation {
   request: GenerateRequest;
   tokens: Token[];
   /** Tokens of the shared prefix within `tokens` (0: no hint). */
@@ -121,13 +122,13 @@ export interface Job {
   resolve(result: GenerateResult): void;
   reject(error: unknown): void;
   onAbort?: () => void;
-  /** Resolved or rejected (an abort may reject a job that is still decoding). */
+  /** Resolved or rejected (an abort may reject a generation that is still decoding). */
   settled?: boolean;
 }
 
-/** A job decoding on a sequence. */
-export interface JobLane extends Lane {
-  job: Job;
+/** A generation decoding on a sequence. */
+export interface GenerationLane extends Lane {
+  generation: Generation;
   output: Token[];
   /** Where the choice trie stands (undefined: no trie, or off it). */
   node: ChoiceNode | undefined;
@@ -182,7 +183,7 @@ export class LlamaBackend implements TatraBackend {
   }
 
   protected readonly reuse: boolean;
-  protected readonly queue: Job[] = [];
+  protected readonly queue: Generation[] = [];
   protected readonly snapshots = new PrefixSnapshots();
   protected readonly disposeController = new AbortController();
   protected disposed = false;
@@ -246,7 +247,7 @@ export class LlamaBackend implements TatraBackend {
 
   async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
     this.ensureNotDisposed();
-    const jobs: Promise<GenerateResult>[] = [];
+    const generations: Promise<GenerateResult>[] = [];
     // Render and check every prompt before queuing any, so an overflow fails the call before decoding.
     const prepared = requests.map((request) => {
       request.signal?.throwIfAborted();
@@ -260,10 +261,10 @@ export class LlamaBackend implements TatraBackend {
     // Compile grammars up front too: a bad grammar fails the call, not one sequence halfway.
     await Promise.all(prepared.map((p) => (p.request.grammar === undefined ? undefined : this.grammar(p.request.grammar))));
     prepared.forEach((p, index) => {
-      const job = this.enqueue(p.request, p.tokens, p.prefixLength);
-      jobs.push(onResult ? job.then((result) => (onResult(index, result), result)) : job);
+      const generation = this.enqueue(p.request, p.tokens, p.prefixLength);
+      generations.push(onResult ? generation.then((result) => (onResult(index, result), result)) : generation);
     });
-    return Promise.all(jobs);
+    return Promise.all(generations);
   }
 
   async countPromptTokens(prompt: ChatPrompt): Promise<number> {
@@ -275,7 +276,7 @@ export class LlamaBackend implements TatraBackend {
     if (this.disposed) return;
     this.disposed = true;
     this.disposeController.abort();
-    for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(this.disposeController.signal.reason));
+    for (const generation of this.queue.splice(0)) this.settle(generation, () => generation.reject(this.disposeController.signal.reason));
     await Promise.allSettled([...this.running]);
     this.snapshots.dispose();
     await this.context.dispose();
@@ -312,7 +313,7 @@ export class LlamaBackend implements TatraBackend {
     let grammar = this.grammars.get(text);
     if (grammar) {
       // Most recently used last, so eviction drops the oldest (paraphrase and example grammars
-      // differ per input and per plan: a long job would otherwise pile them up).
+      // differ per input and per example shapes: a long evaluation job would otherwise pile them up).
       this.grammars.delete(text);
       this.grammars.set(text, grammar);
     } else {
@@ -353,38 +354,38 @@ export class LlamaBackend implements TatraBackend {
         reject(stopped.reason);
         return;
       }
-      const job: Job = { request, tokens, prefixLength, resolve, reject };
+      const generation: Generation = { request, tokens, prefixLength, resolve, reject };
       if (request.signal) {
-        job.onAbort = () => {
-          const i = this.queue.indexOf(job);
+        generation.onAbort = () => {
+          const i = this.queue.indexOf(generation);
           if (i >= 0) {
             this.queue.splice(i, 1);
-            this.settle(job, () => reject(request.signal!.reason));
+            this.settle(generation, () => reject(request.signal!.reason));
           }
-          // A running job notices the abort between tokens.
+          // A running generation notices the abort between tokens.
         };
-        request.signal.addEventListener('abort', job.onAbort, { once: true });
+        request.signal.addEventListener('abort', generation.onAbort, { once: true });
       }
-      this.queue.push(job);
+      this.queue.push(generation);
       this.schedule();
     });
   }
 
-  protected settle(job: Job, fn: () => void): void {
-    if (job.settled) return;
-    job.settled = true;
-    if (job.onAbort) job.request.signal?.removeEventListener('abort', job.onAbort);
+  protected settle(generation: Generation, fn: () => void): void {
+    if (generation.settled) return;
+    generation.settled = true;
+    if (generation.onAbort) generation.request.signal?.removeEventListener('abort', generation.onAbort);
     fn();
   }
 
   /** Starts decoding `evaluate` (the prompt's undecoded tail) with the request's sampling: seed, grammar, choice-trie bias. */
-  protected async openLane(sequence: LlamaContextSequence, job: Job, evaluate: Token[], started: number): Promise<JobLane> {
-    const { request, tokens } = job;
+  protected async openLane(sequence: LlamaContextSequence, generation: Generation, evaluate: Token[], started: number): Promise<GenerationLane> {
+    const { request, tokens } = generation;
     const grammar = request.grammar === undefined ? undefined : await this.grammar(request.grammar);
     const grammarEvaluationState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
     const trie = request.grammar === undefined ? null : this.choiceTrie(request.grammar, tokens);
     const temperature = request.temperature ?? 0;
-    const lane: JobLane = { job, output: [], node: trie?.root, started, iterator: undefined as unknown as JobLane['iterator'] };
+    const lane: GenerationLane = { generation, output: [], node: trie?.root, started, iterator: undefined as unknown as GenerationLane['iterator'] };
     lane.iterator = sequence.evaluate(evaluate, {
       temperature,
       // top-k stays at node-llama-cpp's 40 (as llama.cpp's own default): sorting Qwen's whole
@@ -399,7 +400,7 @@ export class LlamaBackend implements TatraBackend {
   }
 
   /** Takes a generated token; false when the request is complete (end of generation, a complete choice, or maxTokens). */
-  protected acceptToken(lane: JobLane, token: Token): boolean {
+  protected acceptToken(lane: GenerationLane, token: Token): boolean {
     if (this.model.isEogToken(token)) return false;
     lane.output.push(token);
     if (lane.node) {
@@ -407,34 +408,34 @@ export class LlamaBackend implements TatraBackend {
       // A complete choice that nothing extends: the grammar allows only the end now.
       if (lane.node?.terminal && lane.node.children.size === 0) return false;
     }
-    return lane.output.length < lane.job.request.maxTokens;
+    return lane.output.length < lane.generation.request.maxTokens;
   }
 
-  protected resultOf(lane: JobLane): GenerateResult {
+  protected resultOf(lane: GenerationLane): GenerateResult {
     this.counters.generatedTokens += lane.output.length;
     this.counters.requests++;
     return {
       // The prompt's last tokens let SentencePiece tokenizers keep the output's leading space.
-      text: this.model.detokenize(lane.output, false, lane.job.tokens.slice(-8)),
-      promptTokens: lane.job.tokens.length,
+      text: this.model.detokenize(lane.output, false, lane.generation.tokens.slice(-8)),
+      promptTokens: lane.generation.tokens.length,
       completionTokens: lane.output.length,
       ms: performance.now() - lane.started,
     };
   }
 
   /** The request's cancel, else the backend's disposal, when either happened. */
-  protected stoppedBy(job: Job): AbortSignal | null {
-    return job.request.signal?.aborted ? job.request.signal : this.disposeController.signal.aborted ? this.disposeController.signal : null;
+  protected stoppedBy(generation: Generation): AbortSignal | null {
+    return generation.request.signal?.aborted ? generation.request.signal : this.disposeController.signal.aborted ? this.disposeController.signal : null;
   }
 
-  /** The shared prefix a job's prompt starts with, as a snapshot key; null when it has none worth a snapshot. */
-  protected prefixKey(job: Job): string | null {
-    return this.reuse && job.prefixLength >= MIN_SNAPSHOT_TOKENS ? job.tokens.slice(0, job.prefixLength).join(',') : null;
+  /** The shared prefix a generation's prompt starts with, as a snapshot key; null when it has none worth a snapshot. */
+  protected prefixKey(generation: Generation): string | null {
+    return this.reuse && generation.prefixLength >= MIN_SNAPSHOT_TOKENS ? generation.tokens.slice(0, generation.prefixLength).join(',') : null;
   }
 
   // ------------------------------------------------------------------------- lockstep schedule
 
-  /** Called whenever a job is queued: runs the step loop (lockstep.ts) unless it is running. */
+  /** Called whenever a generation is queued: runs the step loop (lockstep.ts) unless it is running. */
   protected schedule(): void {
     if (this.stepper || this.disposed) return;
     const stepper = runSteps({
@@ -442,7 +443,7 @@ export class LlamaBackend implements TatraBackend {
       sequences: this.contextSequences,
       stopped: () => this.disposed,
       admit: (free) => this.admit(free),
-      wanted: (lane) => !lane.job.settled && this.stoppedBy(lane.job) === null,
+      wanted: (lane) => !lane.generation.settled && this.stoppedBy(lane.generation) === null,
       advance: (lane, outcome) => this.advance(lane, outcome),
       onStep: (ballast) => {
         this.counters.steps++;
@@ -455,7 +456,7 @@ export class LlamaBackend implements TatraBackend {
     })
       .catch((e: unknown) => {
         // A failure of the loop itself (not of one request): nothing queued can run.
-        for (const job of this.queue.splice(0)) this.settle(job, () => job.reject(e));
+        for (const generation of this.queue.splice(0)) this.settle(generation, () => generation.reject(e));
       })
       .finally(() => {
         this.stepper = undefined;
@@ -467,31 +468,31 @@ export class LlamaBackend implements TatraBackend {
   }
 
   /**
-   * Starts queued jobs (first come, first served) on the free sequences, each on the free sequence
-   * that holds the longest part of its prompt. A job whose shared prefix another sequence is
+   * Starts queued generations (first come, first served) on the free sequences, each on the free sequence
+   * that holds the longest part of its prompt. A generation whose shared prefix another sequence is
    * decoding right now waits in the queue for its snapshot (the loop admits again once that is done).
    */
-  private async admit(free: number[]): Promise<Map<number, Admission<JobLane>>> {
-    const started = new Map<number, Admission<JobLane>>();
+  private async admit(free: number[]): Promise<Map<number, Admission<GenerationLane>>> {
+    const started = new Map<number, Admission<GenerationLane>>();
     const open = [...free];
-    const waiting: Job[] = [];
+    const waiting: Generation[] = [];
     while (open.length > 0 && this.queue.length > 0) {
-      const job = this.queue.shift()!;
-      if (job.settled) continue;
+      const generation = this.queue.shift()!;
+      if (generation.settled) continue;
       let at = 0;
       let keep = -1;
       for (const [k, i] of open.entries()) {
-        const held = this.held(this.contextSequences[i]!, job);
+        const held = this.held(this.contextSequences[i]!, generation);
         if (held > keep) [at, keep] = [k, held];
       }
-      const key = this.prefixKey(job);
+      const key = this.prefixKey(generation);
       const snapshot = key === null ? undefined : this.snapshots.get(key);
-      if (snapshot && !snapshot.settled && keep < job.prefixLength) {
-        waiting.push(job);
+      if (snapshot && !snapshot.settled && keep < generation.prefixLength) {
+        waiting.push(generation);
         continue;
       }
       const index = open[at]!;
-      const admission = await this.startJob(this.contextSequences[index]!, job, keep);
+      const admission = await this.startGeneration(this.contextSequences[index]!, generation, keep);
       if (admission) {
         started.set(index, admission);
         open.splice(at, 1);
@@ -501,43 +502,43 @@ export class LlamaBackend implements TatraBackend {
     return started;
   }
 
-  /** How much of the job's prompt (but its last token) `sequence` holds: what it may keep. */
-  private held(sequence: LlamaContextSequence, job: Job): number {
+  /** How much of the generation's prompt (but its last token) `sequence` holds: what it may keep. */
+  private held(sequence: LlamaContextSequence, generation: Generation): number {
     if (!this.reuse) return 0;
     const limit = this.contextSequences.length === 1 ? (this.piecesEnd.get(sequence) ?? 0) : Infinity;
-    return Math.min(sequence.compareContextTokens(job.tokens).firstDifferentIndex, job.tokens.length - 1, limit);
+    return Math.min(sequence.compareContextTokens(generation.tokens).firstDifferentIndex, generation.tokens.length - 1, limit);
   }
 
   /**
-   * Puts a job on a sequence: keeps what the sequence holds of its prompt, restores its shared
+   * Puts a generation on a sequence: keeps what the sequence holds of its prompt, restores its shared
    * prefix from a snapshot when that gives more, and leaves the rest of the body (all but the last
    * token) to be decoded in pieces, with a stop at the end of a shared prefix that has no snapshot
    * yet, to write one; the last token goes into the lane's first step. Null when it failed or was
    * cancelled (settled).
    */
-  private async startJob(sequence: LlamaContextSequence, job: Job, held: number): Promise<Admission<JobLane> | null> {
+  private async startGeneration(sequence: LlamaContextSequence, generation: Generation, held: number): Promise<Admission<GenerationLane> | null> {
     const started = performance.now();
-    const body = job.tokens.slice(0, -1);
+    const body = generation.tokens.slice(0, -1);
     const stops: BodyStop[] = [];
     let snapshotting: { finish(ok: boolean): void } | undefined;
     try {
-      const stopped = this.stoppedBy(job);
+      const stopped = this.stoppedBy(generation);
       if (stopped) throw stopped.reason;
       let keep = held;
       let restored = false;
-      const key = this.prefixKey(job);
+      const key = this.prefixKey(generation);
       const snapshot = key === null ? undefined : this.snapshots.get(key);
-      if (key !== null && keep < job.prefixLength && snapshot) {
-        // Settled: admit() holds back a job whose snapshot is still being written.
+      if (key !== null && keep < generation.prefixLength && snapshot) {
+        // Settled: admit() holds back a generation whose snapshot is still being written.
         if (await snapshot.ready) {
           restored = await this.restore(sequence, snapshot.file);
-          keep = restored ? job.prefixLength : 0;
+          keep = restored ? generation.prefixLength : 0;
         }
-      } else if (key !== null && keep < job.prefixLength) {
-        const writing = this.snapshots.begin(key, job.prefixLength);
+      } else if (key !== null && keep < generation.prefixLength) {
+        const writing = this.snapshots.begin(key, generation.prefixLength);
         snapshotting = writing;
         stops.push({
-          at: job.prefixLength - keep,
+          at: generation.prefixLength - keep,
           readmit: true,
           reached: async () => {
             await sequence.saveStateToFile(writing.file);
@@ -554,14 +555,14 @@ export class LlamaBackend implements TatraBackend {
       }
       if (keep === 0) await sequence.clearHistory();
       else if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
-      this.counters.evaluatedTokens += job.tokens.length - keep;
+      this.counters.evaluatedTokens += generation.tokens.length - keep;
       this.piecesEnd.set(sequence, body.length);
-      const lane = await this.openLane(sequence, job, job.tokens.slice(-1), started);
+      const lane = await this.openLane(sequence, generation, generation.tokens.slice(-1), started);
       return { lane, body: body.slice(keep), stops, abandon: () => snapshotting?.finish(false) };
     } catch (e) {
       snapshotting?.finish(false);
-      const error = this.stoppedBy(job)?.reason ?? e;
-      this.settle(job, () => job.reject(error));
+      const error = this.stoppedBy(generation)?.reason ?? e;
+      this.settle(generation, () => generation.reject(error));
       return null;
     }
   }
@@ -578,21 +579,21 @@ export class LlamaBackend implements TatraBackend {
   }
 
   /** Takes one step's outcome for a lane; true when the lane is finished (settled, its sequence free). */
-  private async advance(lane: JobLane, outcome: PromiseSettledResult<IteratorResult<Token, void>>): Promise<boolean> {
-    const { job } = lane;
+  private async advance(lane: GenerationLane, outcome: PromiseSettledResult<IteratorResult<Token, void>>): Promise<boolean> {
+    const { generation } = lane;
     const finish = async (settle: () => void): Promise<true> => {
       // Ending an evaluation that failed or was stopped rejects with that same reason, which
       // `settle` passes on to the request.
       await lane.iterator.return(undefined).catch(() => undefined);
-      this.settle(job, settle);
+      this.settle(generation, settle);
       return true;
     };
-    const stopped = this.stoppedBy(job);
-    if (job.settled || stopped) return finish(() => job.reject(stopped?.reason));
-    if (outcome.status === 'rejected') return finish(() => job.reject(outcome.reason));
+    const stopped = this.stoppedBy(generation);
+    if (generation.settled || stopped) return finish(() => generation.reject(stopped?.reason));
+    if (outcome.status === 'rejected') return finish(() => generation.reject(outcome.reason));
     if (!outcome.value.done && this.acceptToken(lane, outcome.value.value)) return false;
     const result = this.resultOf(lane);
-    return finish(() => job.resolve(result));
+    return finish(() => generation.resolve(result));
   }
 }
 

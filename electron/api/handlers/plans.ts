@@ -2,12 +2,8 @@
 // cost, made by the one planner of the composition root (jobs/planner.ts) from the same input the
 // Start button sends. Nothing runs; only the models' tokenizers are read.
 import type { plansMethods } from '../../common/contract/plans';
-import { previewDataset } from '../../jobs';
-import { newComparisonRecord } from '../../models/compare';
+import { planComparison } from '../../models/compare-plan';
 import type { HandlerGroup, HostDeps } from '../deps';
-import type { Services } from '../services';
-import type { ComparisonSpecInput } from '../../common/contract/models';
-import type { CostPlan, Price } from '../../common/plan';
 
 export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMethods> {
   const planner = () => deps.services.planner();
@@ -36,23 +32,7 @@ export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMe
           ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
           ...(input.price ? { price: input.price } : {}),
         }),
-      'plans.compare': async ({ price, ...spec }) => planComparison(deps.services, spec, price),
+      'plans.compare': async ({ price, ...spec }) => planComparison(planner(), (ref) => deps.services.tasks.resolve(ref), spec, price),
     },
   };
-}
-
-/** A comparison's plan: its pairs and paths as its jobs will name them (their cache keys hold them). */
-export async function planComparison(services: Services, spec: ComparisonSpecInput, price?: Price): Promise<CostPlan> {
-  const record = newComparisonRecord(spec);
-  // The column the comparison's jobs will read: given, or guessed as they guess it.
-  const textColumn = record.spec.textColumn ?? (await previewDataset(record.spec.dataset, { maxRows: 1 })).suggestedTextColumn ?? 'input';
-  return services.planner().compare({
-    task: await services.tasks.resolve(record.spec.task),
-    settings: record.spec.settings,
-    generators: record.spec.generators,
-    evaluators: record.spec.evaluators,
-    pairs: record.pairs.map((p) => ({ generator: p.generator, evaluator: p.evaluator })),
-    data: { path: record.spec.dataset, textColumn, ...(record.spec.limit !== undefined ? { limit: record.spec.limit } : {}) },
-    ...(price ? { price } : {}),
-  });
 }

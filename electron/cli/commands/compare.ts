@@ -9,7 +9,7 @@ import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
 import type { ComparisonManager } from '../../models';
 import { sharedPriceBudget, type JobBudget } from '../../jobs';
-import { planComparison } from '../../api/handlers/plans';
+import { planComparison } from '../../models/compare-plan';
 import type { Budget } from '../../common/plan';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
@@ -137,7 +137,7 @@ async function newComparison(services: CliServices, opts: CompareCliOptions): Pr
     ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
   };
   const price = priceFrom(opts);
-  if (opts.dryRun) return printPlan(await planComparison(services, spec, price), opts.json === true);
+  if (opts.dryRun) return printPlan(await planComparison(services.planner(), (ref) => services.tasks.resolve(ref), spec, price), opts.json === true);
   const budget = opts.budget ? sharedPriceBudget(opts.budget, price) : undefined;
   const comparisons = services.comparisons();
   const created = await comparisons.create(spec);

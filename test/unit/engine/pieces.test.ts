@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   cleanParaphrases,
-  diversityPlan,
+  exampleShapes,
   evaluationGrammar,
   evaluationPrompt,
   exampleGrammar,
@@ -37,7 +37,7 @@ describe('per-label counts (docs/method.md §4)', () => {
 
 describe('diversity plan', () => {
   it('sentence counts cycle 1,2,1,3,2,1,3,2 and topics cycle through the pool', () => {
-    const plan = diversityPlan(10, ['t1', 't2', 't3']);
+    const plan = exampleShapes(10, ['t1', 't2', 't3']);
     expect(plan.map((p) => p.sentences)).toEqual([1, 2, 1, 3, 2, 1, 3, 2, 1, 2]);
     expect(plan.map((p) => p.topic)).toEqual(['t1', 't2', 't3', 't1', 't2', 't3', 't1', 't2', 't3', 't1']);
     expect(plan.map((p) => p.index)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -221,7 +221,7 @@ describe('prompts and grammars', () => {
 
   it('grammars name every rule they use and bound free text', () => {
     for (const task of tasks.values()) {
-      for (const g of [exampleGrammar(task, task.kind === 'math' ? null : task.labels[0]!.name, diversityPlan(3, ['x'])), evaluationGrammar(task), paraphraseGrammar(3, 50)]) {
+      for (const g of [exampleGrammar(task, task.kind === 'math' ? null : task.labels[0]!.name, exampleShapes(3, ['x'])), evaluationGrammar(task), paraphraseGrammar(3, 50)]) {
         const defined = new Set([...g.matchAll(/^(\w+) ::=/gm)].map((m) => m[1]));
         const body = g.replace(/"(?:[^"\\]|\\.)*"/g, '').replace(/\[(?:[^\]\\]|\\.)*\]/g, '');
         const used = new Set([...body.matchAll(/\b([a-z][a-z0-9]*)\b(?!\s*::=)/g)].map((m) => m[1]));

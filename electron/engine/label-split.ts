@@ -15,24 +15,24 @@ export function perLabelCounts(k: number, labels: readonly string[]): { label: s
   return labels.map((label, i) => ({ label, count: base + (i < extra ? 1 : 0) }));
 }
 
-export interface PlanItem {
+export interface ExampleShape {
   /** 1-based, as the prompt names it (Example1, Example2, ...). */
   index: number;
   sentences: number;
   topic: string;
 }
 
-/** The diversity plan for `count` examples drawn from one topic pool. */
-export function diversityPlan(count: number, topics: readonly string[]): PlanItem[] {
-  const plan: PlanItem[] = [];
+/** The length and topic of each of `count` examples drawn from one topic pool (method.md §4's diversity). */
+export function exampleShapes(count: number, topics: readonly string[]): ExampleShape[] {
+  const shapes: ExampleShape[] = [];
   for (let i = 0; i < count; i++) {
-    plan.push({
+    shapes.push({
       index: i + 1,
       sentences: SENTENCE_COUNT_CYCLE[i % SENTENCE_COUNT_CYCLE.length] as number,
       topic: topics.length > 0 ? (topics[i % topics.length] as string) : 'any',
     });
   }
-  return plan;
+  return shapes;
 }
 
 export interface LabelCall {
@@ -41,16 +41,16 @@ export interface LabelCall {
   /** Position among the task's labels (0 for math); added to the run seed. */
   labelIndex: number;
   count: number;
-  plan: PlanItem[];
+  shapes: ExampleShape[];
 }
 
 /** The generator calls one run needs: one per label with a non-zero count, one for math. */
 export function exampleCalls(task: TaskDefinition, k: number): LabelCall[] {
   if (k <= 0) return [];
   if (task.kind === 'math') {
-    return [{ label: null, labelIndex: 0, count: k, plan: diversityPlan(k, topicsFor(task, null)) }];
+    return [{ label: null, labelIndex: 0, count: k, shapes: exampleShapes(k, topicsFor(task, null)) }];
   }
   return perLabelCounts(k, labelNames(task))
-    .map(({ label, count }, labelIndex) => ({ label, labelIndex, count, plan: diversityPlan(count, topicsFor(task, label)) }))
+    .map(({ label, count }, labelIndex) => ({ label, labelIndex, count, shapes: exampleShapes(count, topicsFor(task, label)) }))
     .filter((c) => c.count > 0);
 }

@@ -1,0 +1,24 @@
+// A comparison's plan (what it would cost before it runs), for the app's plan beside Start and
+// `tatra compare --dry-run`: the one planner (jobs/planner.ts) on the pairs and the columns the
+// comparison's jobs will use, checked as creating the comparison checks them, so a data set
+// without the text column is refused in the same words, never planned on a guessed column.
+import type { ComparisonSpecInput } from '../common/contract/models';
+import type { CostPlan, Price } from '../common/plan';
+import type { TaskDefinition } from '../common/task';
+import type { Planner } from '../jobs';
+import { checkComparisonInputs, newComparisonRecord } from './compare';
+
+export async function planComparison(planner: Planner, resolveTask: (ref: string) => Promise<TaskDefinition>, specInput: ComparisonSpecInput, price?: Price): Promise<CostPlan> {
+  // Its pairs and paths as its jobs will name them (their cache keys hold them).
+  const { spec, pairs } = newComparisonRecord(specInput);
+  const { textColumn } = await checkComparisonInputs(spec);
+  return planner.compare({
+    task: await resolveTask(spec.task),
+    settings: spec.settings,
+    generators: spec.generators,
+    evaluators: spec.evaluators,
+    pairs: pairs.map((p) => ({ generator: p.generator, evaluator: p.evaluator })),
+    data: { path: spec.dataset, textColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
+    ...(price ? { price } : {}),
+  });
+}
