@@ -25,6 +25,14 @@ export function err(text: string): void {
   write('err', `${text}\n`);
 }
 
+/**
+ * One line of tab-separated fields on stdout, for `cut -f` and the like: each field's control
+ * characters escaped (a tab inside a field too), the tabs between the fields kept.
+ */
+export function outFields(fields: readonly string[]): void {
+  rawWrite('out', `${fields.map(terminalSafe).join('\t')}\n`);
+}
+
 /** One JSON value on one stdout line (what --json prints). */
 export function outJson(value: unknown): void {
   out(JSON.stringify(value));

@@ -36,11 +36,19 @@ export const badRequest = (message: string, code = 'invalid_request', param: str
 
 export const notFound = (message: string, code = 'not_found', param: string | null = null) => new ApiFailure(404, message, 'not_found_error', code, param);
 
-/** A zod failure of a request body: the first issues in one line, the first one's path as `param`. */
-export function invalidBody(error: z.ZodError): ApiFailure {
+/** A zod failure of a request body: the first issues in one line (saying what each value was), the first one's path as `param`. */
+export function invalidBody(error: z.ZodError, body: unknown): ApiFailure {
   const first = error.issues[0];
   const param = first && first.path.length > 0 ? first.path.map(String).join('.') : null;
-  return badRequest(describeZodError(error), 'invalid_request', param);
+  return badRequest(describeZodError(error, '', body), 'invalid_request', param);
+}
+
+/** A request body parsed with `schema`, or the 400 saying what was wrong (a body that is no object at all said so). */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object', 'invalid_request');
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw invalidBody(parsed.error, body);
+  return parsed.data;
 }
 
 /** Codes of UserErrors the engine and the backends raise that are the server's side, not the caller's. */

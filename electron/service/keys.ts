@@ -2,12 +2,15 @@
 // the SHA-256 of each key, never the key itself; `tatra api keys add` shows a new key once. A key is
 // 32 random bytes, so a fast hash is enough: there is no password to guess, and a slow one would
 // cost every request. The running service notices a key added or revoked by the next request (the
-// file's size and mtime are checked on each), so no restart is needed to revoke one.
+// file's size and mtime are checked on each), so no restart is needed to revoke one. The file is
+// one small-state file (state/json-file.ts): a change waits for every other writer, in any
+// process, and is written atomically, so eight `tatra api keys add` at once keep eight keys.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { UserError, errorMessage } from '../common/errors';
+import { UserError } from '../common/errors';
+import { JsonFile } from '../state/json-file';
 
 export const API_KEYS_FILE = 'api-keys.json';
 /** What every key starts with, so one found in a file or a log is recognisable (and revocable). */
@@ -35,37 +38,52 @@ function digest(key: string): Buffer {
 
 export class ApiKeyStore {
   readonly path: string;
+  private readonly file: JsonFile<KeysFile>;
   private loaded: { stamp: string; keys: { name: string; sha256: Buffer }[] } | null = null;
 
   constructor(readonly dataDir: string) {
     this.path = join(dataDir, API_KEYS_FILE);
+    this.file = new JsonFile(this.path, {
+      schema: KeysFile,
+      empty: () => ({ version: 1, keys: [] }),
+      code: 'keys_invalid',
+      hint: '(and add the keys again)',
+      // The hashes are not secrets, but the names and times are nobody else's.
+      mode: 0o600,
+    });
   }
 
   /** Creates a key named `name` and returns it: the only time it is ever shown. */
-  add(name: string): string {
+  async add(name: string): Promise<string> {
     if (!KeyName.safeParse(name).success) throw new UserError(`"${name}" is not a key name (letters, digits, . _ -, up to 64)`, 'key_bad_name');
-    const file = this.read();
-    if (file.keys.some((k) => k.name === name)) throw new UserError(`there is already a key named "${name}"; revoke it first or pick another name`, 'key_exists');
     const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    file.keys.push({ name, sha256: digest(key).toString('hex'), createdAt: new Date().toISOString() });
-    this.write(file);
+    await this.file.update((file) => {
+      if (file.keys.some((k) => k.name === name)) throw new UserError(`there is already a key named "${name}"; revoke it first or pick another name`, 'key_exists');
+      return { ...file, keys: [...file.keys, { name, sha256: digest(key).toString('hex'), createdAt: new Date().toISOString() }] };
+    });
+    this.loaded = null;
     return key;
   }
 
   list(): ApiKeyInfo[] {
-    return this.read().keys.map(({ name, createdAt }) => ({ name, createdAt }));
+    return this.file.readSync().keys.map(({ name, createdAt }) => ({ name, createdAt }));
   }
 
-  revoke(name: string): void {
-    const file = this.read();
-    if (!file.keys.some((k) => k.name === name)) {
-      const names = file.keys.map((k) => k.name).join(', ');
-      throw new UserError(`no key named "${name}"${names ? ` (there are: ${names})` : ' (there are none)'}`, 'key_unknown');
-    }
-    this.write({ ...file, keys: file.keys.filter((k) => k.name !== name) });
+  async revoke(name: string): Promise<void> {
+    await this.file.update((file) => {
+      if (!file.keys.some((k) => k.name === name)) {
+        const names = file.keys.map((k) => k.name).join(', ');
+        throw new UserError(`no key named "${name}"${names ? ` (there are: ${names})` : ' (there are none)'}`, 'key_unknown');
+      }
+      return { ...file, keys: file.keys.filter((k) => k.name !== name) };
+    });
+    this.loaded = null;
   }
 
-  /** The name of the key `presented` is, or null. Every stored hash is compared in constant time. */
+  /**
+   * The name of the key `presented` is, or null. Every stored hash is compared in constant time.
+   * A damaged or unreadable file throws its one line (UserError `keys_invalid` / `state_unreadable`).
+   */
   verify(presented: string): string | null {
     const keys = this.current();
     const given = digest(presented);
@@ -88,34 +106,9 @@ export class ApiKeyStore {
       // no file: no keys
     }
     if (this.loaded?.stamp !== stamp) {
-      const keys = stamp === 'absent' ? [] : this.read().keys.map((k) => ({ name: k.name, sha256: Buffer.from(k.sha256, 'hex') }));
+      const keys = stamp === 'absent' ? [] : this.file.readSync().keys.map((k) => ({ name: k.name, sha256: Buffer.from(k.sha256, 'hex') }));
       this.loaded = { stamp, keys };
     }
     return this.loaded.keys;
-  }
-
-  private read(): KeysFile {
-    let text: string;
-    try {
-      text = readFileSync(this.path, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: [] };
-      throw e;
-    }
-    try {
-      return KeysFile.parse(JSON.parse(text));
-    } catch (e) {
-      throw new UserError(`${this.path} is damaged (${errorMessage(e).split('\n')[0]}); fix or delete it (and add the keys again)`, 'keys_invalid');
-    }
-  }
-
-  private write(file: KeysFile): void {
-    mkdirSync(this.dataDir, { recursive: true });
-    const tmp = `${this.path}.tmp-${process.pid}`;
-    // Created with its final mode: the hashes are not secrets, but the names and times are nobody else's.
-    writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(tmp, 0o600);
-    renameSync(tmp, this.path);
-    this.loaded = null;
   }
 }

@@ -8,6 +8,8 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { terminalSafe } from '../common/control-chars';
+import { errorMessage } from '../common/errors';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
 import { SECURITY_HEADERS } from '../web/headers';
@@ -18,7 +20,7 @@ import { Admission } from './admission';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
 import { Catalog, modelName, type LoadedPairing, type Target } from './catalog';
 import { Classifier } from './classifier';
-import { ApiFailure, failureOf, invalidBody, notFound } from './errors';
+import { ApiFailure, failureOf, notFound, parseBody } from './errors';
 import type { ApiKeyStore } from './keys';
 import { LruGenerationCache, Lru } from './lru';
 import { ROUTES, ServiceMetrics, type RouteLabel } from './metrics';
@@ -77,6 +79,8 @@ interface Context {
   shutdown: AbortController;
   closing: boolean;
   log: (line: string) => void;
+  /** The last problem with the key file that was logged (each is logged once), or null. */
+  keysProblem: string | null;
 }
 
 export async function startApiService(opts: ApiServiceOptions): Promise<RunningApiService> {
@@ -108,6 +112,7 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
     shutdown: new AbortController(),
     closing: false,
     log: opts.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    keysProblem: null,
   };
   const app = createHttpApp({
     face: 'tatra api',
@@ -246,12 +251,30 @@ function checkCaller(ctx: Context, request: FastifyRequest): void {
   }
 }
 
+/**
+ * The key's name, or null. A key file that cannot be read is the server's fault, not the caller's:
+ * a 500 whose message names no file (where the server keeps its files is nobody else's business);
+ * the operator's log has the file and what is wrong with it, once for each new problem.
+ */
+function verifyKey(ctx: Context, bearer: string): string | null {
+  try {
+    const name = ctx.opts.keys.verify(bearer);
+    ctx.keysProblem = null;
+    return name;
+  } catch (e) {
+    const line = errorMessage(e);
+    if (ctx.keysProblem !== line) ctx.log(terminalSafe(`tatra api: cannot check API keys: ${line}`));
+    ctx.keysProblem = line;
+    throw new ApiFailure(500, "the server cannot read its API keys; its operator's log says why", 'server_error', 'keys_unreadable');
+  }
+}
+
 function authenticate(ctx: Context, request: FastifyRequest): string {
   const header = request.headers.authorization;
   const bearer = header ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
   const unauthorised = (message: string) => new ApiFailure(401, message, 'invalid_request_error', 'invalid_api_key', null, { 'WWW-Authenticate': 'Bearer' });
   if (!bearer) throw unauthorised('no API key: send "Authorization: Bearer <key>" (create one with `tatra api keys add NAME`)');
-  const name = ctx.opts.keys.verify(bearer);
+  const name = verifyKey(ctx, bearer);
   if (name === null) throw unauthorised('invalid API key (keys are listed by `tatra api keys list`)');
   return name;
 }
@@ -289,9 +312,7 @@ function modelEntry(ctx: Context, m: Pick<Target, 'id' | 'served' | 'pairing'>) 
 // POST /v1/chat/completions
 
 async function chatCompletions(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  const parsed = ChatCompletionRequest.safeParse(request.body);
-  if (!parsed.success) throw invalidBody(parsed.error);
-  const body = parsed.data;
+  const body = parseBody(ChatCompletionRequest, request.body);
   const target = ctx.catalog.resolve(body.model);
   const input = lastUserText(body.messages);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
@@ -341,9 +362,7 @@ async function chatCompletions(ctx: Context, request: FastifyRequest, reply: Fas
 // POST /v1/classify
 
 async function classifyBatch(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  const parsed = ClassifyRequest.safeParse(request.body);
-  if (!parsed.success) throw invalidBody(parsed.error);
-  const body = parsed.data;
+  const body = parseBody(ClassifyRequest, request.body);
   const target = ctx.catalog.resolve(body.model);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
   const signal = signalOf(request);

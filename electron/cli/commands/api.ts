@@ -21,7 +21,7 @@ import {
   tatraSettingsFrom,
 } from '../options';
 import { openCliServices, startLlamaFor, type CliServiceOptions, type CliServices } from '../session';
-import { err, onInterrupt, out, plural } from '../ui';
+import { err, onInterrupt, out, outFields, plural } from '../ui';
 
 interface ApiCliOptions extends TatraSettingsCliOptions, ModelCliOptions {
   port: number;
@@ -89,8 +89,8 @@ function registerKeys(api: Command): void {
     .command('add')
     .description('create a key and print it once on stdout (only its hash is kept)')
     .argument('<name>', 'a name to list and revoke it by')
-    .action((name: string, _o: unknown, cmd: Command) => {
-      const key = store(cmd).add(name);
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      const key = await store(cmd).add(name);
       out(key);
       if (process.stdout.isTTY) err(`key "${name}" created; it is shown only now: keep it somewhere safe`);
     });
@@ -100,14 +100,14 @@ function registerKeys(api: Command): void {
     .action((_o: unknown, cmd: Command) => {
       const list = store(cmd).list();
       if (list.length === 0) err('no API keys; create one with `tatra api keys add NAME`');
-      for (const k of list) out(`${k.name}\t${k.createdAt}`);
+      for (const k of list) outFields([k.name, k.createdAt]);
     });
   keys
     .command('revoke')
     .description('revoke a key; a running `tatra api` refuses it from its next request')
     .argument('<name>')
-    .action((name: string, _o: unknown, cmd: Command) => {
-      store(cmd).revoke(name);
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      await store(cmd).revoke(name);
       err(`revoked "${name}"`);
     });
 }

@@ -1,8 +1,11 @@
 // API keys on a real data folder: shown once, stored only as hashes in a 0600 file, revocable,
-// and a damaged file is one clear line.
+// changed by one process at a time (eight `tatra api keys add` at once keep eight keys), listed
+// with real tabs between fields, and a damaged file is one clear line for the operator.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { API_KEY_PREFIX, ApiKeyStore } from '../../../electron/service';
@@ -10,10 +13,14 @@ import { API_KEY_PREFIX, ApiKeyStore } from '../../../electron/service';
 const dir = mkdtempSync(join(tmpdir(), 'tatra-keys-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const CLI = join(import.meta.dirname, '..', '..', '..', 'electron', 'cli', 'index.ts');
+/** The real `tatra` CLI from source (no build needed), to the end. */
+const tatra = (args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, TATRA_THREADS: '1' } });
+
 describe('ApiKeyStore', () => {
-  it('keeps a hash, never the key, in a file only its owner reads', () => {
+  it('keeps a hash, never the key, in a file only its owner reads', async () => {
     const store = new ApiKeyStore(join(dir, 'a'));
-    const key = store.add('ci');
+    const key = await store.add('ci');
     expect(key.startsWith(API_KEY_PREFIX)).toBe(true);
     expect(key.length).toBeGreaterThan(40);
     const text = readFileSync(store.path, 'utf8');
@@ -25,31 +32,59 @@ describe('ApiKeyStore', () => {
     expect(store.list()).toEqual([{ name: 'ci', createdAt: expect.any(String) }]);
   });
 
-  it('refuses a second key of the same name and a bad name; revokes by name', () => {
+  it('refuses a second key of the same name and a bad name; revokes by name', async () => {
     const store = new ApiKeyStore(join(dir, 'b'));
-    const a = store.add('one');
-    const b = store.add('two');
+    const a = await store.add('one');
+    const b = await store.add('two');
     expect(a).not.toBe(b);
-    expect(() => store.add('one')).toThrow(/already a key named "one"/);
-    expect(() => store.add('../x')).toThrow(UserError);
-    store.revoke('one');
+    await expect(store.add('one')).rejects.toThrow(/already a key named "one"/);
+    await expect(store.add('../x')).rejects.toThrow(UserError);
+    await store.revoke('one');
     expect(store.verify(a)).toBeNull();
     expect(store.verify(b)).toBe('two');
-    expect(() => store.revoke('one')).toThrow(/no key named "one" \(there are: two\)/);
+    await expect(store.revoke('one')).rejects.toThrow(/no key named "one" \(there are: two\)/);
   });
 
-  it('sees a key added by another process without being told', () => {
+  it('sees a key added by another process without being told', async () => {
     const path = join(dir, 'c');
     const server = new ApiKeyStore(path);
     expect(server.hasKeys()).toBe(false);
-    const key = new ApiKeyStore(path).add('later');
+    const key = await new ApiKeyStore(path).add('later');
     expect(server.verify(key)).toBe('later');
   });
 
-  it('says which file is damaged', () => {
+  it('says which file is damaged, and leaves it as it was', async () => {
     const store = new ApiKeyStore(join(dir, 'd'));
-    store.add('x');
-    writeFileSync(store.path, '{"version":1,"keys":[{"name":"x"}]}');
+    await store.add('x');
+    const damaged = '{"version":1,"keys":[{"name":"x"}]}';
+    writeFileSync(store.path, damaged);
     expect(() => store.verify('tatra-anything')).toThrow(new RegExp(`${store.path.replace(/[/.]/g, '\\$&')} is damaged`));
+    await expect(store.add('y')).rejects.toThrow(/is damaged/);
+    expect(readFileSync(store.path, 'utf8')).toBe(damaged);
+  });
+});
+
+describe('tatra api keys', () => {
+  it('run eight times at once, keeps every key it printed', { timeout: 180_000 }, async () => {
+    const data = join(dir, 'eight');
+    const names = Array.from({ length: 8 }, (_, i) => `k${i}`);
+    const printed = await Promise.all(names.map(async (name) => (await tatra(['api', 'keys', 'add', name, '--data-dir', data])).stdout.trim()));
+    const store = new ApiKeyStore(data);
+    expect(store.list().map((k) => k.name).sort()).toEqual(names);
+    printed.forEach((key, i) => expect(store.verify(key), names[i]).toBe(names[i]));
+  });
+
+  it('list prints real tabs between name and creation time (cut -f1 works)', { timeout: 60_000 }, async () => {
+    const data = join(dir, 'list');
+    await new ApiKeyStore(data).add('first');
+    await new ApiKeyStore(data).add('second');
+    const { stdout } = await tatra(['api', 'keys', 'list', '--data-dir', data]);
+    const rows = stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(rows.map((r) => r[0])).toEqual(['first', 'second']);
+    for (const r of rows) {
+      expect(r).toHaveLength(2);
+      expect(Number.isNaN(Date.parse(r[1]!))).toBe(false);
+    }
+    expect(stdout).not.toContain('\\u0009');
   });
 });

@@ -2,7 +2,8 @@
 // backends: the exact semantics of keys, errors, the cache, the queue, cancellation, timeouts,
 // shutdown, streams and batches. Real inference and the real clients are in test/model/api-*.
 import { request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ const keys = new ApiKeyStore(join(dir, 'data'));
 let key = '';
 beforeAll(async () => {
   tasks = (await loadBuiltInTasks()).filter((t) => t.id === 'sst2' || t.id === 'trec');
-  key = keys.add('tests');
+  key = await keys.add('tests');
 });
 
 const answer = (c: string) => (/good|great|fine/.test(c) ? 'positive' : 'negative');
@@ -56,7 +57,7 @@ afterEach(async () => {
   for (const s of services.splice(0)) await s.close(0);
 });
 
-async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?: number; contextSize?: number; held?: ReturnType<typeof gate> } = {}): Promise<Setup> {
+async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?: number; contextSize?: number; held?: ReturnType<typeof gate>; keys?: ApiKeyStore; log?: (line: string) => void } = {}): Promise<Setup> {
   const held = opts.held;
   const backend = new ScriptedBackend(
     async (req, ctx) => {
@@ -68,13 +69,13 @@ async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?
   const service = await startApiService({
     tasks,
     pairings: [{ name: 'scripted', generator: 'scripted.gguf', evaluator: 'scripted.gguf', generatorBackend: backend, evaluatorBackend: backend }],
-    keys,
+    keys: opts.keys ?? keys,
     defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1, earlyStop: true },
     port: 0,
     maxQueue: opts.maxQueue ?? 8,
     concurrency: opts.concurrency ?? 2,
     timeoutMs: opts.timeoutMs ?? 60_000,
-    log: () => undefined,
+    log: opts.log ?? (() => undefined),
   });
   services.push(service);
   return { service, backend, url: (path) => `${service.origin}${path}` };
@@ -114,9 +115,9 @@ describe('tatra api: who may call', () => {
     const wrong = await errorOf(await fetch(s.url('/v1/models'), { headers: { authorization: 'Bearer tatra-wrong' } }));
     expect(wrong).toMatchObject({ status: 401, error: { code: 'invalid_api_key' } });
 
-    const temporary = keys.add('temporary');
+    const temporary = await keys.add('temporary');
     expect((await fetch(s.url('/v1/models'), { headers: { authorization: `Bearer ${temporary}` } })).status).toBe(200);
-    keys.revoke('temporary');
+    await keys.revoke('temporary');
     // No restart: the next request already sees the key file without it.
     expect((await fetch(s.url('/v1/models'), { headers: { authorization: `Bearer ${temporary}` } })).status).toBe(401);
   });
@@ -394,5 +395,76 @@ describe('tatra api: metrics', () => {
     expect(latency?.type).toBe('HISTOGRAM');
     expect(Number(latency?.metrics[0]?.buckets?.['+Inf'])).toBeGreaterThanOrEqual(1);
     expect(sampleValue(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+});
+
+describe('tatra api: hostile clients', () => {
+  it('says what was wrong with a value of the wrong type, not that it is missing', async () => {
+    const s = await setup();
+    const post = (body: string) => fetch(s.url('/v1/chat/completions'), { method: 'POST', headers: auth(), body });
+    const cases: [string, RegExp, string | null][] = [
+      [JSON.stringify({ model: 'tatra/sst2', ...ask('x'), seed: 1.5 }), /^Seed must be a whole number/, 'seed'],
+      [JSON.stringify({ model: 'tatra/sst2', messages: 'hello' }), /^Messages must be an array/, 'messages'],
+      [JSON.stringify({ model: 7, ...ask('x') }), /^The model id must be text/, 'model'],
+      ['null', /^the body must be a JSON object$/, null],
+      ['[]', /^the body must be a JSON object$/, null],
+      ['"text"', /^the body must be a JSON object$/, null],
+      ['3', /^the body must be a JSON object$/, null],
+    ];
+    for (const [body, message, param] of cases) {
+      const { status, error } = await errorOf(await post(body));
+      expect({ status, param: error.param }, body).toEqual({ status: 400, param });
+      expect(error.message, body).toMatch(message);
+      expect(error.message, body).not.toMatch(/missing/i);
+    }
+    const batch = await errorOf(await fetch(s.url('/v1/classify'), { method: 'POST', headers: auth(), body: JSON.stringify({ model: 'tatra/sst2', inputs: 'one' }) }));
+    expect(batch.error.message).toMatch(/^Inputs must be an array/);
+  });
+
+  it('answers a damaged key file with a 500 that names no file; the path is in the log, once', async () => {
+    const damagedKeys = new ApiKeyStore(join(dir, 'damaged'));
+    const good = await damagedKeys.add('x');
+    const lines: string[] = [];
+    const s = await setup({ keys: damagedKeys, log: (l) => lines.push(l) });
+    writeFileSync(damagedKeys.path, '{"version":1,"keys":[{"name":"x"');
+    for (let i = 0; i < 3; i++) {
+      const { status, error } = await errorOf(await fetch(s.url('/v1/models'), { headers: { authorization: `Bearer ${good}` } }));
+      expect(status).toBe(500);
+      expect(error).toMatchObject({ type: 'server_error', code: 'keys_unreadable' });
+      expect(error.message).not.toContain(dir);
+      expect(error.message).not.toContain('api-keys.json');
+    }
+    expect(lines.filter((l) => l.includes(damagedKeys.path))).toHaveLength(1);
+  });
+
+  it('counts a request from its first byte: with a queue of 2, ten unfinished 30 MB batches are not all read', async () => {
+    const held = gate();
+    const s = await setup({ maxQueue: 2, concurrency: 1, held });
+    const sockets: Socket[] = [];
+    const statuses: number[] = [];
+    const oneMiB = Buffer.alloc(1024 * 1024, 0x20);
+    for (let i = 0; i < 10; i++) {
+      const socket = connect(s.service.port, '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      let answer = '';
+      socket.on('data', (d: Buffer) => {
+        const first = answer === '';
+        answer += d.toString('latin1');
+        if (first) statuses.push(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0));
+      });
+      // Headers for 30 MB, then one MiB of it; the rest never comes.
+      socket.write(`POST /v1/classify HTTP/1.1\r\nhost: 127.0.0.1:${s.service.port}\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${30 * 1024 * 1024}\r\n\r\n`);
+      socket.write(oneMiB);
+    }
+    // Two are admitted (their bodies are being read, and wait for the rest); the other eight are
+    // turned away before theirs is read.
+    await until(() => statuses.length === 8);
+    expect(statuses).toEqual(Array.from({ length: 8 }, () => 429));
+    const health = (await (await fetch(s.url('/healthz'))).json()) as { queue: { admitted: number } };
+    expect(health.queue.admitted).toBe(2);
+    for (const socket of sockets) socket.destroy();
+    await until(() => s.service.admission.admitted === 0);
+    held.release();
   });
 });

@@ -38,7 +38,6 @@ function buggyRoutes(prefix: string) {
       throw new Error(`${HOSTILE} (rejects)`);
     });
     app.get(`${prefix}/throws-a-string`, async () => {
-      // eslint-disable-next-line @typescript-eslint/only-throw-error -- a bug can throw anything
       throw `${HOSTILE} (a string)`;
     });
     app.post(`${prefix}/rejects-after-body`, async (request) => {
@@ -56,7 +55,7 @@ beforeAll(async () => {
   host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
   serve = await startServer({ host, port: 0, staticDir: web, log: (l) => serveLogs.push(l), testRoutes: buggyRoutes('/api/test') });
   const keys = new ApiKeyStore(join(dir, 'api'));
-  key = keys.add('tests');
+  key = await keys.add('tests');
   const backend = new ScriptedBackend(politeScript({ answer: () => 'positive' }), { id: 'scripted:model', contextSize: 8192 });
   api = await startApiService({
     tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),

@@ -34,7 +34,7 @@ beforeAll(async () => {
   serve = await startServer({ host, port: 0, staticDir: web, log: (l) => logs.push(l) });
 
   const keys = new ApiKeyStore(join(dir, 'api'));
-  key = keys.add('tests');
+  key = await keys.add('tests');
   const backend = new ScriptedBackend(politeScript({ answer: () => 'positive' }), { id: 'scripted:model', contextSize: 8192 });
   api = await startApiService({
     tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
