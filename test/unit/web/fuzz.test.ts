@@ -46,7 +46,12 @@ let api: RunningApiService;
 let key = '';
 const logs: { face: string; line: string }[] = [];
 const unhandled: unknown[] = [];
-const onUnhandled = (e: unknown) => void unhandled.push(e);
+/** Every client connection still open: an unhandled rejection ends them all (the request that caused it would never be answered). */
+const live = new Set<Socket>();
+const onUnhandled = (e: unknown) => {
+  unhandled.push(e);
+  for (const socket of live) socket.destroy();
+};
 
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
@@ -297,6 +302,8 @@ function play(c: Case): Promise<number> {
   const rng = prng(c.seed);
   return new Promise((resolve) => {
     const socket: Socket = connect(c.port, '127.0.0.1');
+    live.add(socket);
+    socket.once('close', () => live.delete(socket));
     let answer = Buffer.alloc(0);
     let finished = false;
     const status = () => Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer.subarray(0, 64).toString('latin1'))?.[1] ?? 0);
@@ -378,7 +385,7 @@ describe('fuzzing both faces', () => {
     const until = Date.now() + SECONDS * 1000;
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
-        while (Date.now() < until && failures.length < 20) {
+        while (Date.now() < until && failures.length < 20 && unhandled.length === 0) {
           const kind = rng.int(20);
           await run(kind === 0 ? wsCase(rng) : kind === 1 ? stalledStreamCase(rng) : makeCase(rng));
         }
@@ -387,6 +394,7 @@ describe('fuzzing both faces', () => {
     const after = process.memoryUsage();
     console.log(`HTTP fuzz: ${cases} cases; statuses ${JSON.stringify(Object.fromEntries([...counts].sort((a, b) => a[0] - b[0])))}; rss ${(before.rss / 2 ** 20).toFixed(0)} -> ${(after.rss / 2 ** 20).toFixed(0)} MiB, heap ${(before.heapUsed / 2 ** 20).toFixed(0)} -> ${(after.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 
+    expect(unhandled.map(String), `seed ${SEED}`).toEqual([]);
     expect(failures, `seed ${SEED}`).toEqual([]);
     await stillAnswers();
     // Every admitted request has been released: nothing is stuck holding a queue slot.
