@@ -69,7 +69,7 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   // The host's plan beside Start, once everything is chosen: calls, tokens and time, as --dry-run says them.
   const plan = page.getByTestId('eval-plan');
   await expect(plan).toHaveAttribute('data-plan', 'host', { timeout: 30_000 });
-  await expect(plan).toContainText(/model calls · [\d,]+ \+ [\d,]+ tokens/);
+  await expect(plan).toContainText(/model calls for 8 rows · [\d,]+ \+ [\d,]+ tokens/);
   await shot(page, 'evaluate-setup');
   await page.getByTestId('eval-start').click();
 
@@ -146,7 +146,9 @@ test('the gold column is preselected: a CSV label column (uploaded or by path) a
   await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
   await expect(page.getByLabel('Label for negative')).toHaveValue('negative');
   await expect(page.getByTestId('eval-no-gold')).toHaveCount(0);
-  // The plan before Start: the calls for the chosen rows.
+  // The plan before Start names the chosen rows, the host's plan as the call count before it: wait
+  // for the host's (it replaces the call count once the settings settle) rather than race it.
+  await expect(page.getByTestId('eval-plan')).toHaveAttribute('data-plan', 'host', { timeout: 30_000 });
   await expect(page.getByTestId('eval-plan')).toContainText('12 rows');
 
   // The same file given as a path.
@@ -176,6 +178,7 @@ test('the gold column is preselected: a CSV label column (uploaded or by path) a
   await expect(page.getByLabel('Label for negative')).toHaveValue('');
   await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
   await expect(page.getByTestId('eval-limit')).toHaveValue('40');
+  await expect(page.getByTestId('eval-plan')).toHaveAttribute('data-plan', 'host', { timeout: 30_000 });
   await expect(page.getByTestId('eval-plan')).toContainText('40 rows');
   await lookAt(page, 'evaluate-setup');
 });

@@ -102,7 +102,7 @@ export function tatraSettingsFrom(opts: TatraSettingsCliOptions): TatraSettings 
  * default rule) or sure enough (`confident:P`). Commander leaves the value undefined when neither
  * is given: the command applies `withEarlyStop(settings, work)`.
  */
-export function addEarlyStopOptions(cmd: Command, work: keyof typeof EARLY_STOP_DEFAULT): Command {
+export function addEarlyStopOptions(cmd: Command, work: keyof typeof EARLY_STOP_DEFAULT, opts: { textArgument?: boolean } = {}): Command {
   const defaultOn = EARLY_STOP_DEFAULT[work];
   const on = defaultOn ? ' (default)' : '';
   const off = defaultOn ? '' : ' (default)';
@@ -110,13 +110,26 @@ export function addEarlyStopOptions(cmd: Command, work: keyof typeof EARLY_STOP_
     .option(
       '--early-stop [rule]',
       `stop launching runs once the vote is decided: "exact" (the leader beats the runner-up plus every vote to come; same label, fewer calls) or "confident:P" (the rest would change the winner with probability at most 1-P under a Dirichlet model of the votes, e.g. confident:0.99)${on}`,
-      earlyStopOption,
+      opts.textArgument ? earlyStopOrText : earlyStopOption,
     )
     .option('--no-early-stop', `always run all r runs${off}`);
 }
 
-/** What --early-stop parses into: true (the exact rule) or the confident rule's P. */
-export type EarlyStopCliValue = boolean | { confidence: number };
+/**
+ * What --early-stop parses into: true (the exact rule) or the confident rule's P; for a command
+ * whose text is an argument, a value that is no rule is `{ text }`: the first words of the input.
+ */
+export type EarlyStopCliValue = boolean | { confidence: number } | { text: string };
+
+/**
+ * `tatra classify --early-stop "an unforgettable film"`: the optional value took the text. A value
+ * that is not a rule (nor a malformed confident:P) is the input's first words, and the exact rule is on.
+ */
+function earlyStopOrText(value: string): EarlyStopCliValue {
+  const v = value.trim();
+  if (v === 'exact' || v.startsWith('confident:')) return earlyStopOption(value);
+  return { text: value };
+}
 
 function earlyStopOption(value: string): EarlyStopCliValue {
   const v = value.trim();
@@ -132,6 +145,7 @@ function earlyStopOption(value: string): EarlyStopCliValue {
 export function earlyStopFrom(value: EarlyStopCliValue | undefined): Pick<TatraSettings, 'earlyStop' | 'earlyStopConfidence'> {
   if (value === undefined) return {};
   if (typeof value === 'boolean') return { earlyStop: value };
+  if ('text' in value) return { earlyStop: true };
   return { earlyStop: true, earlyStopConfidence: value.confidence };
 }
 

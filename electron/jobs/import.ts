@@ -24,6 +24,15 @@ function unmappedGoldError(column: string, taskId: string, values: readonly stri
   );
 }
 
+/** A given label map none of whose entries is a value of the file: one line naming a few of each. */
+function unmatchedMapError(column: string, keys: readonly string[], values: readonly string[]): UserError {
+  const list = (xs: readonly string[]) => xs.slice(0, 6).map((v) => shownName(v, 40)).join(', ') + (xs.length > 6 ? ', …' : '');
+  return new UserError(
+    `the label map maps none of the values of the gold column "${shownName(column)}" (map entries ${list(keys)}; values ${list(values)}): fix the label map (--label-map value=label,…), leave it out to use the suggested one, or run without gold labels (--no-label)`,
+    'label_unmapped',
+  );
+}
+
 export interface ImportOptions {
   task: TaskDefinition;
   /** The job's mapping; given no label map, the suggested one is set on it. */
@@ -50,6 +59,9 @@ export async function importRows(store: JobStore, id: string, reader: DatasetRea
     const imported = emptyRecord<number>();
     const whole = emptyRecord<number>();
     let atLimit: DatasetStats | null = null;
+    // Imported rows whose gold value is one of the given map's own keys, and the values seen.
+    let mapHits = 0;
+    const seen = new Set<string>();
     for await (const row of reader) {
       if (atLimit) {
         if (row.goldRaw !== null) whole[row.goldRaw] = (own(whole, row.goldRaw) ?? 0) + 1;
@@ -58,6 +70,10 @@ export async function importRows(store: JobStore, id: string, reader: DatasetRea
       batch.push(row);
       count++;
       chars += row.input.length;
+      if (explicitMap && row.goldRaw !== null) {
+        if (own(mapping.labelMap, row.goldRaw) !== undefined) mapHits++;
+        else if (seen.size < 6) seen.add(row.goldRaw);
+      }
       if (suggest && row.goldRaw !== null) {
         imported[row.goldRaw] = (own(imported, row.goldRaw) ?? 0) + 1;
         whole[row.goldRaw] = (own(whole, row.goldRaw) ?? 0) + 1;
@@ -81,6 +97,10 @@ export async function importRows(store: JobStore, id: string, reader: DatasetRea
       if (unmappedRows > 0 && stats.rows - stats.missingGold - unmappedRows === 0) {
         throw unmappedGoldError(mapping.labelColumn!, opts.task.id, Object.keys(stats.unmappedGold), opts.labels, 'fix the label map (--label-map value=label,…)');
       }
+      // A map none of whose entries is a value of the file (`__proto__=positive` on a file of
+      // positive/negative) is refused too, even when every value names a label by itself: what
+      // was given is not what the file holds.
+      if (mapHits === 0 && seen.size > 0) throw unmatchedMapError(mapping.labelColumn!, Object.keys(mapping.labelMap ?? {}), [...seen]);
     }
     if (suggest) {
       const suggestion = suggestLabelMapping(whole, opts.task);

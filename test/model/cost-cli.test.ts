@@ -208,4 +208,16 @@ describe('confident early stop through the CLI', () => {
     const made = Math.min(sure!.runs.length, exact!.runs.length);
     expect(sure!.runs.slice(0, made)).toEqual(exact!.runs.slice(0, made));
   });
+
+  it('a value of --early-stop that is no rule is the text to classify, with the exact rule on', async () => {
+    const base = ['classify', '--task', 'mr', '--model', model, '-n', '1', '-k', '2', '-r', '2', '--seed', '1', '--threads', '1', '--json'];
+    const quoted = json<TatraResult>((await cli([...base, '--early-stop', 'an unforgettable film'])).stdout);
+    expect(quoted.input).toBe('an unforgettable film');
+    expect(quoted.earlyStop).toMatchObject({ rule: 'exact', p: 1 });
+    // Unquoted: the option took the first word, the rest are the argument's.
+    const words = json<TatraResult>((await cli([...base, '--early-stop', 'an', 'unforgettable', 'film'])).stdout);
+    expect(words.input).toBe('an unforgettable film');
+    // A malformed rule is still an error, not text.
+    await expect(cli([...base, '--early-stop', 'confident:2', 'a film'])).rejects.toMatchObject({ stderr: expect.stringContaining('--early-stop confident:P needs P between') });
+  });
 });

@@ -127,7 +127,7 @@ export function registerClassify(program: Command): void {
     .description('classify one text with TATRA (synthetic examples, paraphrases, majority vote)')
     .argument('[text...]', 'the text to classify (or pipe it on stdin)')
     .requiredOption('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file');
-  addPlanOptions(addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'input'))
+  addPlanOptions(addEarlyStopOptions(addRuntimeOptions(addTatraSettingsOptions(addModelOptions(cmd))), 'input', { textArgument: true }))
     .option('--sequences <N>', 'parallel sequences per model (default 4); 1 decodes one request at a time', intOption('--sequences', 1, 64))
     .option('--data-dir <dir>', 'data folder holding your tasks')
     .option('--json', 'print one JSON object with everything')
@@ -135,7 +135,9 @@ export function registerClassify(program: Command): void {
       await withCliServices(opts, async (services) => {
         const task = await services.tasks.resolve(opts.task);
         const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
-        const input = await readText(words);
+        // `--early-stop an unforgettable film`: the value the option took is the text's first word.
+        const early = opts.earlyStop;
+        const input = await readText(typeof early === 'object' && 'text' in early ? [early.text, ...words] : words);
         const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'input');
         if (opts.dryRun) {
           const price = priceFrom(opts);

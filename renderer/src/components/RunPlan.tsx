@@ -56,10 +56,13 @@ function amount(c: PlanCount, fmt: (x: number) => string): string {
 
 const num = (x: number) => Math.round(x).toLocaleString('en-US');
 
-/** The host's plan in one line: "52 model calls · 6,240 + 348 tokens · about 15 s · $0.02". */
+/**
+ * The host's plan in one line: "52 model calls for 12 rows · 6,240 + 348 tokens · about 15 s · $0.02".
+ * It names its rows as the call count before it did, so the line never loses what it covers.
+ */
 export function hostPlanText(plan: CostPlan): string {
   const parts = [
-    `${amount(plan.calls.total, num)} model calls`,
+    `${amount(plan.calls.total, num)} model calls${plan.rows === 1 ? '' : ` for ${count(plan.rows, 'row')}`}`,
     `${amount(plan.tokens.prompt, num)} + ${amount(plan.tokens.completion, num)} tokens`,
     plan.seconds === null ? 'time unknown' : `about ${amount(plan.seconds, (s) => duration(s * 1000))}`,
     ...(plan.cost ? [`$${amount(plan.cost.usd, (x) => x.toFixed(2))}`] : []),

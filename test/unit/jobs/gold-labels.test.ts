@@ -95,6 +95,24 @@ describe('a label map that maps none of the file\'s values is refused', () => {
     expect(m.list()).toEqual([]);
   });
 
+  it.each([
+    ['__proto__=positive', '__proto__'],
+    ['constructor=negative,yes=positive', 'constructor, yes'],
+  ])('a map whose entries are none of the values is refused even when every value names a label (%s on positive/negative)', async (map, entries) => {
+    const data = file(`labels-${n}.csv`, 'text,label\na good film,positive\na dull film,negative\n');
+    const m = manager();
+    const e = await failure(m.create(spec(data, { textColumn: 'text', labelColumn: 'label', labelMap: parseLabelMap(map) })));
+    expect(e).toBeInstanceOf(UserError);
+    expect((e as UserError).code).toBe('label_unmapped');
+    expect(e.message).toBe(
+      `the label map maps none of the values of the gold column "label" (map entries ${entries}; values positive, negative): fix the label map (--label-map value=label,…), leave it out to use the suggested one, or run without gold labels (--no-label)`,
+    );
+    expect(m.list()).toEqual([]);
+    // Nothing was polluted on the way: plain objects still have their own prototype.
+    expect(({} as Record<string, unknown>)['positive']).toBeUndefined();
+    expect(Object.getPrototypeOf({})).toBe(Object.prototype);
+  });
+
   it('a map that maps some values runs, and counts the rest as unmapped', async () => {
     const data = file('some.csv', 'text,label\na good film,yes\na dull film,meh\n');
     const m = manager();
