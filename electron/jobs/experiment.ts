@@ -12,7 +12,6 @@
 //
 // A kill loses only rows in flight: jobs keep their finished rows, the generation cache keeps
 // every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
-// `hooks.beforeCell` is the one place a plan or a budget can stop an experiment before a job runs.
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { ExperimentProgress } from '../common/contract/experiments';
@@ -66,21 +65,12 @@ export interface ExperimentDefinition<Spec, Cell> {
   wrap?(ctx: { id: string; store: ExperimentStore<Spec> }, role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
 }
 
-export interface ExperimentHooks<Spec, Cell> {
-  /**
-   * Before a cell's job starts or resumes: a reason (one line) stops the experiment, paused, with
-   * that reason as its error, so it can be resumed once the reason is gone (a budget raised).
-   */
-  beforeCell?(experiment: StoredExperiment<Spec>, cell: Cell, states: readonly CellState<Cell>[]): string | null | Promise<string | null>;
-}
-
 export interface ExperimentRunnerOptions<Spec, Cell> {
   jobs: JobManager;
   store: JobStore;
   /** Given, held models are leased from it so they stay loaded between jobs. */
   pool?: BackendProvider;
   definition: ExperimentDefinition<Spec, Cell>;
-  hooks?: ExperimentHooks<Spec, Cell>;
 }
 
 interface Runner {
@@ -102,7 +92,6 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly jobStore: JobStore;
   private readonly pool: BackendProvider | undefined;
   private readonly def: ExperimentDefinition<Spec, Cell>;
-  private readonly hooks: ExperimentHooks<Spec, Cell>;
   private readonly runners = new Map<string, Runner>();
   /** The ETA's rate, per experiment running here. */
   private readonly etas = new Map<string, EtaEstimator>();
@@ -114,7 +103,6 @@ export class ExperimentRunner<Spec, Cell> {
     this.jobStore = opts.store;
     this.pool = opts.pool;
     this.def = opts.definition;
-    this.hooks = opts.hooks ?? {};
     this.store = new ExperimentStore<Spec>(opts.store, opts.definition.kind);
     this.emitter.setMaxListeners(0);
   }
@@ -153,8 +141,10 @@ export class ExperimentRunner<Spec, Cell> {
       let job: JobInfo | null = null;
       try {
         job = jobId ? this.jobs.get(jobId) : null;
-      } catch {
-        job = null;
+      } catch (e) {
+        // A cell's job deleted from the history (`tatra jobs delete`) is a cell to run again; any
+        // other error (the database unreadable) is the caller's.
+        if (!(e instanceof UserError && e.code === 'job_unknown')) throw e;
       }
       return { cell, job };
     });
@@ -377,12 +367,6 @@ export class ExperimentRunner<Spec, Cell> {
           continue;
         }
         if (job.status === 'done') continue;
-        const reason = await this.hooks.beforeCell?.(exp, cell, this.cellStates(exp));
-        if (reason) {
-          runner.stop = 'paused';
-          runner.reason = reason;
-          break;
-        }
         // The experiment's budget, less what its other jobs spent, is this job's: a job stops
         // before exceeding it, so the experiment never does.
         const share = this.budgetShare(id, job);

@@ -28,7 +28,7 @@ export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERS
 export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
 export { plainModelRef } from './model-identity';
 export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
-export { ExperimentManager, ExperimentRunner, type ExperimentDefinition, type ExperimentHooks, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
+export { ExperimentManager, ExperimentRunner, type ExperimentDefinition, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
 export { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';

@@ -27,7 +27,7 @@ import { jobStatus, type JobStatus } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
 import { openDataset } from './dataset';
-import { ExperimentManager, type CellState, type ExperimentDefinition, type ExperimentHooks } from './experiment';
+import { ExperimentManager, type CellState, type ExperimentDefinition } from './experiment';
 import type { StoredExperiment } from './experiment-store';
 import type { JobManager } from './manager';
 import type { JobStore } from './store';
@@ -63,8 +63,6 @@ export interface SweepManagerOptions {
   /** Given, the sweep holds its models between jobs so they load once. */
   pool?: BackendProvider;
   resolveTask: (id: string) => Promise<TaskDefinition>;
-  /** Where a plan or a budget stops a sweep before a job runs (experiment.ts). */
-  hooks?: ExperimentHooks<StoredSweepSpec, SweepCellKey>;
 }
 
 export type SweepEvent = SweepProgress & { status: SweepStatus };
@@ -125,7 +123,6 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
       store: opts.store,
       ...(opts.pool ? { pool: opts.pool } : {}),
       definition: sweepDefinition(opts.store),
-      ...(opts.hooks ? { hooks: opts.hooks } : {}),
     });
     this.jobStore = opts.store;
     this.resolveTask = opts.resolveTask;

@@ -29,7 +29,6 @@ import {
   type BackendProvider,
   type CellState,
   type ExperimentDefinition,
-  type ExperimentHooks,
   type ExperimentStatus,
   type JobInfo,
   type JobManager,
@@ -195,8 +194,6 @@ export interface ComparisonManagerOptions {
   pool?: BackendProvider;
   /** Resolves the spec's task (id or file) when the comparison is created; default electron/tasks'. */
   resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;
-  /** Where a plan or a budget stops a comparison before a pair's job runs (experiments' runner). */
-  hooks?: ExperimentHooks<StoredComparisonSpec, PairCell>;
 }
 
 export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, PairCell, ComparisonRecord, ComparisonRecord> {
@@ -211,7 +208,6 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
       store: opts.store,
       ...(opts.pool ? { pool: opts.pool } : {}),
       definition: comparisonDefinition,
-      ...(opts.hooks ? { hooks: opts.hooks } : {}),
     });
     this.jobs = opts.jobs;
     this.resolveTask = opts.resolveTask ?? ((ref) => resolveTaskFile(ref));
@@ -328,32 +324,5 @@ function pairStatus(job: JobInfo): ComparisonPair['status'] {
       return 'error';
     default:
       return job.status;
-  }
-}
-
-export interface RunComparisonOptions extends ComparisonManagerOptions {
-  /** Aborting cancels the running pair's job and stops the comparison (resumable explicitly). */
-  signal?: AbortSignal;
-  /** Called with the whole record whenever something changes (throttled while rows finish). */
-  onProgress?: (record: ComparisonRecord) => void;
-}
-
-/**
- * Creates a comparison, runs every pair to its end and returns the finished record. Bad model
- * files, a missing data set or bad settings fail before any job starts (UserError). A pair that
- * fails is recorded with its error and the others go on; the record's status is then `error`.
- */
-export async function runComparison(specInput: ComparisonSpecInput, options: RunComparisonOptions): Promise<ComparisonRecord> {
-  const manager = new ComparisonManager(options);
-  const { id } = await manager.create(specInput);
-  const off = options.onProgress ? manager.onProgress((r) => r.id === id && options.onProgress!(r)) : () => undefined;
-  const onAbort = () => void manager.cancel(id).catch(() => undefined);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    if (!options.signal?.aborted) manager.start(id);
-    return await manager.wait(id);
-  } finally {
-    off();
-    options.signal?.removeEventListener('abort', onAbort);
   }
 }

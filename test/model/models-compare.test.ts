@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
-import { ComparisonManager, comparisonMatrix, runComparison } from '../../electron/models';
+import { ComparisonManager, comparisonMatrix } from '../../electron/models';
 import type { ComparisonRecord } from '../../electron/common/contract/models';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 
@@ -35,7 +35,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('runComparison on real models', () => {
+describe('comparisons on real models', () => {
   it('runs every pair, shares generator outputs byte for byte, and loads only what each job needs', async () => {
     // Watch the pool: what is loaded every time someone acquires a model.
     const snapshots: { acquiring: string; running: string[] | null; loaded: { path: string; refs: number }[] }[] = [];
@@ -49,19 +49,23 @@ describe('runComparison on real models', () => {
     };
     const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
     const progress: ComparisonRecord[] = [];
-    const record = await runComparison(
-      { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a, b], settings: { n: 2, k: 2, r: 2, seed: 7, scope: 'run' }, limit: 3, labelMap: { '0': 'negative', '1': 'positive' } },
-            {
-        jobs,
-        pool: watched,
-        store,
-        onProgress: (r) => {
-          progress.push(r);
-          const p = r.pairs.find((x) => x.status === 'running');
-          if (p) running = [p.generator, p.evaluator];
-        },
-      },
-    );
+    const manager = new ComparisonManager({ jobs, pool: watched, store });
+    manager.onProgress((r) => {
+      progress.push(r);
+      const p = r.pairs.find((x) => x.status === 'running');
+      if (p) running = [p.generator, p.evaluator];
+    });
+    const { id } = await manager.create({
+      task: 'sst2',
+      dataset: csv,
+      generators: [a, b],
+      evaluators: [a, b],
+      settings: { n: 2, k: 2, r: 2, seed: 7, scope: 'run' },
+      limit: 3,
+      labelMap: { '0': 'negative', '1': 'positive' },
+    });
+    manager.start(id);
+    const record = await manager.wait(id);
 
     expect(record.status).toBe('done');
     expect(record.warnings).toEqual([]);
@@ -124,22 +128,19 @@ describe('runComparison on real models', () => {
     expect(progress.some((r) => r.pairs.some((p) => p.status === 'running'))).toBe(true);
   });
 
-  it('stops on abort: the running job is cancelled, later pairs never start, nothing stays loaded', async () => {
+  it('stops on cancel: the running job is cancelled, later pairs never start, nothing stays loaded', async () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
-    const ac = new AbortController();
-    const record = await runComparison(
-      { task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } },
-      {
-        jobs,
-        store,
-        pool,
-        signal: ac.signal,
-        onProgress: (r) => {
-          // Abort as soon as the first pair has finished one row.
-          if (r.pairs[0]!.rowsDone >= 1) ac.abort();
-        },
-      },
-    );
+    const manager = new ComparisonManager({ jobs, store, pool });
+    const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } });
+    // Cancel as soon as the first pair has finished one row.
+    let cancelling: Promise<ComparisonRecord> | null = null;
+    manager.onProgress((r) => {
+      if (r.id === id && r.pairs[0]!.rowsDone >= 1) cancelling ??= manager.cancel(id);
+    });
+    manager.start(id);
+    await manager.wait(id);
+    expect(cancelling).not.toBeNull();
+    const record = await cancelling!;
     expect(record.status).toBe('cancelled');
     expect(record.pairs[0]!.status).toBe('cancelled');
     expect(record.pairs[1]).toMatchObject({ status: 'cancelled', jobId: null });
@@ -153,7 +154,7 @@ describe('runComparison on real models', () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const before = jobs.list().length;
     await expect(
-      runComparison({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, { jobs, store }),
+      new ComparisonManager({ jobs, store }).create({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }),
     ).rejects.toThrow(/not a GGUF model/);
     expect(jobs.list().length).toBe(before);
   });
