@@ -65,6 +65,15 @@ describe('ApiKeyStore', () => {
 });
 
 describe('tatra api keys', () => {
+  it('four processes adding ten keys each lose none of them', { timeout: 180_000 }, async () => {
+    const data = join(dir, 'four');
+    const tags = ['a', 'b', 'c', 'd'];
+    const outputs = await Promise.all(tags.map((tag) => promisify(execFile)(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'keys.child.ts'), data, tag, '10'])));
+    const store = new ApiKeyStore(data);
+    expect(store.list().map((k) => k.name).sort()).toEqual(tags.flatMap((tag) => Array.from({ length: 10 }, (_, i) => `${tag}-${i}`)).sort());
+    outputs.forEach(({ stdout }, t) => stdout.trim().split('\n').forEach((key, i) => expect(store.verify(key)).toBe(`${tags[t]}-${i}`)));
+  });
+
   it('run eight times at once, keeps every key it printed', { timeout: 180_000 }, async () => {
     const data = join(dir, 'eight');
     const names = Array.from({ length: 8 }, (_, i) => `k${i}`);
