@@ -111,6 +111,10 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     // The faces answer 503 during a shutdown in their own shape (or close at once).
     return503OnClosing: false,
     forceCloseConnections: opts.closeAllOnClose ? true : 'idle',
+    // Node's own defaults, which Fastify turns off: a client that sends its request slower than
+    // five minutes (a slowloris) is cut, an idle kept-alive connection closes after five seconds.
+    requestTimeout: 300_000,
+    keepAliveTimeout: 5_000,
     // A malformed percent-escape in the path: the client's error, in the face's shape.
     frameworkErrors: (e, request, reply) => fail(e, request, reply),
   });
