@@ -80,6 +80,15 @@ const httpRequestSyntax = [
   { selector: 'ImportDeclaration[source.value=/^(node:)?http$/] > ImportSpecifier[imported.name=/^(request|get)$/]', message: ONE_HTTP_CLIENT },
 ];
 
+// One byte formatter (electron/common/bytes.ts, binary units named as such): a face that does its
+// own 1024 ** n or writes "GB" prints another number for the same file.
+const ONE_BYTE_FORMATTER = 'Sizes are printed by formatBytes (electron/common/bytes.ts): binary units, named as such.';
+const byteFormatSyntax = [
+  { selector: "BinaryExpression[operator='**'][left.value=1024]", message: ONE_BYTE_FORMATTER },
+  { selector: 'Literal[value=/^ ?[kKMGT]i?B$/]', message: ONE_BYTE_FORMATTER },
+  { selector: 'TemplateElement[value.raw=/^ ?[kKMGT]i?B\\b/]', message: ONE_BYTE_FORMATTER },
+];
+
 const nodeOnly = ['node-llama-cpp', 'better-sqlite3', 'electron', 'ws', 'commander', 'csv-parse', 'cli-progress'];
 const nodeOnlyPatterns = [...nodeOnly, ...nodeOnly.map((m) => `${m}/*`), 'node:*', 'fs', 'path', 'os', 'child_process'];
 
@@ -121,8 +130,13 @@ export default tseslint.config(
     ignores: ['electron/net/**'],
     rules: {
       'no-restricted-globals': ['error', { name: 'fetch', message: ONE_HTTP_CLIENT }],
-      'no-restricted-syntax': ['error', ...httpRequestSyntax],
+      'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax],
     },
+  },
+  {
+    // The one byte formatter itself.
+    files: ['electron/common/bytes.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...httpRequestSyntax] },
   },
   {
     // One way out to the terminal (electron/cli/ui.ts write/out/err, terminal.ts's rule): a
@@ -131,7 +145,7 @@ export default tseslint.config(
     files: ['electron/cli/**/*.ts'],
     ignores: ['electron/cli/ui.ts', 'electron/cli/terminal.ts'],
     rules: {
-      'no-restricted-syntax': ['error', ...httpRequestSyntax,
+      'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax,
         { selector: "MemberExpression[object.object.name='process'][object.property.name=/^std(out|err)$/][property.name='write']", message: 'CLI output goes through electron/cli/ui.ts (write, out, err, outJson).' },
         { selector: "MemberExpression[object.name='console']", message: 'CLI output goes through electron/cli/ui.ts (write, out, err, outJson).' },
       ],
@@ -155,6 +169,7 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: {
       ...reactHooks.configs.recommended.rules,
+      'no-restricted-syntax': ['error', ...byteFormatSyntax],
       // Bare module names go in `paths` (exact match): as gitignore-style `patterns`, "electron"
       // would also match the electron/ folder of every '../../electron/common/...' import.
       'no-restricted-imports': ['error', {

@@ -185,10 +185,8 @@ test.describe('Electron shell', () => {
 
   test('quitting disposes the host and exits', async () => {
     const exited = new Promise<number | null>((r) => app.process().once('exit', (code) => r(code)));
-    const started = Date.now();
     await app.close();
     expect(await exited).toBe(0);
-    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });
 

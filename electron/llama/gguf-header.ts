@@ -10,6 +10,7 @@
 //   so a listing answers in bounded time whatever the folder holds;
 // - every refusal is one UserError in a person's words, naming the file.
 import type { FileHandle } from 'node:fs/promises';
+import { formatBytes } from '../common/bytes';
 import { UserError } from '../common/errors';
 import { NotRegularFile, openRegularFile } from '../regular-file';
 
@@ -166,7 +167,7 @@ class BoundedReader {
   /** Makes `n` bytes from pos available in the window (n ≤ WINDOW). */
   private async ensure(n: number, what: string): Promise<Buffer> {
     if (n > this.remaining) throw this.cut(what);
-    if (this.pos > MAX_HEADER_BYTES) throw corrupt(`its header goes on past ${MAX_HEADER_BYTES / 1024 / 1024} MiB, far beyond any real model's`);
+    if (this.pos > MAX_HEADER_BYTES) throw corrupt(`its header goes on past ${formatBytes(MAX_HEADER_BYTES)}, far beyond any real model's`);
     const off = this.pos - this.bufStart;
     if (off >= 0 && off + n <= this.buf.length) return this.buf.subarray(off, off + n);
     const len = Math.min(Math.max(n, WINDOW), this.remaining);
@@ -254,7 +255,7 @@ class BoundedReader {
   async skip(n: number, what: string): Promise<void> {
     if (n > this.remaining) throw this.cut(what);
     this.pos += n;
-    if (this.pos > MAX_HEADER_BYTES) throw corrupt(`its header goes on past ${MAX_HEADER_BYTES / 1024 / 1024} MiB, far beyond any real model's`);
+    if (this.pos > MAX_HEADER_BYTES) throw corrupt(`its header goes on past ${formatBytes(MAX_HEADER_BYTES)}, far beyond any real model's`);
   }
 }
 

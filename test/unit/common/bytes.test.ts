@@ -1,7 +1,6 @@
 // One byte formatter for every face (there were four, 1000- and 1024-based, all
-// printing "GB"). Its units are binary and say so; the faces that print sizes use it.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// printing "GB"). Its units are binary and say so; the faces that print sizes use it (a lint
+// rule, eslint.config.js byteFormatSyntax, proven in test/unit/lint/rules.test.ts).
 import { describe, expect, it } from 'vitest';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
 
@@ -25,15 +24,5 @@ describe('formatBytes', () => {
     expect(formatParams(260_000)).toBe('260K');
     expect(formatParams(12)).toBe('12');
     expect(formatParams(null)).toBe('—');
-  });
-
-  it('no face keeps a byte formatter of its own', () => {
-    // The sources that printed sizes with their own arithmetic; each now imports common/bytes.
-    const root = join(__dirname, '../../..');
-    for (const file of ['electron/cli/commands/models.ts', 'electron/models/download.ts', 'electron/models/hardware.ts', 'renderer/src/views/ModelsView.tsx', 'renderer/src/components/ModelPicker.tsx']) {
-      const src = readFileSync(join(root, file), 'utf8');
-      expect(src, file).toMatch(/import \{[^}]*formatBytes[^}]*\} from '[./]+\/(electron\/)?common\/bytes'/);
-      expect(src, file).not.toMatch(/\b(1e[369]|1024 \*\* [23])\b|['`] ?[kMG]B['`]/);
-    }
   });
 });
