@@ -76,28 +76,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   const shutdown = new AbortController();
   let disposed = false;
 
-  const emit = (event: string, payload: unknown): void => {
-    if (disposed) return;
-    let value = payload;
-    if (isEventName(event)) {
-      const parsed = (apiEvents[event] as z.ZodType).safeParse(payload);
-      if (parsed.success) value = parsed.data;
-      else if (strict) {
-        log(`tatra: dropped event ${event} that breaks the contract: ${describeZodError(parsed.error)}`);
-        return;
-      }
-    } else if (strict) {
-      log(`tatra: dropped unknown event ${event}`);
-      return;
-    }
-    for (const l of [...listeners]) {
-      try {
-        l(event, value);
-      } catch (e) {
-        log(`tatra: event listener failed: ${errorMessage(e)}`);
-      }
-    }
-  };
+  const emit = contractEmitter(listeners, { log, strict, live: () => !disposed });
 
   const services = openServices({
     dataDir,
@@ -148,8 +127,60 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createPlansHandlers(deps));
   lifetime.add(() => shutdown.abort());
 
-  const invoke = async (method: string, input: unknown): Promise<InvokeResult> => {
-    if (disposed) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };
+  const invoke = contractInvoke(table, { log, strict, live: () => !disposed });
+
+  return {
+    dataDir,
+    invoke,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async dispose() {
+      disposed = true;
+      await lifetime.dispose();
+    },
+  };
+}
+
+interface Checking {
+  log: (line: string) => void;
+  /** Fail what breaks the contract (development), or pass it on and log it (production). */
+  strict: boolean;
+  /** False once the host is disposed: calls are refused, events dropped. */
+  live: () => boolean;
+}
+
+/** Emits an event to every listener, checked against the contract first; a throwing listener is logged, not fatal. */
+function contractEmitter(listeners: ReadonlySet<HostListener>, { log, strict, live }: Checking): (event: string, payload: unknown) => void {
+  return (event: string, payload: unknown): void => {
+    if (!live()) return;
+    let value = payload;
+    if (isEventName(event)) {
+      const parsed = (apiEvents[event] as z.ZodType).safeParse(payload);
+      if (parsed.success) value = parsed.data;
+      else if (strict) {
+        log(`tatra: dropped event ${event} that breaks the contract: ${describeZodError(parsed.error)}`);
+        return;
+      }
+    } else if (strict) {
+      log(`tatra: dropped unknown event ${event}`);
+      return;
+    }
+    for (const l of [...listeners]) {
+      try {
+        l(event, value);
+      } catch (e) {
+        log(`tatra: event listener failed: ${errorMessage(e)}`);
+      }
+    }
+  };
+}
+
+/** Calls a handler with its input parsed by the contract and its output checked by it; never rejects. */
+function contractInvoke(table: ReadonlyMap<string, AnyHandler>, { log, strict, live }: Checking): ApiHost['invoke'] {
+  return async (method: string, input: unknown): Promise<InvokeResult> => {
+    if (!live()) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };
     if (typeof method !== 'string' || !isMethodName(method)) {
       return { ok: false, error: { code: HOST_ERROR_CODES.unknownMethod, message: `unknown method "${String(method)}"` } };
     }
@@ -175,18 +206,4 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     if (strict) return { ok: false, error: { code: HOST_ERROR_CODES.internal, message: why } };
     return { ok: true, value: raw };
   };
-
-  return {
-    dataDir,
-    invoke,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    async dispose() {
-      disposed = true;
-      await lifetime.dispose();
-    },
-  };
 }
-

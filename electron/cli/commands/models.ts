@@ -94,7 +94,15 @@ function downloadLine(s: DownloadState): string {
 
 export function registerModels(program: Command): void {
   const models = program.command('models').description('the model library, hardware fit, the catalog and downloads');
+  listCommand(models);
+  remoteCommands(models);
+  infoCommand(models);
+  catalogCommands(models);
+  libraryEditCommands(models);
+}
 
+/** `models list`: the library, or the folders given, with remote models' health. */
+function listCommand(models: Command): void {
   models
     .command('list')
     .description('list GGUF models (the library: models/ plus added folders and files; or only the folders given)')
@@ -120,7 +128,10 @@ export function registerModels(program: Command): void {
         else out(`${formatLibrary(library.models, library.invalid, library.partials)}${remotes.length > 0 ? `\n\n${formatRemotes(remotes)}` : ''}`);
       });
     });
+}
 
+/** `models add-remote` / `remove-remote`: remote models of the library (remote:NAME). */
+function remoteCommands(models: Command): void {
   models
     .command('add-remote')
     .description('add a remote model (an OpenAI-compatible server: vLLM, llama-server, Ollama, LM Studio, OpenAI), used as remote:NAME')
@@ -171,7 +182,10 @@ export function registerModels(program: Command): void {
       await openCliServices(opts).remotes.remove(name.replace(/^remote:/, ''));
       out(`removed remote:${name.replace(/^remote:/, '')}`);
     });
+}
 
+/** `models info`: one model's header and whether it fits this machine. */
+function infoCommand(models: Command): void {
   models
     .command('info')
     .description('describe one GGUF from its header and estimate whether it fits this machine')
@@ -216,7 +230,10 @@ export function registerModels(program: Command): void {
         await disposeLlamaRuntime();
       }
     });
+}
 
+/** `models catalog` / `download`: the catalog's models and fetching one. */
+function catalogCommands(models: Command): void {
   models
     .command('catalog')
     .description('the curated models that `tatra models download <id>` can fetch')
@@ -278,7 +295,10 @@ export function registerModels(program: Command): void {
         off();
       }
     });
+}
 
+/** `models add` / `remove`: folders and files the library references. */
+function libraryEditCommands(models: Command): void {
   models
     .command('add')
     .description('add a folder or a GGUF file to the library (referenced in place, never copied)')
