@@ -26,7 +26,7 @@ import { FINAL_ANSWER_MAX_TOKENS, evaluationGrammar, finalAnswerGrammar, paraphr
 import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
-import { type Vote, runWaves, tallyVotes, taskVoteOptions } from './vote';
+import { type Vote, firstOriginal, runWaves, tallyVotes, taskVoteOptions } from './vote';
 import { earlyStopRule, stopRisk } from './confident';
 import { formatZodError } from '../common/task';
 import { callsPerRun } from '../common/calls';
@@ -178,8 +178,9 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     done.push(...outcome.runs);
     const votesToCome = (settings.r - done.length) * (settings.n + 1);
     if (!rule || votesToCome === 0) continue;
-    const sofar = tallyVotes(votesOf(done), voteOptions);
-    risk = stopRisk(rule, sofar.votes, sofar.label, votesToCome, voteOptions);
+    const cast = votesOf(done);
+    const sofar = tallyVotes(cast, voteOptions);
+    risk = stopRisk(rule, sofar.votes, sofar.label, votesToCome, voteOptions, firstOriginal(cast));
     if (risk !== null) {
       decidedEarly = true;
       break;

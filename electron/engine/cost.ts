@@ -136,7 +136,7 @@ export function fewestRuns(task: TaskDefinition, settings: TatraSettings): numbe
     done += wave.length;
     const votes: Record<string, number> = Object.fromEntries(labels.map((l) => [l, 0]));
     votes[leader] = done * (settings.n + 1);
-    if (stopRisk(rule, votes, leader, (settings.r - done) * (settings.n + 1), opts) !== null) return done;
+    if (stopRisk(rule, votes, leader, (settings.r - done) * (settings.n + 1), opts, leader) !== null) return done;
   }
   return settings.r;
 }

@@ -53,7 +53,7 @@ export {
   type ParsedBlock,
 } from './parse';
 export { extractFinalAnswer, normaliseMathAnswer, mathAnswersEqual, lenientMathCorrect, strictMathCorrect, numericValue } from './math';
-export { tallyVotes, taskVoteOptions, voteDecided, runWaves, type Vote, type VoteOptions, type VoteOutcome, type TieBreak } from './vote';
+export { tallyVotes, taskVoteOptions, voteDecided, runWaves, firstOriginal, type Vote, type VoteOptions, type VoteOutcome, type TieBreak } from './vote';
 export { changeProbability, earlyStopRule, stopRisk, CONFIDENT_PRIOR, type EarlyStopRule } from './confident';
 export { seededRandom, seededShuffle } from './rng';
 export { contentHash, stableStringify } from './hash';

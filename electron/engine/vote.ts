@@ -99,6 +99,13 @@ export function tallyVotes(predictions: readonly Vote[], opts: VoteOptions): Vot
   return done(tied[0] as string, 'label-order', allTied);
 }
 
+/** The first run's vote on the original input: the label a final tie goes to when it is tied (§9). */
+export function firstOriginal(votes: readonly Vote[]): string | null {
+  let first: Vote | null = null;
+  for (const v of votes) if (v.variant === 0 && (first === null || v.run < first.run)) first = v;
+  return first?.label ?? null;
+}
+
 /**
  * Whether the vote is decided whatever the votes still to come: the leading label (the abstain
  * label never leads) has more votes than the runner-up plus every vote to come. Strictly more, so

@@ -5,8 +5,8 @@
 // a failure names the case that broke it.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classify, seededRandom, tallyVotes } from '../../../electron/engine';
-import { changeProbability, earlyStopRule, lnGamma, stopRisk, type EarlyStopRule } from '../../../electron/engine/confident';
+import { classify, firstOriginal, seededRandom, tallyVotes } from '../../../electron/engine';
+import { changeProbability, changeUnionBound, earlyStopRule, lnGamma, stopRisk, type EarlyStopRule } from '../../../electron/engine/confident';
 import { runWaves, voteDecided, type Vote, type VoteOptions } from '../../../electron/engine/vote';
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { TatraResult, type TatraSettings } from '../../../electron/common/tatra';
@@ -39,7 +39,8 @@ function replay(votes: Vote[], r: number, perRun: number, rule: EarlyStopRule, o
       votes.filter((v) => v.run < done),
       opts,
     );
-    if (stopRisk(rule, sofar.votes, sofar.label, (r - done) * perRun, opts) !== null) return { runs: done, label: sofar.label };
+    const cast = votes.filter((v) => v.run < done);
+    if (stopRisk(rule, sofar.votes, sofar.label, (r - done) * perRun, opts, firstOriginal(cast)) !== null) return { runs: done, label: sofar.label };
   }
   return { runs: r, label: tallyVotes(votes, opts).label };
 }
@@ -85,6 +86,54 @@ describe('changeProbability', () => {
         direct += Math.exp(lnC + lnB(x + 1 + b, m - x + 1 + a) - lnB(1 + b, 1 + a));
       }
       expect(changeProbability({ x: a, y: b }, 'x', m, { labels: ['x', 'y'] })).toBeCloseTo(direct, 12);
+    }
+  });
+
+  it('is the exact posterior risk: equal to a brute-force sum over every outcome of the votes to come (ties settled by the first original when they can be)', () => {
+    /** Every way to split m votes over k categories. */
+    function* splits(m: number, k: number): Generator<number[]> {
+      if (k === 1) {
+        yield [m];
+        return;
+      }
+      for (let x = 0; x <= m; x++) for (const rest of splits(m - x, k - 1)) yield [x, ...rest];
+    }
+    const lnChoose = (a: number, b: number) => lnGamma(a + 1) - lnGamma(b + 1) - lnGamma(a - b + 1);
+    const cases: { opts: VoteOptions; counts: Record<string, number>; m: number; tie: string | null }[] = [
+      { opts: { labels: ['a', 'b'] }, counts: { a: 4, b: 2 }, m: 6, tie: 'a' },
+      { opts: { labels: ['a', 'b'] }, counts: { a: 4, b: 2 }, m: 6, tie: 'b' },
+      { opts: { labels: ['a', 'b'] }, counts: { a: 3, b: 3 }, m: 4, tie: null },
+      { opts: { labels: ['a', 'b', 'c'] }, counts: { a: 5, b: 3, c: 1 }, m: 7, tie: 'a' },
+      { opts: { labels: ['a', 'b', 'c'] }, counts: { a: 5, b: 3, c: 1 }, m: 7, tie: 'c' },
+      { opts: { labels: ['a', 'b', 'c', 'd'] }, counts: { a: 2, b: 1, c: 1, d: 0 }, m: 5, tie: 'a' },
+      { opts: { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, counts: { obj: 3, subj: 1, unsure: 4 }, m: 6, tie: 'obj' },
+      { opts: { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, counts: { obj: 3, subj: 1, unsure: 4 }, m: 6, tie: 'unsure' },
+      // Math: the answers so far and one category for every answer not seen yet.
+      { opts: { labels: [] }, counts: { '42': 3, '7': 1 }, m: 5, tie: '42' },
+    ];
+    for (const { opts, counts, m, tie } of cases) {
+      const names = [...Object.keys(counts), ...(opts.labels.length === 0 ? ['(unseen)'] : [])];
+      const alpha = names.map((nm) => 1 + (counts[nm] ?? 0));
+      const total = alpha.reduce((x, y) => x + y, 0);
+      const leader = tallyVotes(
+        Object.entries(counts).flatMap(([label, c]) => Array.from({ length: c }, (_, i) => ({ run: i + 1, variant: 1, label }))),
+        opts,
+      ).label!;
+      let risk = 0;
+      for (const x of splits(m, names.length)) {
+        // Dirichlet-multinomial with integer parameters: Π C(x_j + α_j − 1, x_j) / C(m + A − 1, m).
+        const p = Math.exp(x.reduce((acc, xj, j) => acc + lnChoose(xj + alpha[j]! - 1, xj), 0) - lnChoose(m + total - 1, m));
+        const final = names.map((nm, j) => (counts[nm] ?? 0) + x[j]!);
+        const candidates = names.map((nm, j) => ({ nm, c: final[j]! })).filter((c) => c.nm !== opts.abstainLabel);
+        const top = Math.max(...candidates.map((c) => c.c));
+        const tied = candidates.filter((c) => c.c === top).map((c) => c.nm);
+        const winner = tied.length === 1 ? tied[0] : tie !== null && tied.includes(tie) ? tie : null;
+        if (winner !== leader) risk += p;
+      }
+      const context = `${JSON.stringify(counts)} + ${m}, tie to ${tie}`;
+      expect(changeProbability(counts, leader, m, opts, Infinity, tie), context).toBeCloseTo(risk, 12);
+      // The union bound it replaces is never below it.
+      expect(changeUnionBound(counts, leader, m, opts), context).toBeGreaterThanOrEqual(risk - 1e-12);
     }
   });
 
