@@ -3,7 +3,8 @@
 # it can be downloaded, and a build. Safe to run again.
 #   bash scripts/setup.sh            everything
 #   TATRA_SKIP_ELECTRON=1 ...        do not try to download Electron's binary (CI does this)
-#   TATRA_SKIP_LLAMA_SERVER=1 ...    do not build llama-server (the remote-backend tests need it)
+#   TATRA_BUILD_LLAMA_SERVER=1 ...   also build llama-server now (otherwise the tests and benches that
+#                                    drive it build it once on first need, into .cache/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,7 @@ say() { printf '\n== %s\n' "$*"; }
 
 # Debian's Chromium drives the browser-mode end-to-end tests (Playwright's own browser download
 # is not reachable everywhere). git unpacks the llama.cpp source bundle for synthetic test models;
-# cmake, ninja and g++ build llama-server from it.
+# cmake, ninja and g++ build llama-server from it when a test first needs it.
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 command -v git >/dev/null || need_apt+=(git)
@@ -37,12 +38,17 @@ ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund
 
 if [ "${TATRA_SKIP_ELECTRON:-}" != 1 ] && [ "${CI:-}" != true ] && [ ! -d node_modules/electron/dist ]; then
   say "Electron binary"
-  if timeout 120 node node_modules/electron/install.js; then
+  # Its installer prints a stack trace when the download fails: kept out of the output, the
+  # reason said in one line.
+  electron_log=$(mktemp)
+  if timeout 120 node node_modules/electron/install.js >"$electron_log" 2>&1; then
     echo "Electron binary installed"
   else
-    echo "Electron's binary could not be downloaded; the desktop window is unavailable here." >&2
+    reason=$(grep -m1 -oE '(RequestError|Error|HTTPError)[^:]*: .*' "$electron_log" | head -c 200 || true)
+    echo "Electron's binary could not be downloaded${reason:+ ($reason)}; the desktop window is unavailable here." >&2
     echo "Browser mode works without it: npm start falls back to 'tatra serve'." >&2
   fi
+  rm -f "$electron_log"
 fi
 
 say "build"
@@ -50,11 +56,12 @@ npm run build
 
 # llama-server, built from the llama.cpp source node-llama-cpp ships: the real OpenAI-compatible
 # server the remote-backend tests and bench/remote.ts run against (~5-10 min on 2 cores, once).
-# A failed build does not fail the set-up: those tests then fail with the build's own error.
-if [ "${TATRA_SKIP_LLAMA_SERVER:-}" != 1 ]; then
+# The app never needs it, so the set-up leaves it to the first test or bench that does (the model
+# tests' global set-up, e2e/remote.spec.ts, test/helpers/llama-server.ts), unless asked here.
+if [ "${TATRA_BUILD_LLAMA_SERVER:-}" = 1 ]; then
   say "llama-server (tools/build-llama-server.sh)"
   if ! bash tools/build-llama-server.sh >/dev/null; then
-    echo "warning: llama-server could not be built; test/model/remote-llama-server.test.ts will fail with the reason" >&2
+    echo "warning: llama-server could not be built; the tests that drive it will fail with the reason" >&2
   fi
 fi
 echo
