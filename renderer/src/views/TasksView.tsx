@@ -66,7 +66,6 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
   const errors = readOnly ? {} : Object.fromEntries(Object.entries(check.errors).filter(([path]) => shown(path)));
   const up = (patch: Partial<TaskDraft>) => setDraft((d) => ({ ...d, ...patch }));
   const upLabel = (i: number, patch: Partial<TaskDraft['labels'][number]>) => setDraft((d) => ({ ...d, labels: d.labels.map((l, j) => (j === i ? { ...l, ...patch } : l)) }));
-  const labelNames = draft.labels.map((l) => l.name.trim()).filter(Boolean);
   const errorCount = Object.keys(check.errors).length;
 
   const save = async (form: HTMLFormElement) => {
@@ -169,57 +168,7 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
             </select>
           </label>
         ) : (
-          <div className="stack">
-            <div className="row">
-              <h3>Labels</h3>
-              <span className="muted small">in order; the default label decides the last ties</span>
-              <span className="spacer" />
-              <label className="field inline">
-                <span>Default label</span>
-                <select value={draft.defaultLabel} onChange={(e) => up({ defaultLabel: e.target.value })} style={{ width: 160 }}>
-                  <option value="">(first in order)</option>
-                  {labelNames.map((n) => (
-                    <option key={n} value={n}>
-                      {n}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            </div>
-            <FieldError errors={errors} path="labels" />
-            <FieldError errors={errors} path="defaultLabel" />
-            {draft.labels.map((l, i) => (
-              <div className="label-editor" key={i} data-testid={`label-${i}`}>
-                <div className="row">
-                  <LabelChip label={l.name.trim() || `label ${i + 1}`} labels={labelNames.length ? labelNames : [l.name]} />
-                  <label className="field" style={{ flex: 1 }} data-field={`labels.${i}.name`}>
-                    <span className="sr-only">Label {i + 1} name</span>
-                    <input type="text" value={l.name} placeholder={`label ${i + 1}`} onChange={(e) => upLabel(i, { name: e.target.value })} aria-invalid={!!errors[`labels.${i}.name`]} data-testid={`label-${i}-name`} />
-                  </label>
-                  <button type="button" className="btn ghost small" onClick={() => up({ labels: draft.labels.filter((_, j) => j !== i) })} aria-label={`Remove label ${i + 1}`}>
-                    Remove
-                  </button>
-                </div>
-                <FieldError errors={errors} path={`labels.${i}.name`} />
-                <div className="grid-2">
-                  <label className="field">
-                    <span>Style rules</span>
-                    <TagInput label={`Style rules of label ${i + 1}`} value={l.style} onChange={(style) => upLabel(i, { style })} placeholder="praise, enjoyment" testId={`label-${i}-style`} />
-                  </label>
-                  <label className="field" data-field={`labels.${i}.topics`}>
-                    <span>Topics</span>
-                    <TagInput label={`Topics of label ${i + 1}`} value={l.topics} onChange={(topics) => upLabel(i, { topics })} placeholder="empty: use the shared pool" testId={`label-${i}-topics`} invalid={!!errors[`labels.${i}.topics`]} />
-                    <FieldError errors={errors} path={`labels.${i}.topics`} />
-                  </label>
-                </div>
-              </div>
-            ))}
-            <div>
-              <button type="button" className="btn small" onClick={() => up({ labels: [...draft.labels, { name: '', style: [], topics: [] }] })}>
-                + Add label
-              </button>
-            </div>
-          </div>
+          <LabelsEditor draft={draft} errors={errors} up={up} upLabel={upLabel} />
         )}
       </fieldset>
       <div className="row">
@@ -259,6 +208,74 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
         ) : null}
       </div>
     </form>
+  );
+}
+
+/** The labels of a classification task: their order, names, style rules and topics, and the default label. */
+function LabelsEditor({
+  draft,
+  errors,
+  up,
+  upLabel,
+}: {
+  draft: TaskDraft;
+  errors: Record<string, string>;
+  up(patch: Partial<TaskDraft>): void;
+  upLabel(i: number, patch: Partial<TaskDraft['labels'][number]>): void;
+}) {
+  const labelNames = draft.labels.map((l) => l.name.trim()).filter(Boolean);
+  return (
+    <div className="stack">
+      <div className="row">
+        <h3>Labels</h3>
+        <span className="muted small">in order; the default label decides the last ties</span>
+        <span className="spacer" />
+        <label className="field inline">
+          <span>Default label</span>
+          <select value={draft.defaultLabel} onChange={(e) => up({ defaultLabel: e.target.value })} style={{ width: 160 }}>
+            <option value="">(first in order)</option>
+            {labelNames.map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <FieldError errors={errors} path="labels" />
+      <FieldError errors={errors} path="defaultLabel" />
+      {draft.labels.map((l, i) => (
+        <div className="label-editor" key={i} data-testid={`label-${i}`}>
+          <div className="row">
+            <LabelChip label={l.name.trim() || `label ${i + 1}`} labels={labelNames.length ? labelNames : [l.name]} />
+            <label className="field" style={{ flex: 1 }} data-field={`labels.${i}.name`}>
+              <span className="sr-only">Label {i + 1} name</span>
+              <input type="text" value={l.name} placeholder={`label ${i + 1}`} onChange={(e) => upLabel(i, { name: e.target.value })} aria-invalid={!!errors[`labels.${i}.name`]} data-testid={`label-${i}-name`} />
+            </label>
+            <button type="button" className="btn ghost small" onClick={() => up({ labels: draft.labels.filter((_, j) => j !== i) })} aria-label={`Remove label ${i + 1}`}>
+              Remove
+            </button>
+          </div>
+          <FieldError errors={errors} path={`labels.${i}.name`} />
+          <div className="grid-2">
+            <label className="field">
+              <span>Style rules</span>
+              <TagInput label={`Style rules of label ${i + 1}`} value={l.style} onChange={(style) => upLabel(i, { style })} placeholder="praise, enjoyment" testId={`label-${i}-style`} />
+            </label>
+            <label className="field" data-field={`labels.${i}.topics`}>
+              <span>Topics</span>
+              <TagInput label={`Topics of label ${i + 1}`} value={l.topics} onChange={(topics) => upLabel(i, { topics })} placeholder="empty: use the shared pool" testId={`label-${i}-topics`} invalid={!!errors[`labels.${i}.topics`]} />
+              <FieldError errors={errors} path={`labels.${i}.topics`} />
+            </label>
+          </div>
+        </div>
+      ))}
+      <div>
+        <button type="button" className="btn small" onClick={() => up({ labels: [...draft.labels, { name: '', style: [], topics: [] }] })}>
+          + Add label
+        </button>
+      </div>
+    </div>
   );
 }
 
