@@ -25,11 +25,6 @@ export interface StoredExperiment<Spec> {
   error: string | null;
   /** Who runs it ("host:pid", jobs/owner.ts), or null. */
   owner: string | null;
-  /** Calls really sent to the models (a sweep counts them; its jobs count cached work as free). */
-  generatorCalls: number;
-  evaluatorCalls: number;
-  /** Prompt + completion tokens of those calls. */
-  tokens: number;
   /** What its jobs together stop before exceeding; null: none. A resume may raise it. */
   budget: JobBudget | null;
   /** `budget`: it last stopped because its budget would have been exceeded. */
@@ -37,8 +32,8 @@ export interface StoredExperiment<Spec> {
 }
 
 /** The columns as StoredExperiment's fields: SQL renames them, so only the spec needs reading. */
-const FIELDS = `id, kind, name, created, updated, status, spec_json, error, owner,
-  generator_calls AS generatorCalls, evaluator_calls AS evaluatorCalls, tokens, budget_json, stopped_by AS stoppedBy`;
+// (generator_calls, evaluator_calls and tokens are no longer written: the jobs' usage counts them.)
+const FIELDS = `id, kind, name, created, updated, status, spec_json, error, owner, budget_json, stopped_by AS stoppedBy`;
 
 type ExperimentDbRow = Omit<StoredExperiment<unknown>, 'spec' | 'budget'> & { spec_json: string; budget_json: string | null };
 
@@ -93,22 +88,24 @@ export class ExperimentStore<Spec> {
   }
 
   /**
-   * Makes `owner` the experiment's runner, atomically across processes: one UPDATE whose WHERE
-   * admits only an experiment nobody live runs, so SQLite's write lock covers reading the owner and
-   * replacing it, and of two processes resuming at once the second finds the first one's claim.
+   * Makes `owner` the experiment's runner, atomically across processes, as a job is claimed
+   * (JobStore.claimJob): BEGIN IMMEDIATE takes SQLite's write lock before the experiment is read,
+   * so of two processes resuming at once the second reads the first one's claim and is refused.
    * `ownerLive` (owner, updated) tells whether a recorded owner still runs.
    */
   claim(id: string, owner: string, ownerLive: (owner: string, updated: string) => boolean): ExperimentClaim {
-    this.db.function('tatra_owner_live', { deterministic: false }, (o: unknown, updated: unknown) => (ownerLive(String(o), String(updated)) ? 1 : 0));
-    const claimed = this.db
-      .prepare(
-        `UPDATE experiments SET status = 'running', error = NULL, stopped_by = NULL, owner = ?, updated = ?
-         WHERE id = ? AND status != 'done' AND (status != 'running' OR owner IS NULL OR NOT tatra_owner_live(owner, updated))`,
-      )
-      .run(owner, new Date().toISOString(), id);
-    if (claimed.changes === 1) return { claimed: true };
-    const now = this.get(id);
-    return { claimed: false, reason: !now ? 'unknown' : now.status === 'done' ? 'done' : 'running' };
+    return this.db
+      .transaction((): ExperimentClaim => {
+        const row = this.db.prepare(`SELECT status, owner, updated FROM experiments WHERE id = ? AND kind = ?`).get(id, this.kind) as
+          | { status: StoredExperimentStatus; owner: string | null; updated: string }
+          | undefined;
+        if (!row) return { claimed: false, reason: 'unknown' };
+        if (row.status === 'done') return { claimed: false, reason: 'done' };
+        if (row.status === 'running' && row.owner !== null && ownerLive(row.owner, row.updated)) return { claimed: false, reason: 'running' };
+        this.db.prepare(`UPDATE experiments SET status = 'running', error = NULL, stopped_by = NULL, owner = ?, updated = ? WHERE id = ?`).run(owner, new Date().toISOString(), id);
+        return { claimed: true };
+      })
+      .immediate();
   }
 
   /** The runner's heartbeat: `updated` is how other machines tell a live experiment from a dead one. */
@@ -131,12 +128,6 @@ export class ExperimentStore<Spec> {
   /** An experiment whose runner died (`owner`) marked paused; not if another process claimed it meanwhile. */
   pauseAbandoned(id: string, owner: string | null): void {
     this.db.prepare(`UPDATE experiments SET status = 'paused', owner = NULL, updated = ? WHERE id = ? AND status = 'running' AND owner IS ?`).run(new Date().toISOString(), id, owner);
-  }
-
-  /** Counted as each batch of calls returns, so a kill loses only calls whose answers were lost too. */
-  addCalls(id: string, role: 'generator' | 'evaluator', calls: number, tokens: number): void {
-    const column = role === 'generator' ? 'generator_calls' : 'evaluator_calls';
-    this.db.prepare(`UPDATE experiments SET ${column} = ${column} + ?, tokens = tokens + ?, updated = ? WHERE id = ?`).run(calls, tokens, new Date().toISOString(), id);
   }
 
   jobOf(id: string, cell: string): string | null {

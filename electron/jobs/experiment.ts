@@ -61,8 +61,8 @@ export interface ExperimentDefinition<Spec, Cell> {
    * and end and every change of status always publish.
    */
   publishEveryMs: number;
-  /** Wraps the backends of a cell's job (a sweep counts its calls and shares evaluations). */
-  wrap?(ctx: { id: string; store: ExperimentStore<Spec> }, role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
+  /** Wraps the backends of a cell's job (a sweep shares evaluations between its jobs). */
+  wrap?(role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
 }
 
 export interface ExperimentRunnerOptions<Spec, Cell> {
@@ -350,7 +350,6 @@ export class ExperimentRunner<Spec, Cell> {
     const heartbeat = setInterval(() => this.store.beat(id, OWNER), HEARTBEAT_MS);
     heartbeat.unref();
     const wrap = this.def.wrap;
-    const ctx = { id, store: this.store };
     try {
       const cells = this.def.cells(exp.spec);
       for (const cell of cells) {
@@ -378,7 +377,7 @@ export class ExperimentRunner<Spec, Cell> {
         }
         await this.holdFor(exp.spec, cell, holds, signal);
         runner.current = job.id;
-        if (wrap) this.jobs.setBackendWrapper(job.id, (role, backend) => wrap(ctx, role, backend));
+        if (wrap) this.jobs.setBackendWrapper(job.id, wrap);
         try {
           await this.jobs.start(job.id, share);
           this.publish(id, true);

@@ -336,7 +336,9 @@ export class JobManager {
     const ac = new AbortController();
     // Every request of every row in flight listens on this one signal; that is not a leak.
     setMaxListeners(0, ac.signal);
-    const runner: Runner = { ac, stop: null, done: Promise.resolve(), meter: new UsageMeter(claimed.usage, claimed.budget) };
+    // Usage is stored as each batch answers, so what a kill loses is only what it lost the answers of.
+    const meter: UsageMeter = new UsageMeter(claimed.usage, claimed.budget, () => this.store.setUsage(job.id, meter.usage));
+    const runner: Runner = { ac, stop: null, done: Promise.resolve(), meter };
     runner.done = this.run(job.id, runner).finally(() => this.runners.delete(job.id));
     this.runners.set(job.id, runner);
     this.emitStatus(job.id);
@@ -344,9 +346,8 @@ export class JobManager {
   }
 
   /**
-   * Has this process run job `id` on wrapped backends (a sweep counts its calls and shares
-   * evaluations between its jobs); null removes the wrapper. Not stored: whoever resumes the job
-   * sets it again.
+   * Has this process run job `id` on wrapped backends (a sweep shares evaluations between its
+   * jobs); null removes the wrapper. Not stored: whoever resumes the job sets it again.
    */
   setBackendWrapper(id: string, wrap: BackendWrapper | null): void {
     if (wrap) this.wrappers.set(id, wrap);

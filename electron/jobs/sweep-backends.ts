@@ -1,5 +1,6 @@
-// The backends a sweep's jobs see: the pool's backends, wrapped so the sweep counts every call it
-// really makes and evaluates a prompt once for all its jobs.
+// The evaluator a sweep's jobs see: the pool's backend, wrapped so the sweep evaluates a prompt
+// once for all its jobs. What it really sends is counted by the jobs' usage meter beneath it
+// (usage.ts), like every job's.
 //
 // The generator needs no sharing of its own here: its examples and paraphrases already go through
 // the generation cache, keyed by everything that determines them. The evaluator's calls are
@@ -41,20 +42,18 @@ function parseStored(value: string): GenerateResult | undefined {
 }
 
 /**
- * Wraps a backend: `onCalls(n, tokens)` is told of every n requests the inner backend answered. With a
- * store, greedy requests answered before (by any job of the sweep) come from it, with the tokens
- * and time they cost then, and are not sent again.
+ * Wraps an evaluator: greedy requests answered before (by any job of the sweep) come from `store`,
+ * with the tokens and time they cost then, and are not sent again.
  */
-export function sweepBackend(inner: TatraBackend, opts: { onCalls: (calls: number, tokens: number) => void; evaluations?: EvaluationStore }): TatraBackend {
-  const store = opts.evaluations;
+export function sweepBackend(inner: TatraBackend, store: EvaluationStore): TatraBackend {
   // Answers from the store are what the inner backend gave: the wrapper keeps its promises.
   return withGenerate(inner, async (requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> => {
     const results: (GenerateResult | undefined)[] = new Array(requests.length);
-    const keys = requests.map((r) => (store && isGreedy(r) ? evaluationCacheKey(inner.id, r) : null));
+    const keys = requests.map((r) => (isGreedy(r) ? evaluationCacheKey(inner.id, r) : null));
     const sent: number[] = [];
     requests.forEach((_, i) => {
       const key = keys[i];
-      const hit = key ? store!.get(key) : undefined;
+      const hit = key ? store.get(key) : undefined;
       const stored = hit === undefined ? undefined : parseStored(hit);
       if (stored) results[i] = stored;
       else sent.push(i);
@@ -65,12 +64,11 @@ export function sweepBackend(inner: TatraBackend, opts: { onCalls: (calls: numbe
         sent.map((i) => requests[i]!),
         onResult && ((j, r) => onResult(sent[j]!, r)),
       );
-      opts.onCalls(sent.length, fresh.reduce((sum, r) => sum + r.promptTokens + r.completionTokens, 0));
       sent.forEach((i, j) => {
         const r = fresh[j]!;
         results[i] = r;
         const key = keys[i];
-        if (key) store!.set(key, JSON.stringify(r));
+        if (key) store.set(key, JSON.stringify(r));
       });
     }
     return results as GenerateResult[];

@@ -9,8 +9,8 @@
 //   - paraphrases for (n, seed, run, input): the same cache, shared by every k;
 //   - the evaluator's greedy answers, e.g. the original input under a run's examples, which every
 //     n asks for: the evaluation store of sweep-backends.ts.
-// Every call really sent to a model is counted in the sweep's row, so the result can say what
-// sharing saved against running each point alone.
+// Every call really sent to a model is counted by its job's usage meter, so the result can say
+// what sharing saved against running each point alone.
 import { writeFile } from 'node:fs/promises';
 import {
   SweepStartInput,
@@ -103,8 +103,8 @@ function sweepDefinition(jobStore: JobStore): ExperimentDefinition<StoredSweepSp
     // A failed job leaves holes in every point it feeds: the sweep stops, resumable once fixed.
     onJobFailed: 'stop',
     publishEveryMs: 0,
-    wrap: ({ id, store }, role, backend) =>
-      sweepBackend(backend, { onCalls: (calls, tokens) => store.addCalls(id, role, calls, tokens), ...(role === 'evaluator' ? { evaluations } : {}) }),
+    // Shared evaluations; the generator's work is shared by the generation cache already.
+    wrap: (role, backend) => (role === 'evaluator' ? sweepBackend(backend, evaluations) : backend),
   };
 }
 
@@ -226,7 +226,7 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
           ]
         : [],
     );
-    const agg = aggregateSweep({ task: s.spec.task, grid: s.spec.grid, cells, made: { generatorCalls: s.generatorCalls, evaluatorCalls: s.evaluatorCalls, tokens: s.tokens } });
+    const agg = aggregateSweep({ task: s.spec.task, grid: s.spec.grid, cells, made: madeBy(states) });
     return {
       ...this.summaryOf(s, states),
       taskKind: s.spec.task.kind,
@@ -245,6 +245,12 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
     await writeFile(outPath, format === 'csv' ? sweepPointsCsv(result.points) : `${JSON.stringify(result, null, 2)}\n`);
     return outPath;
   }
+}
+
+/** What the sweep's jobs really sent, as their usage meters counted it (cached work is free). */
+function madeBy(states: readonly CellState<SweepCellKey>[]): { generatorCalls: number; evaluatorCalls: number; tokens: number } {
+  const u = sumUsage(states.flatMap((st) => (st.job ? [st.job.usage] : [])));
+  return { generatorCalls: u.calls.examples + u.calls.paraphrases, evaluatorCalls: u.calls.evaluations, tokens: u.tokens.prompt + u.tokens.completion };
 }
 
 /** A sweep is reproducible while every job that ran is; null before any job ran a session. */

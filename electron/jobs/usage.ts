@@ -90,6 +90,11 @@ export class UsageMeter {
   constructor(
     initial: Usage,
     private readonly budget: JobBudget | null,
+    /**
+     * Called once a batch has answered, before its answers go on (to the generation cache): the
+     * job stores its usage there, so a kill loses only counts of calls whose answers were lost too.
+     */
+    private readonly onCounted: (() => void) | null = null,
   ) {
     this.used = structuredClone(initial);
     this.used.stages ??= emptyUsage().stages!;
@@ -160,6 +165,7 @@ export class UsageMeter {
     } finally {
       // What was never answered (an abort, a failure) frees its reservation.
       requests.forEach((_, i) => (answered.has(i) ? undefined : this.release(worst.each[i]!)));
+      if (answered.size > 0) this.onCounted?.();
     }
   }
 

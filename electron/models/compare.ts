@@ -91,22 +91,6 @@ export function newComparisonRecord(specInput: ComparisonSpecInput, id: string =
   return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], usage: null, budget: null, stoppedBy: null };
 }
 
-/** Prompt + completion tokens a job used: its run examples plus every row's stages. */
-export function jobTokens(jobs: JobManager, jobId: string): number {
-  let tokens = 0;
-  for (const ex of jobs.runExamples(jobId)) tokens += ex.stats.promptTokens + ex.stats.completionTokens;
-  const pageSize = 500;
-  for (let offset = 0; ; offset += pageSize) {
-    const page = jobs.rows(jobId, { offset, limit: pageSize });
-    for (const row of page.rows) {
-      if (!row.stages) continue;
-      for (const s of Object.values(row.stages)) tokens += s.promptTokens + s.completionTokens;
-    }
-    if (offset + pageSize >= page.total) break;
-  }
-  return tokens;
-}
-
 /** A model as a comparison job's name shows it: the file name, or the remote model's label. */
 function jobModelName(path: string): string {
   return isRemoteSpec(path) ? modelLabel(path) : (path.split(/[\\/]/).pop() ?? path);
@@ -309,7 +293,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
   private scores(job: JobInfo): { macroF1: number | null; tokens: number } {
     const hit = this.finished.get(job.id);
     if (hit && hit.rowsDone === job.rowsDone) return hit;
-    const value = { rowsDone: job.rowsDone, macroF1: this.jobs.metrics(job.id).macroF1, tokens: jobTokens(this.jobs, job.id) };
+    const value = { rowsDone: job.rowsDone, macroF1: this.jobs.metrics(job.id).macroF1, tokens: job.usage.tokens.prompt + job.usage.tokens.completion };
     this.finished.set(job.id, value);
     return value;
   }

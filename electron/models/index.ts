@@ -26,4 +26,4 @@ export { loadCatalog, findCatalogEntry, catalogPath, catalogFit, recommendCatalo
 export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';
 export { DownloadManager, downloadModel, partialPaths, type DownloadOptions, type DownloadManagerOptions, type DownloadEvents } from './download';
 export { planComparison } from './compare-plan';
-export { checkComparisonInputs, newComparisonRecord, orderPairs, jobTokens, ComparisonManager, type ComparisonManagerOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';
+export { checkComparisonInputs, newComparisonRecord, orderPairs, ComparisonManager, type ComparisonManagerOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';
