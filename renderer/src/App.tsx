@@ -1,16 +1,19 @@
 // The shell of the page: navigation, theme, notices, and the view for the current route.
-import { useEffect } from 'react';
+import { Suspense, lazy, useEffect } from 'react';
 import { Notices } from './components/Common';
 import { count } from './components/labels';
 import { NavIcon } from './components/NavIcon';
 import { connectStore, useStore } from './store';
 import { parseHash, type ThemeChoice, type ViewName, VIEWS } from './store/uiSlice';
-import { TasksView } from './views/TasksView';
-import { ClassifyView } from './views/ClassifyView';
-import { EvaluateView } from './views/EvaluateView';
-import { ModelsView } from './views/ModelsView';
-import { CompareView } from './views/CompareView';
-import { SweepView } from './views/SweepView';
+
+// Each view is its own script, fetched when first shown: the first page paints without the code
+// (and the charts) of the five others.
+const TasksView = lazy(() => import('./views/TasksView').then((m) => ({ default: m.TasksView })));
+const ClassifyView = lazy(() => import('./views/ClassifyView').then((m) => ({ default: m.ClassifyView })));
+const EvaluateView = lazy(() => import('./views/EvaluateView').then((m) => ({ default: m.EvaluateView })));
+const ModelsView = lazy(() => import('./views/ModelsView').then((m) => ({ default: m.ModelsView })));
+const CompareView = lazy(() => import('./views/CompareView').then((m) => ({ default: m.CompareView })));
+const SweepView = lazy(() => import('./views/SweepView').then((m) => ({ default: m.SweepView })));
 
 const TITLES: Record<ViewName, string> = {
   tasks: 'Tasks',
@@ -125,12 +128,14 @@ export function App() {
         </div>
       </nav>
       <main className="main">
-        {route.view === 'tasks' && <TasksView />}
-        {route.view === 'classify' && <ClassifyView />}
-        {route.view === 'evaluate' && <EvaluateView />}
-        {route.view === 'models' && <ModelsView />}
-        {route.view === 'compare' && <CompareView />}
-        {route.view === 'sweep' && <SweepView />}
+        <Suspense fallback={<p className="muted" data-testid="view-loading">Loading…</p>}>
+          {route.view === 'tasks' && <TasksView />}
+          {route.view === 'classify' && <ClassifyView />}
+          {route.view === 'evaluate' && <EvaluateView />}
+          {route.view === 'models' && <ModelsView />}
+          {route.view === 'compare' && <CompareView />}
+          {route.view === 'sweep' && <SweepView />}
+        </Suspense>
       </main>
       <Notices />
     </div>
