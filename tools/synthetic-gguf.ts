@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -235,8 +235,11 @@ let sourcesPromise: Promise<{ tokenizerKvs: RawKv[]; vocabSize: number; template
 
 function loadSources(): Promise<{ tokenizerKvs: RawKv[]; vocabSize: number; template: string }> {
   sourcesPromise ??= (async () => {
-    const gitDir = await llamaCppGitDir();
-    const [vocab, template] = await Promise.all([gitShow(gitDir, VOCAB_PATH), gitShow(gitDir, TEMPLATE_PATH)]);
+    // $TATRA_LLAMA_CPP_SRC: a checked-out llama.cpp tree (the GPU pack carries one; no git there).
+    const checkout = process.env.TATRA_LLAMA_CPP_SRC;
+    const gitDir = checkout ? '' : await llamaCppGitDir();
+    const read = (path: string): Promise<Buffer> => (checkout ? readFile(join(checkout, path)) : gitShow(gitDir, path));
+    const [vocab, template] = await Promise.all([read(VOCAB_PATH), read(TEMPLATE_PATH)]);
     const kvs = readRawKvs(vocab);
     // The template is set from the .jinja file below; a copy in the vocab file would be a duplicate key.
     const tokenizerKvs = kvs.filter((kv) => kv.key.startsWith('tokenizer.') && kv.key !== 'tokenizer.chat_template');

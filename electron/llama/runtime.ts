@@ -92,10 +92,21 @@ async function keepingLibraryLines<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * $TATRA_GPU: unset or "auto" lets node-llama-cpp pick (CUDA, Vulkan, CPU); "off" forces the CPU;
+ * "cuda" or "vulkan" asks for that backend even where its libraries are not found in the usual
+ * places (a GPU server with CUDA in an unusual prefix): it then fails loudly rather than run on CPU.
+ */
+export function gpuChoice(value: string | undefined): false | 'auto' | 'cuda' | 'vulkan' {
+  if (value === 'off') return false;
+  if (value === 'cuda' || value === 'vulkan') return value;
+  return 'auto';
+}
+
 function createRuntime(): Promise<Llama> {
   const cap = Math.max(defaultThreads(), availableParallelism());
   return keepingLibraryLines(() => getLlama({
-    gpu: process.env.TATRA_GPU === 'off' ? false : 'auto',
+    gpu: gpuChoice(process.env.TATRA_GPU),
     build: 'never',
     logLevel: LlamaLogLevel.warn,
     // The cap shared by all contexts; each context still asks for defaultThreads() unless told otherwise.
