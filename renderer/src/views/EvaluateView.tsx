@@ -268,55 +268,7 @@ function JobView({ jobId }: { jobId: string }) {
         {metrics?.lenientAccuracy != null ? <Metric name="Lenient (gold in output)" value={pct(metrics.lenientAccuracy)} hint="The reference code's score: the gold string appears anywhere in an output" /> : null}
       </div>
 
-      {metrics ? (
-        <div className="grid-2">
-          <div className="card">
-            <div className="card-head">
-              <h2>Confusion matrix</h2>
-              <span className="sub">rows: gold · columns: prediction</span>
-            </div>
-            {metrics.confusion.labels.length > 0 ? <ConfusionMatrix confusion={metrics.confusion} /> : <p className="muted">No labelled rows yet.</p>}
-            <div className="card-head" style={{ marginTop: 8 }}>
-              <h3>Confidence</h3>
-              <span className="sub">rows by the winner’s share of the votes</span>
-            </div>
-            <ConfidenceHistogram buckets={metrics.confidenceHistogram} />
-          </div>
-          <div className="card">
-            <div className="card-head">
-              <h2>Accuracy after j runs</h2>
-              <span className="sub">the vote over the first j runs; dashed: run j alone</span>
-            </div>
-            <RunsCurve metrics={metrics} />
-            {metrics.perLabel.length > 0 ? (
-              <table className="data">
-                <thead>
-                  <tr>
-                    <th>Label</th>
-                    <th className="num">Precision</th>
-                    <th className="num">Recall</th>
-                    <th className="num">F1</th>
-                    <th className="num">Support</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {metrics.perLabel.map((l) => (
-                    <tr key={l.label}>
-                      <td>
-                        <LabelChip label={l.label} labels={labels} />
-                      </td>
-                      <td className="num">{pct(l.precision)}</td>
-                      <td className="num">{pct(l.recall)}</td>
-                      <td className="num">{pct(l.f1)}</td>
-                      <td className="num">{l.support}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            ) : null}
-          </div>
-        </div>
-      ) : null}
+      {metrics ? <JobMetricsCards metrics={metrics} labels={labels} /> : null}
 
       {metrics ? <TrustCard metrics={metrics} minConfidence={minConfidence} onMinConfidence={setMinConfidence} /> : null}
 
@@ -326,6 +278,59 @@ function JobView({ jobId }: { jobId: string }) {
           <span className="sub">click a row for its examples, paraphrases and votes</span>
         </div>
         <RowsTable jobId={jobId} labels={labels} refreshKey={refreshKey} minConfidence={minConfidence} />
+      </div>
+    </div>
+  );
+}
+
+/** A job's figures as cards: the confusion matrix and confidence histogram, accuracy by runs and per label. */
+function JobMetricsCards({ metrics, labels }: { metrics: JobMetrics; labels: string[] }) {
+  return (
+    <div className="grid-2">
+      <div className="card">
+        <div className="card-head">
+          <h2>Confusion matrix</h2>
+          <span className="sub">rows: gold · columns: prediction</span>
+        </div>
+        {metrics.confusion.labels.length > 0 ? <ConfusionMatrix confusion={metrics.confusion} /> : <p className="muted">No labelled rows yet.</p>}
+        <div className="card-head" style={{ marginTop: 8 }}>
+          <h3>Confidence</h3>
+          <span className="sub">rows by the winner’s share of the votes</span>
+        </div>
+        <ConfidenceHistogram buckets={metrics.confidenceHistogram} />
+      </div>
+      <div className="card">
+        <div className="card-head">
+          <h2>Accuracy after j runs</h2>
+          <span className="sub">the vote over the first j runs; dashed: run j alone</span>
+        </div>
+        <RunsCurve metrics={metrics} />
+        {metrics.perLabel.length > 0 ? (
+          <table className="data">
+            <thead>
+              <tr>
+                <th>Label</th>
+                <th className="num">Precision</th>
+                <th className="num">Recall</th>
+                <th className="num">F1</th>
+                <th className="num">Support</th>
+              </tr>
+            </thead>
+            <tbody>
+              {metrics.perLabel.map((l) => (
+                <tr key={l.label}>
+                  <td>
+                    <LabelChip label={l.label} labels={labels} />
+                  </td>
+                  <td className="num">{pct(l.precision)}</td>
+                  <td className="num">{pct(l.recall)}</td>
+                  <td className="num">{pct(l.f1)}</td>
+                  <td className="num">{l.support}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
       </div>
     </div>
   );
