@@ -38,3 +38,4 @@ export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type 
 export { Planner, type PlannerOptions, type PlanData, type PlanCommon } from './planner';
 export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, jobsOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';
 export { UsageMeter, BudgetExhausted, pricedBudget, rowCalls, sharedPriceBudget, sumUsage, type JobBudget } from './usage';
+export { jobSummary } from './summary';

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
+import { createApiHost } from '../../electron/api/host';
+import type { JobSummary } from '../../electron/common/contract/jobs';
 import type { JobInfo, JobRow } from '../../electron/jobs';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
@@ -76,10 +78,12 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
   const atKill = doneCount(killDir);
   expect(atKill).toBeLessThan(12);
 
-  // The history shows the job as interrupted, with what was committed kept.
-  const list = json<JobInfo[]>((await cli(['jobs', 'list', '--json', '--data-dir', killDir])).stdout);
+  // The history shows the job as interrupted, with what was committed kept: `jobs list --json`
+  // prints the API's summary (the stored record said status running, interrupted true).
+  const list = json<JobSummary[]>((await cli(['jobs', 'list', '--json', '--data-dir', killDir])).stdout);
   expect(list).toHaveLength(1);
-  expect(list[0]).toMatchObject({ status: 'running', interrupted: true, rowsDone: atKill, rowsTotal: 12 });
+  expect(list[0]).toMatchObject({ status: 'interrupted', done: atKill, total: 12 });
+  expect(list[0]).not.toHaveProperty('interrupted');
   const committedRows = rowsOf(killDir, list[0]!.id).filter((r) => r.status === 'done');
 
   const resumed = json<{ job: JobInfo }>((await cli(['jobs', 'resume', list[0]!.id, '--threads', '1', '--json', '--data-dir', killDir])).stdout);
@@ -89,4 +93,14 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
   for (const r of committedRows) expect(after[r.index]).toEqual(r);
   // ...and the whole job equals the uninterrupted one, row by row (votes, paraphrases, predictions).
   expect(after).toEqual(expected);
+
+  // `tatra jobs list --json` prints exactly what the API's jobs.list returns.
+  const printed = json<JobSummary[]>((await cli(['jobs', 'list', '--json', '--data-dir', killDir])).stdout);
+  const host = await createApiHost({ dataDir: killDir, threads: 1, mode: 'test' });
+  try {
+    expect(JSON.parse(JSON.stringify(await host.invoke('jobs.list', {})))).toEqual({ ok: true, value: printed });
+    expect(printed[0]).toMatchObject({ status: 'done', done: 12, total: 12 });
+  } finally {
+    await host.dispose();
+  }
 }, 1_200_000);

@@ -2,35 +2,12 @@
 // resume / cancel, history, rows, metrics, export. Maps the manager's shapes onto the contract's.
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { accuracyOf, jobStatus, type DataPreview, type JobMetrics as ApiJobMetrics, type JobSummary, type jobsMethods } from '../../common/contract/jobs';
+import type { DataPreview, JobMetrics as ApiJobMetrics, jobsMethods } from '../../common/contract/jobs';
 import { UserError } from '../../common/errors';
-import { previewDataset, pricedBudget, scanDataset, suggestLabelMapping } from '../../jobs';
-import type { JobInfo, JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
+import { jobSummary, previewDataset, pricedBudget, scanDataset, suggestLabelMapping } from '../../jobs';
+import type { JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { uploadDestination } from '../../web/file-name';
-
-export function jobSummary(job: JobInfo): JobSummary {
-  return {
-    id: job.id,
-    name: job.name,
-    taskId: job.task.id,
-    status: jobStatus(job),
-    dataPath: job.dataset.path,
-    generator: job.generator.path,
-    evaluator: job.evaluator.path,
-    settings: job.settings,
-    createdAt: Date.parse(job.created),
-    updatedAt: Date.parse(job.updated),
-    done: job.rowsDone,
-    total: job.rowsTotal,
-    accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
-    error: job.error,
-    deterministic: job.deterministic,
-    usage: job.usage,
-    budget: job.budget ? { kind: job.budget.kind, limit: job.budget.limit } : null,
-    stoppedBy: job.stoppedBy,
-  };
-}
 
 export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
   return {

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../../common/errors';
-import { answeredAt } from '../../jobs';
+import { answeredAt, jobSummary } from '../../jobs';
 import type { Budget } from '../../common/plan';
 import { budgetOption, jobBudgetFrom, priceOption } from '../plan';
 import { addRuntimeOptions, intOption, minConfidenceOption, viewFrom } from '../options';
@@ -23,7 +23,8 @@ export function registerJobs(program: Command): void {
     .action((opts: { dataDir?: string; json?: boolean }) =>
       withCliServices(opts, async (services) => {
         const list = services.jobs().list();
-        if (opts.json) return outJson(list);
+        // What the API's jobs.list returns, so a script reads the fields the app does.
+        if (opts.json) return outJson(list.map(jobSummary));
         if (list.length === 0) return out('no jobs yet; start one with `tatra eval`');
         const rows = [
           ['id', 'status', 'task', 'rows', 'accuracy', 'created', 'name'],

@@ -1,0 +1,27 @@
+// A job as every face shows it: the contract's JobSummary, which the API returns and
+// `tatra jobs list --json` prints (one shape, so a script and the app read the same fields).
+import { accuracyOf, jobStatus, type JobSummary } from '../common/contract/jobs';
+import type { JobInfo } from './types';
+
+export function jobSummary(job: JobInfo): JobSummary {
+  return {
+    id: job.id,
+    name: job.name,
+    taskId: job.task.id,
+    status: jobStatus(job),
+    dataPath: job.dataset.path,
+    generator: job.generator.path,
+    evaluator: job.evaluator.path,
+    settings: job.settings,
+    createdAt: Date.parse(job.created),
+    updatedAt: Date.parse(job.updated),
+    done: job.rowsDone,
+    total: job.rowsTotal,
+    accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
+    error: job.error,
+    deterministic: job.deterministic,
+    usage: job.usage,
+    budget: job.budget ? { kind: job.budget.kind, limit: job.budget.limit } : null,
+    stoppedBy: job.stoppedBy,
+  };
+}
