@@ -35,18 +35,20 @@ export const LAYERS = {
   web: ['common', 'web'],
   jobs: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'web', 'paths', 'jobs'],
   models: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'web', 'paths', 'models'],
-  api: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'web', 'paths', 'api'],
+  // Grids of jobs run as one piece of work (sweeps, comparisons): above the jobs and the model library.
+  experiments: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'web', 'paths', 'experiments'],
+  api: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'experiments', 'web', 'paths', 'api'],
   server: ['common', 'api', 'web', 'paths', 'server'],
   // `tatra api`, the OpenAI-compatible face: the engine's classify() on the models the composition root loads.
   service: ['common', 'engine', 'api', 'state', 'web', 'paths', 'service'],
-  cli: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'api', 'server', 'service', 'web', 'paths', 'cli'],
+  cli: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'experiments', 'api', 'server', 'service', 'web', 'paths', 'cli'],
   shell: ['common', 'api', 'web', 'paths', 'shell'],
   renderer: ['common', 'renderer'],
 };
 
 // Folders are layers; electron/'s own files are the Electron shell, except paths.ts (data folder
 // and app root: a leaf every main-process layer may use) and preload.ts (sees the contract only).
-const layerFolders = ['common', 'engine', 'net', 'remote', 'state', 'llama', 'hold', 'tasks', 'web', 'jobs', 'models', 'api', 'server', 'service', 'cli'];
+const layerFolders = ['common', 'engine', 'net', 'remote', 'state', 'llama', 'hold', 'tasks', 'web', 'jobs', 'models', 'experiments', 'api', 'server', 'service', 'cli'];
 const layerElements = [
   ...layerFolders.map((type) => ({ type, pattern: `electron/${type}`, partialMatch: false })),
   { type: 'renderer', pattern: 'renderer/src', partialMatch: false },

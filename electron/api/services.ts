@@ -11,10 +11,11 @@
 // one sequence per row in flight (its `concurrency`, JobManager), the same from every face.
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { JobManager, Planner, SweepManager, openJobStore, type BackendProvider, type JobStore } from '../jobs';
+import { ComparisonManager, SweepManager } from '../experiments';
+import { JobManager, Planner, openJobStore, type BackendProvider, type JobStore } from '../jobs';
 import { ModelPool } from '../hold';
 import { defaultThreads } from '../llama/threads';
-import { ComparisonManager, ModelLibrary } from '../models';
+import { ModelLibrary } from '../models';
 import { RemoteLibrary, type KeyProtection } from '../models/remote-library';
 import { defaultModelsDir } from '../paths';
 import { taskFolder, type TaskFolder } from '../tasks';

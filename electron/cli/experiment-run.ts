@@ -1,7 +1,8 @@
 // Running a long experiment (a sweep, a comparison) from the CLI: start or resume it, show its
 // progress on stderr, and on Ctrl-C pause it, say how to resume it and exit 130.
 import { errorMessage } from '../common/errors';
-import type { ExperimentManager, JobBudget } from '../jobs';
+import type { ExperimentManager } from '../experiments';
+import type { JobBudget } from '../jobs';
 import type { ExperimentProgress } from '../common/contract/experiments';
 import { err, onInterrupt } from './ui';
 

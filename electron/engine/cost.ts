@@ -116,7 +116,7 @@ export interface PlanContext {
   cache?: GenerationCache;
   /**
    * A sweep: every greedy evaluator request any of its jobs made is answered from a shared store,
-   * so identical prompts are evaluated once across rows and jobs (jobs/sweep-backends.ts).
+   * so identical prompts are evaluated once across rows and jobs (experiments/sweep-backends.ts).
    */
   shareEvaluations?: boolean;
 }

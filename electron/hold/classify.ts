@@ -2,7 +2,7 @@
 // evaluator (a GGUF path or a remote spec each; the same file twice is one loaded copy), run the
 // work on them, give both claims back however it ends. The app's classify, `tatra classify`,
 // `tatra api`'s requests and a plan's calibration all go through here; a job holds its models
-// for all its rows (jobs/manager.ts), an experiment for its cells (jobs/experiment.ts).
+// for all its rows (jobs/manager.ts), an experiment for its cells (experiments/experiment.ts).
 import type { TatraResult } from '../common/tatra';
 import { classify, type ClassifyOptions, type TatraBackend } from '../engine';
 import type { BackendLease, BackendProvider } from './lease';

@@ -1,6 +1,6 @@
 // Offline evaluation of a task on a CSV/TSV/JSONL file, with results that survive a crash.
 // Main-process code shared by the CLI (`tatra eval`, `tatra jobs`), the API host (Evaluate view)
-// and the pairing comparison. Nothing here imports Electron.
+// and the experiments built of jobs (electron/experiments/). Nothing here imports Electron.
 //
 //   dataset.ts  streaming import: previewDataset, readDataset, scanDataset
 //   text-source.ts  a file's bytes as strict UTF-8 text, read once, with its fingerprint
@@ -12,8 +12,8 @@
 //   metrics.ts  pure metric functions over stored rows
 //   calibration.ts  reliability bins, ECE, Brier, the accuracy–coverage curve
 //   export.ts   CSV/JSON export and readers for round trips
-//   experiment*.ts  the one runner and store of long experiments (grids of jobs): ownership, resume
-//   sweep*.ts   sensitivity sweeps on it: one job per (n, k, seed), shared work, aggregated points
+//   experiment-store.ts  the experiments' rows in the job database (their runner: electron/experiments/)
+//   owner.ts    who runs a job or an experiment, and whether that process still lives
 //   plan*.ts    what a run will cost before it starts (--dry-run, the app's plan)
 export * from './types';
 export {
@@ -27,11 +27,7 @@ export { goldLabelResolver, suggestLabelMapping } from './gold-labels';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
 export { plainModelRef } from './model-identity';
-export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
-export { ExperimentManager, ExperimentRunner, type ExperimentDefinition, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
 export { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
-export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
-export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
 export { calibration, reliabilityBins, selectiveCurve, answeredMetrics, answeredAt, binOf, RELIABILITY_BINS, type Scored, type ReliabilityBin, type Calibration, type SelectivePoint, type AnsweredMetrics } from './calibration';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';

@@ -25,5 +25,3 @@ export { hardwareInfo, estimateFit, type EstimateFitOptions } from './hardware';
 export { loadCatalog, findCatalogEntry, catalogPath, catalogFit, recommendCatalog } from './catalog';
 export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';
 export { DownloadManager, downloadModel, partialPaths, type DownloadOptions, type DownloadManagerOptions, type DownloadEvents } from './download';
-export { planComparison } from './compare-plan';
-export { checkComparisonInputs, newComparisonRecord, orderPairs, ComparisonManager, type ComparisonManagerOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
-import { ComparisonManager, comparisonMatrix } from '../../electron/models';
+import { ComparisonManager } from '../../electron/experiments';
+import { comparisonMatrix } from '../../electron/models';
 import type { ComparisonRecord } from '../../electron/common/contract/models';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 

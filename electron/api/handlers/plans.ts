@@ -2,7 +2,7 @@
 // cost, made by the one planner of the composition root (jobs/planner.ts) from the same input the
 // Start button sends. Nothing runs; only the models' tokenizers are read.
 import type { plansMethods } from '../../common/contract/plans';
-import { planComparison } from '../../models/compare-plan';
+import { planComparison } from '../../experiments';
 import type { HandlerGroup, HostDeps } from '../deps';
 
 export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMethods> {

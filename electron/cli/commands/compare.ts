@@ -2,14 +2,14 @@
 // (generator, evaluator) pair runs as an evaluation job (kept in the job history); evaluators
 // sharing a generator see the same cached examples and paraphrases. `tatra compare resume ID`
 // after Ctrl-C or a kill; `list`, `show ID`. Prints the pair table and the generator × evaluator
-// matrix. Thin: models/compare.ts does the work.
+// matrix. Thin: experiments/compare.ts does the work.
 import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
-import type { ComparisonManager } from '../../models';
+import type { ComparisonManager } from '../../experiments';
 import { sharedPriceBudget, type JobBudget } from '../../jobs';
-import { planComparison } from '../../models/compare-plan';
+import { planComparison } from '../../experiments';
 import type { Budget } from '../../common/plan';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';

@@ -1,6 +1,6 @@
 // `tatra sweep`: the paper's sensitivity study (docs/method.md §12) as one resumable experiment:
 // `tatra sweep --task sst2 --data f.csv --model m.gguf -n 0,1,2,5,10 -k 4,8,16 -r 1,3,5,10,15 --seeds 1,2,3`
-// and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: jobs/sweep.ts does the work.
+// and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: experiments/sweep.ts does the work.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
@@ -8,7 +8,8 @@ import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contrac
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
-import { type JobBudget, type SweepManager, openDataset } from '../../jobs';
+import type { SweepManager } from '../../experiments';
+import { type JobBudget, openDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelPathsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';

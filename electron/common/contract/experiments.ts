@@ -1,6 +1,6 @@
 // What sweeps and comparisons share: both are long experiments made of evaluation jobs, one per
 // cell of a grid, run one after another and resumed after a stop or a kill
-// (electron/jobs/experiment.ts). One progress model for both; their own shapes (sweeps.ts,
+// (electron/experiments/experiment.ts). One progress model for both; their own shapes (sweeps.ts,
 // models.ts) extend it.
 import { z } from 'zod';
 

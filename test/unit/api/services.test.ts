@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
 import { openCliServices } from '../../../electron/cli/session';
-import type { JobManager, SweepManager } from '../../../electron/jobs';
+import type { SweepManager } from '../../../electron/experiments';
+import type { JobManager } from '../../../electron/jobs';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-services-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

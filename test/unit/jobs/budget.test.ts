@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { resolveTask } from '../../../electron/tasks';
-import { JobManager, SweepManager, openJobStore, plainModelRef, rowCalls, type BackendProvider, type JobStore } from '../../../electron/jobs';
+import { SweepManager } from '../../../electron/experiments';
+import { JobManager, openJobStore, plainModelRef, rowCalls, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-budget-'));

@@ -1,6 +1,7 @@
 // Pair order and the result matrix: pure functions, pinned exactly.
 import { describe, expect, it } from 'vitest';
-import { comparisonMatrix, newComparisonRecord, orderPairs } from '../../../electron/models';
+import { newComparisonRecord, orderPairs } from '../../../electron/experiments';
+import { comparisonMatrix } from '../../../electron/models';
 
 describe('orderPairs', () => {
   it('is generator-major, with the generator itself first among its evaluators', () => {

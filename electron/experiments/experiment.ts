@@ -1,6 +1,6 @@
 // The one runner for long experiments: a grid of cells, one evaluation job each, run one after
 // another in the job database and resumable after a pause, a crash or a SIGKILL. Sweeps
-// (jobs/sweep.ts) and comparisons (models/compare.ts) are definitions on it: which cells, in which
+// (sweep.ts) and comparisons (compare.ts) are definitions on it: which cells, in which
 // order, which job each cell runs, which models to keep loaded, what a failed job means.
 //
 //   create    records the experiment (experiment-store.ts); nothing runs yet.
@@ -17,13 +17,13 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { ExperimentProgress } from '../common/contract/experiments';
 import { EtaEstimator } from '../common/eta';
 import type { TatraBackend } from '../engine/backend';
-import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
-import type { JobManager } from './manager';
-import type { JobBudget } from './usage';
+import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
+import type { JobManager } from '../jobs/manager';
+import type { JobBudget } from '../jobs/usage';
 import { type Budget, formatBudget } from '../common/plan';
-import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
-import type { JobStore } from './store';
-import type { BackendLease, BackendProvider, JobInfo, JobSpec } from './types';
+import { HEARTBEAT_MS, OWNER, ownerLive } from '../jobs/owner';
+import type { JobStore } from '../jobs/store';
+import type { BackendLease, BackendProvider, JobInfo, JobSpec } from '../jobs/types';
 
 /** A stored status, or `interrupted`: stored as running, but the process that ran it died. */
 export type ExperimentStatus = StoredExperimentStatus | 'interrupted';

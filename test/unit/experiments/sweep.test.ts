@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { resolveTask } from '../../../electron/tasks';
-import { JobManager, SweepManager, openJobStore, plainModelRef, sweepDeterministic, type BackendProvider, type JobStore } from '../../../electron/jobs';
+import { SweepManager, sweepDeterministic } from '../../../electron/experiments';
+import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import type { SweepResult } from '../../../electron/common/contract/sweeps';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 

@@ -14,9 +14,9 @@ import { evaluationPrompt, exampleCalls } from '../engine';
 import { lenientMathCorrect } from '../engine/math';
 import type { TaskDefinition } from '../common/task';
 import type { CallSaving, MeanStd, SweepCost, SweepGrid, SweepPoint, SweepSeedPoint } from '../common/contract/sweeps';
-import { isCorrect, labelScores, revote } from './metrics';
-import type { JobRow, StoredRunExamples } from './types';
-import { toCsv } from './export';
+import { isCorrect, labelScores, revote } from '../jobs/metrics';
+import type { JobRow, StoredRunExamples } from '../jobs/types';
+import { toCsv } from '../jobs/export';
 import { labelNames } from '../common/task';
 import { accuracyOf } from '../common/contract/jobs';
 

@@ -3,7 +3,7 @@
 // sharing totals, and the CSV export.
 import { describe, expect, it } from 'vitest';
 import type { TaskDefinition } from '../../../electron/common/task';
-import { aggregateSweep, meanStd, scoreUpTo, sweepPointsCsv, type SweepCell } from '../../../electron/jobs/sweep-metrics';
+import { aggregateSweep, meanStd, scoreUpTo, sweepPointsCsv, type SweepCell } from '../../../electron/experiments';
 import type { JobRow, RowRun, StoredRunExamples } from '../../../electron/jobs';
 import { loadBuiltInTasks } from '../../../electron/tasks';
 

@@ -26,15 +26,15 @@ import { describeZodError } from '../common/contract';
 import { jobStatus, type JobStatus } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
-import { openDataset } from './dataset';
+import { openDataset } from '../jobs/dataset';
 import { ExperimentManager, type CellState, type ExperimentDefinition } from './experiment';
-import type { StoredExperiment } from './experiment-store';
-import type { JobManager } from './manager';
-import type { JobStore } from './store';
+import type { StoredExperiment } from '../jobs/experiment-store';
+import type { JobManager } from '../jobs/manager';
+import type { JobStore } from '../jobs/store';
 import { aggregateSweep, sweepPointsCsv, type SweepCell } from './sweep-metrics';
 import { sweepBackend } from './sweep-backends';
-import { sumUsage } from './usage';
-import type { BackendProvider, ColumnMapping } from './types';
+import { sumUsage } from '../jobs/usage';
+import type { BackendProvider, ColumnMapping } from '../jobs/types';
 
 /** Everything a resume needs, fixed when the sweep is created. */
 export interface StoredSweepSpec {

@@ -1,4 +1,4 @@
-// A comparison's plan refuses what creating the comparison refuses (models/compare-plan.ts): a
+// A comparison's plan refuses what creating the comparison refuses (experiments/compare-plan.ts): a
 // data set whose text column cannot be told is one line asking for it, as create says it, where
 // the plan used to guess a column named "input" and fail elsewhere or plan on nothing.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
 import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
-import { planComparison } from '../../../electron/models';
+import { planComparison } from '../../../electron/experiments';
 import { tinyModelPath } from '../../helpers/models';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-plan-'));

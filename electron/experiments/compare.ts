@@ -1,5 +1,5 @@
 // Generator × evaluator pairing comparisons (the paper's cross-model study), on the experiments'
-// one runner (jobs/experiment.ts): each pair is one evaluation job, and a comparison paused,
+// one runner (experiment.ts): each pair is one evaluation job, and a comparison paused,
 // stopped or killed resumes like a sweep, each pair's rows done once. Pairs run generator-major:
 // the first job of a generator fills the jobs' generation cache (keyed by generator, task,
 // settings, seed and input), and every later evaluator of that generator reads the same cached
@@ -23,22 +23,11 @@ import { UserError } from '../common/errors';
 import { plainZodError } from '../common/plain-errors';
 import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
-import {
-  ExperimentManager,
-  openDataset,
-  type BackendProvider,
-  type CellState,
-  type ExperimentDefinition,
-  type ExperimentStatus,
-  type JobInfo,
-  type JobManager,
-  type JobStore,
-  type StoredExperiment,
-  sumUsage,
-} from '../jobs';
+import { openDataset, type BackendProvider, type JobInfo, type JobManager, type JobStore, type StoredExperiment, sumUsage } from '../jobs';
+import { ExperimentManager, type CellState, type ExperimentDefinition, type ExperimentStatus } from './experiment';
 import { resolveTask as resolveTaskFile } from '../tasks';
-import { inspectModelFile } from './gguf';
-import { estimateFit } from './hardware';
+import { inspectModelFile } from '../models/gguf';
+import { estimateFit } from '../models/hardware';
 
 /** One pair of the grid. */
 export interface PairCell {
