@@ -16,7 +16,7 @@
 // store holds in the data folder, is given back to the file system when SQLite reports the disk
 // full. A delete then runs in chunks with a checkpoint between them, so each chunk rewrites the
 // WAL in place instead of growing it (see deleteJob).
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
@@ -24,6 +24,7 @@ import { diskFullError, environmentError, isDiskFull } from '../common/env-error
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { emptyUsage, type Usage } from '../common/plan';
+import { STORE_PLAIN_BELOW, packText, unpackText } from './stored-text';
 import type { JobBudget } from './usage';
 import type {
   BaselineResult,
@@ -124,7 +125,8 @@ interface RowDbRow {
   confidence: number | null;
   votes_json: string | null;
   tie_break: string | null;
-  runs_json: string | null;
+  /** TEXT, or a Brotli BLOB (stored-text.ts). */
+  runs_json: string | Buffer | null;
   baseline_json: string | null;
   stages_json: string | null;
   ms: number | null;
@@ -158,6 +160,9 @@ export class JobStore {
     // so even the pragmas below wait.
     this.db = new Database(dbPath, { timeout: 30_000 });
     try {
+      // A new file frees the pages of deleted jobs as it goes (deleteJob); on an existing one
+      // this is a no-op until compact() rewrites it.
+      this.db.pragma('auto_vacuum = INCREMENTAL');
       this.db.pragma('journal_mode = WAL');
       this.db.pragma(`synchronous = ${process.env.TATRA_DB_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
       this.db.pragma('foreign_keys = ON');
@@ -203,6 +208,39 @@ export class JobStore {
    */
   checkpoint(): void {
     this.db.pragma('wal_checkpoint(PASSIVE)');
+  }
+
+  /**
+   * Rewrites the database small: text written before compression (runs and cached generator
+   * outputs) compressed as new rows are (stored-text.ts), then VACUUM, which also gives back the
+   * pages of deleted jobs and turns on incremental auto-vacuum for a file made before it. Every
+   * row reads the same afterwards. Returns the file's size before and after, in bytes.
+   */
+  compact(batch = 500): { before: number; after: number; rewritten: number } {
+    this.flushCache();
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    const before = statSync(this.path).size;
+    let rewritten = 0;
+    const rows = this.db.prepare(`SELECT job_id, idx, runs_json FROM job_rows WHERE typeof(runs_json) = 'text' AND length(runs_json) >= ? LIMIT ?`);
+    const setRow = this.db.prepare(`UPDATE job_rows SET runs_json = ? WHERE job_id = ? AND idx = ?`);
+    const cached = this.db.prepare(`SELECT key, value FROM generation_cache WHERE typeof(value) = 'text' AND length(value) >= ? LIMIT ?`);
+    const setCached = this.db.prepare(`UPDATE generation_cache SET value = ? WHERE key = ?`);
+    for (;;) {
+      const page = rows.all(STORE_PLAIN_BELOW, batch) as { job_id: string; idx: number; runs_json: string }[];
+      if (page.length === 0) break;
+      this.db.transaction(() => page.forEach((r) => setRow.run(packText(r.runs_json), r.job_id, r.idx)))();
+      rewritten += page.length;
+    }
+    for (;;) {
+      const page = cached.all(STORE_PLAIN_BELOW, batch) as { key: string; value: string }[];
+      if (page.length === 0) break;
+      this.db.transaction(() => page.forEach((r) => setCached.run(packText(r.value), r.key)))();
+      rewritten += page.length;
+    }
+    this.db.pragma('auto_vacuum = INCREMENTAL');
+    this.db.exec('VACUUM');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return { before, after: statSync(this.path).size, rewritten };
   }
 
   /** Schema version of the open file (PRAGMA user_version). */
@@ -304,6 +342,9 @@ export class JobStore {
   deleteJob(jobId: string): void {
     try {
       this.db.prepare(`DELETE FROM jobs WHERE id = ?`).run(jobId);
+      // Gives the job's pages back to the file system (a database with auto_vacuum = INCREMENTAL;
+      // elsewhere a no-op until compact()).
+      this.db.pragma('incremental_vacuum');
       return;
     } catch (e) {
       if (!isDiskFull(e)) throw e;
@@ -540,7 +581,7 @@ export class JobStore {
       res.confidence,
       JSON.stringify(res.votes),
       res.tieBreak,
-      JSON.stringify(res.runs),
+      packText(JSON.stringify(res.runs)),
       res.baseline ? JSON.stringify(res.baseline) : null,
       JSON.stringify(res.stages),
       res.ms,
@@ -582,8 +623,8 @@ export class JobStore {
   cacheGet(key: string): string | undefined {
     const pending = this.pendingCache.get(key);
     if (pending !== undefined) return pending;
-    const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(key) as { value: string } | undefined;
-    return r?.value;
+    const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(key) as { value: string | Buffer } | undefined;
+    return unpackText(r?.value) ?? undefined;
   }
 
   /**
@@ -611,7 +652,7 @@ export class JobStore {
     const insert = this.statement(`INSERT OR REPLACE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`);
     try {
       this.db.transaction(() => {
-        for (const [key, value] of entries) insert.run(key, value, created);
+        for (const [key, value] of entries) insert.run(key, packText(value), created);
       })();
     } catch (e) {
       // A full disk shows where results are written; here it costs regenerating these outputs.
@@ -644,7 +685,7 @@ function toRow(r: RowDbRow): JobRow {
     confidence: r.confidence,
     votes: parseJson<Record<string, number>>(r.votes_json),
     tieBreak: r.tie_break,
-    runs: parseJson<RowRun[]>(r.runs_json),
+    runs: parseJson<RowRun[]>(unpackText(r.runs_json)),
     baseline: parseJson<BaselineResult>(r.baseline_json),
     stages: parseJson<Record<StageName, StageStats>>(r.stages_json),
     ms: r.ms,

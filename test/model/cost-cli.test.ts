@@ -16,6 +16,7 @@ import type { CostPlan, Usage } from '../../electron/common/plan';
 import type { TatraResult } from '../../electron/common/tatra';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { lastJson as json, queryJobDb as query, tatraCli as cli } from '../helpers/tatra-cli';
+import { unpackText } from '../../electron/jobs/stored-text';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cost-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,10 +39,10 @@ interface EvalOut {
 
 /** Evaluations the run saved because a paraphrase repeated another candidate of its run (read from the stored rows). */
 function repeatedCandidates(dataDir: string, jobId: string): number {
-  const rows = query<{ input: string; runs_json: string }>(dataDir, "SELECT input, runs_json FROM job_rows WHERE job_id = ? AND status = 'done'", jobId);
+  const rows = query<{ input: string; runs_json: string | Buffer }>(dataDir, "SELECT input, runs_json FROM job_rows WHERE job_id = ? AND status = 'done'", jobId);
   let repeated = 0;
   for (const row of rows) {
-    for (const run of JSON.parse(row.runs_json) as { paraphrases: string[] }[]) {
+    for (const run of JSON.parse(unpackText(row.runs_json)!) as { paraphrases: string[] }[]) {
       const candidates = [row.input.trim(), ...run.paraphrases];
       repeated += candidates.length - new Set(candidates).size;
     }

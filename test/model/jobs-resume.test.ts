@@ -18,6 +18,7 @@ import type { JobInfo, JobRow } from '../../electron/jobs';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
 import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
+import { unpackText } from '../../electron/jobs/stored-text';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-resume-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,7 +35,7 @@ function rowsOf(dataDir: string, jobId: string): JobRow[] {
       confidence: r.confidence,
       votes: JSON.parse(String(r.votes_json)),
       tieBreak: r.tie_break,
-      runs: JSON.parse(String(r.runs_json)),
+      runs: JSON.parse(unpackText(r.runs_json as string | Buffer)!),
     })) as unknown as JobRow[];
   } finally {
     db.close();

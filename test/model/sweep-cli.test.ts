@@ -11,6 +11,7 @@ import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
 import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
+import { unpackText } from '../../electron/jobs/stored-text';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -112,11 +113,11 @@ it('the first r runs of a job at a larger r are exactly a job at r', async () =>
   const three = json<Out>((await cli([...common, '-r', '3', '--data-dir', join(dir, 'r3')])).stdout);
   const two = json<Out>((await cli([...common, '-r', '2', '--data-dir', join(dir, 'r2')])).stdout);
   expect(three.metrics.accuracyAfterRuns[1]).toBe(two.metrics.accuracy);
-  const rowsOf = (d: string, id: string) => query<{ idx: number; prediction: string; runs_json: string }>(d, 'SELECT idx, prediction, runs_json FROM job_rows WHERE job_id = ? ORDER BY idx', id);
+  const rowsOf = (d: string, id: string) => query<{ idx: number; prediction: string; runs_json: string | Buffer }>(d, 'SELECT idx, prediction, runs_json FROM job_rows WHERE job_id = ? ORDER BY idx', id);
   const long = rowsOf(join(dir, 'r3'), three.job.id);
   const short = rowsOf(join(dir, 'r2'), two.job.id);
   expect(short).toHaveLength(6);
-  for (const [i, row] of short.entries()) expect((JSON.parse(long[i]!.runs_json) as unknown[]).slice(0, 2)).toEqual(JSON.parse(row.runs_json));
+  for (const [i, row] of short.entries()) expect((JSON.parse(unpackText(long[i]!.runs_json)!) as unknown[]).slice(0, 2)).toEqual(JSON.parse(unpackText(row.runs_json)!));
   const examplesOf = (d: string, id: string) => query<{ run: number; examples_json: string }>(d, 'SELECT run, examples_json FROM job_run_examples WHERE job_id = ? ORDER BY run', id);
   expect(examplesOf(join(dir, 'r3'), three.job.id).slice(0, 2)).toEqual(examplesOf(join(dir, 'r2'), two.job.id));
 });

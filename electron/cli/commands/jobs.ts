@@ -1,6 +1,7 @@
-// `tatra jobs list|show|resume|export|delete`: the history of evaluation jobs in the data folder.
+// `tatra jobs list|show|resume|export|delete|gc`: the history of evaluation jobs in the data folder.
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { formatBytes } from '../../common/bytes';
 import { UserError } from '../../common/errors';
 import { answeredAt, jobSummary } from '../../jobs';
 import type { Budget } from '../../common/plan';
@@ -131,6 +132,17 @@ export function registerJobs(program: Command): void {
         if (job.status === 'running' && !job.interrupted) throw new UserError(`job ${job.id} is running in another process`, 'job_state');
         await jobs.delete(job.id);
         out(`deleted ${job.id}`);
+      }),
+    );
+
+  jobs
+    .command('gc')
+    .description('make the job database small: text stored before compression compressed, and the space of deleted jobs given back (VACUUM)')
+    .option('--data-dir <dir>', 'data folder')
+    .action((opts: { dataDir?: string }) =>
+      withCliServices(opts, async (services) => {
+        const { before, after, rewritten } = services.jobStore().compact();
+        out(`${formatBytes(before)} → ${formatBytes(after)} (${rewritten.toLocaleString('en-US')} values compressed)`);
       }),
     );
 }
