@@ -34,7 +34,7 @@ say "npm ci"
 # package.json's allowScripts lets only better-sqlite3, node-llama-cpp and esbuild run install
 # scripts; Electron's binary download is attempted separately below so that a blocked network
 # does not fail the whole install.
-ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund
+ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund --prefer-offline
 
 if [ "${TATRA_SKIP_ELECTRON:-}" != 1 ] && [ "${CI:-}" != true ] && [ ! -d node_modules/electron/dist ]; then
   say "Electron binary"
