@@ -118,7 +118,7 @@ export async function runJobWithProgress(
       if (note && bar) bar.update(p.done, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
       if (note) return;
     }
-    const payload = { rate: (p.rowsPerMinute ?? 0).toFixed(1), etaText: eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
+    const payload = { rate: (p.rowsPerMinute ?? 0).toFixed(1), etaText: p.etaSeconds === null && p.etaRange && p.etaRange.max > p.etaRange.min ? `${eta(p.etaRange.min)}–${eta(p.etaRange.max)}` : eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
     if (bar) {
       bar.setTotal(p.total);
       bar.update(p.done, payload);

@@ -90,4 +90,24 @@ export class EtaEstimator {
     const rate = this.rate(now);
     return rate ? remaining / rate : null;
   }
+
+  /**
+   * The time left as a range: while the rate is not stable yet, from the fastest to the slowest
+   * of the rates seen (over the recent window, the window before it and the whole run since the
+   * first unit); once stable, the point estimate as both ends. Null before `minUnits` are done or
+   * while nothing can be measured; {0, 0} when nothing remains.
+   */
+  etaRange(remaining: number, now: number): { min: number; max: number } | null {
+    if (remaining <= 0) return { min: 0, max: 0 };
+    const point = this.etaSeconds(remaining, now);
+    if (point !== null) return { min: point, max: point };
+    const first = this.samples[0];
+    const last = this.samples.at(-1);
+    if (!first || !last || last.done - first.done < this.minUnits) return null;
+    const elapsed = now - first.t;
+    const window = Math.max(this.minWindowMs, elapsed * this.windowShare);
+    const rates = [this.rateBetween(first.t, now), this.rateBetween(now - window, now), this.rateBetween(now - 2 * window, now - window)].filter((r): r is number => r !== null && r > 0);
+    if (rates.length === 0) return null;
+    return { min: remaining / Math.max(...rates) / 1000, max: remaining / Math.min(...rates) / 1000 };
+  }
 }

@@ -106,6 +106,8 @@ export const JobProgress = z.object({
   rowsPerMinute: z.number().nullable(),
   /** Seconds left, given only once the rate of calls is stable; null before. */
   etaSeconds: z.number().nullable(),
+  /** Seconds left as a range while the rate is not stable yet (both ends equal once it is); null before any rate. */
+  etaRange: z.object({ min: z.number(), max: z.number() }).nullable().default(null),
   /** Model calls accounted for and planned: progress that moves from the first call, before any row ends. */
   callsDone: z.number().int().default(0),
   callsTotal: z.number().int().default(0),

@@ -27,6 +27,8 @@ export interface WorkProgressProps {
   calls?: { done: number; total: number } | null;
   phase?: WorkPhase | null;
   etaSeconds: number | null;
+  /** While the rate is not stable yet: the time left from the fastest to the slowest rate seen. */
+  etaRange?: { min: number; max: number } | null;
   /** "4.2 rows/min", when there is one. */
   rate?: string | null;
   /** Right-hand side: the running accuracy, and such. */
@@ -38,7 +40,14 @@ export function WorkProgress(props: WorkProgressProps) {
   const calls = props.calls && props.calls.total > 0 ? props.calls : null;
   const fraction = calls ? calls.done / calls.total : head && head.total > 0 ? head.done / head.total : 0;
   const phase = props.running && props.phase && props.phase !== 'rows' ? PHASE_TEXT[props.phase] : null;
-  const eta = props.running ? (props.etaSeconds !== null ? `about ${duration(props.etaSeconds * 1000)} left` : 'estimating time left…') : null;
+  const range = props.etaRange && props.etaRange.max > props.etaRange.min ? props.etaRange : null;
+  const eta = props.running
+    ? props.etaSeconds !== null
+      ? `about ${duration(props.etaSeconds * 1000)} left`
+      : range
+        ? `${duration(range.min * 1000)}–${duration(range.max * 1000)} left`
+        : 'estimating time left…'
+    : null;
   const details = [
     phase,
     ...rest.map((c) => `${c.done.toLocaleString('en-US')} / ${count(c.total, c.noun)}`),

@@ -251,6 +251,7 @@ function JobView({ jobId }: { jobId: string }) {
         calls={progress ? { done: progress.callsDone, total: progress.callsTotal } : null}
         phase={progress?.phase ?? null}
         etaSeconds={progress?.etaSeconds ?? null}
+        etaRange={progress?.etaRange ?? null}
         rate={running && progress?.rowsPerMinute ? `${progress.rowsPerMinute.toFixed(1)} rows/min` : null}
       >
         <span className="small">

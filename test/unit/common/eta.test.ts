@@ -45,4 +45,35 @@ describe('EtaEstimator', () => {
     expect(left!).toBeGreaterThan(15);
     expect(left!).toBeLessThan(25);
   });
+
+  it('gives a range, not a point, while the rate is not stable: from the fastest to the slowest rate seen; one point once stable', () => {
+    const eta = new EtaEstimator({ minWindowMs: 1000, windowShare: 0.25, tolerance: 0.2, minUnits: 4 });
+    eta.observe(0, 0);
+    // Ever faster: 1 unit/s, then 4 units/s.
+    for (let t = 1000; t <= 6000; t += 1000) eta.observe(t / 1000, t);
+    for (let t = 6250, done = 7; t <= 8000; t += 250) eta.observe(done++, t);
+    expect(eta.etaSeconds(100, 8000)).toBeNull();
+    const range = eta.etaRange(100, 8000)!;
+    expect(range).not.toBeNull();
+    // Between 100 units at the fastest rate seen (the recent window's 4/s: 25 s) and at the slowest
+    // (the window before it, 1/s: 100 s).
+    expect(range.min).toBeCloseTo(25, 0);
+    expect(range.max).toBeCloseTo(100, 0);
+    // A steady 4 units per second: the range closes on the point estimate.
+    let done = 14;
+    let last = range;
+    for (let t = 8250; t <= 60_000; t += 250) {
+      eta.observe(++done, t);
+      last = eta.etaRange(100, t)!;
+    }
+    expect(eta.etaSeconds(100, 60_000)).not.toBeNull();
+    expect(last.min).toBe(last.max);
+    expect(last.min).toBeCloseTo(25, 0);
+    // Nothing before minUnits, and nothing left is zero.
+    const fresh = new EtaEstimator({ minUnits: 4 });
+    fresh.observe(0, 0);
+    fresh.observe(2, 1000);
+    expect(fresh.etaRange(100, 1000)).toBeNull();
+    expect(fresh.etaRange(0, 1000)).toEqual({ min: 0, max: 0 });
+  });
 });
