@@ -66,7 +66,7 @@ describe('api client', () => {
     api.on('job.progress', (p) => got.push(p));
     emit('job.progress', { jobId: 'j', done: 1, total: 2, rowsPerMinute: 3, etaSeconds: 4, runningAccuracy: 0.5 });
     emit('job.progress', { jobId: 'j', done: 'lots' });
-    expect(got).toEqual([{ jobId: 'j', phase: 'rows', done: 1, total: 2, failed: 0, rowsPerMinute: 3, etaSeconds: 4, callsDone: 0, callsTotal: 0, runningAccuracy: 0.5, deterministic: null }]);
+    expect(got).toEqual([{ jobId: 'j', phase: 'rows', done: 1, total: 2, failed: 0, rowsPerMinute: 3, etaSeconds: 4, etaRange: null, callsDone: 0, callsTotal: 0, runningAccuracy: 0.5, deterministic: null }]);
   });
 });
 
