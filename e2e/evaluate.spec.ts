@@ -183,49 +183,6 @@ test('the gold column is preselected: a CSV label column (uploaded or by path) a
   await lookAt(page, 'evaluate-setup');
 });
 
-interface EtaSample {
-  t: number;
-  eta: number | null;
-  calls: number;
-  total: number;
-  status: string;
-}
-
-/**
- * Polls a job's progress as a script would, until it ends; the samples say what ETA the host gave
- * and when, to be checked against when the job really finished (logged, never asserted: the
- * machine's speed is not the test's business).
- */
-function watchEta(jobId: string): { done: Promise<EtaSample[]> } {
-  const samples: EtaSample[] = [];
-  const done = (async () => {
-    const start = Date.now();
-    for (;;) {
-      const j = await callApi<{ status: string; progress: { etaSeconds: number | null; callsDone: number; callsTotal: number } | null }>('jobs.get', { jobId });
-      samples.push({ t: (Date.now() - start) / 1000, eta: j.progress?.etaSeconds ?? null, calls: j.progress?.callsDone ?? 0, total: j.progress?.callsTotal ?? 0, status: j.status });
-      if (j.status !== 'running' && j.status !== 'queued') return samples;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  })();
-  return { done };
-}
-
-/** One log line per tenth of the work: what the ETA said then, and what was really left. */
-function logEta(name: string, samples: EtaSample[]): void {
-  const end = samples.at(-1)!.t;
-  const shown = samples.filter((s) => s.eta !== null && s.status === 'running');
-  const lines = [`ETA check "${name}": finished after ${end.toFixed(1)} s; first ETA at ${shown[0] ? `${shown[0].t.toFixed(1)} s (${((100 * shown[0].calls) / Math.max(1, shown[0].total)).toFixed(0)}% of calls)` : 'never'}`];
-  let nextTenth = 0;
-  for (const s of shown) {
-    const tenth = Math.floor((10 * s.calls) / Math.max(1, s.total));
-    if (tenth < nextTenth) continue;
-    nextTenth = tenth + 1;
-    const left = end - s.t;
-    lines.push(`  at ${s.t.toFixed(1)} s (${s.calls}/${s.total} calls): said ${s.eta!.toFixed(1)} s left, ${left.toFixed(1)} s were (${left > 0 ? `${(((s.eta! - left) / left) * 100).toFixed(0)}%` : 'n/a'})`);
-  }
-  console.log(lines.join('\n'));
-}
-
 test('progress moves in model calls before the first row finishes', async ({ page, server }) => {
   await openApp(page, '#/evaluate');
   // Record what the progress card shows while the one row runs: calls moving with no row done.
@@ -254,7 +211,6 @@ test('reload the page mid-evaluation and see it carry on', async ({ page, server
   const ROWS = 96;
   const job = await startReviewsJob(server.model, ROWS, { n: 1, k: 2, r: 2, seed: 3 }, 'reload test');
   expect(job.total).toBe(ROWS);
-  const eta = watchEta(job.id);
   await openApp(page, `#/evaluate/${job.id}`);
   const progress = page.getByTestId('job-progress');
   await expect(progress).toContainText(new RegExp(`(^|\\s)[1-9]\\d* / ${ROWS} rows`), { timeout: 120_000 });
@@ -271,7 +227,6 @@ test('reload the page mid-evaluation and see it carry on', async ({ page, server
   await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
   await expect(progress).toContainText(`${ROWS} / ${ROWS} rows`);
   await expect(page.getByTestId('confusion-matrix')).toBeVisible();
-  logEta('96 rows, n=1 k=2 r=2', await eta.done);
 });
 
 test('pause and resume from the page; a file that cannot be read is one clear message', async ({ page, server }) => {
