@@ -14,7 +14,6 @@ import {
   type ComparisonRecord,
   type ComparisonSpec,
   type ComparisonSpecInput,
-  type ComparisonStatus,
   type ComparisonSummary,
   modelLabel,
 } from '../common/contract/models';
@@ -71,7 +70,7 @@ function parseSpec(specInput: ComparisonSpecInput): ComparisonSpec {
 }
 
 function pendingPair(p: PairCell): ComparisonPair {
-  return { ...p, jobId: null, status: 'pending', rows: 0, rowsDone: 0, accuracy: null, macroF1: null, ms: 0, tokens: 0, error: null };
+  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, ms: 0, tokens: 0, error: null };
 }
 
 /** The plan of a comparison before anything runs: its spec checked and every pair pending. */
@@ -150,16 +149,6 @@ const comparisonDefinition: ExperimentDefinition<StoredComparisonSpec, PairCell>
   publishEveryMs: 250,
 };
 
-const STATUS: Record<ExperimentStatus, ComparisonStatus> = {
-  queued: 'paused',
-  running: 'running',
-  paused: 'paused',
-  interrupted: 'interrupted',
-  cancelled: 'cancelled',
-  done: 'done',
-  failed: 'error',
-};
-
 export interface ComparisonManagerOptions {
   jobs: JobManager;
   store: JobStore;
@@ -222,7 +211,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
         id: c.id,
         createdAt: Date.parse(c.created),
         finishedAt: this.finishedAt(c),
-        status: STATUS[this.runner.status(c)],
+        status: this.runner.status(c),
         error: c.error,
         progress: this.runner.progress(this.runner.cellStates(c), c.id),
         task: spec.task,
@@ -244,7 +233,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
       id: c.id,
       createdAt: Date.parse(c.created),
       finishedAt: this.finishedAt(c),
-      status: STATUS[status],
+      status,
       spec: c.spec.spec,
       pairs: states.map((s) => this.pairOf(c, s, status)),
       error: c.error,
@@ -259,9 +248,9 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
   private pairOf(c: StoredComparison, { cell, job }: CellState<PairCell>, status: ExperimentStatus): ComparisonPair {
     if (!job) {
       const error = this.runner.cellError(c.id, cell);
-      if (error !== null) return { ...pendingPair(cell), status: 'error', error };
+      if (error !== null) return { ...pendingPair(cell), status: 'failed', error };
       // Never started, and the comparison has stopped for good.
-      return { ...pendingPair(cell), status: status === 'cancelled' || status === 'failed' ? 'cancelled' : 'pending' };
+      return { ...pendingPair(cell), status: status === 'cancelled' || status === 'failed' ? 'cancelled' : 'queued' };
     }
     const running = job.status === 'running' && !job.interrupted;
     const scores = running ? null : this.scores(job);
@@ -269,8 +258,8 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
       ...cell,
       jobId: job.id,
       status: pairStatus(job),
-      rows: job.rowsTotal,
       rowsDone: job.rowsDone,
+      rowsTotal: job.rowsTotal,
       accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
       macroF1: scores?.macroF1 ?? null,
       ms: job.elapsedMs,
@@ -289,13 +278,5 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
 }
 
 function pairStatus(job: JobInfo): ComparisonPair['status'] {
-  if (job.interrupted) return 'paused';
-  switch (job.status) {
-    case 'queued':
-      return 'pending';
-    case 'failed':
-      return 'error';
-    default:
-      return job.status;
-  }
+  return job.interrupted ? 'paused' : job.status;
 }

@@ -15,6 +15,7 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { ExperimentProgress } from '../common/contract/experiments';
+import type { JobStatus } from '../common/contract/jobs';
 import { EtaEstimator } from '../common/eta';
 import type { TatraBackend } from '../engine/backend';
 import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
@@ -25,8 +26,8 @@ import { HEARTBEAT_MS, OWNER, ownerLive } from '../jobs/owner';
 import type { JobStore } from '../jobs/store';
 import type { BackendLease, BackendProvider, JobInfo, JobSpec } from '../jobs/types';
 
-/** A stored status, or `interrupted`: stored as running, but the process that ran it died. */
-export type ExperimentStatus = StoredExperimentStatus | 'interrupted';
+/** A stored status, or `interrupted`: stored as running, but the process that ran it died (a job's words). */
+export type ExperimentStatus = JobStatus;
 
 /** A cell of the grid with the job that runs it (null before it was created). */
 export interface CellState<Cell> {

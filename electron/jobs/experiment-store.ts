@@ -1,7 +1,8 @@
 // Long experiments in the job database (tables `experiments` and `experiment_jobs`, schema v6 and v8
 // in migrations.ts): sweeps and comparisons alike. A row holds the experiment's spec (everything a resume
-// needs, fixed at creation), its status and owner, and the calls it really made; each cell of its
+// needs, fixed at creation), its status and owner; each cell of its
 // grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
+import type { StoredJobStatus } from '../common/contract/jobs';
 import { newStoreId, type JobStore } from './store';
 import type { JobBudget } from './usage';
 
@@ -9,7 +10,8 @@ import type { JobBudget } from './usage';
 export type ExperimentKind = 'sweep' | 'compare';
 
 /** What the store records; `interrupted` is worked out from the owner's liveness. */
-export type StoredExperimentStatus = 'queued' | 'running' | 'paused' | 'cancelled' | 'done' | 'failed';
+/** A job's stored words (one vocabulary for every kind of work). */
+export type StoredExperimentStatus = StoredJobStatus;
 
 export type ExperimentClaim = { claimed: true } | { claimed: false; reason: 'unknown' | 'done' | 'running' };
 

@@ -77,7 +77,7 @@ describe('comparisons on real models', () => {
       [b, a],
     ]);
     for (const p of record.pairs) {
-      expect(p).toMatchObject({ status: 'done', rows: 3, rowsDone: 3, error: null });
+      expect(p).toMatchObject({ status: 'done', rowsDone: 3, rowsTotal: 3, error: null });
       expect(p.accuracy).not.toBeNull();
       expect(p.macroF1).not.toBeNull();
       expect(p.tokens).toBeGreaterThan(0);

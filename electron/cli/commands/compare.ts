@@ -69,7 +69,7 @@ export function formatComparison(rec: ComparisonRecord): string {
           n.get(p.evaluator)!,
           accuracyCell(p.accuracy),
           p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
-          `${p.rowsDone}/${p.rows}`,
+          `${p.rowsDone}/${p.rowsTotal}`,
           duration(p.ms),
           p.tokens.toLocaleString('en-US'),
           p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : `${p.status}${p.error ? `: ${p.error}` : ''}`,
@@ -103,7 +103,7 @@ function pairLines(): (r: ComparisonRecord) => void {
     r.pairs.forEach((p, i) => {
       if (lastStatus.get(i) === p.status) return;
       lastStatus.set(i, p.status);
-      if (p.status === 'pending') return;
+      if (p.status === 'queued') return;
       const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
       err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}`);
     });
@@ -117,7 +117,7 @@ function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, bu
 function printRecord(rec: ComparisonRecord, json: boolean): void {
   if (json) outJson(rec);
   else out(formatComparison(rec));
-  if (rec.status === 'error') process.exitCode = 1;
+  if (rec.status === 'failed') process.exitCode = 1;
 }
 
 async function newComparison(services: CliServices, opts: CompareCliOptions): Promise<void> {

@@ -9,6 +9,7 @@ import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { MaxInFlight, RemoteModelEntry, ServerProbe } from '../remote';
 import { ExperimentProgress } from './experiments';
+import { JobStatus } from './jobs';
 import { safeRecord } from '../records';
 
 // ---------------------------------------------------------------- library
@@ -210,8 +211,11 @@ export const ComparisonSpec = z.object({
 export type ComparisonSpec = z.infer<typeof ComparisonSpec>;
 export type ComparisonSpecInput = z.input<typeof ComparisonSpec>;
 
-/** `paused`: its job stopped part-way (the comparison was paused or its process died); a resume continues it. */
-export const PairStatus = z.enum(['pending', 'running', 'paused', 'done', 'error', 'cancelled']);
+/**
+ * A pair in the words every kind of work uses (the jobs' JobStatus): `queued` before its job runs;
+ * `paused` when its job stopped part-way (the comparison was paused or its process died).
+ */
+export const PairStatus = JobStatus.exclude(['interrupted']);
 export type PairStatus = z.infer<typeof PairStatus>;
 
 export const ComparisonPair = z.object({
@@ -219,8 +223,8 @@ export const ComparisonPair = z.object({
   evaluator: z.string(),
   jobId: z.string().nullable(),
   status: PairStatus,
-  rows: z.number().int(),
   rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
   accuracy: z.number().nullable(),
   macroF1: z.number().nullable(),
   ms: z.number(),
@@ -231,11 +235,12 @@ export const ComparisonPair = z.object({
 export type ComparisonPair = z.infer<typeof ComparisonPair>;
 
 /**
- * `paused`: stopped, resumable; `interrupted`: stored as running, but the process that ran it died,
- * resumable; `cancelled`: stopped for good (still resumable explicitly); `error`: a pair failed.
+ * The jobs' words (JobStatus): `paused`: stopped, resumable; `interrupted`: stored as running, but
+ * the process that ran it died, resumable; `cancelled`: stopped for good (still resumable
+ * explicitly); `failed`: a pair failed.
  */
-export const ComparisonStatus = z.enum(['running', 'paused', 'interrupted', 'done', 'error', 'cancelled']);
-export type ComparisonStatus = z.infer<typeof ComparisonStatus>;
+export const ComparisonStatus = JobStatus;
+export type ComparisonStatus = JobStatus;
 
 export const ComparisonRecord = z.object({
   id: z.string(),

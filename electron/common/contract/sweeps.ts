@@ -6,6 +6,7 @@ import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { method } from './define';
 import { Budget, Price, Usage } from '../plan';
 import { ExperimentProgress } from './experiments';
+import { JobStatus } from './jobs';
 import { safeRecord } from '../records';
 
 const SweepId = z.string().min(1);
@@ -53,8 +54,9 @@ export type SweepStartInput = z.input<typeof SweepStartInput>;
 export type SweepStartSpec = z.output<typeof SweepStartInput>;
 
 /** `interrupted`: stored as running, but the process that ran it died; resume it. */
-export const SweepStatus = z.enum(['queued', 'running', 'paused', 'cancelled', 'done', 'failed', 'interrupted']);
-export type SweepStatus = z.infer<typeof SweepStatus>;
+/** A sweep's status is a job's (one vocabulary for every kind of work). */
+export const SweepStatus = JobStatus;
+export type SweepStatus = JobStatus;
 
 export const MeanStd = z.object({
   mean: z.number(),

@@ -2,8 +2,6 @@
 // and an evaluator seeded from the saved settings, and a row limit; what both send of the
 // label mapping; and how both list what they ran (a status chip, "generator → evaluator").
 import type { JobStatus } from '../../../electron/common/contract/jobs';
-import type { SweepStatus } from '../../../electron/common/contract/sweeps';
-import type { ComparisonStatus, PairStatus } from '../../../electron/common/contract/models';
 import { ROW_LIMIT } from '../../../electron/common/settings';
 import { ModelPicker } from './ModelPicker';
 import { TaskSelect } from './TaskSelect';
@@ -97,11 +95,10 @@ export function chosenLabelMap(labelMap: Record<string, string>): Record<string,
   return Object.fromEntries(Object.entries(labelMap).filter(([, v]) => v));
 }
 
-/** Every status long work can be in (jobs, sweeps, comparisons and their pairs), one chip style each. */
-type WorkStatus = JobStatus | SweepStatus | ComparisonStatus | PairStatus;
+/** Every status long work can be in: jobs, sweeps, comparisons and their pairs all say a job's words. */
+type WorkStatus = JobStatus;
 
 const STATUS_CHIP: Record<WorkStatus, string> = {
-  pending: 'chip',
   queued: 'chip',
   running: 'chip run',
   paused: 'chip warn',
@@ -109,7 +106,6 @@ const STATUS_CHIP: Record<WorkStatus, string> = {
   cancelled: 'chip',
   done: 'chip ok',
   failed: 'chip bad',
-  error: 'chip bad',
 };
 
 export function StatusChip({ status, testId, title }: { status: WorkStatus; testId: string; title?: string | null }) {

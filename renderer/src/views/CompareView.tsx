@@ -300,11 +300,11 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
                 <td title={p.evaluator}>{modelLabel(p.evaluator)}</td>
                 <td>
                   <StatusChip status={p.status} testId="pair-status" title={p.error} />
-                  {p.status === 'running' && p.rows > 0 && <ProgressBar value={p.rowsDone / p.rows} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
+                  {p.status === 'running' && p.rowsTotal > 0 && <ProgressBar value={p.rowsDone / p.rowsTotal} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
                 </td>
                 <td className="num">{pct(p.accuracy)}</td>
                 <td className="num">{pct(p.macroF1)}</td>
-                <td className="num">{p.rows > 0 ? `${p.rowsDone}/${p.rows}` : '–'}</td>
+                <td className="num">{p.rowsTotal > 0 ? `${p.rowsDone}/${p.rowsTotal}` : '–'}</td>
                 <td className="num">{p.ms > 0 ? duration(p.ms) : '–'}</td>
                 <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>
                 <td>

@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { newComparisonRecord, orderPairs } from '../../../electron/experiments';
 import { comparisonMatrix } from '../../../electron/models';
+import { ComparisonStatus, PairStatus } from '../../../electron/common/contract/models';
+import { JobStatus, StoredJobStatus } from '../../../electron/common/contract/jobs';
+import { SweepStatus } from '../../../electron/common/contract/sweeps';
 
 describe('orderPairs', () => {
   it('is generator-major, with the generator itself first among its evaluators', () => {
@@ -22,7 +25,17 @@ describe('newComparisonRecord', () => {
     expect(rec.spec.generators).toEqual(['/a.gguf']);
     expect(rec.pairs).toHaveLength(1);
     expect(rec).toMatchObject({ id: 'id1', status: 'running', warnings: [] });
+    // A pair before its job runs says a job's word for it, and counts rows as jobs do.
+    expect(rec.pairs[0]).toMatchObject({ status: 'queued', rowsDone: 0, rowsTotal: 0 });
     expect(() => newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow('invalid comparison: The generators must have at least one entry');
+  });
+});
+
+describe('one vocabulary', () => {
+  it('comparisons, their pairs and sweeps say the words jobs say (failed, not error; queued)', () => {
+    expect(ComparisonStatus.options).toEqual(JobStatus.options);
+    expect(SweepStatus.options).toEqual(JobStatus.options);
+    expect(PairStatus.options).toEqual(StoredJobStatus.options);
   });
 });
 
