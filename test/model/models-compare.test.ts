@@ -133,10 +133,11 @@ describe('comparisons on real models', () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const manager = new ComparisonManager({ jobs, store, pool });
     const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } });
-    // Cancel as soon as the first pair has finished one row.
+    // Cancel as the first pair's first row is committed: the cancel reaches the running job before
+    // this listener returns (no await comes first), so the job's other two rows never finish.
     let cancelling: Promise<ComparisonRecord> | null = null;
-    manager.onProgress((r) => {
-      if (r.id === id && r.pairs[0]!.rowsDone >= 1) cancelling ??= manager.cancel(id);
+    jobs.on('row', () => {
+      cancelling ??= manager.cancel(id);
     });
     manager.start(id);
     await manager.wait(id);
