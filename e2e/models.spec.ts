@@ -112,7 +112,7 @@ test('a download shows live progress, can be cancelled and resumed, and ends ver
     await page.getByTestId('download-input').fill('http://127.0.0.1:9/never.gguf');
     await page.getByTestId('download-button').click();
     const failed = page.getByTestId('download-row').filter({ hasText: 'never.gguf' });
-    await expect(failed).toHaveAttribute('data-status', 'failed');
+    await expect(failed).toHaveAttribute('data-status', 'error');
     await expect(page.getByRole('button', { name: 'Resume' })).toHaveCount(0);
     await failed.getByTestId('download-dismiss').click();
     await expect(failed).toHaveCount(0);
