@@ -11,7 +11,7 @@
 // still leaves what it measured.
 //
 //   node bench-gpu.mjs --app DIR --model FILE --server BIN --data FILE --out DIR
-//       [--seconds 60] [--parallel 16] [--rows 300] [--concurrency C] [--skip-remote]
+//       [--seconds 60] [--parallel 16] [--rows 300] [--concurrency C] [--skip-remote] [--until EPOCH_S]
 // (tools/gpu/far-side.sh bundles and runs it; with tsx: npx tsx bench/gpu.ts ...)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -38,6 +38,7 @@ const { values: opts } = parseArgs({
     concurrency: { type: 'string' },
     'skip-remote': { type: 'boolean', default: false },
     port: { type: 'string', default: '18431' },
+    until: { type: 'string' },
   },
 });
 for (const k of ['app', 'model', 'server', 'data', 'out'] as const) {
@@ -55,6 +56,9 @@ const windowSeconds = Number(opts.seconds);
 const parallel = Number(opts.parallel);
 const port = Number(opts.port);
 const cli = join(app, 'bin', 'tatra.js');
+/** When everything must be over (epoch ms): each phase takes its share of what is left. */
+const until = opts.until ? Number(opts.until) * 1000 : Infinity;
+const phaseEnd = (share: number): number => (until === Infinity ? Infinity : Date.now() + share * (until - Date.now()));
 
 type Summary = Record<string, unknown>;
 const summary: Summary = { model, started: new Date().toISOString(), windowSeconds, parallel, paper: { sst2Rows: SST2_ROWS, minutesOneA100: PAPER_MINUTES_A100 } };
@@ -109,13 +113,13 @@ function table(): string {
     lines.push(`llama-server raw bound (--parallel ${parallel}, ${String(raw.layersOffloaded ?? '?')} layers offloaded): evaluator-shaped ${fmt(raw.evalCallsPerSecond, 2)} calls/s; generation ${fmt(raw.genTokensPerSecond, 0)} tokens/s (${String(raw.genCalls)} calls x ${String(raw.genTokensPerCall)} tokens); peak GPU memory ${fmt(raw.peakGpuMiB, 0)} MiB`);
   }
   lines.push('');
-  lines.push('tatra eval, SST-2, n=10 k=16 r=15 seed 1   rows done   rows/min   eval calls/s   peak GPU MiB   projected 1,821 rows   paper (1x A100)');
+  lines.push('tatra eval, SST-2, n=10 k=16 r=15 seed 1   rows done   rows/min   calls/s   out tokens/s   peak GPU MiB   projected 1,821 rows   paper (1x A100)');
   for (const key of ['inProcess', 'remote'] as const) {
     const e = summary[key] as Record<string, unknown> | undefined;
     if (!e) continue;
     const label = key === 'inProcess' ? 'in-process (node-llama-cpp)' : `remote (llama-server, ${parallel} slots)`;
     lines.push(
-      `${label.padEnd(42)} ${String(e.rowsDone).padStart(9)}   ${fmt(e.rowsPerMinute, 2).padStart(8)}   ${fmt(e.callsPerSecond, 2).padStart(12)}   ${fmt(e.peakGpuMiB, 0).padStart(12)}   ${`${fmt(e.projectedMinutes, 1)} min`.padStart(20)}   ${PAPER_MINUTES_A100} min`,
+      `${label.padEnd(42)} ${String(e.rowsDone).padStart(9)}   ${fmt(e.rowsPerMinute, 2).padStart(8)}   ${fmt(e.callsPerSecond, 2).padStart(7)}   ${fmt(e.completionTokensPerSecond, 0).padStart(12)}   ${fmt(e.peakGpuMiB, 0).padStart(12)}   ${`${fmt(e.projectedMinutes, 1)} min`.padStart(20)}   ${PAPER_MINUTES_A100} min`,
     );
     if (e.note) lines.push(`  ${String(e.note)}`);
   }
@@ -150,7 +154,8 @@ async function inProcessFacts(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // `tatra eval` for a window, progress read from the job database.
 
-async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurrency: string | undefined): Promise<void> {
+async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurrency: string | undefined, phaseEndAt: number): Promise<void> {
+  const endAt = Number.isFinite(phaseEndAt) ? phaseEndAt : Date.now() + 4 * windowSeconds * 1000;
   const dataDir = await mkdtemp(join(tmpdir(), `tatra-bench-${key}-`));
   const args = [cli, 'eval', '--task', 'sst2', '--data', data, '--model', modelArg, '-n', '10', '-k', '16', '-r', '15', '--seed', '1', '--limit', String(opts.rows), '--data-dir', dataDir, '--json'];
   if (concurrency) args.push('--concurrency', concurrency);
@@ -160,6 +165,8 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
   logFile.write(`\n==== ${key}: ${args.join(' ')}\n`);
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stdout.pipe(logFile, { end: false });
   child.stderr.pipe(logFile, { end: false });
   let exited = false;
@@ -184,8 +191,8 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
   };
   let first: { t: number; rows: number } | undefined;
   let last = { t: started, rows: 0 };
-  // The window starts at the first finished row (load and warm-up excluded) and lasts windowSeconds;
-  // a job that finishes no row within twice the window is reported as such.
+  // The window starts at the first finished row (load and the runs' examples are warm-up) and lasts
+  // windowSeconds, unless the phase's share of the time left runs out first.
   while (!exited) {
     await new Promise((r) => setTimeout(r, 1000));
     const rows = done();
@@ -196,10 +203,10 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
     }
     last = { t, rows };
     if (first && t - first.t >= windowSeconds * 1000) break;
-    if (!first && t - started >= 2 * windowSeconds * 1000) break;
+    if (Date.now() >= endAt) break;
   }
   if (!exited) {
-    child.kill('SIGINT');
+    child.kill('SIGINT'); // the job pauses, resumable; --json still prints its usage
     const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exit;
     clearTimeout(killer);
@@ -212,7 +219,8 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
   const steadySeconds = first ? (last.t - first.t) / 1000 : 0;
   const totalSeconds = (last.t - started) / 1000;
   const rowsPerMinute = steadyRows > 0 && steadySeconds > 0 ? (steadyRows / steadySeconds) * 60 : last.rows > 0 ? (last.rows / totalSeconds) * 60 : null;
-  const usage = readUsage(dbPath);
+  const usage = usageFrom(stdout);
+  const jobSeconds = usage?.elapsedMs ? usage.elapsedMs / 1000 : totalSeconds;
   summary[key] = {
     command: `node ${args.slice(1).join(' ')}`,
     exitCode: code,
@@ -223,27 +231,26 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
     totalSeconds,
     rowsPerMinute,
     projectedMinutes: rowsPerMinute ? SST2_ROWS / rowsPerMinute : null,
-    callsPerSecond: usage && steadySeconds > 0 ? usage.calls / totalSeconds : null,
-    usage,
+    // Over the job's whole time (warm-up included): what the engine asked of the model.
+    callsPerSecond: usage ? usage.calls / jobSeconds : null,
+    completionTokensPerSecond: usage ? usage.completionTokens / jobSeconds : null,
+    usage: usage?.raw ?? null,
     peakGpuMiB: takePeak(),
-    note: steadyRows > 0 ? undefined : first ? 'only one progress point: rate over the whole run' : `no row finished in ${totalSeconds.toFixed(0)} s`,
+    note: steadyRows > 0 ? undefined : first ? 'one progress point only: rate over the whole run' : `no row finished in ${totalSeconds.toFixed(0)} s (calls/s and tokens/s are still measured)`,
   };
   log(`${key}: ${JSON.stringify(summary[key])}`);
   await save();
 }
 
-/** Calls and tokens the job recorded, if its database says (null when the schema has no such figures). */
-function readUsage(dbPath: string): { calls: number; raw: unknown } | null {
+/** The job's usage from `tatra eval --json`'s last line (printed also when the job is paused). */
+function usageFrom(stdout: string): { calls: number; completionTokens: number; elapsedMs: number; raw: unknown } | null {
+  const line = stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+  if (!line) return null;
   try {
-    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-    try {
-      const row = db.prepare(`SELECT stats_json FROM jobs LIMIT 1`).get() as { stats_json?: string } | undefined;
-      const stats = row?.stats_json ? (JSON.parse(row.stats_json) as Record<string, unknown>) : null;
-      const calls = stats ? Number(stats.evaluatorCalls ?? 0) + Number(stats.generatorCalls ?? 0) : NaN;
-      return stats ? { calls: Number.isFinite(calls) ? calls : 0, raw: stats } : null;
-    } finally {
-      db.close();
-    }
+    const j = JSON.parse(line) as { job?: { elapsedMs?: number; usage?: { calls?: { total?: number }; tokens?: { prompt?: number; completion?: number } } } };
+    const u = j.job?.usage;
+    if (!u) return null;
+    return { calls: u.calls?.total ?? 0, completionTokens: u.tokens?.completion ?? 0, elapsedMs: j.job?.elapsedMs ?? 0, raw: u };
   } catch {
     return null;
   }
@@ -354,12 +361,12 @@ async function main(): Promise<void> {
     log(`in-process facts failed: ${error}`);
   }
   await save();
-  await evalWindow('inProcess', model, opts.concurrency);
+  await evalWindow('inProcess', model, opts.concurrency, phaseEnd(0.5));
   if (opts['skip-remote']) return;
   const server = await startServer();
   try {
     await rawBound(server.logPath);
-    await evalWindow('remote', `openai+http://127.0.0.1:${port}/v1#synthetic`, opts.concurrency);
+    await evalWindow('remote', `openai+http://127.0.0.1:${port}/v1#synthetic`, opts.concurrency, phaseEnd(0.9));
   } finally {
     server.child.kill('SIGTERM');
   }

@@ -14,7 +14,7 @@
 #   OUT=/tmp/out TATRA_GPU_REHEARSAL=1 bash tools/gpu/far-side.sh   the same with CUDA off (CPU build,
 #        default shape qwen2.5-0.5b, generous time boxes); the build folder is kept between rehearsals
 # Knobs: TATRA_GPU_SHAPE (qwen2.5-7b), TATRA_GPU_DEADLINE (seconds for the whole script, 500),
-# TATRA_GPU_BUILD_S (270), TATRA_GPU_BENCH_SECONDS (eval window, 40), TATRA_GPU_PARALLEL (16),
+# TATRA_GPU_BUILD_S (300), TATRA_GPU_BENCH_SECONDS (eval window, 35), TATRA_GPU_PARALLEL (16),
 # TATRA_GPU_FA (OFF: FlashAttention kernels double the CUDA compile), TATRA_GPU_WORK (/tmp/tatra-gpu),
 # TATRA_GPU_JOBS (all cores).
 set -uo pipefail
@@ -28,10 +28,10 @@ if [ "$rehearsal" = 1 ]; then
   shape=${TATRA_GPU_SHAPE:-qwen2.5-0.5b}; deadline=${TATRA_GPU_DEADLINE:-7200}; build_s=${TATRA_GPU_BUILD_S:-5400}
   model_s=${TATRA_GPU_MODEL_S:-900}
 else
-  shape=${TATRA_GPU_SHAPE:-qwen2.5-7b}; deadline=${TATRA_GPU_DEADLINE:-500}; build_s=${TATRA_GPU_BUILD_S:-270}
+  shape=${TATRA_GPU_SHAPE:-qwen2.5-7b}; deadline=${TATRA_GPU_DEADLINE:-500}; build_s=${TATRA_GPU_BUILD_S:-300}
   model_s=${TATRA_GPU_MODEL_S:-240}
 fi
-window=${TATRA_GPU_BENCH_SECONDS:-40}
+window=${TATRA_GPU_BENCH_SECONDS:-35}
 parallel=${TATRA_GPU_PARALLEL:-16}
 fa=${TATRA_GPU_FA:-OFF}
 work=${TATRA_GPU_WORK:-/tmp/tatra-gpu}
@@ -70,7 +70,12 @@ log "mode: $([ "$rehearsal" = 1 ] && echo 'rehearsal, CUDA off' || echo 'CUDA sm
 # ---- 1. unpack
 [ -f "$pack" ] || { log "no pack at $pack (run tools/gpu/pack.sh and carry .gpu-pack)"; exit 1; }
 unpack() {
-  rm -rf "$work/pack" && mkdir -p "$work/pack" && xz -T0 -dc "$pack" | tar -C "$work/pack" -xf - || return 1
+  rm -rf "$work/pack" && mkdir -p "$work/pack" || return 1
+  if command -v xz >/dev/null; then
+    xz -T0 -dc "$pack" | tar -C "$work/pack" -xf - || return 1
+  else # no xz-utils: Python's lzma reads it too
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$pack" "$work/pack" || return 1
+  fi
   local nlc=$work/pack/app/node_modules/node-llama-cpp/llama
   # The source lives outside the unpacked app so a kept build folder stays valid (same paths,
   # unchanged timestamps) when the same commit is unpacked again.
@@ -125,8 +130,17 @@ build_both() {
   # One tree, two targets: ggml and llama are compiled once for both.
   nice -n 5 ninja -C "$build" -j "$jobs" llama-addon llama-server >> "$OUT/build.log" 2>&1 || { grep -E -m 20 'error|FAILED' "$OUT/build.log"; return 1; }
 }
-stage build "$build_s" bash -c "$(declare -f configure build_both); $(declare -p gpu_flags); app='$app' work='$work' build='$build' variant='$variant' jobs='$jobs' OUT='$OUT' build_both"
-build_rc=$?
+# TATRA_GPU_REHEARSAL_PREBUILT=ADDON_DIR:LLAMA_SERVER (rehearsal only): skip the compile and use
+# these, to rehearse every later stage quickly on a machine where compiling takes most of an hour.
+prebuilt=${TATRA_GPU_REHEARSAL_PREBUILT:-}
+if [ -n "$prebuilt" ] && [ "$rehearsal" = 1 ]; then
+  addon_src=${prebuilt%%:*}; server_bin=${prebuilt#*:}
+  log "build: skipped, using $addon_src and $server_bin"; echo "build skipped (prebuilt)" >> "$stages"; build_rc=0
+else
+  addon_src=$build/Release; server_bin=$build/bin/llama-server
+  stage build "$build_s" bash -c "$(declare -f configure build_both); $(declare -p gpu_flags); app='$app' work='$work' build='$build' variant='$variant' jobs='$jobs' OUT='$OUT' build_both"
+  build_rc=$?
+fi
 wait "$model_pid"; model_rc=$(awk '$1=="model" {print $2}' "$stages")
 cat "$OUT/model.log" >> "$logf"
 [ "$build_rc" = 0 ] || { log "build failed (rc=$build_rc): see build.log"; exit 1; }
@@ -134,17 +148,18 @@ cat "$OUT/model.log" >> "$logf"
 
 # ---- 3. install the addon as node-llama-cpp's local build
 rm -rf "$work/addon" && mkdir -p "$work/addon"
-cp "$build/Release/"*.node "$build/Release/"*.so* "$work/addon/" 2>/dev/null
+cp "$addon_src/"*.node "$addon_src/"*.so* "$work/addon/" 2>/dev/null
 stage install 30 node "$repo/tools/gpu/local-build.mjs" "$app" install "$kind" "$work/addon" >> "$logf" 2>&1 || exit 1
-ls -la "$work/addon" "$build/bin/llama-server" >> "$logf" 2>&1
+ls -la "$work/addon" "$server_bin" >> "$logf" 2>&1
 export LD_LIBRARY_PATH=$build/Release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
-"$build/bin/llama-server" --version >> "$logf" 2>&1
+"$server_bin" --version >> "$logf" 2>&1
 
 # ---- 4. the benchmark
 # The CPU in the rehearsal; CUDA asked for by name on the GPU machine, so a CUDA runtime that
 # node-llama-cpp's detection misses fails loudly instead of measuring the CPU.
 if [ "$rehearsal" = 1 ]; then export TATRA_GPU=off; else export TATRA_GPU=cuda; fi
 bench_box=$(( $(left) - 10 ))
-stage bench "$bench_box" node "$app/tools/bench-gpu.mjs" --app "$app" --model "$model" --server "$build/bin/llama-server" \
-  --data "$work/pack/data/sst2.jsonl" --out "$OUT" --seconds "$window" --parallel "$parallel" 2>&1 | tee -a "$logf"
+stage bench "$bench_box" node "$app/tools/bench-gpu.mjs" --app "$app" --model "$model" --server "$server_bin" \
+  --data "$work/pack/data/sst2.jsonl" --out "$OUT" --seconds "$window" --parallel "$parallel" \
+  --until $(( t0 + deadline - 20 )) 2>&1 | tee -a "$logf"

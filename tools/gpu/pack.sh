@@ -15,6 +15,7 @@
 #
 #   npm run build:node && bash tools/gpu/pack.sh      (prints the pack's path and size last)
 #   TATRA_GPU_PACK_ROWS=300 TATRA_GPU_SST2=/path/sst2_test.jsonl bash tools/gpu/pack.sh
+#   TATRA_GPU_PACK_LEVEL=1 bash tools/gpu/pack.sh     faster, larger (xz level; default 6)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -58,8 +59,11 @@ cp dist/cli.js "$stage/app/dist/"
 
 # Production dependencies as npm resolved them, minus prebuilt llama.cpp binaries and the sources
 # of native modules already built here.
-npm ls --omit=dev --all --parseable 2>/dev/null | sed "s|^$root/||" | grep '^node_modules/' \
+# npm ls exits non-zero when package.json names a package node_modules lacks (npm install not yet
+# run after a pull): pack what is installed, say what is not; the CLI's start below is the judge.
+{ npm ls --omit=dev --all --parseable 2>"$stage/npm-ls.err" || true; } | sed "s|^$root/||" | grep '^node_modules/' \
   | grep -v -E '^node_modules/(@node-llama-cpp/|typescript$)' | sort -u > "$stage/deps.txt"
+grep -i 'missing:' "$stage/npm-ls.err" | sed 's/^npm error /gpu-pack: warning: /' >&2 || true
 [ -s "$stage/deps.txt" ] || die "npm ls listed no production dependencies"
 # Nested packages are inside their parents' folders: copy each top-most folder once.
 awk 'NR==1 || index($0, prev "/") != 1 { print; prev = $0 }' "$stage/deps.txt" > "$stage/top.txt"
@@ -104,9 +108,13 @@ npx esbuild --bundle --platform=node --target=node20 --format=esm --packages=ext
   bench/gpu.ts --outfile="$stage/app/tools/bench-gpu.mjs"
 
 head -n "$rows" "$sst2" > "$stage/data/sst2.jsonl"
-rm -f "$stage/deps.txt" "$stage/top.txt"
+rm -f "$stage/deps.txt" "$stage/top.txt" "$stage/npm-ls.err"
 
-tar -C "$stage" -cf - node app data | xz -T0 -6 > "$out/tatra-gpu.tar.xz.tmp"
+# The packed CLI must start with the packed Node and nothing else: every import resolves inside it.
+(cd "$stage" && env -i PATH=/usr/bin:/bin HOME="$stage" node/bin/node app/bin/tatra.js tasks list >/dev/null) \
+  || die "the packed CLI does not start (node/bin/node app/bin/tatra.js tasks list failed)"
+
+tar -C "$stage" -cf - node app data | xz -T0 "-${TATRA_GPU_PACK_LEVEL:-6}" > "$out/tatra-gpu.tar.xz.tmp"
 mv "$out/tatra-gpu.tar.xz.tmp" "$out/tatra-gpu.tar.xz"
 size=$(stat -c %s "$out/tatra-gpu.tar.xz")
 echo "gpu-pack: node $node_ver, $(wc -l < "$stage/data/sst2.jsonl") SST-2 rows, llama.cpp $(cut -c1-12 "$src/COMMIT"); unpacked $(du -sm "$stage" | cut -f1) MB"
