@@ -12,8 +12,9 @@
 //
 // A kill loses only rows in flight: jobs keep their finished rows, the generation cache keeps
 // every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { settleAll } from '../common/settle';
 import type { ExperimentProgress } from '../common/contract/experiments';
 import type { JobStatus } from '../common/contract/jobs';
 import { EtaEstimator } from '../common/eta';
@@ -105,7 +106,6 @@ export class ExperimentRunner<Spec, Cell> {
     this.pool = opts.pool;
     this.def = opts.definition;
     this.store = new ExperimentStore<Spec>(opts.store, opts.definition.kind);
-    this.emitter.setMaxListeners(0);
   }
 
   /** Called with the experiment's id whenever its progress or status changes; returns the unsubscribe function. */
@@ -230,7 +230,6 @@ export class ExperimentRunner<Spec, Cell> {
       throw new UserError(`${noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
     }
     const ac = new AbortController();
-    setMaxListeners(0, ac.signal);
     const runner: Runner = { ac, stop: null, reason: null, stoppedBy: null, current: null, cellErrors: new Map(), done: Promise.resolve() };
     runner.done = this.run(exp.id, runner).finally(() => this.runners.delete(exp.id));
     this.runners.set(exp.id, runner);
@@ -261,11 +260,16 @@ export class ExperimentRunner<Spec, Cell> {
     if (runner) {
       runner.stop = to;
       runner.ac.abort();
-      if (runner.current) await this.stopJob(runner.current, to).catch(() => undefined);
+      // The job may have ended by itself meanwhile (job_state: already done): nothing to stop then.
+      if (runner.current) await this.stopJob(runner.current, to).catch((e: unknown) => ignoreEnded(e));
       await runner.done;
-    } else if (this.status(exp) === 'interrupted') {
-      this.store.pauseAbandoned(exp.id, exp.owner);
+      return this.store.get(exp.id)!;
     }
+    // Not running here: stopped as a job is (JobManager.stop), with the same clear errors.
+    const status = this.status(exp);
+    if (status === 'done') throw new UserError(`${this.def.noun} ${exp.id} is already done`, `${this.def.kind}_state`);
+    if (status === 'running') throw new UserError(`${this.def.noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
+    if (status === 'interrupted') this.store.pauseAbandoned(exp.id, exp.owner);
     return this.store.get(exp.id)!;
   }
 
@@ -273,9 +277,9 @@ export class ExperimentRunner<Spec, Cell> {
     return to === 'cancelled' ? this.jobs.cancel(jobId) : this.jobs.pause(jobId);
   }
 
-  /** Pauses every experiment running in this process (resumable). */
+  /** Pauses every experiment running in this process (resumable); every one is tried, failures are thrown together. */
   async dispose(): Promise<void> {
-    await Promise.all([...this.runners.keys()].map((id) => this.pause(id).catch(() => undefined)));
+    await settleAll([...this.runners.keys()].map((id) => this.pause(id)), 'pausing experiments');
   }
 
   private publish(id: string, force = false): void {
@@ -326,7 +330,7 @@ export class ExperimentRunner<Spec, Cell> {
     for (const [path, lease] of [...holds]) {
       if (want.has(path)) continue;
       holds.delete(path);
-      await lease.release().catch(() => undefined);
+      await lease.release();
     }
     for (const path of want) {
       if (holds.has(path)) continue;
@@ -410,7 +414,12 @@ export class ExperimentRunner<Spec, Cell> {
     } finally {
       offProgress();
       clearInterval(heartbeat);
-      for (const lease of [...holds.values()].reverse()) await lease.release().catch(() => undefined);
+      // A release that fails is the run's failure when nothing else failed (never silent).
+      for (const lease of [...holds.values()].reverse()) {
+        await lease.release().catch((e: unknown) => {
+          failure ??= `could not give back a model: ${errorMessage(e)}`;
+        });
+      }
       const allDone = this.cellStates(this.store.get(id)!).every((s) => s.job?.status === 'done');
       let status: StoredExperimentStatus;
       let error: string | null = null;
@@ -427,6 +436,11 @@ export class ExperimentRunner<Spec, Cell> {
       this.publish(id, true);
     }
   }
+}
+
+/** A stop that found its job already ended: the one expected failure of stopping a cell's job. */
+function ignoreEnded(e: unknown): void {
+  if (!(e instanceof UserError && e.code === 'job_state')) throw e;
 }
 
 /** What a job spent in a budget's unit. */
@@ -450,7 +464,6 @@ export abstract class ExperimentManager<Spec, Cell, View, Event> {
 
   constructor(opts: ExperimentRunnerOptions<Spec, Cell>) {
     this.runner = new ExperimentRunner(opts);
-    this.emitter.setMaxListeners(0);
     this.runner.onChange((id) => {
       const exp = this.runner.store.get(id);
       if (exp) this.emitter.emit('progress', this.progressEvent(exp));

@@ -11,6 +11,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { settleAll } from '../common/settle';
 import { isRemoteSpec } from '../common/remote';
 import { CONCURRENCY } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
@@ -132,7 +133,6 @@ export class JobManager {
     this.inspectModel = (path) => (isRemoteSpec(path) ? this.inspectRemote(path) : inspectLocal(path));
     this.cache = opts.cache ?? new SqliteGenerationCache(opts.store);
     this.defaultConcurrency = opts.defaultConcurrency ?? 4;
-    this.emitter.setMaxListeners(0);
   }
 
   // ---------------------------------------------------------------- events
@@ -395,9 +395,9 @@ export class JobManager {
     return this.get(job.id);
   }
 
-  /** Pauses every job running in this process (so they stay resumable) and waits for them. */
+  /** Pauses every job running in this process (so they stay resumable) and waits for them; failures are thrown together. */
   async dispose(): Promise<void> {
-    await Promise.all([...this.runners.keys()].map((id) => this.pause(id).catch(() => undefined)));
+    await settleAll([...this.runners.keys()].map((id) => this.pause(id)), 'pausing jobs');
   }
 
   // ---------------------------------------------------------------- the runner
@@ -422,7 +422,12 @@ export class JobManager {
       if (!(isAbortError(e) && signal.aborted) && !(e instanceof BudgetExhausted) && outcome.failure === null) outcome.failure = e;
     } finally {
       stopHeartbeat();
-      for (const l of leases.reverse()) await l.release().catch(() => undefined);
+      // A release that fails is the job's failure when nothing else failed (never silent).
+      for (const l of leases.reverse()) {
+        await l.release().catch((e: unknown) => {
+          outcome.failure ??= e;
+        });
+      }
       this.store.setUsage(id, runner.meter.usage);
       this.recordEnd(id, runner, outcome.failure);
     }

@@ -175,11 +175,16 @@ describe('SweepManager', () => {
     expect(sweeps.summary(created.id).status).toBe('running');
     expect(() => sweeps.start(created.id)).toThrow(`sweep ${created.id} is running in another process`);
     expect(store.db.prepare(`SELECT owner FROM experiments WHERE id = ?`).get(created.id)).toEqual({ owner: 'another-host:4242' });
+    // Stopping it from here is refused as a job's stop is: one clear error, nothing changed.
+    await expect(sweeps.pause(created.id)).rejects.toThrow(`sweep ${created.id} is running in another process`);
+    await expect(sweeps.cancel(created.id)).rejects.toThrow(`sweep ${created.id} is running in another process`);
+    expect(store.db.prepare(`SELECT status, owner FROM experiments WHERE id = ?`).get(created.id)).toEqual({ status: 'running', owner: 'another-host:4242' });
     // Silent for a minute: that machine's process is gone; the sweep is interrupted and resumable.
     foreign(new Date(Date.now() - 60_000));
     expect(sweeps.summary(created.id).status).toBe('interrupted');
     sweeps.start(created.id);
     expect((await sweeps.wait(created.id)).status).toBe('done');
+    await expect(sweeps.pause(created.id)).rejects.toThrow(`sweep ${created.id} is already done`);
   });
 
   it('bad input fails before anything runs, with one clear line', async () => {
