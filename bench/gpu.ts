@@ -11,7 +11,8 @@
 // still leaves what it measured.
 //
 //   node bench-gpu.mjs --app DIR --model FILE --server BIN --data FILE --out DIR
-//       [--seconds 60] [--parallel 16] [--rows 300] [--concurrency C] [--skip-remote] [--until EPOCH_S]
+//       [--seconds 60] [--parallel 16] [--rows 300] [--local-concurrency C] [--remote-concurrency C]
+//       [--skip-remote] [--until EPOCH_S]
 // (tools/gpu/far-side.sh bundles and runs it; with tsx: npx tsx bench/gpu.ts ...)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -23,6 +24,8 @@ import Database from 'better-sqlite3';
 import { gpuChoice } from '../electron/llama/runtime';
 
 const SST2_ROWS = 1821;
+/** Evaluator calls per row at the paper's setting, (n+1)·r: the last step of every row. */
+const EVAL_CALLS_PER_ROW = (10 + 1) * 15;
 const PAPER_MINUTES_A100 = 36.4;
 
 const { values: opts } = parseArgs({
@@ -35,7 +38,8 @@ const { values: opts } = parseArgs({
     seconds: { type: 'string', default: '60' },
     parallel: { type: 'string', default: '16' },
     rows: { type: 'string', default: '300' },
-    concurrency: { type: 'string' },
+    'local-concurrency': { type: 'string' },
+    'remote-concurrency': { type: 'string' },
     'skip-remote': { type: 'boolean', default: false },
     port: { type: 'string', default: '18431' },
     until: { type: 'string' },
@@ -121,6 +125,7 @@ function table(): string {
     lines.push(
       `${label.padEnd(42)} ${String(e.rowsDone).padStart(9)}   ${fmt(e.rowsPerMinute, 2).padStart(8)}   ${fmt(e.callsPerSecond, 2).padStart(7)}   ${fmt(e.completionTokensPerSecond, 0).padStart(12)}   ${fmt(e.peakGpuMiB, 0).padStart(12)}   ${`${fmt(e.projectedMinutes, 1)} min`.padStart(20)}   ${PAPER_MINUTES_A100} min`,
     );
+    lines.push(`  from evaluator calls (${EVAL_CALLS_PER_ROW} a row, warm-up included): ${fmt(e.evalCallRowsPerMinute, 2)} rows/min, ${fmt(e.projectedMinutesFromEvalCalls, 1)} min for 1,821 rows`);
     if (e.note) lines.push(`  ${String(e.note)}`);
   }
   return `${lines.join('\n')}\n`;
@@ -233,6 +238,10 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
     projectedMinutes: rowsPerMinute ? SST2_ROWS / rowsPerMinute : null,
     // Over the job's whole time (warm-up included): what the engine asked of the model.
     callsPerSecond: usage ? usage.calls / jobSeconds : null,
+    // Where too few rows finish in the window: rows' worth of evaluator calls per minute, over the
+    // job's whole time (warm-up included, so it errs slow once the runs' examples are made).
+    evalCallRowsPerMinute: usage ? (usage.evaluations / EVAL_CALLS_PER_ROW / jobSeconds) * 60 : null,
+    projectedMinutesFromEvalCalls: usage && usage.evaluations > 0 ? SST2_ROWS / ((usage.evaluations / EVAL_CALLS_PER_ROW / jobSeconds) * 60) : null,
     completionTokensPerSecond: usage ? usage.completionTokens / jobSeconds : null,
     usage: usage?.raw ?? null,
     peakGpuMiB: takePeak(),
@@ -243,14 +252,14 @@ async function evalWindow(key: 'inProcess' | 'remote', modelArg: string, concurr
 }
 
 /** The job's usage from `tatra eval --json`'s last line (printed also when the job is paused). */
-function usageFrom(stdout: string): { calls: number; completionTokens: number; elapsedMs: number; raw: unknown } | null {
+function usageFrom(stdout: string): { calls: number; evaluations: number; completionTokens: number; elapsedMs: number; raw: unknown } | null {
   const line = stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'));
   if (!line) return null;
   try {
-    const j = JSON.parse(line) as { job?: { elapsedMs?: number; usage?: { calls?: { total?: number }; tokens?: { prompt?: number; completion?: number } } } };
+    const j = JSON.parse(line) as { job?: { elapsedMs?: number; usage?: { calls?: { total?: number; evaluations?: number }; tokens?: { prompt?: number; completion?: number } } } };
     const u = j.job?.usage;
     if (!u) return null;
-    return { calls: u.calls?.total ?? 0, completionTokens: u.tokens?.completion ?? 0, elapsedMs: j.job?.elapsedMs ?? 0, raw: u };
+    return { calls: u.calls?.total ?? 0, evaluations: u.calls?.evaluations ?? 0, completionTokens: u.tokens?.completion ?? 0, elapsedMs: j.job?.elapsedMs ?? 0, raw: u };
   } catch {
     return null;
   }
@@ -361,12 +370,12 @@ async function main(): Promise<void> {
     log(`in-process facts failed: ${error}`);
   }
   await save();
-  await evalWindow('inProcess', model, opts.concurrency, phaseEnd(0.5));
+  await evalWindow('inProcess', model, opts['local-concurrency'], phaseEnd(0.6));
   if (opts['skip-remote']) return;
   const server = await startServer();
   try {
     await rawBound(server.logPath);
-    await evalWindow('remote', `openai+http://127.0.0.1:${port}/v1#synthetic`, opts.concurrency, phaseEnd(0.9));
+    await evalWindow('remote', `openai+http://127.0.0.1:${port}/v1#synthetic`, opts['remote-concurrency'], phaseEnd(0.9));
   } finally {
     server.child.kill('SIGTERM');
   }

@@ -33,6 +33,7 @@ else
 fi
 window=${TATRA_GPU_BENCH_SECONDS:-35}
 parallel=${TATRA_GPU_PARALLEL:-16}
+concurrency=${TATRA_GPU_CONCURRENCY:-$parallel}
 fa=${TATRA_GPU_FA:-OFF}
 work=${TATRA_GPU_WORK:-/tmp/tatra-gpu}
 jobs=${TATRA_GPU_JOBS:-$(nproc)}
@@ -77,14 +78,9 @@ unpack() {
     python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$pack" "$work/pack" || return 1
   fi
   local nlc=$work/pack/app/node_modules/node-llama-cpp/llama
-  # The source lives outside the unpacked app so a kept build folder stays valid (same paths,
-  # unchanged timestamps) when the same commit is unpacked again.
-  if [ "$(cat "$work/src/COMMIT" 2>/dev/null)" != "$(cat "$nlc/llama.cpp/COMMIT")" ]; then
-    rm -rf "$work/src" "$work/build" && mv "$nlc/llama.cpp" "$work/src"
-  else
-    rm -rf "$nlc/llama.cpp"
-  fi
-  ln -s "$work/src" "$nlc/llama.cpp"
+  # The source lives at $work/src (the model tool reads it too). Files keep the commit's time
+  # (git archive), so a build folder kept from an earlier rehearsal recompiles only what changed.
+  rm -rf "$work/src" && mv "$nlc/llama.cpp" "$work/src" && ln -s "$work/src" "$nlc/llama.cpp"
 }
 stage unpack 60 bash -c "$(declare -f unpack); work='$work' pack='$pack' unpack" || exit 1
 app=$work/pack/app
@@ -162,4 +158,4 @@ if [ "$rehearsal" = 1 ]; then export TATRA_GPU=off; else export TATRA_GPU=cuda; 
 bench_box=$(( $(left) - 10 ))
 stage bench "$bench_box" node "$app/tools/bench-gpu.mjs" --app "$app" --model "$model" --server "$server_bin" \
   --data "$work/pack/data/sst2.jsonl" --out "$OUT" --seconds "$window" --parallel "$parallel" \
-  --until $(( t0 + deadline - 20 )) 2>&1 | tee -a "$logf"
+  --local-concurrency "$concurrency" --until $(( t0 + deadline - 20 )) 2>&1 | tee -a "$logf"

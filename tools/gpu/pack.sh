@@ -86,14 +86,15 @@ tar -C "$root" -cf - \
 [ -f "$stage/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node" ] || die "better-sqlite3 has no native build here"
 
 # llama.cpp, checked out from node-llama-cpp's bundle without its history, minus what no build
-# of the addon or llama-server reads (docs, CI, other vocabularies, the web UI's sources).
+# of the addon or llama-server reads (docs, CI, other vocabularies, examples, tests; scripts/ stays:
+# the server's UI step runs scripts/ui-assets.cmake).
 src=$stage/app/node_modules/node-llama-cpp/llama/llama.cpp
 git clone -q --no-checkout node_modules/node-llama-cpp/llama/gitRelease.bundle "$stage/llama-git"
 mkdir -p "$src"
 git -C "$stage/llama-git" archive --format=tar HEAD \
   | tar -C "$src" -xf - \
     --exclude='./docs' --exclude='docs' --exclude='.github' --exclude='media' --exclude='gguf-py' \
-    --exclude='tools/server/webui' --exclude='examples' --exclude='tests' --exclude='scripts' \
+    --exclude='examples' --exclude='tests' \
     --exclude='models/*.gguf' --exclude='models/templates' --exclude='*.png' --exclude='*.jpg'
 git -C "$stage/llama-git" show HEAD:models/ggml-vocab-qwen2.gguf > "$src/models/ggml-vocab-qwen2.gguf"
 mkdir -p "$src/models/templates"
