@@ -59,8 +59,9 @@ export function orderPairs(generators: readonly string[], evaluators: readonly s
   return out;
 }
 
+/** The models once each: a GGUF by its absolute path, a remote model (`remote:NAME`, `openai+…#MODEL`) as written. */
 function unique(paths: readonly string[]): string[] {
-  return [...new Set(paths.map((p) => resolve(p)))];
+  return [...new Set(paths.map((p) => (isRemoteSpec(p) ? p.trim() : resolve(p))))];
 }
 
 function parseSpec(specInput: ComparisonSpecInput): ComparisonSpec {

@@ -1,4 +1,5 @@
 // Pair order and the result matrix: pure functions, pinned exactly.
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newComparisonRecord, orderPairs } from '../../../electron/experiments';
 import { comparisonMatrix } from '../../../electron/models';
@@ -20,6 +21,13 @@ describe('orderPairs', () => {
 });
 
 describe('newComparisonRecord', () => {
+  it('keeps remote models as written (a path of that name is no model), beside resolved GGUFs', () => {
+    const remote = 'openai+http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct';
+    const rec = newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: ['remote:a100', 'remote:a100', 'm.gguf'], evaluators: [` ${remote} `], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id0');
+    expect(rec.spec.generators).toEqual(['remote:a100', resolve('m.gguf')]);
+    expect(rec.spec.evaluators).toEqual([remote]);
+  });
+
   it('dedupes and resolves paths, and rejects bad settings with one line', () => {
     const rec = newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: ['/a.gguf', '/a.gguf'], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id1');
     expect(rec.spec.generators).toEqual(['/a.gguf']);
