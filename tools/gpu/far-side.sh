@@ -144,7 +144,10 @@ cat "$OUT/model.log" >> "$logf"
 
 # ---- 3. install the addon as node-llama-cpp's local build
 rm -rf "$work/addon" && mkdir -p "$work/addon"
-cp "$addon_src/"*.node "$addon_src/"*.so* "$work/addon/" 2>/dev/null
+# The addon lands in Release/ (CMAKE_LIBRARY_OUTPUT_DIRECTORY), llama.cpp's shared libraries in
+# bin/ beside llama-server; the addon finds them next to itself ($ORIGIN).
+for d in "$addon_src" "$(dirname "$server_bin")"; do cp "$d/"*.node "$d/"*.so* "$work/addon/" 2>/dev/null; done
+[ -f "$work/addon/llama-addon.node" ] || { log "no llama-addon.node in $addon_src"; exit 1; }
 stage install 30 node "$repo/tools/gpu/local-build.mjs" "$app" install "$kind" "$work/addon" >> "$logf" 2>&1 || exit 1
 ls -la "$work/addon" "$server_bin" >> "$logf" 2>&1
 export LD_LIBRARY_PATH=$build/Release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
