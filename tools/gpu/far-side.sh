@@ -98,14 +98,15 @@ model_pid=$!
 
 if [ "$rehearsal" = 1 ]; then
   gpu_flags=(-DGGML_CUDA=OFF)
-  # As tools/build-llama-server.sh: AMX kernels crash on these virtual machines.
-  case "$(uname -m)" in x86_64 | amd64) gpu_flags+=("-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" "-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16") ;; esac
   kind=cpu
 else
   if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
   gpu_flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_FA="$fa" -DGGML_CUDA_NCCL=OFF -DGGML_CUDA_COMPRESSION_MODE=none)
   kind=cuda
 fi
+# As tools/build-llama-server.sh: ggml's AMX kernels crashed on these virtual machines (the GPU
+# machines are virtual machines too); every other native instruction stays.
+case "$(uname -m)" in x86_64 | amd64) gpu_flags+=("-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" "-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16") ;; esac
 variant=$(node "$repo/tools/gpu/local-build.mjs" "$app" name "$kind" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).binVariant))')
 build=$work/build
 configure() {
