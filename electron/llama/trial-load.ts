@@ -33,7 +33,13 @@ process.stdin.resume();
 const [entry, modelPath] = process.argv.slice(2);
 try {
   const { getLlama, LlamaLogLevel } = await import(entry);
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1, logger: (level, message) => process.stderr.write(message.trimEnd() + '\\n') });
+  const options = { build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1, logger: (level, message) => process.stderr.write(message.trimEnd() + '\\n') };
+  // The CPU binary where there is one; an install with only a GPU build of its own (a CUDA
+  // addon compiled on a GPU server, docs/gpu.md) has none, and loads with no layers offloaded.
+  const llama = await getLlama({ ...options, gpu: false }).catch((e) => {
+    if (e?.constructor?.name !== 'NoBinaryFoundError') throw e;
+    return getLlama({ ...options, gpu: 'auto' });
+  });
   const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
   const context = await model.createContext({ contextSize: 64, threads: 1, sequences: 1 });
   const tokens = model.tokenize('Once upon a time');

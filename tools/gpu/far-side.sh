@@ -162,4 +162,4 @@ if [ "$rehearsal" = 1 ]; then export TATRA_GPU=off; else export TATRA_GPU=cuda; 
 bench_box=$(( $(left) - 10 ))
 stage bench "$bench_box" node "$app/tools/bench-gpu.mjs" --app "$app" --model "$model" --server "$server_bin" \
   --data "$work/pack/data/sst2.jsonl" --out "$OUT" --seconds "$window" --parallel "$parallel" \
-  --local-concurrency "$concurrency" --until $(( t0 + deadline - 20 )) 2>&1 | tee -a "$logf"
+  --local-concurrency "$concurrency" --flash-attention "$([ "$fa" = ON ] && echo on || echo off)" --until $(( t0 + deadline - 20 )) 2>&1 | tee -a "$logf"
