@@ -13,11 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
 import { startServer, type RunningServer } from '../../../electron/server/server';
-import { ApiKeyStore, startApiService, type RunningApiService } from '../../../electron/service';
-import { loadBuiltInTasks } from '../../../electron/tasks';
-import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import type { RunningApiService } from '../../../electron/service';
+import { startScriptedApi } from '../../helpers/scripted-api';
 
 const SECONDS = Number(process.env.TATRA_FUZZ_SECONDS ?? 60);
 const SEED = Number(process.env.TATRA_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -65,20 +63,13 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'serve', 'exports', 'big.csv'), Buffer.alloc(2 * 1024 * 1024, 0x62));
   // A small upload limit, so uploads reach it within the budget.
   serve = await startServer({ host, port: 0, staticDir: web, maxUploadBytes: 256 * 1024, maxInvokeBytes: 256 * 1024, log: (line) => logs.push({ face: 'serve', line }) });
-  const keys = new ApiKeyStore(join(dir, 'api'));
-  key = await keys.add('fuzz');
-  const backend = new ScriptedBackend(politeScript({ answer: (c) => (/good/.test(c) ? 'positive' : 'negative') }), { id: 'scripted:model', contextSize: 2048 });
-  api = await startApiService({
-    tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
-    pairings: [{ name: 'scripted', generator: 's.gguf', evaluator: 's.gguf', generatorBackend: backend, evaluatorBackend: backend }],
-    keys,
-    defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1 },
-    port: 0,
+  ({ api, key } = await startScriptedApi(join(dir, 'api'), {
+    answer: (c) => (/good/.test(c) ? 'positive' : 'negative'),
+    contextSize: 2048,
     maxQueue: 6,
     concurrency: 2,
-    timeoutMs: 60_000,
     log: (line) => logs.push({ face: 'api', line }),
-  });
+  }));
 });
 
 afterAll(async () => {

@@ -8,11 +8,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
 import { startServer, type RunningServer } from '../../../electron/server/server';
-import { ApiKeyStore, startApiService, type RunningApiService } from '../../../electron/service';
-import { loadBuiltInTasks } from '../../../electron/tasks';
-import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import type { RunningApiService } from '../../../electron/service';
+import { startScriptedApi } from '../../helpers/scripted-api';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-handler-bugs-'));
 let host: ApiHost;
@@ -54,21 +52,7 @@ beforeAll(async () => {
   writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
   host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
   serve = await startServer({ host, port: 0, staticDir: web, log: (l) => serveLogs.push(l), testRoutes: buggyRoutes('/api/test') });
-  const keys = new ApiKeyStore(join(dir, 'api'));
-  key = await keys.add('tests');
-  const backend = new ScriptedBackend(politeScript({ answer: () => 'positive' }), { id: 'scripted:model', contextSize: 8192 });
-  api = await startApiService({
-    tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
-    pairings: [{ name: 'scripted', generator: 's.gguf', evaluator: 's.gguf', generatorBackend: backend, evaluatorBackend: backend }],
-    keys,
-    defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1 },
-    port: 0,
-    maxQueue: 4,
-    concurrency: 1,
-    timeoutMs: 60_000,
-    log: (l) => apiLogs.push(l),
-    testRoutes: buggyRoutes('/v1/test'),
-  });
+  ({ api, key } = await startScriptedApi(join(dir, 'api'), { log: (l) => apiLogs.push(l), testRoutes: buggyRoutes('/v1/test') }));
 });
 
 afterAll(async () => {

@@ -8,11 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
 import { startServer, type RunningServer } from '../../../electron/server/server';
-import { ApiKeyStore, startApiService, type RunningApiService } from '../../../electron/service';
-import { loadBuiltInTasks } from '../../../electron/tasks';
-import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import type { RunningApiService } from '../../../electron/service';
+import { startScriptedApi } from '../../helpers/scripted-api';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-one-request-'));
 let host: ApiHost;
@@ -33,20 +31,7 @@ beforeAll(async () => {
   // The default invoke limit (40 MB), so the body over it is the one that ended the process.
   serve = await startServer({ host, port: 0, staticDir: web, log: (l) => logs.push(l) });
 
-  const keys = new ApiKeyStore(join(dir, 'api'));
-  key = await keys.add('tests');
-  const backend = new ScriptedBackend(politeScript({ answer: () => 'positive' }), { id: 'scripted:model', contextSize: 8192 });
-  api = await startApiService({
-    tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
-    pairings: [{ name: 'scripted', generator: 's.gguf', evaluator: 's.gguf', generatorBackend: backend, evaluatorBackend: backend }],
-    keys,
-    defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1 },
-    port: 0,
-    maxQueue: 4,
-    concurrency: 1,
-    timeoutMs: 60_000,
-    log: (l) => logs.push(l),
-  });
+  ({ api, key } = await startScriptedApi(join(dir, 'api'), { log: (l) => logs.push(l) }));
 });
 
 afterAll(async () => {
