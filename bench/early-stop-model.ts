@@ -18,6 +18,7 @@
 import { parseArgs } from 'node:util';
 import { firstOriginal, runWaves, seededRandom, stopRisk, tallyVotes, type Vote, type VoteOptions } from '../electron/engine';
 import { changeUnionBound } from '../electron/engine/confident';
+import { draw, uniformDirichlet } from '../test/helpers/dirichlet';
 
 const { values } = parseArgs({
   options: {
@@ -49,22 +50,6 @@ interface Row {
   sequences: number;
   disagreement: number;
   votesSaved: number;
-}
-
-/** θ ~ Dirichlet(1, …, 1): normalised standard exponentials. */
-function uniformDirichlet(rand: () => number, k: number): number[] {
-  const g = Array.from({ length: k }, () => -Math.log(1 - rand()));
-  const sum = g.reduce((a, b) => a + b, 0);
-  return g.map((x) => x / sum);
-}
-
-function draw(rand: () => number, shares: readonly number[]): number {
-  let u = rand();
-  for (let i = 0; i < shares.length; i++) {
-    u -= shares[i]!;
-    if (u < 0) return i;
-  }
-  return shares.length - 1;
 }
 
 type Risk = (votes: Record<string, number>, leader: string, toCome: number, cast: readonly Vote[], opts: VoteOptions, p: number) => boolean;

@@ -11,24 +11,9 @@ import { runWaves, voteDecided, type Vote, type VoteOptions } from '../../../ele
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { TatraResult, type TatraSettings } from '../../../electron/common/tatra';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { draw, uniformDirichlet } from '../../helpers/dirichlet';
 
 const tasks = new Map((await loadBuiltInTasks(join(import.meta.dirname, '../../../tasks'))).map((t) => [t.id, t]));
-
-/** θ ~ Dirichlet(1, …, 1): normalised standard exponentials. */
-function uniformDirichlet(rand: () => number, k: number): number[] {
-  const g = Array.from({ length: k }, () => -Math.log(1 - rand()));
-  const sum = g.reduce((a, b) => a + b, 0);
-  return g.map((x) => x / sum);
-}
-
-function draw(rand: () => number, shares: readonly number[]): number {
-  let u = rand();
-  for (let i = 0; i < shares.length; i++) {
-    u -= shares[i]!;
-    if (u < 0) return i;
-  }
-  return shares.length - 1;
-}
 
 /** Where a rule stops over a full vote sequence, waves as the engine makes them: the runs used and the label then. */
 function replay(votes: Vote[], r: number, perRun: number, rule: EarlyStopRule, opts: VoteOptions): { runs: number; label: string | null } {
