@@ -16,7 +16,7 @@
 //
 // A setting is where:n×k×r×rows[@rows in flight] (default: 64 remote, 4 local, as jobs default).
 // Not a test: timings on a shared machine move from run to run.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,8 @@ const { values } = parseArgs({
     slots: { type: 'string', default: '8' },
     every: { type: 'string', default: '1000' },
     threads: { type: 'string', default: '2' },
+    /** Writes every progress event's (ms since start, calls done, calls total) per setting as JSON: the ETA's input, to replay. */
+    trace: { type: 'string' },
     data: { type: 'string', default: resolve(repoRoot, '..', 'shared', 'datasets', 'sst2_test.jsonl') },
   },
 });
@@ -103,6 +105,7 @@ async function calibrationFor(s: Setting): Promise<string> {
 }
 
 const lines: string[] = [];
+const traces: { setting: string; end: number; events: [number, number, number][] }[] = [];
 try {
   for (const text of values.settings.split(',')) {
     const s = parseSetting(text);
@@ -132,9 +135,11 @@ try {
         concurrency: s.concurrency,
       });
       const samples: Sample[] = [];
+      const events: [number, number, number][] = [];
       let latest: Sample | null = null;
       const off = jobs.on('progress', ({ progress: p }) => {
         latest = { t: Date.now(), calls: p.callsDone, total: p.callsTotal, eta: p.etaSeconds, range: p.etaRange ?? null };
+        events.push([latest.t, p.callsDone, p.callsTotal]);
       });
       // What the app would show if it looked now: the latest progress, read every --every ms.
       const timer = setInterval(() => {
@@ -147,6 +152,7 @@ try {
       clearInterval(timer);
       off();
       const seconds = (end - t0) / 1000;
+      traces.push({ setting: text, end: end - t0, events: events.map(([t, d, n]) => [t - t0, d, n]) });
       const cells = [0.1, 0.25, 0.5, 0.75].map((share) => {
         const x = samples.find((y) => y.total > 0 && y.calls / y.total >= share);
         if (!x) return '–';
@@ -171,6 +177,7 @@ try {
   server.stop();
   for (const dir of calibrations.values()) rmSync(dir, { recursive: true, force: true });
   await disposeLlamaRuntime();
+  if (values.trace) writeFileSync(values.trace, JSON.stringify(traces));
 }
 console.log(`remote: ${values.latency} ms a call, ${values.slots} at once; local: the tiny synthetic GGUF, ${values.threads} threads`);
 console.log(`| setting | calls | measured | plan (error of its upper end) | ETA error at 10 % | 25 % | 50 % | 75 % |`);

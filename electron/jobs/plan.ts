@@ -23,6 +23,7 @@ import {
 } from '../engine';
 import type { GenerationCache } from '../engine/cache';
 import { JsonFile } from '../state/json-file';
+import { runSeconds, stageWork, type CallCost } from './plan-time';
 import type { JobStore } from './store';
 import type { JobInfo } from './types';
 
@@ -37,6 +38,11 @@ export interface PlanModelInfo extends PlannedModel {
 export interface Throughput {
   tokensPerSecond: number;
   basis: string;
+  /**
+   * A calibration's cost of a call and the backend's slots (plan-time.ts): the time then comes
+   * from the calls, the rows in flight and the tokens generated, not from tokens per second.
+   */
+  cost?: CallCost;
 }
 
 /** Lengths of generated text, and where they come from. */
@@ -54,6 +60,8 @@ export interface PlanInputs {
   /** Given, it prices every model of the run (overriding remote entries' prices). */
   price?: Price;
   cache?: GenerationCache;
+  /** Rows the run keeps in flight (its concurrency; default 1). */
+  inFlight?: number;
 }
 
 /** One input through classify (a fresh cache, examples made per input). */
@@ -93,17 +101,20 @@ export async function planSweep(
 ): Promise<CostPlan> {
   const ledger = new CostLedger();
   const rMax = Math.max(...p.grid.r);
+  let rowRuns = 0;
   for (const seed of p.grid.seeds) {
     for (const k of p.grid.k) {
       for (const n of p.grid.n) {
         const settings: TatraSettings = { n, k, r: rMax, seed, scope: 'run' };
         const done = p.done?.({ n, k, seed });
         const ctx = { ...context(p, settings), shareEvaluations: true };
-        await addJob(ctx, ledger, settings, p.inputs.slice(done?.rowsDone ?? 0), false, done ? Array.from({ length: rMax }, (_, j) => j) : []);
+        const inputs = p.inputs.slice(done?.rowsDone ?? 0);
+        rowRuns += inputs.length;
+        await addJob(ctx, ledger, settings, inputs, false, done ? Array.from({ length: rMax }, (_, j) => j) : []);
       }
     }
   }
-  return presentPlan(ledger, p, { rows: p.inputs.length, ranges: false, paraphrases: p.grid.n.some((n) => n > 0) });
+  return presentPlan(ledger, p, { rows: p.inputs.length, rowRuns, ranges: false, paraphrases: p.grid.n.some((n) => n > 0) });
 }
 
 /** A comparison: one job per (generator, evaluator) pair, generator-major, sharing the generation cache. */
@@ -116,7 +127,7 @@ export async function planCompare(
     await addJob(ctx, ledger, p.settings, p.inputs, false, []);
   }
   const first = p.pairs[0]!;
-  return presentPlan(ledger, { ...p, ...first, pairs: p.pairs }, { rows: p.inputs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 });
+  return presentPlan(ledger, { ...p, ...first, pairs: p.pairs }, { rows: p.inputs.length, rowRuns: p.inputs.length * p.pairs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 });
 }
 
 function context(p: PlanInputs, settings: TatraSettings): PlanContext {
@@ -129,7 +140,7 @@ const span = (c: CountRange, ranges: boolean): PlanCount => (ranges || c.min !==
 export function presentPlan(
   ledger: CostLedger,
   p: PlanInputs & { pairs?: { generator: PlanModelInfo; evaluator: PlanModelInfo }[] },
-  opts: { rows: number; ranges: boolean; paraphrases: boolean },
+  opts: { rows: number; ranges: boolean; paraphrases: boolean; /** Rows classified over all the run's jobs (default: rows). */ rowRuns?: number },
 ): CostPlan {
   const s = ledger.stages;
   const sum = (pick: (stage: PlanStage) => CountRange): CountRange => ({
@@ -148,9 +159,7 @@ export function presentPlan(
       : 'estimated at about 4 characters a token (a remote model: its tokenizer is not at hand)',
     p.lengths.basis,
   ].join('; ');
-  const seconds = p.throughput
-    ? span({ min: Math.round((prompt.min + completion.min) / p.throughput.tokensPerSecond), max: Math.round((prompt.max + completion.max) / p.throughput.tokensPerSecond) }, r)
-    : null;
+  const seconds = p.throughput ? span(planSeconds(ledger, p.throughput, opts.rowRuns ?? opts.rows, p.inFlight ?? 1, { prompt, completion }), r) : null;
   return CostPlan.parse({
     calls: { examples: span(s.examples.calls, r), paraphrases: span(s.paraphrases.calls, r), evaluations: span(s.evaluations.calls, r), total: span(calls, r) },
     tokens: { prompt: span(prompt, r), completion: span(completion, r) },
@@ -167,6 +176,15 @@ export function presentPlan(
     rows: opts.rows,
     notes: planNotes(p.task, opts.paraphrases),
   });
+}
+
+/** The plan's time: from a calibration's call cost when there is one, else at tokens per second. */
+function planSeconds(ledger: CostLedger, t: Throughput, rows: number, inFlight: number, tokens: { prompt: CountRange; completion: CountRange }): CountRange {
+  if (t.cost) {
+    const at = (scenario: 'min' | 'max') => Math.round(runSeconds(stageWork(ledger.stages, scenario), rows, inFlight, t.cost!));
+    return { min: at('min'), max: at('max') };
+  }
+  return { min: Math.round((tokens.prompt.min + tokens.completion.min) / t.tokensPerSecond), max: Math.round((tokens.prompt.max + tokens.completion.max) / t.tokensPerSecond) };
 }
 
 /** Money: each stage's tokens at its role's price (examples and paraphrases: generator; evaluations: evaluator). */
@@ -291,6 +309,10 @@ const StoredCalibration = z.object({
   measuredAt: z.string(),
   seconds: z.number().nonnegative(),
   tokens: z.number().nonnegative(),
+  /** A call's cost and the backend's slots (plan-time.ts); absent in calibrations made before they were measured. */
+  perCall: z.number().nonnegative().optional(),
+  perToken: z.number().nonnegative().optional(),
+  slots: z.number().min(1).optional(),
 });
 type StoredCalibration = z.infer<typeof StoredCalibration>;
 
@@ -311,7 +333,16 @@ export function calibrationKey(generatorId: string, evaluatorId: string, threads
 
 function calibrationThroughput(c: StoredCalibration | undefined): Throughput | null {
   if (!c || !(c.tokensPerSecond > 0)) return null;
-  return { tokensPerSecond: c.tokensPerSecond, basis: `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
+  const when = `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}`;
+  if (c.perCall !== undefined && c.perToken !== undefined && c.slots !== undefined && c.perCall + c.perToken > 0) {
+    const cost: CallCost = { perCall: c.perCall, perToken: c.perToken, slots: c.slots };
+    return {
+      tokensPerSecond: c.tokensPerSecond,
+      cost,
+      basis: `${when}: ${(c.perCall * 1000).toFixed(0)} ms a call + ${(c.perToken * 1000).toFixed(1)} ms a generated token, ${c.slots.toFixed(1)} calls at once`,
+    };
+  }
+  return { tokensPerSecond: c.tokensPerSecond, basis: `${when}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
 }
 
 /** The calibration kept for `key`, or null; a damaged calibration.json is one line naming it. */
@@ -320,8 +351,8 @@ export async function readCalibration(dataDir: string, key: string): Promise<Thr
 }
 
 /** Keeps a calibration beside the others (every other key is kept, whoever writes at once). */
-export async function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number): Promise<Throughput | null> {
-  const entry: StoredCalibration = { tokensPerSecond: tokens / seconds, measuredAt: new Date().toISOString(), seconds, tokens };
+export async function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number, cost?: CallCost): Promise<Throughput | null> {
+  const entry: StoredCalibration = { tokensPerSecond: tokens / seconds, measuredAt: new Date().toISOString(), seconds, tokens, ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots } : {}) };
   await calibrations(dataDir).update((all) => ({ ...all, [key]: entry }));
   return calibrationThroughput(entry);
 }

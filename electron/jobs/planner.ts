@@ -4,12 +4,16 @@
 import { UserError } from '../common/errors';
 import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
+import type { StageName, StageStats } from '../common/tatra';
 import type { TatraSettings } from '../common/tatra';
+import { CONCURRENCY } from '../common/settings';
+import { isRemoteSpec } from '../common/remote';
 import { classify, MemoryGenerationCache } from '../engine';
 import { withHeldModels } from '../hold/classify';
 import { PlanModels } from '../hold/plan-models';
 import type { RemoteLookup } from '../remote';
 import { readDataset } from './dataset';
+import { fitCallCost, fitSlots } from './plan-time';
 import {
   assumedLengths,
   calibrationKey,
@@ -59,6 +63,14 @@ export interface PlanCommon {
   signal?: AbortSignal;
 }
 
+/** Rows a calibration classifies at once to measure the backend at full load, at most. */
+const CALIBRATION_LOAD_ROWS = 48;
+
+/** Rows in flight when nobody says, as the job manager decides it: more when both models are remote. */
+export function defaultRowsInFlight(generator: string, evaluator: string): number {
+  return isRemoteSpec(generator) && isRemoteSpec(evaluator) ? Math.max(CONCURRENCY.default, CONCURRENCY.defaultRemote) : CONCURRENCY.default;
+}
+
 export class Planner {
   private readonly models: PlanModels;
 
@@ -81,7 +93,7 @@ export class Planner {
   /** A new evaluation job. */
   async eval(p: PlanCommon & { settings: TatraSettings; generator: string; evaluator: string; data: PlanData; baseline?: boolean; concurrency?: number }): Promise<CostPlan> {
     const rows = await this.readInputs(p.data, p.signal);
-    const inputs = await this.inputs(p, p.generator, p.evaluator, rows, p.settings, p.concurrency ?? 4);
+    const inputs = await this.inputs(p, p.generator, p.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(p.generator, p.evaluator));
     return (await planJob({ ...inputs, settings: p.settings, inputs: rows, ...(p.baseline ? { baseline: true } : {}) })).plan;
   }
 
@@ -90,7 +102,7 @@ export class Planner {
     const rows = await this.readInputs(p.data, p.signal);
     const rMax = Math.max(...p.grid.r);
     const first: TatraSettings = { n: p.grid.n[0]!, k: p.grid.k[0]!, r: rMax, seed: p.grid.seeds[0]!, scope: 'run' };
-    const inputs = await this.inputs(p, p.generator, p.evaluator, rows, first, p.concurrency ?? 4);
+    const inputs = await this.inputs(p, p.generator, p.evaluator, rows, first, p.concurrency ?? defaultRowsInFlight(p.generator, p.evaluator));
     return planSweep({ ...inputs, grid: p.grid, inputs: rows });
   }
 
@@ -99,7 +111,7 @@ export class Planner {
     const rows = await this.readInputs(p.data, p.signal);
     const pairs = await Promise.all(p.pairs.map(async (x) => ({ generator: await this.model(x.generator), evaluator: await this.model(x.evaluator) })));
     const first = p.pairs[0]!;
-    const inputs = await this.inputs(p, first.generator, first.evaluator, rows, p.settings, p.concurrency ?? 4);
+    const inputs = await this.inputs(p, first.generator, first.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(first.generator, first.evaluator));
     return planCompare({ ...inputs, settings: p.settings, pairs, inputs: rows });
   }
 
@@ -133,27 +145,47 @@ export class Planner {
     const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator));
     const key = calibrationKey(generator.id, evaluator.id, this.opts.threads, concurrency);
     let throughput: Throughput | null = null;
-    if (p.calibrate) throughput = await this.calibrate(p, generatorSpec, evaluatorSpec, rows, settings, key);
+    if (p.calibrate) throughput = await this.calibrate(p, generatorSpec, evaluatorSpec, rows, settings, key, concurrency);
     else throughput = (last ? jobThroughput(store, last) : null) ?? (await readCalibration(this.opts.dataDir, key));
-    return { task: p.task, generator, evaluator, lengths, throughput, ...(p.price ? { price: p.price } : {}), cache: new SqliteGenerationCache(store) };
+    return { task: p.task, generator, evaluator, lengths, throughput, inFlight: concurrency, ...(p.price ? { price: p.price } : {}), cache: new SqliteGenerationCache(store) };
   }
 
   /**
-   * A short calibration: the first rows (as many as run at once, two at most) classified with
-   * these settings but one run, on the models loaded as the run will load them, timed; kept in
-   * the data folder so later plans on the same models use it.
+   * A short calibration on the models loaded as the run will load them, with the run's n and k
+   * (plan-time.ts says what it measures and why): a first row makes the examples and warms the
+   * evaluator's prefix (not timed); then, with those examples, an evaluation alone (n = 0) and a
+   * paraphrase call alone, timed, give a call's fixed cost and its cost per generated token; then
+   * as many rows at once (one run each) as the job will have runs in flight (at most
+   * CALIBRATION_LOAD_ROWS) give how many calls the backend serves at once. Kept in the data
+   * folder so later plans on the same models use it.
    */
-  private async calibrate(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string): Promise<Throughput | null> {
+  private async calibrate(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
-    const concurrency = p.calibrate!.concurrency ?? 4;
     const signal = p.signal;
-    const sample = rows.slice(0, Math.max(1, Math.min(2, concurrency)));
     const one: TatraSettings = { ...settings, r: 1, earlyStop: false };
-    const { tokens, seconds } = await withHeldModels(pool, { generator: generatorSpec, evaluator: evaluatorSpec, ...(signal ? { signal } : {}) }, async (generator, evaluator) => {
+    // Cycled when the data set is short (a repeated input's paraphrases then come from the cache).
+    const input = (i: number) => rows[i % rows.length]!;
+    const loadRows = Math.max(1, Math.min(CALIBRATION_LOAD_ROWS, concurrency * settings.r));
+    return withHeldModels(pool, { generator: generatorSpec, evaluator: evaluatorSpec, ...(signal ? { signal } : {}) }, async (generator, evaluator) => {
+      // The examples are made once (the first row) and then come from this cache, as in a job.
+      const cache = new MemoryGenerationCache();
+      const run = (i: number, s: TatraSettings) => classify({ task: p.task, input: input(i), settings: s, generator, evaluator, cache, ...(signal ? { signal } : {}) });
+      await run(0, one);
+      const alone = await run(1, { ...one, n: 0 });
+      const timed = (st: StageStats) => ({ seconds: st.ms / 1000, completion: st.calls > 0 ? st.completionTokens / st.calls : 0 });
+      let long = alone.stages.evaluation;
+      if (settings.n > 0) long = (await run(2, one)).stages.paraphrases;
+      const cost = fitCallCost(timed(alone.stages.evaluation), timed(long));
       const t0 = performance.now();
-      const results = await Promise.all(sample.map((input) => classify({ task: p.task, input, settings: one, generator, evaluator, cache: new MemoryGenerationCache(), ...(signal ? { signal } : {}) })));
-      return { seconds: (performance.now() - t0) / 1000, tokens: results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0) };
+      const results = await Promise.all(Array.from({ length: loadRows }, (_, i) => run(3 + i, one)));
+      const seconds = (performance.now() - t0) / 1000;
+      const sum = (stage: StageName) => ({
+        calls: results.reduce((a, r) => a + r.stages[stage].calls, 0),
+        completion: results.reduce((a, r) => a + r.stages[stage].completionTokens, 0),
+      });
+      const slots = fitSlots(cost, { paraphrases: sum('paraphrases'), evaluations: sum('evaluation'), rows: loadRows, seconds });
+      const tokens = results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0);
+      return writeCalibration(this.opts.dataDir, key, tokens, seconds, { ...cost, slots });
     });
-    return writeCalibration(this.opts.dataDir, key, tokens, seconds);
   }
 }

@@ -1,0 +1,53 @@
+// --calibrate on real inference (the tiny synthetic model): it measures a call's cost with the
+// evaluator's prefix warm and the calls served at once (jobs/plan-time.ts), keeps them, and a later
+// plan on other settings uses them; the plan's calls and tokens are the same with or without a
+// calibration (they never depend on speed).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openServices } from '../../electron/api/services';
+import { countMax } from '../../electron/common/plan';
+import { tinyModelPath } from '../helpers/models';
+
+const dir = mkdtempSync(join(tmpdir(), 'tatra-plan-cal-'));
+const services = openServices({ dataDir: join(dir, 'data'), threads: 2, keepAliveMs: 0 });
+afterAll(async () => {
+  await services.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let model: string;
+const data = join(dir, 'reviews.jsonl');
+beforeAll(async () => {
+  model = await tinyModelPath();
+  const texts = ['a warm, funny film', 'dull and slow', 'superb acting', 'makes no sense', 'a delight', 'a tedious mess', 'fine', 'bad'];
+  writeFileSync(data, texts.map((t) => JSON.stringify({ input: t })).join('\n'));
+});
+
+describe('a calibrated plan', () => {
+  it('keeps a call’s cost and the slots, and plans other settings from them with the same calls and tokens', async () => {
+    const task = await services.tasks.resolve('sst2');
+    const base = { task, generator: model, evaluator: model, data: { path: data, textColumn: 'input' }, concurrency: 2 };
+    const other = { n: 3, k: 4, r: 3, seed: 1, scope: 'run' as const };
+    const uncalibrated = await services.planner().eval({ ...base, settings: other });
+    expect(uncalibrated.seconds).toBeNull();
+
+    await services.planner().eval({ ...base, settings: { n: 1, k: 2, r: 2, seed: 1, scope: 'run' }, calibrate: { pool: services.pool, concurrency: 2 } });
+    const stored = Object.values(JSON.parse(readFileSync(join(dir, 'data', 'calibration.json'), 'utf8')) as Record<string, { perCall: number; perToken: number; slots: number }>);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.perCall + stored[0]!.perToken).toBeGreaterThan(0);
+    // Between one slot and every call of the full-load run (2 rows in flight × r = 2: 4 rows of 3 calls).
+    expect(stored[0]!.slots).toBeGreaterThanOrEqual(1);
+    expect(stored[0]!.slots).toBeLessThanOrEqual(4 * 2);
+
+    const planned = await services.planner().eval({ ...base, settings: other });
+    expect(planned.basis).toMatch(/a calibration on .*ms a call.*calls at once/);
+    expect(countMax(planned.seconds!)).toBeGreaterThan(0);
+    expect({ ...planned, seconds: null, basis: '' }).toEqual({ ...uncalibrated, seconds: null, basis: '' });
+
+    // A calibration holds for the rows in flight it was made with: with another count there is none.
+    const alone = await services.planner().eval({ ...base, settings: other, concurrency: 1 });
+    expect(alone.seconds).toBeNull();
+  });
+});

@@ -1,0 +1,76 @@
+// The plan's time from calls (jobs/plan-time.ts): a stage is as long as its calls through the
+// backend's slots, or as its rows one wave after another when the rows in flight cannot fill
+// them; a calibration's two calls alone give a call's fixed cost and its cost per token, and its
+// full-load run the slots. Hand-computed figures, no clock.
+import { describe, expect, it } from 'vitest';
+import { fitCallCost, fitSlots, runSeconds, stageSeconds } from '../../../electron/jobs/plan-time';
+
+const remote = { perCall: 0.05, perToken: 0, slots: 8 };
+
+describe('stageSeconds', () => {
+  it('is the calls through the slots when the rows in flight fill them', () => {
+    // 50 rows × 2 calls, 64 rows in flight: 100 calls at once, 8 served at a time, 50 ms each.
+    expect(stageSeconds({ calls: 100, completion: 100 }, 50, 64, remote)).toBeCloseTo((100 * 0.05) / 8, 12);
+  });
+
+  it('is one wave of rows after another when the rows in flight cannot fill the slots', () => {
+    // 2 rows in flight × 1 call: 2 of 8 slots busy; 100 rows take 50 waves of 50 ms.
+    expect(stageSeconds({ calls: 100, completion: 0 }, 100, 2, remote)).toBeCloseTo(50 * 0.05, 12);
+    // 2 rows × 3 calls = 6 in flight, still under 8 slots: the same 50 waves.
+    expect(stageSeconds({ calls: 300, completion: 0 }, 100, 2, remote)).toBeCloseTo(50 * 0.05, 12);
+    // With 4 slots the 6 calls of a wave take longer than one call: throughput-bound again.
+    expect(stageSeconds({ calls: 300, completion: 0 }, 100, 2, { ...remote, slots: 4 })).toBeCloseTo((300 * 0.05) / 4, 12);
+  });
+
+  it('charges generated tokens per call at their mean', () => {
+    const local = { perCall: 0.1, perToken: 0.01, slots: 2 };
+    // 40 calls writing 20 tokens each: 0.3 s a call, 2 at a time.
+    expect(stageSeconds({ calls: 40, completion: 800 }, 20, 4, local)).toBeCloseTo((40 * 0.3) / 2, 12);
+  });
+
+  it('makes a job’s examples all at once, before any row', () => {
+    expect(stageSeconds({ calls: 6, completion: 0 }, 0, 1, remote)).toBeCloseTo(0.05, 12);
+    expect(stageSeconds({ calls: 0, completion: 0 }, 0, 1, remote)).toBe(0);
+  });
+
+  it('adds the stages of a run', () => {
+    const stages = { examples: { calls: 16, completion: 0 }, paraphrases: { calls: 500, completion: 0 }, evaluations: { calls: 3000, completion: 0 } };
+    expect(runSeconds(stages, 100, 64, remote)).toBeCloseTo((16 * 0.05) / 8 + (500 * 0.05) / 8 + (3000 * 0.05) / 8, 12);
+  });
+});
+
+describe('fitCallCost', () => {
+  it('splits a call into its fixed part and its tokens from a short and a long call', () => {
+    const c = fitCallCost({ seconds: 0.11, completion: 1 }, { seconds: 1.1, completion: 100 });
+    expect(c.perToken).toBeCloseTo(0.01, 12);
+    expect(c.perCall).toBeCloseTo(0.1, 12);
+  });
+
+  it('puts everything on the call when the long call took no longer (a server’s latency)', () => {
+    expect(fitCallCost({ seconds: 0.052, completion: 1 }, { seconds: 0.05, completion: 60 })).toEqual({ perCall: 0.052, perToken: 0 });
+  });
+
+  it('never gives a negative part', () => {
+    const c = fitCallCost({ seconds: 0.01, completion: 2 }, { seconds: 2, completion: 10 });
+    expect(c.perCall).toBeGreaterThanOrEqual(0);
+    expect(c.perToken).toBeGreaterThan(0);
+  });
+});
+
+describe('fitSlots', () => {
+  it('finds the slots that give the full-load time it measured', () => {
+    const cost = { perCall: 0.05, perToken: 0 };
+    const load = { paraphrases: { calls: 48, completion: 0 }, evaluations: { calls: 192, completion: 0 }, rows: 48 };
+    for (const slots of [2, 8, 30]) {
+      const seconds = runSeconds({ examples: { calls: 0, completion: 0 }, ...load }, 48, 48, { ...cost, slots });
+      expect(fitSlots(cost, { ...load, seconds })).toBeCloseTo(slots, 6);
+    }
+  });
+
+  it('stays between one slot and the calls that were in flight', () => {
+    const cost = { perCall: 0.05, perToken: 0 };
+    const load = { paraphrases: { calls: 4, completion: 0 }, evaluations: { calls: 16, completion: 0 }, rows: 4 };
+    expect(fitSlots(cost, { ...load, seconds: 100 })).toBe(1);
+    expect(fitSlots(cost, { ...load, seconds: 0.001 })).toBe(16);
+  });
+});
