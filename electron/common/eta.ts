@@ -5,9 +5,9 @@
 // common/: no Node, no DOM.
 
 export interface EtaOptions {
-  /** Time the rate is measured over: this share of the time since the first unit (default 0.3)… */
+  /** Time the rate is measured over: this share of the time since the first unit (default 0.5: with rows taking seconds each, several cycles of them, not a part of one)… */
   windowShare?: number;
-  /** …and never less than this, in ms (default 4000). */
+  /** …and never less than this, in ms (default 2000). */
   minWindowMs?: number;
   /** How far the recent rate may stray from the one before it and still count as stable (default 0.25). */
   tolerance?: number;
@@ -34,8 +34,8 @@ export class EtaEstimator {
   private readonly minUnits: number;
 
   constructor(opts: EtaOptions = {}) {
-    this.windowShare = opts.windowShare ?? 0.3;
-    this.minWindowMs = opts.minWindowMs ?? 4000;
+    this.windowShare = opts.windowShare ?? 0.5;
+    this.minWindowMs = opts.minWindowMs ?? 2000;
     this.tolerance = opts.tolerance ?? 0.25;
     this.minUnits = opts.minUnits ?? 8;
   }
@@ -50,19 +50,23 @@ export class EtaEstimator {
     if (this.samples.length > 4096) this.samples.splice(1, this.samples.length - 2048);
   }
 
-  /** Units per ms between `from` and `to` (ms), read from the samples; null when nothing moved. */
+  /**
+   * Units per ms between `from` and `to` (ms), measured between samples: from the last one at or
+   * before `from` (or the first) to the last one at or before `to`, which must lie after `from`;
+   * null when nothing moved. Between samples, not between the bounds: work that lands in steps
+   * (a burst of evaluations, a slow paraphrase call) is then measured step to step, not as a
+   * sawtooth that rises and falls with the time since the last step.
+   */
   private rateBetween(from: number, to: number): number | null {
-    const at = (t: number) => {
-      // The count at time t: the last sample at or before it.
-      let done = this.samples[0]!.done;
-      for (const s of this.samples) {
-        if (s.t > t) break;
-        done = s.done;
-      }
-      return done;
-    };
-    const units = at(to) - at(from);
-    return to > from && units > 0 ? units / (to - from) : null;
+    let a = this.samples[0]!;
+    let b: Sample | null = null;
+    for (const s of this.samples) {
+      if (s.t > to) break;
+      if (s.t <= from) a = s;
+      b = s;
+    }
+    if (!b || b.t <= from || b.t <= a.t || b.done <= a.done) return null;
+    return (b.done - a.done) / (b.t - a.t);
   }
 
   /** The recent rate (units per second) when the rate is stable, else null. */
@@ -73,11 +77,13 @@ export class EtaEstimator {
     const elapsed = now - first.t;
     const window = Math.max(this.minWindowMs, elapsed * this.windowShare);
     const recent = this.rateBetween(now - window, now);
-    if (recent === null) return this.stable ? this.rateBetween(first.t, now)! * 1000 : null;
+    // Nothing done in the recent window: the whole run's rate up to now, the stall included.
+    if (recent === null) return this.stable && now > first.t ? ((last.done - first.done) / (now - first.t)) * 1000 : null;
     if (!this.stable) {
-      // Stable once the window before the recent one was worked through at nearly the same rate.
-      if (elapsed < 2 * window) return null;
-      const before = this.rateBetween(now - 2 * window, now - window);
+      // Stable once the time before the recent window (up to a window of it, at least half the
+      // shortest window) was worked through at nearly the same rate.
+      if (elapsed < window + this.minWindowMs / 2) return null;
+      const before = this.rateBetween(Math.max(first.t, now - 2 * window), now - window);
       if (before === null || Math.abs(recent - before) > this.tolerance * Math.max(recent, before)) return null;
       this.stable = true;
     }

@@ -28,7 +28,7 @@ import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
-import { PROGRESS_EVERY_MS, countCalls, rowsProgress, sessionTally, startProgress, type RowTally } from './row-progress';
+import { PROGRESS_EVERY_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
 import type {
@@ -525,7 +525,7 @@ export class JobManager {
     // The rate the ETA is measured on starts with the rows: loading and the shared examples are
     // another kind of work, done by now.
     tally.calls.eta = new EtaEstimator();
-    tally.calls.eta.observe(tally.calls.done, Date.now());
+    tally.calls.eta.observe(tally.calls.work, Date.now());
     this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
     let next = 0;
     const maxCalls = rowCalls(job.task, job.settings, job.baseline);
@@ -560,20 +560,18 @@ export class JobManager {
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
     // Calls this row has made so far (its events), credited up to its plan when it ends.
-    let counted = 0;
+    const credit = startRow(tally.calls);
     const onEvent = (e: TatraEvent) => {
       // Examples are this row's calls only with scope `input` (with `run` the job made them once).
-      const n = e.type === 'prediction' || (e.type === 'examples' && settings.scope === 'input') || (e.type === 'paraphrases' && settings.n > 0) ? 1 : 0;
-      if (n === 0 || counted >= tally.calls.plan.perRow) return;
-      counted += n;
-      countCalls(tally.calls, n);
+      const side = e.type === 'prediction' ? 'evaluator' : (e.type === 'examples' && settings.scope === 'input') || (e.type === 'paraphrases' && settings.n > 0) ? 'generator' : null;
+      if (side === null || !countRowCall(tally.calls, credit, side)) return;
       const now = Date.now();
       if (now - tally.calls.lastEmit >= PROGRESS_EVERY_MS) {
         tally.calls.lastEmit = now;
         this.emit({ type: 'progress', progress: rowsProgress(job.id, tally) });
       }
     };
-    const settle = () => countCalls(tally.calls, Math.max(0, tally.calls.plan.perRow - counted));
+    const settle = (stages?: TatraResult['stages']) => settleRow(tally.calls, credit, stages);
     try {
       const [result, base] = await meter.inRow(maxCalls, () => Promise.all([
         classify({
@@ -591,7 +589,7 @@ export class JobManager {
       ]));
       const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
       this.store.saveRowResult(job.id, index, rec);
-      settle();
+      settle(result.stages);
       tally.done++;
       tally.session++;
       if (row.gold !== null) {
