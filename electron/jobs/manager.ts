@@ -560,7 +560,7 @@ export class JobManager {
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
     // Calls this row has made so far (its events), credited up to its plan when it ends.
-    const credit = startRow(tally.calls);
+    const credit = startRow();
     const onEvent = (e: TatraEvent) => {
       // Examples are this row's calls only with scope `input` (with `run` the job made them once).
       const side = e.type === 'prediction' ? 'evaluator' : (e.type === 'examples' && settings.scope === 'input') || (e.type === 'paraphrases' && settings.n > 0) ? 'generator' : null;

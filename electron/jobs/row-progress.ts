@@ -40,12 +40,6 @@ export interface RowTally {
  * `work`: each call weighted by the share of a row's time its side takes (generator stages against
  * the evaluation stage, measured over the rows finished so far), scaled so a row's calls still
  * weigh its plan (the totals, and so the time left, are in calls).
- *
- * A call is credited when it ends, so the rows in flight have done more than they are credited
- * with: in steady state that lag cancels out of the rate, but the time left would carry it (the
- * ETA ran up to 2× high near the end of an in-process job with a row in flight taking seconds).
- * Each row in flight is taken to be as far along as its time so far against the mean time of the
- * rows finished before it, when that is more than it is credited with.
  */
 interface CallTally {
   plan: CallPlan;
@@ -59,10 +53,6 @@ interface CallTally {
   eta: EtaEstimator;
   /** Last progress event sent for a call (events for every call would flood a fast job). */
   lastEmit: number;
-  /** Rows in flight, and the time the finished ones took (ms) and how many they are. */
-  inFlight: Set<RowCredit>;
-  rowMs: number;
-  rowsTimed: number;
 }
 
 /** Which model a call goes to. */
@@ -86,9 +76,6 @@ function newCallTally(job: JobInfo, storedExampleRuns: number): CallTally {
     stageMs: { generator: 0, evaluator: 0 },
     eta: new EtaEstimator(),
     lastEmit: 0,
-    inFlight: new Set(),
-    rowMs: 0,
-    rowsTimed: 0,
   };
 }
 
@@ -109,28 +96,15 @@ export function countCalls(calls: CallTally, n: number): void {
   calls.eta.observe(calls.work, Date.now());
 }
 
-/** A row's calls credited so far: counted, and weighted; when it started (ms). */
+/** A row's calls credited so far: counted, and weighted. */
 export interface RowCredit {
   calls: number;
   work: number;
-  start: number;
 }
 
-/** A row starts: in flight until settleRow. */
-export function startRow(calls: CallTally): RowCredit {
-  const row = { calls: 0, work: 0, start: Date.now() };
-  calls.inFlight.add(row);
-  return row;
-}
-
-/** Work the rows in flight have done beyond what they are credited with, judged by their time (above). */
-export function workInFlight(calls: Pick<CallTally, 'plan' | 'inFlight' | 'rowMs' | 'rowsTimed'>, now: number): number {
-  if (calls.rowsTimed === 0 || !(calls.rowMs > 0)) return 0;
-  const mean = calls.rowMs / calls.rowsTimed;
-  let hidden = 0;
-  // Never a whole row: one running long may be slow rather than nearly done.
-  for (const row of calls.inFlight) hidden += Math.max(0, Math.min(0.9, (now - row.start) / mean) * calls.plan.perRow - row.work);
-  return hidden;
+/** A row starts: nothing credited yet. */
+export function startRow(): RowCredit {
+  return { calls: 0, work: 0 };
 }
 
 /** One call of a row, from its event; false (nothing counted) once the row has been credited its plan. */
@@ -152,10 +126,6 @@ export function settleRow(calls: CallTally, row: RowCredit, stages?: Record<Stag
   calls.done = Math.min(calls.plan.total, calls.done + Math.max(0, calls.plan.perRow - row.calls));
   calls.work = Math.min(calls.plan.total, calls.work + Math.max(0, calls.plan.perRow - row.work));
   row.calls = row.work = calls.plan.perRow;
-  if (calls.inFlight.delete(row)) {
-    calls.rowMs += Date.now() - row.start;
-    calls.rowsTimed++;
-  }
   if (stages) {
     // A row's examples take time only with scope `input` (otherwise the job's, handed in).
     calls.stageMs.generator += stages.examples.ms + stages.paraphrases.ms;
@@ -170,7 +140,7 @@ export function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress[
   const { calls } = tally;
   const now = Date.now();
   // Every call done is nothing left, whatever the weights' rounding left in `work`.
-  const left = calls.done >= calls.plan.total ? 0 : Math.max(0, calls.plan.total - calls.work - workInFlight(calls, now));
+  const left = calls.done >= calls.plan.total ? 0 : Math.max(0, calls.plan.total - calls.work);
   return {
     jobId,
     phase,

@@ -2,7 +2,7 @@
 // can take most of its time, so each side's calls weigh the share of a row's time it took in
 // the rows finished so far. Scripted clock (vi.setSystemTime), scripted rows: no timing.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { callWeight, countRowCall, rowsProgress, sessionTally, settleRow, startRow, workInFlight } from '../../../electron/jobs/row-progress';
+import { callWeight, countRowCall, rowsProgress, sessionTally, settleRow, startRow } from '../../../electron/jobs/row-progress';
 import type { JobInfo } from '../../../electron/jobs/types';
 import { resolveTask } from '../../../electron/tasks';
 
@@ -37,7 +37,7 @@ describe('calls weighted by their side’s time', () => {
     expect(tally.calls.plan.perRow).toBe(12);
     expect(tally.calls.generatorPerRow).toBe(2);
     expect(callWeight(tally.calls, 'generator')).toBe(1);
-    const first = startRow(tally.calls);
+    const first = startRow();
     for (let i = 0; i < 5; i++) countRowCall(tally.calls, first, 'evaluator');
     settleRow(tally.calls, first, stages(3000, 1000));
     // Run examples (2 runs × 2 labels) + one row, in calls and in work alike.
@@ -46,7 +46,7 @@ describe('calls weighted by their side’s time', () => {
     // The generator took 3/4 of the row's time over 2 calls; evaluations 1/4 over 10.
     expect(callWeight(tally.calls, 'generator')).toBeCloseTo((0.75 * 12) / 2, 12);
     expect(callWeight(tally.calls, 'evaluator')).toBeCloseTo((0.25 * 12) / 10, 12);
-    const second = startRow(tally.calls);
+    const second = startRow();
     countRowCall(tally.calls, second, 'generator');
     countRowCall(tally.calls, second, 'generator');
     expect(tally.calls.done).toBe(16 + 2);
@@ -73,7 +73,7 @@ describe('calls weighted by their side’s time', () => {
       if (p.etaSeconds !== null && p.callsDone / p.callsTotal >= 0.1 && truth > 0) errors.push((p.etaSeconds - truth) / truth);
     };
     for (let r = 0; r < rows; r++) {
-      const credit = startRow(tally.calls);
+      const credit = startRow();
       for (let g = 0; g < 2; g++) {
         vi.advanceTimersByTime(1500);
         countRowCall(tally.calls, credit, 'generator');
@@ -92,27 +92,3 @@ describe('calls weighted by their side’s time', () => {
   });
 });
 
-describe('rows in flight', () => {
-  it('count as far along as their time against the finished rows’ mean time, never a whole row, when that is more than their credit', async () => {
-    const tally = sessionTally(await job(10), 2);
-    const a = startRow(tally.calls);
-    vi.advanceTimersByTime(4000);
-    settleRow(tally.calls, a);
-    // Nothing timed in flight yet: the credit alone.
-    const b = startRow(tally.calls);
-    expect(workInFlight(tally.calls, Date.now())).toBe(0);
-    // Half a row's mean time: half its plan, less what it is credited with.
-    vi.advanceTimersByTime(2000);
-    countRowCall(tally.calls, b, 'evaluator');
-    expect(workInFlight(tally.calls, Date.now())).toBeCloseTo(6 - 1, 12);
-    const p = rowsProgress('j', tally);
-    expect(p.callsDone).toBe(4 + 12 + 1);
-    // Far past the mean: 0.9 of a row at most; a row credited beyond its time adds nothing.
-    vi.advanceTimersByTime(60_000);
-    expect(workInFlight(tally.calls, Date.now())).toBeCloseTo(0.9 * 12 - 1, 12);
-    for (let i = 0; i < 11; i++) countRowCall(tally.calls, b, 'evaluator');
-    expect(workInFlight(tally.calls, Date.now())).toBe(0);
-    settleRow(tally.calls, b);
-    expect(tally.calls.inFlight.size).toBe(0);
-  });
-});
