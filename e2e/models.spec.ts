@@ -175,10 +175,15 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.screenshot({ path: 'e2e/artifacts/compare.png', fullPage: true });
     await lookAt(page, 'compare');
 
-    const list = await callApi<{ id: string; status: string }[]>('compare.list');
-    expect(list[0]?.status).toBe('done');
-    const done = await callApi<{ budget: unknown; stoppedBy: unknown }>('compare.get', { id: list[0]!.id });
-    expect(done).toMatchObject({ budget: { kind: 'calls', limit: 100000 }, stoppedBy: null });
+    const list = await callApi<{ id: string; kind: string; status: string }[]>('experiments.list', { kind: 'compare' });
+    expect(list[0]).toMatchObject({ kind: 'compare', status: 'done' });
+    const done = await callApi<{ budget: unknown; stoppedBy: unknown }>('experiments.get', { id: list[0]!.id });
+    expect(done).toMatchObject({ kind: 'compare', budget: { kind: 'calls', limit: 100000 }, stoppedBy: null });
+    // The same export as a sweep's: one line per pair.
+    const csvOut = await callApi<{ path: string; bytes: number }>('experiments.export', { id: list[0]!.id, format: 'csv' });
+    const lines = readFileSync(csvOut.path, 'utf8').trim().split(/\r?\n/);
+    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,ms,tokens,error');
+    expect(lines).toHaveLength(5);
     // The history lists it and leads back to it.
     await page.getByRole('button', { name: '← All comparisons' }).click();
     await expect(page.getByTestId('compare-history-item').first()).toContainText('reviews.csv');
@@ -195,29 +200,32 @@ test('a budget pauses a comparison cleanly, and a larger one from its page resum
   writeFileSync(csv, 'text,label\n"a warm, funny and moving film",positive\n"dull, slow and far too long",negative\n"a small gem",positive\n');
   try {
     // One pair, 3 rows: 2 example calls, then a paraphrase and 2 evaluations per row (11 calls in all).
-    const rec = await callApi<{ id: string }>('compare.start', {
-      task: 'sst2',
-      dataset: csv,
-      generators: [server.model],
-      evaluators: [server.model],
-      settings: { n: 1, k: 2, r: 1, seed: 3, scope: 'run' },
-      textColumn: 'text',
-      labelColumn: 'label',
-      budget: { kind: 'calls', limit: 6 },
+    const rec = await callApi<{ id: string }>('experiments.start', {
+      kind: 'compare',
+      spec: {
+        task: 'sst2',
+        dataset: csv,
+        generators: [server.model],
+        evaluators: [server.model],
+        settings: { n: 1, k: 2, r: 1, seed: 3, scope: 'run' },
+        textColumn: 'text',
+        labelColumn: 'label',
+        budget: { kind: 'calls', limit: 6 },
+      },
     });
     await openApp(page, `#/compare/${rec.id}`);
     const banner = page.getByTestId('compare-budget-stop');
     await expect(banner).toBeVisible({ timeout: 150_000 });
     await expect(banner).toContainText('calls=6');
     await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'paused');
-    const stopped = await callApi<{ usage: { calls: { total: number } } | null; stoppedBy: string | null }>('compare.get', { id: rec.id });
+    const stopped = await callApi<{ usage: { calls: { total: number } } | null; stoppedBy: string | null }>('experiments.get', { id: rec.id });
     expect(stopped.stoppedBy).toBe('budget');
     expect(stopped.usage?.calls.total ?? 0).toBeLessThanOrEqual(6);
     await page.getByTestId('compare-budget-new').fill('calls=1000');
     await page.getByTestId('compare-budget-resume').click();
     await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'done', { timeout: 150_000 });
     await expect(banner).toHaveCount(0);
-    const done = await callApi<{ usage: { calls: { total: number } } | null; budget: unknown }>('compare.get', { id: rec.id });
+    const done = await callApi<{ usage: { calls: { total: number } } | null; budget: unknown }>('experiments.get', { id: rec.id });
     expect(done.budget).toEqual({ kind: 'calls', limit: 1000 });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -67,7 +67,8 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
 
   // What the page shows is what the API answers.
   const id = page.url().split('/').pop()!;
-  const result = await callApi<SweepResult>('sweeps.get', { sweepId: id });
+  const result = await callApi<SweepResult & { kind: string }>('experiments.get', { id });
+  expect(result.kind).toBe('sweep');
   expect(result.points).toHaveLength(8);
   for (const p of result.points) expect(p.seeds).toEqual([1, 2]);
   const gen = result.sharing.generatorCalls;

@@ -26,7 +26,7 @@ import { createTasksHandlers } from './handlers/tasks';
 import { createClassifyHandlers } from './handlers/classify';
 import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
 import { createModelsHandlers } from './handlers/models';
-import { createSweepsHandlers } from './handlers/sweeps';
+import { createExperimentsHandlers } from './handlers/experiments';
 import { createPlansHandlers } from './handlers/plans';
 import { MODEL_KEEP_ALIVE_MS, openServices } from './services';
 
@@ -88,11 +88,11 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
     ...(opts.keyProtection ? { keyProtection: opts.keyProtection } : {}),
     ...(opts.backendProvider ? { backendProvider: opts.backendProvider } : {}),
     onOpen: {
-      // Forwarded from creation on, so jobs started by any handler group (sweeps, compare) stream;
+      // Forwarded from creation on, so jobs started by any handler group (experiments too) stream;
       // each forward stops when the services close (what these return).
       jobs: (manager) => forwardJobEvents(manager, emit as HostDeps['emit']),
-      sweeps: (manager) => manager.onProgress((p) => emit('sweep.progress', p)),
-      comparisons: (manager) => manager.onProgress((r) => emit('compare.progress', r)),
+      sweeps: (manager) => manager.onProgress((p) => emit('experiment.progress', p)),
+      comparisons: (manager) => manager.onProgress((p) => emit('experiment.progress', p)),
     },
   });
 
@@ -123,7 +123,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createModelsHandlers(deps));
   add(createJobsHandlers(deps));
   add(createClassifyHandlers(deps));
-  add(createSweepsHandlers(deps));
+  add(createExperimentsHandlers(deps));
   add(createPlansHandlers(deps));
   lifetime.add(() => shutdown.abort());
 

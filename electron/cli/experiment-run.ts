@@ -3,28 +3,27 @@
 import { errorMessage } from '../common/errors';
 import type { ExperimentManager } from '../experiments';
 import type { JobBudget } from '../jobs';
-import type { ExperimentProgress } from '../common/contract/experiments';
+import type { ExperimentProgress } from '../common/contract/experiment-progress';
+import type { ExperimentProgressEvent } from '../common/contract/experiments';
 import { err, onInterrupt } from './ui';
 
-export interface ExperimentRunOutput<View, Event> {
+export interface ExperimentRunOutput<View> {
   /** "sweep", "comparison"; and the command that resumes it, "tatra sweep resume". */
   noun: string;
   resumeCommand: string;
   /** Its progress as it stands in a view, for the line said when Ctrl-C paused it. */
   progressOf(view: View): ExperimentProgress | undefined;
   /** Called with each progress event of this experiment (not when --json). */
-  onEvent?(event: Event): void;
-  /** Whether an event is this experiment's. */
-  isMine(event: Event): boolean;
+  onEvent?(event: ExperimentProgressEvent): void;
   quiet: boolean;
   /** A new budget for its jobs together (a resume may raise it). */
   budget?: JobBudget | undefined;
 }
 
 /** Runs (or resumes) an experiment to its end; Ctrl-C pauses it and says how to resume it. */
-export async function runExperimentToEnd<View, Event>(manager: ExperimentManager<unknown, unknown, View, Event>, id: string, output: ExperimentRunOutput<View, Event>): Promise<View> {
+export async function runExperimentToEnd<View, Summary>(manager: ExperimentManager<unknown, unknown, View, Summary>, id: string, output: ExperimentRunOutput<View>): Promise<View> {
   const off = manager.onProgress((e) => {
-    if (!output.quiet && output.isMine(e)) output.onEvent?.(e);
+    if (!output.quiet && e.id === id) output.onEvent?.(e);
   });
   let interrupted = false;
   const offInterrupt = onInterrupt(() => {

@@ -2,7 +2,7 @@
 // `tatra compare --dry-run`: the one planner (jobs/planner.ts) on the pairs and the columns the
 // comparison's jobs will use, checked as creating the comparison checks them, so a data set
 // without the text column is refused in the same words, never planned on a guessed column.
-import type { ComparisonSpecInput } from '../common/contract/models';
+import type { ComparisonSpecInput } from '../common/contract/comparisons';
 import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { Planner } from '../jobs';

@@ -7,6 +7,7 @@
 // While a generator's pairs run it is held, so it stays loaded between its jobs; nothing else is
 // held, so a model no job uses unloads.
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   ComparisonSpec as ComparisonSpecSchema,
@@ -15,8 +16,9 @@ import {
   type ComparisonSpec,
   type ComparisonSpecInput,
   type ComparisonSummary,
-  modelLabel,
-} from '../common/contract/models';
+} from '../common/contract/comparisons';
+import { modelLabel } from '../common/contract/models';
+import { toCsv } from '../jobs/export';
 import { accuracyOf } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import { plainZodError } from '../common/plain-errors';
@@ -77,7 +79,7 @@ function pendingPair(p: PairCell): ComparisonPair {
 /** The plan of a comparison before anything runs: its spec checked and every pair pending. */
 export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
   const spec = parseSpec(specInput);
-  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], usage: null, budget: null, stoppedBy: null };
+  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], progress: { jobsDone: 0, jobsTotal: spec.generators.length * spec.evaluators.length, rowsDone: 0, rowsTotal: 0, elapsedSeconds: 0, etaSeconds: null }, usage: null, budget: null, stoppedBy: null };
 }
 
 /** A model as a comparison job's name shows it: the file name, or the remote model's label. */
@@ -159,7 +161,7 @@ export interface ComparisonManagerOptions {
   resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;
 }
 
-export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, PairCell, ComparisonRecord, ComparisonRecord> {
+export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, PairCell, ComparisonRecord, ComparisonSummary> {
   private readonly jobs: JobManager;
   private readonly resolveTask: (idOrPath: string) => Promise<TaskDefinition>;
   /** Macro-F1 and tokens of a job that is not running, by job id and rows done (a finished job's rows do not change). */
@@ -177,11 +179,6 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
   }
 
   protected view(c: StoredComparison): ComparisonRecord {
-    return this.recordOf(c);
-  }
-
-  /** Each progress event carries the whole record. */
-  protected progressEvent(c: StoredComparison): ComparisonRecord {
     return this.recordOf(c);
   }
 
@@ -204,23 +201,35 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
     return this.recordOf(this.runner.find(id));
   }
 
-  /** Newest first. */
+  summary(id: string): ComparisonSummary {
+    return this.summaryOf(this.runner.find(id));
+  }
+
   list(): ComparisonSummary[] {
-    return this.runner.list().map((c) => {
-      const { spec } = c.spec;
-      return {
-        id: c.id,
-        createdAt: Date.parse(c.created),
-        finishedAt: this.finishedAt(c),
-        status: this.runner.status(c),
-        error: c.error,
-        progress: this.runner.progress(this.runner.cellStates(c), c.id),
-        task: spec.task,
-        dataset: spec.dataset,
-        generators: spec.generators,
-        evaluators: spec.evaluators,
-      };
-    });
+    return this.runner.list().map((c) => this.summaryOf(c));
+  }
+
+  /** CSV: one line per pair. JSON: the whole record. */
+  async export(id: string, format: 'csv' | 'json', outPath: string): Promise<string> {
+    const rec = this.get(id);
+    await writeFile(outPath, format === 'csv' ? pairsCsv(rec.pairs) : `${JSON.stringify(rec, null, 2)}\n`);
+    return outPath;
+  }
+
+  private summaryOf(c: StoredComparison): ComparisonSummary {
+    const { spec } = c.spec;
+    return {
+      id: c.id,
+      createdAt: Date.parse(c.created),
+      finishedAt: this.finishedAt(c),
+      status: this.runner.status(c),
+      error: c.error,
+      progress: this.runner.progress(this.runner.cellStates(c), c.id),
+      task: spec.task,
+      dataset: spec.dataset,
+      generators: spec.generators,
+      evaluators: spec.evaluators,
+    };
   }
 
   private finishedAt(c: StoredComparison): number | null {
@@ -280,4 +289,11 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
 
 function pairStatus(job: JobInfo): ComparisonPair['status'] {
   return job.interrupted ? 'paused' : job.status;
+}
+
+const PAIR_COLUMNS = ['generator', 'evaluator', 'status', 'rowsDone', 'rowsTotal', 'accuracy', 'macroF1', 'ms', 'tokens', 'error'] as const;
+
+/** One line per pair, with the same CSV writer as the job exports (RFC 4180, CRLF, formula escaping). */
+export function pairsCsv(pairs: readonly ComparisonPair[]): string {
+  return toCsv([...PAIR_COLUMNS]) + pairs.map((p) => toCsv(PAIR_COLUMNS.map((c) => (p[c] === null ? '' : String(p[c]))))).join('');
 }

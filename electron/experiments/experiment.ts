@@ -15,11 +15,12 @@
 import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { settleAll } from '../common/settle';
-import type { ExperimentProgress } from '../common/contract/experiments';
+import type { ExperimentProgress } from '../common/contract/experiment-progress';
+import type { ExperimentKind, ExperimentProgressEvent } from '../common/contract/experiments';
 import type { JobStatus } from '../common/contract/jobs';
 import { EtaEstimator } from '../common/eta';
 import type { TatraBackend } from '../engine/backend';
-import { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
+import { ExperimentStore, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
 import type { JobManager } from '../jobs/manager';
 import type { JobBudget } from '../jobs/usage';
 import { type Budget, formatBudget } from '../common/plan';
@@ -455,26 +456,38 @@ function budgetReason(budget: Budget): string {
 
 /**
  * What every kind of experiment offers, each in its own view of an experiment (a sweep's summary,
- * a comparison's record): start, resume, wait, pause, cancel, progress events. A kind says how
- * an experiment is viewed and what its progress event carries.
+ * a comparison's record): start, resume, wait, pause, cancel, export, and one progress event for
+ * every kind. A kind says how an experiment is viewed, summed up and written out.
  */
-export abstract class ExperimentManager<Spec, Cell, View, Event> {
+export abstract class ExperimentManager<Spec, Cell, View, Summary = View> {
   protected readonly runner: ExperimentRunner<Spec, Cell>;
+  readonly kind: ExperimentKind;
   private readonly emitter = new EventEmitter();
 
   constructor(opts: ExperimentRunnerOptions<Spec, Cell>) {
     this.runner = new ExperimentRunner(opts);
+    this.kind = opts.definition.kind;
     this.runner.onChange((id) => {
       const exp = this.runner.store.get(id);
-      if (exp) this.emitter.emit('progress', this.progressEvent(exp));
+      if (exp) this.emitter.emit('progress', { kind: this.kind, id: exp.id, status: this.runner.status(exp), progress: this.runner.progress(this.runner.cellStates(exp), exp.id) } satisfies ExperimentProgressEvent);
     });
   }
 
   protected abstract view(exp: StoredExperiment<Spec>): View;
-  protected abstract progressEvent(exp: StoredExperiment<Spec>): Event;
+  /** One line of the history. */
+  abstract summary(id: string): Summary;
+  /** Newest first. */
+  abstract list(): Summary[];
+  /** CSV (one line per point or pair) or JSON (the whole result) at outPath; returns the path written. */
+  abstract export(id: string, format: 'csv' | 'json', outPath: string): Promise<string>;
+
+  /** Whether an id (or unique id prefix) names an experiment of this kind. */
+  has(idOrPrefix: string): boolean {
+    return this.runner.store.findId(idOrPrefix) !== null;
+  }
 
   /** Progress of any experiment of this kind in this process; returns the unsubscribe function. */
-  onProgress(listener: (event: Event) => void): () => void {
+  onProgress(listener: (event: ExperimentProgressEvent) => void): () => void {
     this.emitter.on('progress', listener);
     return () => this.emitter.off('progress', listener);
   }

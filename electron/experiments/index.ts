@@ -9,7 +9,7 @@
 //   compare.ts        generator × evaluator comparisons: one job per pair, generator-major
 //   compare-plan.ts   what a comparison will cost before it runs
 export { ExperimentManager, ExperimentRunner, spentIn, type ExperimentDefinition, type ExperimentRunnerOptions, type ExperimentStatus, type CellState } from './experiment';
-export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type SweepEvent, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
+export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
 export { checkComparisonInputs, newComparisonRecord, orderPairs, ComparisonManager, type ComparisonManagerOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';

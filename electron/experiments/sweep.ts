@@ -16,14 +16,13 @@ import {
   SweepStartInput,
   type SweepGrid,
   type SweepJob,
-  type SweepProgress,
   type SweepResult,
   type SweepStartSpec,
-  type SweepStatus,
   type SweepSummary,
 } from '../common/contract/sweeps';
 import { describeZodError } from '../common/contract';
 import { jobStatus, type JobStatus } from '../common/contract/jobs';
+import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
 import { openDataset } from '../jobs/dataset';
@@ -64,8 +63,6 @@ export interface SweepManagerOptions {
   pool?: BackendProvider;
   resolveTask: (id: string) => Promise<TaskDefinition>;
 }
-
-export type SweepEvent = SweepProgress & { status: SweepStatus };
 
 /** The grid's jobs in the order they run: seed, then k, then n (a first seed fills every point early). */
 export function sweepCells(grid: StoredSweepSpec['grid']): SweepCellKey[] {
@@ -113,7 +110,7 @@ function pausedIfInterrupted(status: JobStatus): SweepJob['status'] {
   return status === 'interrupted' ? 'paused' : status;
 }
 
-export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKey, SweepSummary, SweepEvent> {
+export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKey, SweepSummary> {
   private readonly jobStore: JobStore;
   private readonly resolveTask: (id: string) => Promise<TaskDefinition>;
 
@@ -130,10 +127,6 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
 
   protected view(s: StoredSweep): SweepSummary {
     return this.summaryOf(s);
-  }
-
-  protected progressEvent(s: StoredSweep): SweepEvent {
-    return { ...this.progress(s), status: this.runner.status(s) };
   }
 
   /**
@@ -171,14 +164,14 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
     return states.map(({ cell, job }) => ({
       ...cell,
       jobId: job ? job.id : null,
-      status: job ? pausedIfInterrupted(jobStatus(job)) : 'pending',
+      status: job ? pausedIfInterrupted(jobStatus(job)) : 'queued',
       rowsDone: job?.rowsDone ?? 0,
       rowsTotal: job?.rowsTotal ?? 0,
     }));
   }
 
-  private progress(s: StoredSweep, states = this.runner.cellStates(s)): SweepProgress {
-    return { sweepId: s.id, ...this.runner.progress(states, s.id) };
+  private progress(s: StoredSweep, states = this.runner.cellStates(s)): ExperimentProgress {
+    return this.runner.progress(states, s.id);
   }
 
   private summaryOf(s: StoredSweep, states = this.runner.cellStates(s)): SweepSummary {
@@ -239,7 +232,7 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
     };
   }
 
-  /** CSV: one line per point. JSON: the whole result. Returns the path written. */
+  /** CSV: one line per point. JSON: the whole result. */
   async export(id: string, format: 'csv' | 'json', outPath: string): Promise<string> {
     const result = this.result(id);
     await writeFile(outPath, format === 'csv' ? sweepPointsCsv(result.points) : `${JSON.stringify(result, null, 2)}\n`);

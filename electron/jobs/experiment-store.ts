@@ -3,11 +3,9 @@
 // needs, fixed at creation), its status and owner; each cell of its
 // grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
 import type { StoredJobStatus } from '../common/contract/jobs';
+import type { ExperimentKind } from '../common/contract/experiments';
 import { newStoreId, type JobStore } from './store';
 import type { JobBudget } from './usage';
-
-/** What kind of experiment a row holds: its spec's shape and its id's first letter. */
-export type ExperimentKind = 'sweep' | 'compare';
 
 /** What the store records; `interrupted` is worked out from the owner's liveness. */
 /** A job's stored words (one vocabulary for every kind of work). */
@@ -39,6 +37,7 @@ const FIELDS = `id, kind, name, created, updated, status, spec_json, error, owne
 
 type ExperimentDbRow = Omit<StoredExperiment<unknown>, 'spec' | 'budget'> & { spec_json: string; budget_json: string | null };
 
+/** An id's first letter says its kind (comparisons recorded before experiments shared a table have none). */
 const ID_PREFIX: Record<ExperimentKind, string> = { sweep: 's', compare: 'c' };
 
 export class ExperimentStore<Spec> {

@@ -27,7 +27,7 @@ export { goldLabelResolver, suggestLabelMapping } from './gold-labels';
 export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
 export { plainModelRef } from './model-identity';
-export { ExperimentStore, type ExperimentKind, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
+export { ExperimentStore, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 export { calibration, reliabilityBins, selectiveCurve, answeredMetrics, answeredAt, binOf, RELIABILITY_BINS, type Scored, type ReliabilityBin, type Calibration, type SelectivePoint, type AnsweredMetrics } from './calibration';
 export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';

@@ -10,14 +10,9 @@ export type {
   FitOptions,
   CatalogEntry,
   DownloadState,
-  ComparisonSpec,
-  ComparisonSpecInput,
-  ComparisonPair,
-  ComparisonRecord,
-  ComparisonSummary,
   PartialDownload,
 } from '../common/contract/models';
-export { comparisonMatrix, modelLabel } from '../common/contract/models';
+export { modelLabel } from '../common/contract/models';
 
 export { scanLibrary, ModelLibrary, type ScanResult, type ModelLibraryOptions } from './library';
 export { inspectModelFile, validateModelFile, invalidReason, invalidCode, type ModelHeader } from './gguf';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import type { ComparisonRecord } from '../../electron/common/contract/models';
+import type { ComparisonRecord } from '../../electron/common/contract/comparisons';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';

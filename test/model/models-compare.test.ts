@@ -9,8 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
 import { ComparisonManager } from '../../electron/experiments';
-import { comparisonMatrix } from '../../electron/models';
-import type { ComparisonRecord } from '../../electron/common/contract/models';
+import { comparisonMatrix, type ComparisonRecord } from '../../electron/common/contract/comparisons';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 
 let dir: string;
@@ -51,7 +50,8 @@ describe('comparisons on real models', () => {
     const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
     const progress: ComparisonRecord[] = [];
     const manager = new ComparisonManager({ jobs, pool: watched, store });
-    manager.onProgress((r) => {
+    manager.onProgress((e) => {
+      const r = manager.get(e.id);
       progress.push(r);
       const p = r.pairs.find((x) => x.status === 'running');
       if (p) running = [p.generator, p.evaluator];

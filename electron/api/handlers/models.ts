@@ -1,5 +1,5 @@
-// API handlers for the model library, hardware and fit, the catalog, downloads and pairing
-// comparisons. Thin: electron/models does the work; this wires it to the data folder's services
+// API handlers for the model library, hardware and fit, the catalog, downloads and remote
+// models. Thin: electron/models does the work; this wires it to the data folder's services
 // (its one library, model pool and job manager) and the host's event bus.
 import { resolve } from 'node:path';
 import type { LibraryListing, modelsMethods } from '../../common/contract/models';
@@ -9,7 +9,6 @@ import { normaliseBaseUrl } from '../../common/remote';
 import { refusingEndpoint, remoteHealth } from '../../models/remote-health';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { adoptFirstModel } from './settings';
-import { sharedPriceBudget } from '../../jobs';
 
 export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof modelsMethods> {
   const { services } = deps;
@@ -75,28 +74,7 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
         await remotes.remove(name.replace(/^remote:/, ''));
         return { ok: true };
       },
-      'compare.start': async ({ budget, price, ...spec }) => {
-        // Bad models, data sets and columns answer the call itself, not a later event.
-        const comparisons = services.comparisons();
-        const priced = budget ? sharedPriceBudget(budget, price) : undefined;
-        const { id } = await comparisons.create(spec);
-        return comparisons.start(id, priced ? { budget: priced } : {});
-      },
-      'compare.cancel': async ({ id }) => {
-        const comparisons = services.comparisons();
-        if (!comparisons.isRunningHere(id)) return { ok: false };
-        await comparisons.cancel(id);
-        return { ok: true };
-      },
-      'compare.pause': async ({ id }) => services.comparisons().pause(id),
-      'compare.resume': async ({ id, budget }) => {
-        const comparisons = services.comparisons();
-        return comparisons.resume(id, budget ? { budget: sharedPriceBudget(budget, undefined, comparisons.budgetOf(id)) } : {});
-      },
-      'compare.list': async () => services.comparisons().list(),
-      'compare.get': async ({ id }) => services.comparisons().get(id),
     },
-    // Running comparisons pause with the services (resumable).
     async dispose() {
       await downloads.dispose();
     },

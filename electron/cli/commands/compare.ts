@@ -6,7 +6,8 @@
 import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
-import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../common/contract/models';
+import { modelLabel } from '../../common/contract/models';
+import { comparisonMatrix, type ComparisonRecord } from '../../common/contract/comparisons';
 import type { ComparisonManager } from '../../experiments';
 import { sharedPriceBudget, type JobBudget } from '../../jobs';
 import { planComparison } from '../../experiments';
@@ -97,9 +98,10 @@ function splitList(v: string | undefined, flag: string): string[] {
 }
 
 /** A line per pair as its status changes (stderr), until the comparison ends. */
-function pairLines(): (r: ComparisonRecord) => void {
+function pairLines(comparisons: ComparisonManager, id: string): () => void {
   const lastStatus = new Map<number, string>();
-  return (r) =>
+  return () => {
+    const r = comparisons.get(id);
     r.pairs.forEach((p, i) => {
       if (lastStatus.get(i) === p.status) return;
       lastStatus.set(i, p.status);
@@ -107,11 +109,12 @@ function pairLines(): (r: ComparisonRecord) => void {
       const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
       err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}`);
     });
+  };
 }
 
 /** Runs (or resumes) a comparison to its end with a line per pair as its status changes; Ctrl-C pauses it. */
 function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, budget?: JobBudget): Promise<ComparisonRecord> {
-  return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, isMine: (r) => r.id === id, quiet, onEvent: pairLines(), budget });
+  return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, quiet, onEvent: pairLines(comparisons, id), budget });
 }
 
 function printRecord(rec: ComparisonRecord, json: boolean): void {

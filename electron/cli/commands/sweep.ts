@@ -95,10 +95,9 @@ function runSweep(sweeps: SweepManager, id: string, quiet: boolean, budget?: Job
     noun: 'sweep',
     resumeCommand: 'tatra sweep resume',
     progressOf: (s) => s.progress,
-    isMine: (p) => p.sweepId === id,
     quiet,
     // A line per finished job.
-    onEvent: (p) => {
+    onEvent: ({ progress: p }) => {
       if (p.jobsDone === lastJobs) return;
       lastJobs = p.jobsDone;
       err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta(p.etaSeconds)}`);

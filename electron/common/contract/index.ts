@@ -1,5 +1,5 @@
 // The one API contract: every method and every streamed event of TATRA Studio.
-// Domain files (tasks, classify, jobs, models, settings) each export `<domain>Methods` and
+// Domain files (tasks, classify, jobs, models, settings, experiments) each export `<domain>Methods` and
 // `<domain>Events`; this file only combines them and derives the types every face uses.
 import { type z } from 'zod';
 import { plainZodError } from '../plain-errors';
@@ -7,7 +7,7 @@ import { classifyEvents, classifyMethods } from './classify';
 import { jobsEvents, jobsMethods } from './jobs';
 import { modelsEvents, modelsMethods } from './models';
 import { settingsEvents, settingsMethods } from './settings';
-import { sweepsEvents, sweepsMethods } from './sweeps';
+import { experimentsEvents, experimentsMethods } from './experiments';
 import { tasksEvents, tasksMethods } from './tasks';
 import { plansEvents, plansMethods } from './plans';
 
@@ -17,6 +17,8 @@ export * from './classify';
 export * from './jobs';
 export * from './settings';
 export * from './sweeps';
+export * from './comparisons';
+export * from './experiment-progress';
 export * from './experiments';
 export * from './plans';
 
@@ -26,7 +28,7 @@ export const apiMethods = {
   ...jobsMethods,
   ...settingsMethods,
   ...modelsMethods,
-  ...sweepsMethods,
+  ...experimentsMethods,
   ...plansMethods,
 };
 
@@ -36,7 +38,7 @@ export const apiEvents = {
   ...jobsEvents,
   ...settingsEvents,
   ...modelsEvents,
-  ...sweepsEvents,
+  ...experimentsEvents,
   ...plansEvents,
 };
 

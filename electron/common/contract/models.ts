@@ -1,16 +1,10 @@
-// The models part of the API contract: the model library, hardware and fit, downloads, and
-// generator × evaluator pairing comparisons. The zod schemas here are also the TypeScript types
+// The models part of the API contract: the model library, hardware and fit, downloads and remote
+// models (comparisons of models are experiments: comparisons.ts). The zod schemas here are also the TypeScript types
 // electron/models/ works with, so the library, the CLI and the UI can never disagree on a shape.
 // common/: no Node, no DOM.
 import { z } from 'zod';
-import { Budget, Price, Usage } from '../plan';
 import { method } from './define';
-import { CONCURRENCY, ROW_LIMIT } from '../settings';
-import { TatraSettings } from '../tatra';
 import { MaxInFlight, RemoteModelEntry, ServerProbe } from '../remote';
-import { ExperimentProgress } from './experiments';
-import { JobStatus } from './jobs';
-import { safeRecord } from '../records';
 
 // ---------------------------------------------------------------- library
 
@@ -189,96 +183,6 @@ export const DownloadState = z.object({
 });
 export type DownloadState = z.infer<typeof DownloadState>;
 
-// ---------------------------------------------------------------- comparisons
-
-export const ComparisonSpec = z.object({
-  /** Task id or path of a task file. */
-  task: z.string().min(1),
-  /** Path of the CSV/TSV/JSONL data set. */
-  dataset: z.string().min(1),
-  generators: z.array(z.string().min(1)).min(1).max(8),
-  evaluators: z.array(z.string().min(1)).min(1).max(8),
-  settings: TatraSettings,
-  limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
-  textColumn: z.string().optional(),
-  labelColumn: z.string().optional(),
-  /** gold value → task label. */
-  labelMap: safeRecord(z.string()).optional(),
-  contextSize: z.number().int().min(256).optional(),
-  /** Rows classified at once within each pair's job (default 4). */
-  concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
-});
-export type ComparisonSpec = z.infer<typeof ComparisonSpec>;
-export type ComparisonSpecInput = z.input<typeof ComparisonSpec>;
-
-/**
- * A pair in the words every kind of work uses (the jobs' JobStatus): `queued` before its job runs;
- * `paused` when its job stopped part-way (the comparison was paused or its process died).
- */
-export const PairStatus = JobStatus.exclude(['interrupted']);
-export type PairStatus = z.infer<typeof PairStatus>;
-
-export const ComparisonPair = z.object({
-  generator: z.string(),
-  evaluator: z.string(),
-  jobId: z.string().nullable(),
-  status: PairStatus,
-  rowsDone: z.number().int(),
-  rowsTotal: z.number().int(),
-  accuracy: z.number().nullable(),
-  macroF1: z.number().nullable(),
-  ms: z.number(),
-  /** Prompt + completion tokens the pair's job used (cached generator work counts 0). */
-  tokens: z.number(),
-  error: z.string().nullable(),
-});
-export type ComparisonPair = z.infer<typeof ComparisonPair>;
-
-/**
- * The jobs' words (JobStatus): `paused`: stopped, resumable; `interrupted`: stored as running, but
- * the process that ran it died, resumable; `cancelled`: stopped for good (still resumable
- * explicitly); `failed`: a pair failed.
- */
-export const ComparisonStatus = JobStatus;
-export type ComparisonStatus = JobStatus;
-
-export const ComparisonRecord = z.object({
-  id: z.string(),
-  createdAt: z.number(),
-  finishedAt: z.number().nullable(),
-  status: ComparisonStatus,
-  spec: ComparisonSpec,
-  /** In run order: generator-major, so each generator's work is done once and then reused. */
-  pairs: z.array(ComparisonPair),
-  error: z.string().nullable(),
-  /** Said before anything loads: models whose estimated memory does not fit this machine. */
-  warnings: z.array(z.string()).default([]),
-  /** The experiments' one progress model: pairs (jobs) and rows done, time, ETA. */
-  progress: ExperimentProgress.optional(),
-  /** What its jobs really sent to the models, together. */
-  usage: Usage.nullable().default(null),
-  /** The limit its jobs together stop before exceeding; null: none. */
-  budget: Budget.nullable().default(null),
-  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
-  stoppedBy: z.enum(['budget']).nullable().default(null),
-});
-export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
-
-export const ComparisonSummary = ComparisonRecord.pick({ id: true, createdAt: true, finishedAt: true, status: true, error: true, progress: true }).extend({
-  task: z.string(),
-  dataset: z.string(),
-  generators: z.array(z.string()),
-  evaluators: z.array(z.string()),
-});
-export type ComparisonSummary = z.infer<typeof ComparisonSummary>;
-
-/** Accuracy matrix, generators as rows and evaluators as columns (null: not finished). */
-export function comparisonMatrix(record: Pick<ComparisonRecord, 'spec' | 'pairs'>, metric: 'accuracy' | 'macroF1' = 'accuracy'): (number | null)[][] {
-  return record.spec.generators.map((g) =>
-    record.spec.evaluators.map((e) => record.pairs.find((p) => p.generator === g && p.evaluator === e)?.[metric] ?? null),
-  );
-}
-
 /** Short display name of a model path (file name without .gguf), for tables and charts. */
 export function modelLabel(path: string): string {
   // Remote models: remote:NAME as is; an inline openai+http://host:port/v1#MODEL as MODEL@host:port.
@@ -346,19 +250,8 @@ export const modelsMethods = {
   /** Adds (or replaces) `remote:NAME` after probing it; a wrong key, unknown model or non-OpenAI server is refused. */
   'models.remote.add': method(remoteTarget.extend({ name: z.string().min(1), maxInFlight: MaxInFlight.optional() }), RemoteModelStatus),
   'models.remote.remove': method(z.object({ name: z.string().min(1) }), z.object({ ok: z.boolean() })),
-  /** Starts a comparison and answers at once; progress arrives as `compare.progress`. */
-  'compare.start': method(ComparisonSpec.extend({ budget: Budget.optional(), price: Price.optional() }), ComparisonRecord),
-  'compare.cancel': method(z.object({ id: z.string() }), z.object({ ok: z.boolean() })),
-  /** Stops a running comparison after pausing its current pair's job (finished rows stay); resumable. */
-  'compare.pause': method(z.object({ id: z.string() }), ComparisonRecord),
-  /** Continues a paused, interrupted, cancelled or failed comparison: finished pairs stay, the rest run. */
-  /** budget: a new budget for all its jobs together (a resume may raise it). */
-  'compare.resume': method(z.object({ id: z.string(), budget: Budget.optional() }), ComparisonRecord),
-  'compare.list': method(z.object({}), z.array(ComparisonSummary)),
-  'compare.get': method(z.object({ id: z.string() }), ComparisonRecord),
 };
 
 export const modelsEvents = {
   'download.progress': DownloadState,
-  'compare.progress': ComparisonRecord,
 };

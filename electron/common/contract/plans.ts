@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { CostPlan, Price } from '../plan';
 import { ClassifyStartInput } from './classify';
 import { JobStartInput } from './jobs';
-import { ComparisonSpec } from './models';
+import { ComparisonSpec } from './comparisons';
 import { SweepStartInput } from './sweeps';
 import { method } from './define';
 

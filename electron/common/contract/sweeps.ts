@@ -1,15 +1,12 @@
 // Sensitivity sweeps (docs/method.md §12): one experiment over a grid of n, k and r values and several
 // seeds, stored in SQLite as one evaluation job per (n, k, seed) at the largest r. The same shapes
-// are the CLI's `tatra sweep --json` output, the API's answers and the Sweep view's data.
+// are the CLI's `tatra sweep --json` output and, under experiments.*, the API's answers.
 import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
-import { method } from './define';
 import { Budget, Price, Usage } from '../plan';
-import { ExperimentProgress } from './experiments';
+import { CellStatus, ExperimentProgress } from './experiment-progress';
 import { JobStatus } from './jobs';
 import { safeRecord } from '../records';
-
-const SweepId = z.string().min(1);
 
 /** A sorted list of distinct whole numbers (the order and repeats on a command line do not matter). */
 function valueList(name: string, min: number, max: number, most: number) {
@@ -52,11 +49,6 @@ export const SweepStartInput = z.object({
 });
 export type SweepStartInput = z.input<typeof SweepStartInput>;
 export type SweepStartSpec = z.output<typeof SweepStartInput>;
-
-/** `interrupted`: stored as running, but the process that ran it died; resume it. */
-/** A sweep's status is a job's (one vocabulary for every kind of work). */
-export const SweepStatus = JobStatus;
-export type SweepStatus = JobStatus;
 
 export const MeanStd = z.object({
   mean: z.number(),
@@ -121,20 +113,17 @@ export const SweepJob = z.object({
   k: z.number().int(),
   seed: z.number().int(),
   jobId: z.string().nullable(),
-  status: z.enum(['pending', 'queued', 'running', 'paused', 'cancelled', 'done', 'failed']),
+  status: CellStatus,
   rowsDone: z.number().int(),
   rowsTotal: z.number().int(),
 });
 export type SweepJob = z.infer<typeof SweepJob>;
 
-/** A sweep's progress: the experiments' one model (each job classifies every row at the largest r). */
-export const SweepProgress = z.object({ sweepId: SweepId }).extend(ExperimentProgress.shape);
-export type SweepProgress = z.infer<typeof SweepProgress>;
-
 export const SweepSummary = z.object({
-  id: SweepId,
+  id: z.string(),
   name: z.string(),
-  status: SweepStatus,
+  /** A job's words (one vocabulary for every kind of work). */
+  status: JobStatus,
   taskId: z.string(),
   dataPath: z.string(),
   generator: z.string(),
@@ -143,7 +132,8 @@ export const SweepSummary = z.object({
   createdAt: z.number(),
   updatedAt: z.number(),
   error: z.string().nullable(),
-  progress: SweepProgress,
+  /** The experiments' one progress model (each job classifies every row at the largest r). */
+  progress: ExperimentProgress,
   /** What its jobs really sent to the models, together (a shared answer counts once). */
   usage: Usage.nullable().default(null),
   /** The limit its jobs together stop before exceeding; null: none. */
@@ -167,24 +157,3 @@ export const SweepResult = SweepSummary.extend({
   deterministic: z.boolean().nullable().default(null),
 });
 export type SweepResult = z.infer<typeof SweepResult>;
-
-export const sweepsMethods = {
-  /** Creates a sweep and starts it in the background; answers at once. */
-  'sweeps.start': method(SweepStartInput, SweepSummary),
-  'sweeps.pause': method(z.object({ sweepId: SweepId }), SweepSummary),
-  /** Continues a paused or interrupted sweep: finished jobs stay, the rest run. */
-  /** budget: a new budget for all its jobs together (a resume may raise it). */
-  'sweeps.resume': method(z.object({ sweepId: SweepId, budget: Budget.optional() }), SweepSummary),
-  'sweeps.list': method(z.object({}).default({}), z.array(SweepSummary)),
-  /** The whole result so far: points aggregated over the seeds whose job is done. */
-  'sweeps.get': method(z.object({ sweepId: SweepId }), SweepResult),
-  /** Writes the CSV (one line per point) or JSON (the result) export into the data folder's exports. */
-  'sweeps.export': method(
-    z.object({ sweepId: SweepId, format: z.enum(['csv', 'json']) }),
-    z.object({ path: z.string(), filename: z.string(), bytes: z.number().int() }),
-  ),
-};
-
-export const sweepsEvents = {
-  'sweep.progress': SweepProgress.extend({ status: SweepStatus }),
-};

@@ -1,174 +1,122 @@
-// Sweeps and comparisons: the long experiments, kept the way evaluation jobs are (jobsSlice): the
-// history, the full record of those opened, live progress from the host's events (wired once in
-// connectStore, so every page, a reload or a second window sees them), the actions (start,
-// pause, resume, cancel) and one error per kind. Views only read and call; the work runs in the
+// Sweeps and comparisons: the long experiments, kept the way evaluation jobs are (jobsSlice), over
+// the one experiments.* API: the history of both kinds, the full result of those opened, live
+// progress from the host's `experiment.progress` events (wired once in connectStore, so every page,
+// a reload or a second window sees them), the actions (start, pause, resume, cancel, export) and
+// one error per kind. Views (SweepView, CompareView) each read their kind; the work runs in the
 // main process.
-import type { ComparisonRecord, ComparisonSpecInput, ComparisonSummary } from '../../../electron/common/contract/models';
-import type { SweepProgress, SweepResult, SweepStatus, SweepSummary } from '../../../electron/common/contract/sweeps';
-import type { MethodInput } from '../../../electron/common/contract';
+import type { ExperimentKind, ExperimentProgressEvent, ExperimentResult, ExperimentStartInput, ExperimentSummary } from '../../../electron/common/contract/experiments';
 import type { Budget } from '../../../electron/common/plan';
 import { getApi, messageOf } from '../api/client';
 import type { SliceCreator } from './types';
 
 export type ExperimentAction = 'pause' | 'resume' | 'cancel';
-export type LiveSweep = SweepProgress & { status: SweepStatus };
+export type ExperimentOf<K extends ExperimentKind, T extends { kind: ExperimentKind } = ExperimentSummary> = Extract<T, { kind: K }>;
 
 export interface ExperimentsSlice {
-  /** Null until loaded. */
-  sweeps: SweepSummary[] | null;
-  /** Full results of sweeps opened, by id, refetched as their jobs finish. */
-  sweepResults: Record<string, SweepResult>;
-  /** The latest progress event of each sweep seen running. */
-  sweepLive: Record<string, LiveSweep>;
-  sweepError: string | null;
-  loadSweeps(): Promise<void>;
-  openSweep(id: string): Promise<void>;
-  startSweep(input: MethodInput<'sweeps.start'>): Promise<SweepSummary | null>;
+  /** Both kinds, newest first; null until loaded. */
+  experiments: ExperimentSummary[] | null;
+  /** Full results of experiments opened, by id, read again as they progress. */
+  experimentResults: Record<string, ExperimentResult>;
+  /** The latest progress event of each experiment seen running. */
+  experimentLive: Record<string, ExperimentProgressEvent>;
+  /** One error per kind, each shown by its kind's view. */
+  experimentError: Record<ExperimentKind, string | null>;
+  loadExperiments(): Promise<void>;
+  openExperiment(kind: ExperimentKind, id: string): Promise<void>;
+  startExperiment(input: ExperimentStartInput): Promise<ExperimentSummary | null>;
   /** opts.budget: a resume's new budget for all its jobs together. */
-  sweepAction(id: string, action: Exclude<ExperimentAction, 'cancel'>, opts?: { budget?: Budget }): Promise<void>;
-  handleSweepProgress(p: LiveSweep): void;
-  /** Writes a sweep's export; where it is and, in browser mode, a URL that downloads it. */
-  exportSweep(id: string, format: 'csv' | 'json'): Promise<{ path: string; url: string | null } | null>;
-
-  comparisons: ComparisonSummary[];
-  /** Full records of comparisons opened or running, by id. */
-  comparisonRecords: Record<string, ComparisonRecord>;
-  compareError: string | null;
-  loadComparisons(): Promise<void>;
-  openComparison(id: string): Promise<void>;
-  startComparison(spec: ComparisonSpecInput): Promise<ComparisonRecord | null>;
-  /** opts.budget: a resume's new budget for all its jobs together. */
-  comparisonAction(id: string, action: ExperimentAction, opts?: { budget?: Budget }): Promise<void>;
-  handleCompareProgress(r: ComparisonRecord): void;
+  experimentAction(kind: ExperimentKind, id: string, action: ExperimentAction, opts?: { budget?: Budget }): Promise<void>;
+  /** Writes an experiment's export; where it is and, in browser mode, a URL that downloads it. */
+  exportExperiment(kind: ExperimentKind, id: string, format: 'csv' | 'json'): Promise<{ path: string; url: string | null } | null>;
+  handleExperimentProgress(e: ExperimentProgressEvent): void;
 }
 
-const summaryOf = (r: ComparisonRecord): ComparisonSummary => ({
-  id: r.id,
-  createdAt: r.createdAt,
-  finishedAt: r.finishedAt,
-  status: r.status,
-  error: r.error,
-  ...(r.progress ? { progress: r.progress } : {}),
-  task: r.spec.task,
-  dataset: r.spec.dataset,
-  generators: r.spec.generators,
-  evaluators: r.spec.evaluators,
-});
-
-function upsertSweep(list: SweepSummary[] | null, s: SweepSummary): SweepSummary[] {
+function upsert(list: ExperimentSummary[] | null, s: ExperimentSummary): ExperimentSummary[] {
   return [s, ...(list ?? []).filter((x) => x.id !== s.id)].sort((a, b) => b.createdAt - a.createdAt);
 }
 
-export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get) => ({
-  sweeps: null,
-  sweepResults: {},
-  sweepLive: {},
-  sweepError: null,
-  async loadSweeps() {
+export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get) => {
+  const setError = (kind: ExperimentKind, message: string | null) => set({ experimentError: { ...get().experimentError, [kind]: message } });
+  /** Ids being read again, and whether another event asked for a fresh read meanwhile: one read at a time each. */
+  const reading = new Map<string, boolean>();
+  const readAgain = async (kind: ExperimentKind, id: string): Promise<void> => {
+    if (reading.has(id)) {
+      reading.set(id, true);
+      return;
+    }
     try {
-      set({ sweeps: await getApi().call('sweeps.list', {}), sweepError: null });
-    } catch (e) {
-      set({ sweepError: messageOf(e) });
+      do {
+        reading.set(id, false);
+        await get().openExperiment(kind, id);
+      } while (reading.get(id) === true);
+    } finally {
+      reading.delete(id);
     }
-  },
-  async openSweep(id) {
-    try {
-      const r = await getApi().call('sweeps.get', { sweepId: id });
-      set({ sweepResults: { ...get().sweepResults, [id]: r }, sweepError: null });
-    } catch (e) {
-      set({ sweepError: messageOf(e) });
-    }
-  },
-  async startSweep(input) {
-    set({ sweepError: null });
-    try {
-      const s = await getApi().call('sweeps.start', input);
-      set({ sweeps: upsertSweep(get().sweeps, s) });
-      return s;
-    } catch (e) {
-      set({ sweepError: messageOf(e) });
-      return null;
-    }
-  },
-  async sweepAction(id, action, opts = {}) {
-    set({ sweepError: null });
-    try {
-      const s = action === 'pause' ? await getApi().call('sweeps.pause', { sweepId: id }) : await getApi().call('sweeps.resume', { sweepId: id, ...(opts.budget ? { budget: opts.budget } : {}) });
-      set({ sweeps: upsertSweep(get().sweeps, s) });
-      await get().openSweep(id);
-    } catch (e) {
-      set({ sweepError: messageOf(e) });
-    }
-  },
-  async exportSweep(id, format) {
-    try {
-      const out = await getApi().call('sweeps.export', { sweepId: id, format });
-      return { path: out.path, url: getApi().downloadUrl(out.path) };
-    } catch (e) {
-      set({ sweepError: `Export failed: ${messageOf(e)}` });
-      return null;
-    }
-  },
-  handleSweepProgress(p) {
-    const before = get().sweepLive[p.sweepId];
-    set({ sweepLive: { ...get().sweepLive, [p.sweepId]: p } });
-    const known = get().sweeps?.find((s) => s.id === p.sweepId);
-    if (known) {
-      const { status, sweepId: _id, ...progress } = p;
-      set({ sweeps: upsertSweep(get().sweeps, { ...known, status, progress: { sweepId: p.sweepId, ...progress } }) });
-    }
-    // The points change when a job finishes or the status does: read the result again then.
-    if (get().sweepResults[p.sweepId] && (before?.jobsDone !== p.jobsDone || before?.status !== p.status)) void get().openSweep(p.sweepId);
-  },
-
-  comparisons: [],
-  comparisonRecords: {},
-  compareError: null,
-  async loadComparisons() {
-    try {
-      set({ comparisons: await getApi().call('compare.list', {}) });
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-    }
-  },
-  async openComparison(id) {
-    try {
-      const rec = await getApi().call('compare.get', { id });
-      set({ comparisonRecords: { ...get().comparisonRecords, [id]: rec }, compareError: null });
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-    }
-  },
-  async startComparison(spec) {
-    set({ compareError: null });
-    try {
-      const rec = await getApi().call('compare.start', spec);
-      // A progress event may already have arrived: never go back to an older record.
-      const known = get().comparisonRecords[rec.id];
-      set({
-        comparisonRecords: { ...get().comparisonRecords, [rec.id]: known ?? rec },
-        comparisons: [summaryOf(known ?? rec), ...get().comparisons.filter((c) => c.id !== rec.id)],
-      });
-      return rec;
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-      return null;
-    }
-  },
-  async comparisonAction(id, action, opts = {}) {
-    set({ compareError: null });
-    try {
-      if (action === 'cancel') await getApi().call('compare.cancel', { id });
-      else if (action === 'pause') get().handleCompareProgress(await getApi().call('compare.pause', { id }));
-      else get().handleCompareProgress(await getApi().call('compare.resume', { id, ...(opts.budget ? { budget: opts.budget } : {}) }));
-    } catch (e) {
-      set({ compareError: messageOf(e) });
-    }
-  },
-  handleCompareProgress(r) {
-    set({
-      comparisonRecords: { ...get().comparisonRecords, [r.id]: r },
-      comparisons: [summaryOf(r), ...get().comparisons.filter((c) => c.id !== r.id)].sort((a, b) => b.createdAt - a.createdAt),
-    });
-  },
-});
+  };
+  return {
+    experiments: null,
+    experimentResults: {},
+    experimentLive: {},
+    experimentError: { sweep: null, compare: null },
+    async loadExperiments() {
+      try {
+        set({ experiments: await getApi().call('experiments.list', {}), experimentError: { sweep: null, compare: null } });
+      } catch (e) {
+        set({ experimentError: { sweep: messageOf(e), compare: messageOf(e) } });
+      }
+    },
+    async openExperiment(kind, id) {
+      try {
+        const r = await getApi().call('experiments.get', { id });
+        set({ experimentResults: { ...get().experimentResults, [id]: r } });
+        setError(kind, null);
+      } catch (e) {
+        setError(kind, messageOf(e));
+      }
+    },
+    async startExperiment(input) {
+      setError(input.kind, null);
+      try {
+        const s = await getApi().call('experiments.start', input);
+        set({ experiments: upsert(get().experiments, s) });
+        return s;
+      } catch (e) {
+        setError(input.kind, messageOf(e));
+        return null;
+      }
+    },
+    async experimentAction(kind, id, action, opts = {}) {
+      setError(kind, null);
+      try {
+        const s =
+          action === 'resume'
+            ? await getApi().call('experiments.resume', { id, ...(opts.budget ? { budget: opts.budget } : {}) })
+            : await getApi().call(action === 'pause' ? 'experiments.pause' : 'experiments.cancel', { id });
+        set({ experiments: upsert(get().experiments, s) });
+        await get().openExperiment(kind, id);
+      } catch (e) {
+        setError(kind, messageOf(e));
+      }
+    },
+    async exportExperiment(kind, id, format) {
+      try {
+        const out = await getApi().call('experiments.export', { id, format });
+        return { path: out.path, url: getApi().downloadUrl(out.path) };
+      } catch (e) {
+        setError(kind, `Export failed: ${messageOf(e)}`);
+        return null;
+      }
+    },
+    handleExperimentProgress(e) {
+      const before = get().experimentLive[e.id];
+      set({ experimentLive: { ...get().experimentLive, [e.id]: e } });
+      const known = get().experiments?.find((s) => s.id === e.id);
+      if (known) set({ experiments: upsert(get().experiments, { ...known, status: e.status, progress: e.progress } as ExperimentSummary) });
+      else void get().loadExperiments();
+      // An opened result is read again: a sweep's points when a job finishes or the status changes
+      // (reading them aggregates every row), a comparison's pairs with every event.
+      if (!get().experimentResults[e.id]) return;
+      if (e.kind === 'compare' || before?.progress.jobsDone !== e.progress.jobsDone || before?.status !== e.status) void readAgain(e.kind, e.id);
+    },
+  };
+};

@@ -40,8 +40,7 @@ export function connectStore(store: typeof useStore = useStore): () => void {
     api.on('job.status', (p) => store.getState().handleJobStatus(p)),
     // All long work is followed here, once, whatever view is open: evaluations, sweeps,
     // comparisons and downloads alike (a view never subscribes on its own).
-    api.on('sweep.progress', (p) => store.getState().handleSweepProgress(p)),
-    api.on('compare.progress', (r) => store.getState().handleCompareProgress(r)),
+    api.on('experiment.progress', (e) => store.getState().handleExperimentProgress(e)),
     api.on('download.progress', (d) => store.getState().handleDownloadProgress(d)),
     api.on('settings.changed', (s) => {
       const before = store.getState().settings;
@@ -56,8 +55,7 @@ export function connectStore(store: typeof useStore = useStore): () => void {
       store.getState().setConnected(connected);
       if (connected && !wasConnected) {
         void store.getState().loadJobs();
-        void store.getState().loadSweeps();
-        void store.getState().loadComparisons();
+        void store.getState().loadExperiments();
         void store.getState().loadDownloads();
         void store.getState().restoreClassify();
       }

@@ -4,7 +4,8 @@
 // and grouped bars like the paper's cross-model table.
 import { useEffect, useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { comparisonMatrix, modelLabel, type ComparisonRecord } from '../../../electron/common/contract/models';
+import { modelLabel } from '../../../electron/common/contract/models';
+import { comparisonMatrix, type ComparisonRecord } from '../../../electron/common/contract/comparisons';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ChartFigure } from '../components/ChartFigure';
 import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
@@ -20,6 +21,9 @@ import { useSeededField, useSeededFields } from '../components/seededFields';
 import { useResolvedColor } from '../components/VoteCharts';
 import { Welcome } from '../components/Welcome';
 import { useStore } from '../store';
+import type { ExperimentAction } from '../store/experimentsSlice';
+import { useExperimentList, useExperimentResult } from '../store/useExperiments';
+import type { Budget } from '../../../electron/common/plan';
 import { taskById } from '../store/tasksSlice';
 import { formatHash } from '../store/uiSlice';
 
@@ -86,8 +90,8 @@ function SetupCard() {
   const draft = useStore((s) => s.draft);
   const setDraft = useStore((s) => s.setDraft);
   const saved = useStore((s) => s.settings);
-  const start = useStore((s) => s.startComparison);
-  const error = useStore((s) => s.compareError);
+  const startExperiment = useStore((s) => s.startExperiment);
+  const error = useStore((s) => s.experimentError.compare);
   const navigate = useStore((s) => s.navigate);
   // Like Evaluate: the saved run settings, the chosen models (the first one a newcomer adds is chosen for every form).
   const [tatra, setTatra] = useSeededFields<TatraSettings>(saved?.tatra ?? DEFAULT_SETTINGS);
@@ -102,7 +106,9 @@ function SetupCard() {
   const run = async () => {
     if (!ready || !draft.inputColumn || !draft.goldColumn) return;
     setBusy(true);
-    const rec = await start({
+    const rec = await startExperiment({
+      kind: 'compare',
+      spec: {
       task: taskId,
       dataset: draft.path,
       generators,
@@ -113,6 +119,7 @@ function SetupCard() {
       labelMap: chosenLabelMap(draft.labelMap),
       ...(draft.limit !== null ? { limit: draft.limit } : {}),
       ...(budget.budget ? { budget: budget.budget } : {}),
+      },
     });
     setBusy(false);
     if (rec) navigate({ view: 'compare', id: rec.id });
@@ -235,7 +242,8 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
 }
 
 function ResultCard({ rec }: { rec: ComparisonRecord }) {
-  const act = useStore((s) => s.comparisonAction);
+  const experimentAction = useStore((s) => s.experimentAction);
+  const act = (id: string, action: ExperimentAction, opts?: { budget?: Budget }) => experimentAction('compare', id, action, opts);
   const navigate = useStore((s) => s.navigate);
   const s = rec.spec.settings;
   const running = rec.status === 'running';
@@ -332,7 +340,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
 }
 
 function HistoryCard() {
-  const comparisons = useStore((s) => s.comparisons);
+  const comparisons = useExperimentList('compare');
   return (
     <WorkHistory
       title="Comparisons"
@@ -353,11 +361,11 @@ function HistoryCard() {
 
 /** One comparison: read when opened, then kept current by its progress events (connectStore). */
 function ComparisonDetail({ id }: { id: string }) {
-  const rec = useStore((s) => s.comparisonRecords[id]);
-  const error = useStore((s) => s.compareError);
-  const open = useStore((s) => s.openComparison);
+  const rec = useExperimentResult('compare', id);
+  const error = useStore((s) => s.experimentError.compare);
+  const open = useStore((s) => s.openExperiment);
   useEffect(() => {
-    void open(id);
+    void open('compare', id);
   }, [id, open]);
   return (
     <div className="page" data-testid="compare-detail">
@@ -369,10 +377,10 @@ function ComparisonDetail({ id }: { id: string }) {
 
 export function CompareView() {
   const route = useStore((s) => s.route);
-  const loadComparisons = useStore((s) => s.loadComparisons);
+  const loadExperiments = useStore((s) => s.loadExperiments);
   useEffect(() => {
-    void loadComparisons();
-  }, [loadComparisons]);
+    void loadExperiments();
+  }, [loadExperiments]);
   if (route.id) return <ComparisonDetail id={route.id} key={route.id} />;
   return (
     <div className="page">

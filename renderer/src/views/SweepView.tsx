@@ -15,6 +15,7 @@ import { RowLimitField, StatusChip, TaskAndModels, draftData, chosenRows, modelP
 import { AccuracyLines, CostScatter, KnHeatmap } from '../components/SweepCharts';
 import { duration, pct } from '../components/labels';
 import { useStore } from '../store';
+import { useExperimentList, useExperimentResult } from '../store/useExperiments';
 import { Welcome } from '../components/Welcome';
 import { BudgetField, BudgetStopBanner, useBudget } from '../components/BudgetField';
 
@@ -38,8 +39,8 @@ function SetupCard() {
   const setDraft = useStore((s) => s.setDraft);
   const tasks = useStore((s) => s.tasks);
   const navigate = useStore((s) => s.navigate);
-  const startSweep = useStore((s) => s.startSweep);
-  const error = useStore((s) => s.sweepError);
+  const startExperiment = useStore((s) => s.startExperiment);
+  const error = useStore((s) => s.experimentError.sweep);
   const models = useModelPair();
   const [lists, setLists] = useState<Record<(typeof GRID_FIELDS)[number]['key'], string>>({ n: '0,2,5', k: '4,8', r: '1,3,5', seeds: '1,2,3' });
   const [starting, setStarting] = useState(false);
@@ -66,7 +67,7 @@ function SetupCard() {
   const start = async () => {
     if (!ready || !request) return;
     setStarting(true);
-    const s = await startSweep({ ...request, ...(budget.budget ? { budget: budget.budget } : {}) });
+    const s = await startExperiment({ kind: 'sweep', spec: { ...request, ...(budget.budget ? { budget: budget.budget } : {}) } });
     setStarting(false);
     if (s) navigate({ view: 'sweep', id: s.id });
   };
@@ -113,11 +114,11 @@ function SetupCard() {
 }
 
 function History() {
-  const sweeps = useStore((s) => s.sweeps);
-  const loadSweeps = useStore((s) => s.loadSweeps);
+  const sweeps = useExperimentList('sweep');
+  const loadExperiments = useStore((s) => s.loadExperiments);
   useEffect(() => {
-    void loadSweeps();
-  }, [loadSweeps]);
+    void loadExperiments();
+  }, [loadExperiments]);
   return (
     <WorkHistory
       title="Sweeps"
@@ -139,24 +140,24 @@ function History() {
 function SweepDetail({ id }: { id: string }) {
   const navigate = useStore((s) => s.navigate);
   // Read when opened, then kept current by its progress events (connectStore): the jobs' pattern.
-  const result = useStore((s) => s.sweepResults[id]);
-  const live = useStore((s) => s.sweepLive[id]);
-  const error = useStore((s) => s.sweepError);
-  const openSweep = useStore((s) => s.openSweep);
-  const sweepAction = useStore((s) => s.sweepAction);
-  const exportSweep = useStore((s) => s.exportSweep);
+  const result = useExperimentResult('sweep', id);
+  const live = useStore((s) => s.experimentLive[id]);
+  const error = useStore((s) => s.experimentError.sweep);
+  const openExperiment = useStore((s) => s.openExperiment);
+  const experimentAction = useStore((s) => s.experimentAction);
+  const exportExperiment = useStore((s) => s.exportExperiment);
   useEffect(() => {
-    void openSweep(id);
-  }, [id, openSweep]);
+    void openExperiment('sweep', id);
+  }, [id, openExperiment]);
   const [busy, setBusy] = useState(false);
   const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
   const act = async (action: 'pause' | 'resume', budget?: Budget) => {
     setBusy(true);
-    await sweepAction(id, action, budget ? { budget } : {});
+    await experimentAction('sweep', id, action, budget ? { budget } : {});
     setBusy(false);
   };
   const doExport = async (format: 'csv' | 'json') => {
-    const out = await exportSweep(id, format);
+    const out = await exportExperiment('sweep', id, format);
     if (!out) return;
     setExported(out);
     if (out.url) window.location.assign(out.url);
@@ -170,7 +171,7 @@ function SweepDetail({ id }: { id: string }) {
       </div>
     );
   }
-  const progress = live ?? { ...result.progress, status: result.status };
+  const progress = live ? { ...live.progress, status: live.status } : { ...result.progress, status: result.status };
   const status = live?.status ?? result.status;
   const charted = result.points.some((p) => p.accuracy !== null);
   const { generatorCalls: gen, evaluatorCalls: ev } = result.sharing;

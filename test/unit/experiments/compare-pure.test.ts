@@ -2,10 +2,10 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newComparisonRecord, orderPairs } from '../../../electron/experiments';
-import { comparisonMatrix } from '../../../electron/models';
-import { ComparisonStatus, PairStatus } from '../../../electron/common/contract/models';
+import { ComparisonRecord, ComparisonSummary, comparisonMatrix } from '../../../electron/common/contract/comparisons';
+import { CellStatus } from '../../../electron/common/contract/experiment-progress';
 import { JobStatus, StoredJobStatus } from '../../../electron/common/contract/jobs';
-import { SweepStatus } from '../../../electron/common/contract/sweeps';
+import { SweepJob, SweepSummary } from '../../../electron/common/contract/sweeps';
 
 describe('orderPairs', () => {
   it('is generator-major, with the generator itself first among its evaluators', () => {
@@ -40,10 +40,13 @@ describe('newComparisonRecord', () => {
 });
 
 describe('one vocabulary', () => {
-  it('comparisons, their pairs and sweeps say the words jobs say (failed, not error; queued)', () => {
-    expect(ComparisonStatus.options).toEqual(JobStatus.options);
-    expect(SweepStatus.options).toEqual(JobStatus.options);
-    expect(PairStatus.options).toEqual(StoredJobStatus.options);
+  it('comparisons, sweeps and their cells say the words jobs say (failed, not error; queued, not pending)', () => {
+    expect(ComparisonRecord.shape.status.options).toEqual(JobStatus.options);
+    expect(ComparisonSummary.shape.status.options).toEqual(JobStatus.options);
+    expect(SweepSummary.shape.status.options).toEqual(JobStatus.options);
+    expect(CellStatus.options).toEqual(StoredJobStatus.options);
+    expect(SweepJob.shape.status).toBe(CellStatus);
+    expect(ComparisonRecord.shape.pairs.element.shape.status).toBe(CellStatus);
   });
 });
 

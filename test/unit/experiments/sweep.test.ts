@@ -144,7 +144,7 @@ describe('SweepManager', () => {
     const { id } = await first.sweeps.create(spec);
     const paused = new Promise<void>((resolve) => {
       const off = first.sweeps.onProgress((p) => {
-        if (p.sweepId === id && p.jobsDone >= 2 && p.rowsDone > p.jobsDone * 6) {
+        if (p.id === id && p.progress.jobsDone >= 2 && p.progress.rowsDone > p.progress.jobsDone * 6) {
           off();
           void first.sweeps.pause(id).then(() => resolve());
         }

@@ -93,15 +93,21 @@ describe('models API', () => {
   it('answers a comparison with a bad model as a user error, and lists none', async () => {
     await writeFile(join(dir, 'x.csv'), 'text,label\nhello,1\n');
     await writeFile(join(dir, 'bad.gguf'), 'nope');
-    const r = await host.invoke('compare.start', {
-      task: 'sst2',
-      dataset: join(dir, 'x.csv'),
-      generators: [join(dir, 'bad.gguf')],
-      evaluators: [join(dir, 'bad.gguf')],
-      settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' },
+    const r = await host.invoke('experiments.start', {
+      kind: 'compare',
+      spec: {
+        task: 'sst2',
+        dataset: join(dir, 'x.csv'),
+        generators: [join(dir, 'bad.gguf')],
+        evaluators: [join(dir, 'bad.gguf')],
+        settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' },
+      },
     });
     expect(r).toMatchObject({ ok: false, error: { code: 'gguf_invalid' } });
-    expect(await call<unknown[]>('compare.list', {})).toEqual([]);
-    expect(await host.invoke('compare.get', { id: 'nope' })).toMatchObject({ ok: false, error: { code: 'compare_unknown' } });
+    expect(await call<unknown[]>('experiments.list', { kind: 'compare' })).toEqual([]);
+    // One id form for every kind: an id that names no sweep and no comparison is one error.
+    for (const method of ['experiments.get', 'experiments.pause', 'experiments.resume', 'experiments.cancel'] as const) {
+      expect(await host.invoke(method, { id: 'nope' })).toMatchObject({ ok: false, error: { code: 'experiment_unknown', message: 'no experiment "nope"' } });
+    }
   });
 });

@@ -87,7 +87,7 @@ const METHODS = ['GET', 'GET', 'POST', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH',
 const SERVE_PATHS = ['/', '/index.html', '/assets/app.js', '/assets/big.js', '/assets/nope.js', '/evaluate/x', '/api/invoke', '/api/upload?name=x.csv', '/api/upload?name=../../../etc/passwd', '/api/download?path=x', '/api/events', '/api/nothing', '/?token=wrong'];
 const API_PATHS = ['/healthz', '/metrics', '/v1/models', '/v1/models/tatra%2Fsst2', '/v1/models/nope', '/v1/chat/completions', '/v1/classify', '/v1/embeddings', '/'];
 const HOSTILE_PATHS = ['//x:99999/', 'http://[::1:99999/v1/models', '//[/', 'http://:/', '*', '/%E0%A4%A', '/%', '/%00', '/..%2f..%2fetc%2fpasswd', '/a%5cb', '/\u00e9', `/${'a'.repeat(9000)}`, '/v1/models/%E0%A4%A', '/api/download?path=%2Fetc%2Fpasswd', '/?&&&==&', 'http://127.0.0.1/v1/models'];
-const SAFE_INVOKE = ['tasks.list', 'app.info', 'settings.get', 'jobs.list', 'jobs.get', 'jobs.preview', 'classify.get', 'compare.list', 'models.list', 'no.such', '__proto__', 'constructor'];
+const SAFE_INVOKE = ['tasks.list', 'app.info', 'settings.get', 'jobs.list', 'jobs.get', 'jobs.preview', 'classify.get', 'experiments.list', 'models.list', 'no.such', '__proto__', 'constructor'];
 
 function randomText(rng: Rng, n: number): string {
   let s = '';

@@ -1,0 +1,91 @@
+// Comparisons of models: one experiment over a generator × evaluator grid on one
+// data set, one evaluation job per pair, run generator-major so each generator's work is done once.
+// The same shapes are `tatra compare --json`'s output and, under experiments.*, the API's answers.
+import { z } from 'zod';
+import { Budget, Price, Usage } from '../plan';
+import { CONCURRENCY, ROW_LIMIT } from '../settings';
+import { TatraSettings } from '../tatra';
+import { safeRecord } from '../records';
+import { CellStatus, ExperimentProgress } from './experiment-progress';
+import { JobStatus } from './jobs';
+
+export const ComparisonSpec = z.object({
+  /** Task id or path of a task file. */
+  task: z.string().min(1),
+  /** Path of the CSV/TSV/JSONL data set. */
+  dataset: z.string().min(1),
+  generators: z.array(z.string().min(1)).min(1).max(8),
+  evaluators: z.array(z.string().min(1)).min(1).max(8),
+  settings: TatraSettings,
+  limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
+  textColumn: z.string().optional(),
+  labelColumn: z.string().optional(),
+  /** gold value → task label. */
+  labelMap: safeRecord(z.string()).optional(),
+  contextSize: z.number().int().min(256).optional(),
+  /** Rows classified at once within each pair's job (default 4). */
+  concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
+});
+export type ComparisonSpec = z.infer<typeof ComparisonSpec>;
+export type ComparisonSpecInput = z.input<typeof ComparisonSpec>;
+
+/** What starting a comparison takes: its spec and, for all its jobs together, a budget. */
+export const ComparisonStartInput = ComparisonSpec.extend({
+  budget: Budget.optional(),
+  /** Prices every model (a usd budget); default: remote entries' prices. */
+  price: Price.optional(),
+});
+
+export const ComparisonPair = z.object({
+  generator: z.string(),
+  evaluator: z.string(),
+  jobId: z.string().nullable(),
+  status: CellStatus,
+  rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
+  accuracy: z.number().nullable(),
+  macroF1: z.number().nullable(),
+  ms: z.number(),
+  /** Prompt + completion tokens the pair's job used (cached generator work counts 0). */
+  tokens: z.number(),
+  error: z.string().nullable(),
+});
+export type ComparisonPair = z.infer<typeof ComparisonPair>;
+
+export const ComparisonRecord = z.object({
+  id: z.string(),
+  createdAt: z.number(),
+  finishedAt: z.number().nullable(),
+  /** The jobs' words: `interrupted`: its process died; `failed`: a pair failed. */
+  status: JobStatus,
+  spec: ComparisonSpec,
+  /** In run order: generator-major, so each generator's work is done once and then reused. */
+  pairs: z.array(ComparisonPair),
+  error: z.string().nullable(),
+  /** Said before anything loads: models whose estimated memory does not fit this machine. */
+  warnings: z.array(z.string()).default([]),
+  /** The experiments' one progress model: pairs (jobs) and rows done, time, ETA. */
+  progress: ExperimentProgress,
+  /** What its jobs really sent to the models, together. */
+  usage: Usage.nullable().default(null),
+  /** The limit its jobs together stop before exceeding; null: none. */
+  budget: Budget.nullable().default(null),
+  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
+  stoppedBy: z.enum(['budget']).nullable().default(null),
+});
+export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
+
+export const ComparisonSummary = ComparisonRecord.pick({ id: true, createdAt: true, finishedAt: true, status: true, error: true, progress: true }).extend({
+  task: z.string(),
+  dataset: z.string(),
+  generators: z.array(z.string()),
+  evaluators: z.array(z.string()),
+});
+export type ComparisonSummary = z.infer<typeof ComparisonSummary>;
+
+/** Accuracy matrix, generators as rows and evaluators as columns (null: not finished). */
+export function comparisonMatrix(record: Pick<ComparisonRecord, 'spec' | 'pairs'>, metric: 'accuracy' | 'macroF1' = 'accuracy'): (number | null)[][] {
+  return record.spec.generators.map((g) =>
+    record.spec.evaluators.map((e) => record.pairs.find((p) => p.generator === g && p.evaluator === e)?.[metric] ?? null),
+  );
+}

@@ -1,0 +1,28 @@
+// What sweeps and comparisons share: both are long experiments made of evaluation jobs, one per
+// cell of a grid, run one after another and resumed after a stop or a kill
+// (electron/experiments/experiment.ts). One progress model and one cell status for both; their
+// own shapes (sweeps.ts, comparisons.ts) use them, and experiments.ts is their one API.
+import { z } from 'zod';
+import { JobStatus } from './jobs';
+
+export const ExperimentProgress = z.object({
+  /** Cells (jobs) finished. */
+  jobsDone: z.number().int(),
+  jobsTotal: z.number().int(),
+  /** Rows classified over every job (each job classifies every row). */
+  rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
+  /** Time the jobs spent running, summed. */
+  elapsedSeconds: z.number(),
+  /** null until a rate is known. */
+  etaSeconds: z.number().nullable(),
+});
+export type ExperimentProgress = z.infer<typeof ExperimentProgress>;
+
+/**
+ * A cell (a sweep's job, a comparison's pair) in the words every kind of work uses (JobStatus):
+ * `queued` before its job runs; `paused` when its job stopped part-way (the experiment was paused
+ * or its process died), so never `interrupted`.
+ */
+export const CellStatus = JobStatus.exclude(['interrupted']);
+export type CellStatus = z.infer<typeof CellStatus>;
