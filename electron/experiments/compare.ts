@@ -148,7 +148,7 @@ const comparisonDefinition: ExperimentDefinition<StoredComparisonSpec, PairCell>
   concurrency: ({ spec }) => spec.concurrency ?? 4,
   // A pair that fails is recorded with its error; the other pairs still count.
   onJobFailed: 'continue',
-  // Each event carries the whole record (every pair's job read back): a few a second at most.
+  // A view reads the whole record again with each event (every pair's job read back): a few a second at most.
   publishEveryMs: 250,
 };
 

@@ -324,9 +324,14 @@ export class ExperimentRunner<Spec, Cell> {
     return limit <= spentIn(job, budget.kind) ? 'spent' : { budget: { ...budget, limit } };
   }
 
-  /** Leases what `cell` holds, after releasing what it does not (so two generators are never both held). */
-  private async holdFor(spec: Spec, cell: Cell, holds: Map<string, BackendLease>, signal: AbortSignal): Promise<void> {
-    if (!this.pool) return;
+  /**
+   * Leases what `cell` holds, after releasing what it does not (so two generators are never both
+   * held). Returns why a model could not be loaded (one line, e.g. "cannot load m.gguf: llama.cpp
+   * refused it (…)"), or null: the cell's job then fails with it, never started only to try the
+   * same load again.
+   */
+  private async holdFor(spec: Spec, cell: Cell, holds: Map<string, BackendLease>, signal: AbortSignal): Promise<string | null> {
+    if (!this.pool) return null;
     const want = new Set(this.def.hold(spec, cell));
     for (const [path, lease] of [...holds]) {
       if (want.has(path)) continue;
@@ -339,9 +344,10 @@ export class ExperimentRunner<Spec, Cell> {
         holds.set(path, await this.pool.acquire(path, { signal, sequences: this.def.concurrency(spec) }));
       } catch (e) {
         if (isAbortError(e)) throw e;
-        // The job reports the load failure itself.
+        return errorMessage(e);
       }
     }
+    return null;
   }
 
   private async run(id: string, runner: Runner): Promise<void> {
@@ -381,7 +387,19 @@ export class ExperimentRunner<Spec, Cell> {
           runner.reason = budgetReason(this.store.get(id)!.budget!);
           break;
         }
-        await this.holdFor(exp.spec, cell, holds, signal);
+        const loadFailure = await this.holdFor(exp.spec, cell, holds, signal);
+        if (loadFailure !== null) {
+          // The cell's job fails as it would have on that load, recorded without running it.
+          this.jobStore.setStatus(job.id, 'failed', loadFailure);
+          const error = `job ${job.id} (${this.def.describe(cell)}) failed: ${loadFailure}`;
+          if (this.def.onJobFailed === 'stop') {
+            failure = error;
+            break;
+          }
+          failedCells.push(error);
+          this.publish(id, true);
+          continue;
+        }
         runner.current = job.id;
         if (wrap) this.jobs.setBackendWrapper(job.id, wrap);
         try {

@@ -2,15 +2,16 @@
 // shapes, through the real JobManager, SQLite store and ModelPool: pairs complete, evaluators that
 // share a generator see byte-identical examples and paraphrases (the generator's work done once),
 // and only the models the running job needs are loaded.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
 import { ComparisonManager } from '../../electron/experiments';
 import { comparisonMatrix, type ComparisonRecord } from '../../electron/common/contract/comparisons';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
+import { ggufMutants } from '../helpers/gguf-mutants';
 
 let dir: string;
 let a: string;
@@ -159,5 +160,37 @@ describe('comparisons on real models', () => {
       new ComparisonManager({ jobs, store }).create({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }),
     ).rejects.toThrow(/not a GGUF model/);
     expect(jobs.list().length).toBe(before);
+  });
+
+  it('a model that inspects well but fails to load fails its pair with that one line; the other pairs still run', async () => {
+    // A real GGUF whose header is sound but whose tokenizer llama.cpp refuses: creating the
+    // comparison accepts it, loading it fails.
+    const refused = join(dir, 'refused.gguf');
+    await writeFile(refused, ggufMutants(await readFile(a)).find((m) => m.id === 'tokenizer.ggml.model "nonexistent"')!.make());
+    const acquired: string[] = [];
+    const counted: BackendProvider = {
+      acquire(path, opts) {
+        acquired.push(path);
+        return pool.acquire(path, opts);
+      },
+    };
+    const jobs = new JobManager({ store, backends: counted, defaultConcurrency: 1 });
+    const manager = new ComparisonManager({ jobs, store, pool: counted });
+    const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [refused, a], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 5, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
+    manager.start(id);
+    const record = await manager.wait(id);
+
+    // A comparison holds each generator for all its pairs.
+    const failed = record.pairs.find((p) => p.generator === refused)!;
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(/^cannot load .*refused\.gguf.*: llama\.cpp refused it \(.*unknown tokenizer/);
+    expect(failed.error).not.toContain('\n');
+    expect(record.pairs.find((p) => p.generator === a)).toMatchObject({ status: 'done', error: null });
+    expect(record.status).toBe('failed');
+    expect(record.error).toBe(`1 of 2 jobs failed: job ${failed.jobId} (refused.gguf → ${basename(a)}) failed: ${failed.error}`);
+    // Loaded once, by the hold: the pair's job did not start only to try the same load again.
+    expect(acquired.filter((p) => p === refused)).toHaveLength(1);
+    expect(jobs.get(failed.jobId!)).toMatchObject({ status: 'failed', error: failed.error, rowsDone: 0 });
+    expect(pool.loaded()).toEqual([]);
   });
 });
