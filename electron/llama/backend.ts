@@ -52,6 +52,7 @@ import { defaultThreads } from './threads';
 import { loadGpuLayers, memoryShortfall } from './fit';
 import { lockstepBatching, runSteps, type Admission, type BodyStop, type Lane } from './lockstep';
 import { PrefixSnapshots } from './snapshots';
+import { forgetModelSamplers } from './samplers';
 
 export interface LoadLlamaBackendOptions {
   /** The GGUF file; validated with inspectGguf before loading. */
@@ -280,6 +281,7 @@ export class LlamaBackend implements TatraBackend {
     await Promise.allSettled([...this.running]);
     this.snapshots.dispose();
     await this.context.dispose();
+    forgetModelSamplers(this.llama, this.model);
     await this.model.dispose();
   }
 

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { format } from 'node:util';
 import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { watchContention, type ContentionWatch } from './contention';
+import { poolNativeSamplers } from './samplers';
 import { defaultThreads } from './threads';
 import { UserError, errorMessage } from '../common/errors';
 
@@ -122,6 +123,8 @@ function createRuntime(): Promise<Llama> {
     },
   })).then(
     (llama) => {
+      // Native samplers reused, not left to the garbage collector (samplers.ts).
+      poolNativeSamplers(llama);
       contention = watchContention(llama, cap);
       return llama;
     },
