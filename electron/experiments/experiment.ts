@@ -14,7 +14,6 @@
 // every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
 import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { settleAll } from '../common/settle';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import type { ExperimentKind, ExperimentProgressEvent } from '../common/contract/experiments';
 import type { JobStatus } from '../common/contract/jobs';
@@ -24,7 +23,8 @@ import { ExperimentStore, type StoredExperiment, type StoredExperimentStatus } f
 import type { JobManager } from '../jobs/manager';
 import type { JobBudget } from '../jobs/usage';
 import { type Budget, formatBudget } from '../common/plan';
-import { HEARTBEAT_MS, OWNER, ownerLive } from '../jobs/owner';
+import { OWNER, ownerLive } from '../jobs/owner';
+import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from '../jobs/running-work';
 import type { JobStore } from '../jobs/store';
 import type { BackendLease, BackendProvider, JobInfo, JobSpec } from '../jobs/types';
 
@@ -76,9 +76,7 @@ export interface ExperimentRunnerOptions<Spec, Cell> {
   definition: ExperimentDefinition<Spec, Cell>;
 }
 
-interface Runner {
-  ac: AbortController;
-  stop: 'paused' | 'cancelled' | null;
+interface Runner extends Run {
   /** Why it stopped, when a hook or its budget stopped it. */
   reason: string | null;
   /** Its budget stopped it (before a job, or a job's own budget share ran out). */
@@ -86,7 +84,6 @@ interface Runner {
   current: string | null;
   /** Cells whose job could not even be created, this session (key → error). */
   cellErrors: Map<string, string>;
-  done: Promise<void>;
 }
 
 export class ExperimentRunner<Spec, Cell> {
@@ -95,7 +92,7 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly jobStore: JobStore;
   private readonly pool: BackendProvider | undefined;
   private readonly def: ExperimentDefinition<Spec, Cell>;
-  private readonly runners = new Map<string, Runner>();
+  private readonly runners = new RunningWork<Runner>('pausing experiments');
   /** The ETA's rate, per experiment running here. */
   private readonly etas = new Map<string, EtaEstimator>();
   private readonly lastPublish = new Map<string, number>();
@@ -231,9 +228,7 @@ export class ExperimentRunner<Spec, Cell> {
       throw new UserError(`${noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
     }
     const ac = new AbortController();
-    const runner: Runner = { ac, stop: null, reason: null, stoppedBy: null, current: null, cellErrors: new Map(), done: Promise.resolve() };
-    runner.done = this.run(exp.id, runner).finally(() => this.runners.delete(exp.id));
-    this.runners.set(exp.id, runner);
+    this.runners.launch(exp.id, { ac, stop: null, reason: null, stoppedBy: null, current: null, cellErrors: new Map(), done: Promise.resolve() }, (runner) => this.run(exp.id, runner));
     this.publish(exp.id, true);
     return this.store.get(exp.id)!;
   }
@@ -257,19 +252,14 @@ export class ExperimentRunner<Spec, Cell> {
 
   private async stop(idOrPrefix: string, to: 'paused' | 'cancelled'): Promise<StoredExperiment<Spec>> {
     const exp = this.find(idOrPrefix);
-    const runner = this.runners.get(exp.id);
-    if (runner) {
-      runner.stop = to;
-      runner.ac.abort();
-      // The job may have ended by itself meanwhile (job_state: already done): nothing to stop then.
+    // The job may have ended by itself meanwhile (job_state: already done): nothing to stop then.
+    const stopCurrent = async (runner: Runner) => {
       if (runner.current) await this.stopJob(runner.current, to).catch((e: unknown) => ignoreEnded(e));
-      await runner.done;
-      return this.store.get(exp.id)!;
-    }
+    };
+    if (await this.runners.stop(exp.id, to, stopCurrent)) return this.store.get(exp.id)!;
     // Not running here: stopped as a job is (JobManager.stop), with the same clear errors.
     const status = this.status(exp);
-    if (status === 'done') throw new UserError(`${this.def.noun} ${exp.id} is already done`, `${this.def.kind}_state`);
-    if (status === 'running') throw new UserError(`${this.def.noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
+    refuseStopElsewhere(`${this.def.noun} ${exp.id}`, status === 'done' ? 'done' : status === 'running' ? 'running elsewhere' : 'stopped', `${this.def.kind}_state`);
     if (status === 'interrupted') this.store.pauseAbandoned(exp.id, exp.owner);
     return this.store.get(exp.id)!;
   }
@@ -280,7 +270,7 @@ export class ExperimentRunner<Spec, Cell> {
 
   /** Pauses every experiment running in this process (resumable); every one is tried, failures are thrown together. */
   async dispose(): Promise<void> {
-    await settleAll([...this.runners.keys()].map((id) => this.pause(id)), 'pausing experiments');
+    await this.runners.dispose((id) => this.pause(id));
   }
 
   private publish(id: string, force = false): void {
@@ -359,8 +349,7 @@ export class ExperimentRunner<Spec, Cell> {
     const offProgress = this.jobs.on('progress', (e) => {
       if (e.progress.jobId === runner.current) this.publish(id);
     });
-    const heartbeat = setInterval(() => this.store.beat(id, OWNER), HEARTBEAT_MS);
-    heartbeat.unref();
+    const stopHeartbeat = beatWhileRunning(() => this.store.beat(id, OWNER));
     const wrap = this.def.wrap;
     try {
       const cells = this.def.cells(exp.spec);
@@ -432,7 +421,7 @@ export class ExperimentRunner<Spec, Cell> {
       if (!(isAbortError(e) && signal.aborted)) failure = errorMessage(e);
     } finally {
       offProgress();
-      clearInterval(heartbeat);
+      stopHeartbeat();
       // A release that fails is the run's failure when nothing else failed (never silent).
       for (const lease of [...holds.values()].reverse()) {
         await lease.release().catch((e: unknown) => {
@@ -451,7 +440,7 @@ export class ExperimentRunner<Spec, Cell> {
       } else status = 'paused';
       // Only the owner sets the outcome (a process that lost the experiment leaves it alone).
       this.store.release(id, OWNER, status, error, status === 'paused' ? runner.stoppedBy : null);
-      this.runners.delete(id);
+      this.runners.ended(id);
       this.publish(id, true);
     }
   }

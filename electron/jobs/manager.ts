@@ -11,7 +11,6 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { settleAll } from '../common/settle';
 import { isRemoteSpec } from '../common/remote';
 import { CONCURRENCY } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
@@ -27,7 +26,8 @@ import { importRows } from './import';
 import { exportJob } from './export';
 import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
-import { HEARTBEAT_MS, OWNER, ownerLive } from './owner';
+import { OWNER, ownerLive } from './owner';
+import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
 import { PROGRESS_EVERY_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
@@ -70,10 +70,7 @@ export interface JobManagerOptions {
 /** Wraps the backends one job runs on (see `setBackendWrapper`). */
 export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBackend) => TatraBackend;
 
-interface Runner {
-  ac: AbortController;
-  stop: 'paused' | 'cancelled' | null;
-  done: Promise<void>;
+interface Runner extends Run {
   /** What this session spends, on top of what the job had spent; holds the budget. */
   meter: UsageMeter;
 }
@@ -121,7 +118,7 @@ export class JobManager {
   private readonly inspectModel: (path: string) => Promise<ModelRef>;
   readonly cache: GenerationCache;
   private readonly defaultConcurrency: number;
-  private readonly runners = new Map<string, Runner>();
+  private readonly runners = new RunningWork<Runner>('pausing jobs');
   private readonly wrappers = new Map<string, BackendWrapper>();
   private readonly emitter = new EventEmitter();
 
@@ -338,9 +335,7 @@ export class JobManager {
     setMaxListeners(0, ac.signal);
     // Usage is stored as each batch answers, so what a kill loses is only what it lost the answers of.
     const meter: UsageMeter = new UsageMeter(claimed.usage, claimed.budget, () => this.store.setUsage(job.id, meter.usage));
-    const runner: Runner = { ac, stop: null, done: Promise.resolve(), meter };
-    runner.done = this.run(job.id, runner).finally(() => this.runners.delete(job.id));
-    this.runners.set(job.id, runner);
+    this.runners.launch(job.id, { ac, stop: null, done: Promise.resolve(), meter }, (runner) => this.run(job.id, runner));
     this.emitStatus(job.id);
     return this.get(job.id);
   }
@@ -379,16 +374,8 @@ export class JobManager {
 
   private async stop(id: string, to: 'paused' | 'cancelled'): Promise<JobInfo> {
     const job = this.get(id);
-    const runner = this.runners.get(job.id);
-    if (runner) {
-      runner.stop = to;
-      runner.ac.abort();
-      await runner.done;
-    } else if (job.status === 'done') {
-      throw new UserError(`job ${job.id} is already done`, 'job_state');
-    } else if (job.status === 'running' && !job.interrupted) {
-      throw new UserError(`job ${job.id} is running in another process`, 'job_state');
-    } else {
+    if (!(await this.runners.stop(job.id, to))) {
+      refuseStopElsewhere(`job ${job.id}`, job.status === 'done' ? 'done' : job.status === 'running' && !job.interrupted ? 'running elsewhere' : 'stopped', 'job_state');
       this.store.setStatus(job.id, to, job.error);
       this.emitStatus(job.id);
     }
@@ -397,7 +384,7 @@ export class JobManager {
 
   /** Pauses every job running in this process (so they stay resumable) and waits for them; failures are thrown together. */
   async dispose(): Promise<void> {
-    await settleAll([...this.runners.keys()].map((id) => this.pause(id)), 'pausing jobs');
+    await this.runners.dispose((id) => this.pause(id));
   }
 
   // ---------------------------------------------------------------- the runner
@@ -443,10 +430,9 @@ export class JobManager {
       this.store.setUsage(id, meter.usage);
       lastBeat = now;
     };
-    const heartbeat = setInterval(beat, HEARTBEAT_MS);
-    heartbeat.unref();
+    const stop = beatWhileRunning(beat);
     return () => {
-      clearInterval(heartbeat);
+      stop();
       beat();
     };
   }
