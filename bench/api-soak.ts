@@ -7,7 +7,9 @@
 //                      [--shape tiny] [--model FILE.gguf] [-n 1 -k 2 -r 1] [--threads 2]
 //
 // Prints one line per burst (MiB after it, seconds it took, statuses) and then JSON with the curve
-// and `lastOverFirst`, the RSS after the last burst over the RSS after the first (the goal: <= 1.5).
+// and `lastOverFirst`, the RSS after the last burst over the RSS after the first (the goal: <= 1.5),
+// and `lastOverStart`, over the RSS before the first: memory that grows within the first burst
+// already (as node-llama-cpp's samplers did, llama/samplers.ts) is seen only there.
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -100,7 +102,7 @@ try {
   const first = curve[0]!.rssMiB;
   const last = curve.at(-1)!.rssMiB;
   process.stdout.write(
-    `${JSON.stringify({ model, settings: { n: Number(values.n), k: Number(values.k), r: Number(values.r) }, clients: Number(values.clients), requestsPerBurst: Number(values.requests), startRssMiB: Math.round(startRss / MiB), rssMiB: curve.map((c) => c.rssMiB), lastOverFirst: +(last / first).toFixed(2) }, null, 2)}\n`,
+    `${JSON.stringify({ model, settings: { n: Number(values.n), k: Number(values.k), r: Number(values.r) }, clients: Number(values.clients), requestsPerBurst: Number(values.requests), startRssMiB: Math.round(startRss / MiB), rssMiB: curve.map((c) => c.rssMiB), lastOverFirst: +(last / first).toFixed(2), lastOverStart: +(last / (startRss / MiB)).toFixed(2) }, null, 2)}\n`,
   );
 } finally {
   await rm(dataDir, { recursive: true, force: true });
