@@ -3,23 +3,64 @@
 // warnings and the out-of-memory message therefore say what the load will do, rather than a
 // separate hand-made estimate that can disagree with it.
 import { GgufInsights, InsufficientMemoryError, type Llama } from 'node-llama-cpp';
+import { z } from 'zod';
 import { readGgufInfo } from './gguf';
 import { formatBytes } from '../common/bytes';
+import { UserError, errorMessage } from '../common/errors';
+import { GpuBackend, type GpuFacts } from '../common/contract/models';
 
 /** The gpuLayers option every load passes: as many layers as fit in VRAM with room for the whole context. */
 export function loadGpuLayers(contextSize: number, sequences: number): { fitContext: { contextSize: number } } {
   return { fitContext: { contextSize: contextSize * sequences } };
 }
 
-/**
- * Pretend this much memory is free (bytes) instead of asking the machine, for what-if questions
- * and tests. The resolver measures on the process's backend, so a VRAM budget only means
- * something where the Llama has a GPU; on a CPU-only Llama the plan is CPU whatever `vram` says.
- */
+/** Pretend this much RAM is free (bytes) instead of asking the machine, for what-if questions and tests. */
 export interface MemoryBudget {
   ram: number;
-  vram?: number;
 }
+
+/**
+ * The GPU facts of the process's Llama: its backend, the cards llama.cpp sees and their VRAM.
+ * llama.cpp reports VRAM summed over the cards, so a card's own figures are known only when
+ * there is one card.
+ */
+export async function readGpuFacts(llama: Llama): Promise<GpuFacts> {
+  if (llama.gpu === false) return { backend: 'cpu', cards: [], vram: { total: 0, free: 0 }, unifiedMemory: false, standIn: false };
+  const [v, names] = await Promise.all([llama.getVramState(), llama.getGpuDeviceNames()]);
+  const one = names.length === 1;
+  return {
+    backend: llama.gpu,
+    cards: names.map((name) => ({ name, vramTotal: one ? v.total : null, vramFree: one ? v.free : null })),
+    vram: { total: v.total, free: v.free },
+    unifiedMemory: v.unifiedSize > 0,
+    standIn: false,
+  };
+}
+
+/**
+ * Stand-in GPU facts (a JSON GpuFacts without the sums, e.g. `{"backend":"cuda","cards":[{"name":
+ * "RTX 4090","vramTotal":25769803776,"vramFree":24696061952}]}`) for tests and what-ifs: what the
+ * fit check would say on that hardware. The load itself always runs on the real one.
+ */
+export function parseGpuStandIn(json: string): GpuFacts {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (e) {
+    throw new UserError(`the stand-in GPU facts are not JSON (${errorMessage(e)})`);
+  }
+  const parsed = GpuStandIn.safeParse(raw);
+  if (!parsed.success) throw new UserError(`the stand-in GPU facts are not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ')}`);
+  const { backend, cards, unifiedMemory } = parsed.data;
+  const cardsOut = backend === 'cpu' ? [] : cards;
+  const sum = (k: 'vramTotal' | 'vramFree') => cardsOut.reduce((a, c) => a + c[k], 0);
+  return { backend, cards: cardsOut, vram: { total: sum('vramTotal'), free: sum('vramFree') }, unifiedMemory: backend !== 'cpu' && unifiedMemory, standIn: true };
+}
+const GpuStandIn = z.object({
+  backend: GpuBackend,
+  cards: z.array(z.object({ name: z.string(), vramTotal: z.number().nonnegative(), vramFree: z.number().nonnegative() })).default([]),
+  unifiedMemory: z.boolean().default(false),
+});
 
 export interface LoadPlan {
   gpuLayers: number;
@@ -33,31 +74,40 @@ export interface LoadPlan {
   vram: number;
   ramFree: number;
   vramFree: number;
+  /** The GPU facts the plan was made against. */
+  gpu: GpuFacts;
   /** Whether creating the context passes the load's own memory check (resolveContextContextSize). */
   contextFits: boolean;
 }
 
-/** The plan the load would choose for `contextSize` tokens × `sequences` on `llama` (or a budget). */
+/**
+ * The plan the load would choose for `contextSize` tokens × `sequences` on `llama`, or against a
+ * RAM budget and stand-in GPU facts. On the real facts the resolver measures as the load does
+ * (it simulates the model on the process's backend); on stand-in facts for a backend this process
+ * does not run, it cannot simulate there, and uses node-llama-cpp's own estimate from the header
+ * (what the resolver falls back to wherever simulation is unavailable).
+ */
 export async function planLoad(
   insights: GgufInsights,
   llama: Llama,
-  opts: { contextSize: number; sequences: number; budget?: MemoryBudget; /** Skip the context check (already known to fail); it costs seconds on a huge context. */ checkContext?: boolean },
+  opts: { contextSize: number; sequences: number; budget?: MemoryBudget; gpu?: GpuFacts; /** Skip the context check (already known to fail); it costs seconds on a huge context. */ checkContext?: boolean },
 ): Promise<LoadPlan> {
   const { contextSize, sequences, budget, checkContext = true } = opts;
-  const hasGpu = llama.gpu !== false;
-  const vramState = budget ? { total: budget.vram ?? 0, free: hasGpu ? (budget.vram ?? 0) : 0, unifiedSize: 0 } : hasGpu ? await llama.getVramState() : { total: 0, free: 0, unifiedSize: 0 };
+  const gpu = opts.gpu ?? (await readGpuFacts(llama));
   const ramFree = budget ? budget.ram : (await llama.getRamState()).free;
-  const overrides = budget
-    ? {
-        getVramState: async () => vramState,
-        getRamState: async () => ({ total: budget.ram, free: budget.ram }),
-        getSwapState: async () => ({ total: 0, free: 0 }),
-      }
+  const standIn = opts.gpu?.standIn === true;
+  if (standIn && gpu.backend !== (llama.gpu === false ? 'cpu' : llama.gpu)) withoutSimulation(insights);
+  const vramState = { total: gpu.vram.total, free: gpu.vram.free, unifiedSize: gpu.unifiedMemory ? gpu.vram.total : 0 };
+  const gpuOverrides = standIn
+    ? { getVramState: async () => vramState, llamaGpu: gpu.backend === 'cpu' ? (false as const) : gpu.backend, llamaSupportsGpuOffloading: gpu.backend !== 'cpu' }
+    : {};
+  const ramOverrides = budget
+    ? { getRamState: async () => ({ total: budget.ram, free: budget.ram }), getSwapState: async () => ({ total: 0, free: 0 }) }
     : {};
   const resolver = insights.configurationResolver;
   // The call LlamaModel makes when it loads, with the same gpuLayers option.
-  const { gpuLayers } = await resolver.resolveModelGpuLayersV2(loadGpuLayers(contextSize, sequences), overrides.getVramState ? { getVramState: overrides.getVramState } : {});
-  const scored = await resolver.resolveAndScoreConfig({ targetGpuLayers: gpuLayers, targetContextSize: contextSize * sequences }, overrides);
+  const { gpuLayers } = await resolver.resolveModelGpuLayersV2(loadGpuLayers(contextSize, sequences), gpuOverrides);
+  const scored = await resolver.resolveAndScoreConfig({ targetGpuLayers: gpuLayers, targetContextSize: contextSize * sequences }, { ...gpuOverrides, ...ramOverrides });
   const v = scored.resolvedValues;
   // The check LlamaContext makes before it allocates: throws InsufficientMemoryError when it won't fit.
   let contextFits = true;
@@ -67,7 +117,8 @@ export async function planLoad(
         modelGpuLayers: gpuLayers,
         modelTrainContextSize: insights.trainContextSize ?? contextSize,
         sequences,
-        ...overrides,
+        ...(standIn ? { getVramState: gpuOverrides.getVramState, llamaGpu: gpuOverrides.llamaGpu } : {}),
+        ...ramOverrides,
       });
     } catch (e) {
       if (!(e instanceof InsufficientMemoryError)) throw e;
@@ -84,9 +135,21 @@ export async function planLoad(
     ram: v.totalRamUsage,
     vram: v.totalVramUsage,
     ramFree,
-    vramFree: vramState.free,
+    vramFree: gpu.vram.free,
+    gpu,
     contextFits,
   };
+}
+
+/**
+ * The resolver simulates a model on the process's own backend; for stand-in facts naming another
+ * backend that would measure the wrong device (a CPU build puts every layer in RAM). Without a
+ * simulator source, node-llama-cpp estimates from the header's tensor sizes instead, its own
+ * fallback. Private to node-llama-cpp 3.21 (pinned): test/unit/llama/gpu-facts.test.ts fails if
+ * it stops working.
+ */
+function withoutSimulation(insights: GgufInsights): void {
+  (insights as unknown as { _resolveSimulatorSource: () => Promise<null> })._resolveSimulatorSource = async () => null;
 }
 
 /**

@@ -5,5 +5,5 @@ export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings, contentionWatc
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGgufOnce } from './inspection';
 export { inspectGguf, readGgufInfo, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
-export { planLoad, loadGpuLayers, type LoadPlan, type MemoryBudget } from './fit';
+export { planLoad, loadGpuLayers, readGpuFacts, parseGpuStandIn, type LoadPlan, type MemoryBudget } from './fit';
 export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaBackendKind, type LlamaBackendParts } from './backend';

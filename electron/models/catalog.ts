@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { CatalogEntry, type CatalogFit, type HardwareInfo } from '../common/contract/models';
+import { CatalogEntry, type CatalogFit, type HardwareInfo, type MemoryState } from '../common/contract/models';
 import { UserError } from '../common/errors';
 import { appRoot } from '../paths';
 
@@ -55,8 +55,19 @@ function paramCount(entry: Pick<CatalogEntry, 'parameters'>): number {
   return m ? Number(m[1]) * (m[2]!.toUpperCase() === 'B' ? 1e9 : 1e6) : Number.NaN;
 }
 
+/** Free VRAM (null without a GPU) and RAM, from HardwareInfo (freeMemory). */
+export interface FreeMemory {
+  vram: MemoryState | null;
+  ram: MemoryState;
+}
+
+/** The free memory catalogFit weighs, from the hardware facts. */
+export function freeMemory(hw: HardwareInfo): FreeMemory {
+  return { vram: hw.gpu.backend === 'cpu' ? null : hw.gpu.vram, ram: hw.ram };
+}
+
 /** Where a catalog model would run on this machine, and whether it fits at all. */
-export function catalogFit(entry: Pick<CatalogEntry, 'sizeBytes'>, hw: Pick<HardwareInfo, 'vram' | 'ram'>): CatalogFit {
+export function catalogFit(entry: Pick<CatalogEntry, 'sizeBytes'>, hw: FreeMemory): CatalogFit {
   const needBytes = catalogNeedBytes(entry);
   if (hw.vram && hw.vram.free >= needBytes) return { fits: true, where: 'gpu', needBytes, freeBytes: hw.vram.free };
   return { fits: hw.ram.free >= needBytes, where: 'cpu', needBytes, freeBytes: hw.ram.free };
@@ -70,7 +81,7 @@ const CPU_COMFORT_PARAMS = 3.5e9;
  * on a CPU alone, the largest up to about 3B that fits in half the free memory; else the smallest
  * that fits. Null when none fits.
  */
-export function recommendCatalog<E extends Pick<CatalogEntry, 'id' | 'sizeBytes' | 'parameters' | 'paper'>>(entries: readonly E[], hw: Pick<HardwareInfo, 'vram' | 'ram'>): E | null {
+export function recommendCatalog<E extends Pick<CatalogEntry, 'id' | 'sizeBytes' | 'parameters' | 'paper'>>(entries: readonly E[], hw: FreeMemory): E | null {
   const fitting = entries.map((e) => ({ e, fit: catalogFit(e, hw) })).filter((x) => x.fit.fits);
   const bySize = (a: { e: E }, b: { e: E }) => b.e.sizeBytes - a.e.sizeBytes || Number(b.e.paper) - Number(a.e.paper);
   const gpu = fitting.filter((x) => x.fit.where === 'gpu').sort(bySize);

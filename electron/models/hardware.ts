@@ -4,38 +4,54 @@
 import { availableParallelism, freemem, totalmem } from 'node:os';
 import { basename } from 'node:path';
 import { GgufInsights, type Llama } from 'node-llama-cpp';
-import type { FitEstimate, FitOptions, HardwareInfo } from '../common/contract/models';
+import type { FitEstimate, FitOptions, GpuFacts, HardwareInfo } from '../common/contract/models';
 import { FitOptions as FitOptionsSchema } from '../common/contract/models';
-import { defaultThreads, getLlamaRuntime, planLoad, readGgufInfo, type MemoryBudget } from '../llama';
+import { defaultThreads, getLlamaRuntime, parseGpuStandIn, planLoad, readGgufInfo, readGpuFacts, type LoadPlan, type MemoryBudget } from '../llama';
 import { formatBytes } from '../common/bytes';
+import { gpuLabel } from '../common/gpu';
 import { inspectModelFile } from './gguf';
 
 export interface EstimateFitOptions extends FitOptions {
-  /** Pretend this much memory is free instead of asking the machine (llama/fit.ts MemoryBudget). */
+  /** Pretend this much RAM is free instead of asking the machine (llama/fit.ts MemoryBudget). */
   budget?: MemoryBudget;
+  /** Stand-in GPU facts instead of the machine's (default: $TATRA_GPU_STANDIN, else the machine's). */
+  gpu?: GpuFacts;
   /** The Llama to estimate with (default: the process's one). */
   llama?: Llama;
 }
 
-/** GPU kind and names, VRAM and RAM (total/free), CPU cores. Uses the process's one Llama. */
-export async function hardwareInfo(llamaArg?: Llama): Promise<HardwareInfo> {
-  const llama = llamaArg ?? (await getLlamaRuntime());
-  const gpu = llama.gpu === false ? 'cpu' : llama.gpu;
-  let vram: HardwareInfo['vram'] = null;
-  let gpuDevices: string[] = [];
-  if (llama.gpu !== false) {
-    const v = await llama.getVramState();
-    vram = { total: v.total, free: v.free };
-    gpuDevices = await llama.getGpuDeviceNames();
-  }
+/**
+ * The GPU facts fit checks are made against: $TATRA_GPU_STANDIN's stand-in when set (tests and
+ * what-ifs; docs/gpu.md), else the process's Llama's. Loads always use the machine's own.
+ */
+export async function gpuFacts(llama?: Llama): Promise<GpuFacts> {
+  const standIn = process.env.TATRA_GPU_STANDIN;
+  if (standIn) return parseGpuStandIn(standIn);
+  return readGpuFacts(llama ?? (await getLlamaRuntime()));
+}
+
+/** The GPU facts (backend, cards, VRAM), RAM (total/free) and CPU cores. Uses the process's one Llama. */
+export async function hardwareInfo(llama?: Llama, gpu?: GpuFacts): Promise<HardwareInfo> {
   return {
-    gpu,
-    gpuDevices,
-    vram,
+    gpu: gpu ?? (await gpuFacts(llama)),
     ram: { total: totalmem(), free: freemem() },
     cpuCores: availableParallelism(),
     threads: defaultThreads(),
   };
+}
+
+/**
+ * Where the plan puts the layers, in plain words: all on the GPU, some (and why the rest are on
+ * the CPU: slower, but it loads), or none.
+ */
+export function describeOffload(plan: Pick<LoadPlan, 'gpuLayers' | 'totalLayers' | 'gpu'>): string {
+  const { gpuLayers, totalLayers, gpu } = plan;
+  const where = gpuLabel(gpu);
+  if (gpu.backend === 'cpu') return `all ${totalLayers} layers on the CPU: no GPU backend here`;
+  const free = `${formatBytes(gpu.vram.free)} free ${gpu.unifiedMemory ? 'memory' : 'VRAM'}`;
+  if (gpuLayers === 0) return `all ${totalLayers} layers on the CPU: none fits in the ${free} of ${where}, so it runs slower, but it runs`;
+  if (gpuLayers >= totalLayers) return `all ${totalLayers} layers on the GPU: ${where}`;
+  return `${gpuLayers} of ${totalLayers} layers on the GPU, ${where}; the other ${totalLayers - gpuLayers} on the CPU: the whole model does not fit in ${free}, so it runs slower, but it runs`;
 }
 
 /**
@@ -51,10 +67,11 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
   const name = (info.metadata.general as { name?: string }).name?.trim() || basename(modelPath).replace(/\.gguf$/i, '');
   const llama = options.llama ?? (await getLlamaRuntime());
   const insights = await GgufInsights.from(info, llama);
+  const gpu = options.gpu ?? (await gpuFacts(llama));
   // The load's own resolver, with the load's own gpuLayers option (llama/fit.ts).
-  const plan = await planLoad(insights, llama, { contextSize, sequences, budget: options.budget });
+  const plan = await planLoad(insights, llama, { contextSize, sequences, budget: options.budget, gpu });
   const { gpuLayers, totalLayers, ramFree, vramFree } = plan;
-  const hasGpu = llama.gpu !== false;
+  const hasGpu = gpu.backend !== 'cpu';
   const modelBytes = insights.modelSize;
   const contextBytes = plan.contextRam + plan.contextVram;
   const totalBytes = modelBytes + contextBytes;
@@ -68,8 +85,8 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
     warning = `${name} will not fit: it needs about ${formatBytes(plan.ram + plan.vram)} (${formatBytes(modelBytes)} weights + ${formatBytes(contextBytes)} for ${shape}) but ${where}; use a smaller quantisation or model, a shorter context or fewer sequences`;
   } else if (plan.ram > ramFree * 0.75) {
     warning = `${name} only just fits (${formatBytes(plan.ram)} of ${formatBytes(ramFree)} free RAM); other programs may push it into swap`;
-  } else if (mode === 'partial') {
-    warning = `${name} fits with ${gpuLayers} of ${totalLayers} layers on the GPU; the rest run on the CPU, which is slower`;
+  } else if (mode === 'partial' || (hasGpu && mode === 'cpu')) {
+    warning = `${name}: ${describeOffload(plan)}`;
   }
 
   return {
@@ -83,6 +100,8 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
     vramBytes: plan.vram,
     totalLayers,
     gpuLayers,
+    gpu,
+    offload: describeOffload(plan),
     plan: mode,
     fits,
     ramFree,

@@ -16,7 +16,7 @@ export { modelLabel } from '../common/contract/models';
 
 export { scanLibrary, ModelLibrary, type ScanResult, type ModelLibraryOptions } from './library';
 export { inspectModelFile, validateModelFile, invalidReason, invalidCode, type ModelHeader } from './gguf';
-export { hardwareInfo, estimateFit, type EstimateFitOptions } from './hardware';
-export { loadCatalog, findCatalogEntry, catalogPath, catalogFit, recommendCatalog } from './catalog';
+export { hardwareInfo, gpuFacts, estimateFit, describeOffload, type EstimateFitOptions } from './hardware';
+export { loadCatalog, findCatalogEntry, catalogPath, catalogFit, freeMemory, recommendCatalog, type FreeMemory } from './catalog';
 export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';
 export { DownloadManager, downloadModel, partialPaths, type DownloadOptions, type DownloadManagerOptions, type DownloadEvents } from './download';

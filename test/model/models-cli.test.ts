@@ -17,12 +17,12 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let dir: string;
 let tiny: string;
 
-function tatra(args: string[], timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function tatra(args: string[], timeoutMs = 120_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = Date.now();
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['bin/tatra.js', ...args], {
       cwd: repoRoot,
-      env: { ...process.env, TATRA_THREADS: '1', TATRA_DATA_DIR: join(dir, 'data') },
+      env: { ...process.env, TATRA_THREADS: '1', TATRA_DATA_DIR: join(dir, 'data'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -83,6 +83,38 @@ describe('tatra models', () => {
     // The reason is on stderr too, as one `tatra:` line (it was empty).
     expect(j.stderr.split('\n').filter((l) => l.startsWith('tatra:'))).toEqual([`tatra: ${p7} is not usable: ${info.problem}`]);
     expect(info.fit.modelBytes).toBeGreaterThan(6e9);
+  });
+
+  it('names the backend, the card and its free VRAM, and says in words that a 7B is offloaded partly (stand-in GPU)', async () => {
+    const p7 = await ensureSyntheticModel('qwen2.5-7b', { headerOnly: true });
+    const GiB = 1024 ** 3;
+    // A card name with an escape sequence in it: shown escaped, never interpreted by the terminal.
+    const standIn = JSON.stringify({ backend: 'cuda', cards: [{ name: 'NVIDIA RTX\u001b[31m 3070', vramTotal: 8 * GiB, vramFree: 7 * GiB }] });
+    const env = { TATRA_GPU_STANDIN: standIn };
+    const r = await tatra(['models', 'info', p7, '--context-size', '4096', '--sequences', '1'], 120_000, env);
+    expect(r.code).toBe(2); // header only: described and estimated, flagged as not loadable
+    expect(r.stdout).not.toContain('\u001b');
+    expect(r.stdout).toContain('backend        CUDA: NVIDIA RTX\\u001b[31m 3070 (stand-in, not this machine)');
+    expect(r.stdout).toMatch(/^VRAM {11}NVIDIA RTX\\u001b\[31m 3070: 7\.0 GiB of 8\.0 GiB VRAM free$/m);
+    expect(r.stdout).toMatch(/^offload {8}(\d+) of 29 layers on the GPU, NVIDIA RTX\\u001b\[31m 3070 \(CUDA\); the other \d+ on the CPU: the whole model does not fit in 7\.0 GiB free VRAM, so it runs slower, but it runs$/m);
+    expect(r.stdout).toMatch(/^plan {11}[\d.]+ GiB RAM \+ [\d.]+ GiB VRAM$/m);
+    const j = await tatra(['models', 'info', p7, '--context-size', '4096', '--sequences', '1', '--json'], 120_000, env);
+    const info = JSON.parse(j.stdout) as { fit: { plan: string; gpuLayers: number; offload: string; gpu: { backend: string; cards: { name: string; vramFree: number }[]; standIn: boolean } }; hardware: { gpu: unknown } };
+    expect(info.fit.plan).toBe('partial');
+    expect(info.fit.gpu).toMatchObject({ backend: 'cuda', standIn: true, cards: [{ name: 'NVIDIA RTX\u001b[31m 3070', vramFree: 7 * GiB }] });
+    expect(info.fit.offload).toContain(`${info.fit.gpuLayers} of 29 layers on the GPU`);
+    expect(info.hardware.gpu).toEqual(info.fit.gpu);
+    // The same words as the text output: one plan.
+    expect(r.stdout).toContain(`the other ${29 - info.fit.gpuLayers} on the CPU`);
+    // This machine as it is: the real backend named.
+    const here = await tatra(['models', 'info', tiny, '--json']);
+    const hereInfo = JSON.parse(here.stdout) as { fit: { gpu: { backend: string; standIn: boolean }; offload: string } };
+    expect(hereInfo.fit.gpu.standIn).toBe(false);
+    if (hereInfo.fit.gpu.backend === 'cpu') expect(hereInfo.fit.offload).toMatch(/^all \d+ layers on the CPU: no GPU backend here$/);
+    // A bad stand-in is one line, exit 2.
+    const bad = await tatra(['models', 'info', tiny], 120_000, { TATRA_GPU_STANDIN: '{"backend":"rocm"}' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^tatra: the stand-in GPU facts are not valid: backend: /)]);
   });
 
   it('an architecture this llama.cpp lacks: info says so and is not "usable", classify refuses in one line', async () => {

@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import type { LibraryListing, modelsMethods } from '../../common/contract/models';
 import { UserError, errorMessage } from '../../common/errors';
-import { DownloadManager, catalogFit, estimateFit, hardwareInfo, inspectModelFile, loadCatalog, recommendCatalog } from '../../models';
+import { DownloadManager, catalogFit, freeMemory, estimateFit, hardwareInfo, inspectModelFile, loadCatalog, recommendCatalog } from '../../models';
 import { normaliseBaseUrl } from '../../common/remote';
 import { refusingEndpoint, remoteHealth } from '../../models/remote-health';
 import type { HandlerGroup, HostDeps } from '../deps';
@@ -42,8 +42,9 @@ export function createModelsHandlers(deps: HostDeps): HandlerGroup<typeof models
       'models.fit': ({ path, contextSize, sequences }) => estimateFit(resolve(path), { contextSize, sequences }),
       'models.catalog': async () => {
         const [entries, hw] = await Promise.all([loadCatalog(), hardwareInfo()]);
-        const best = recommendCatalog(entries, hw);
-        return entries.map((e) => ({ ...e, fit: catalogFit(e, hw), recommended: e.id === best?.id }));
+        const free = freeMemory(hw);
+        const best = recommendCatalog(entries, free);
+        return entries.map((e) => ({ ...e, fit: catalogFit(e, free), recommended: e.id === best?.id }));
       },
       'models.download': async ({ source, dir }) => downloads.start(source, dir),
       'models.cancelDownload': async ({ id }) => downloads.cancel(id),

@@ -14,6 +14,7 @@ import { MAX_IN_FLIGHT, normaliseBaseUrl, remoteLabel } from '../../common/remot
 import { defaultMaxInFlight } from '../../remote';
 import { UserError } from '../../common/errors';
 import { formatBytes, formatParams } from '../../common/bytes';
+import { backendLabel, gpuLabel, vramLines } from '../../common/gpu';
 import { openCliServices, withCliServices } from '../session';
 import { err, eta, interruptSignal, out, outJson, progressBar, table as indentedTable } from '../ui';
 
@@ -76,11 +77,16 @@ export function formatRemotes(remotes: RemoteHealth[]): string {
   return table(rows, (c) => c === 4 || c === 6);
 }
 
+/** The fit check: the backend and cards it was made against, where the layers go, memory against what is free. */
 export function formatFit(f: FitEstimate): string {
+  const cards = vramLines(f.gpu);
   const lines = [
+    `backend        ${f.gpu.backend === 'cpu' ? 'CPU (no GPU backend)' : `${backendLabel(f.gpu.backend)}: ${f.gpu.cards.map((c) => c.name).join(' + ') || 'GPU'}`}${f.gpu.standIn ? ' (stand-in, not this machine)' : ''}`,
+    ...cards.map((l, i) => `${i === 0 ? 'VRAM' : ''}`.padEnd(15) + l),
+    `offload        ${f.offload}`,
     `memory needed  ${formatBytes(f.totalBytes)} (${formatBytes(f.modelBytes)} weights + ${formatBytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences} sequence${f.sequences === 1 ? '' : 's'})`,
-    `plan           ${f.plan === 'cpu' ? 'CPU only' : f.plan === 'gpu' ? `all ${f.totalLayers} layers on the GPU` : `${f.gpuLayers} of ${f.totalLayers} layers on the GPU, the rest on the CPU`}: ${formatBytes(f.ramBytes)} RAM${f.vramBytes > 0 ? ` + ${formatBytes(f.vramBytes)} VRAM` : ''}`,
-    `available      ${formatBytes(f.ramFree)} RAM free${f.vramFree > 0 ? `, ${formatBytes(f.vramFree)} VRAM free` : ''}`,
+    `plan           ${formatBytes(f.ramBytes)} RAM${f.vramBytes > 0 ? ` + ${formatBytes(f.vramBytes)} VRAM` : ''}`,
+    `available      ${formatBytes(f.ramFree)} RAM free${f.gpu.backend !== 'cpu' ? `, ${formatBytes(f.vramFree)} VRAM free` : ''}`,
     `fits           ${f.fits ? 'yes' : 'NO'}`,
   ];
   if (f.warning) lines.push(`warning        ${f.warning}`);
@@ -202,7 +208,9 @@ function infoCommand(models: Command): void {
           () => null,
           (e: unknown) => invalidReason(e, path),
         );
-        const [fit, hw] = await Promise.all([estimateFit(path, { contextSize: opts.contextSize, sequences: opts.sequences }), hardwareInfo()]);
+        const fit = await estimateFit(path, { contextSize: opts.contextSize, sequences: opts.sequences });
+        // The same GPU facts the estimate was made against.
+        const hw = await hardwareInfo(undefined, fit.gpu);
         if (problem !== null) {
           // Exit 2 says something is wrong; stderr says what, last (stdout still gets the description).
           process.exitCode = 2;
@@ -223,7 +231,7 @@ function infoCommand(models: Command): void {
           ['trained context', model.contextLength === null ? '—' : model.contextLength.toLocaleString('en-US')],
           ['chat template', model.hasChatTemplate ? 'yes' : 'no (a generic template will be used)'],
           ['usable', problem === null ? 'yes' : `NO: ${problem}`],
-          ['hardware', `${hw.gpu === 'cpu' ? 'CPU only' : `${hw.gpu}: ${hw.gpuDevices.join(', ') || 'GPU'}`}, ${hw.cpuCores} cores, ${formatBytes(hw.ram.total)} RAM`],
+          ['hardware', `${gpuLabel(hw.gpu)}, ${hw.cpuCores} cores, ${formatBytes(hw.ram.total)} RAM`],
         ];
         out(`${table(rows, () => false)}\n\n${formatFit(fit)}`);
       } finally {

@@ -72,12 +72,37 @@ export type LibraryListing = z.infer<typeof LibraryListing>;
 export const MemoryState = z.object({ total: z.number(), free: z.number() });
 export type MemoryState = z.infer<typeof MemoryState>;
 
+/** A GPU backend node-llama-cpp can run on, or "cpu" where it has none. */
+export const GpuBackend = z.enum(['cuda', 'metal', 'vulkan', 'cpu']);
+export type GpuBackend = z.infer<typeof GpuBackend>;
+
+export const GpuCard = z.object({
+  name: z.string(),
+  /** Bytes; null where llama.cpp only reports the sum over several cards. */
+  vramTotal: z.number().nullable(),
+  vramFree: z.number().nullable(),
+});
+export type GpuCard = z.infer<typeof GpuCard>;
+
+/**
+ * The GPU facts a load is planned against (llama/fit.ts): the backend, its cards and their memory.
+ * Read from the process's Llama, or given as a stand-in (tests, what-ifs: $TATRA_GPU_STANDIN).
+ */
+export const GpuFacts = z.object({
+  backend: GpuBackend,
+  cards: z.array(GpuCard),
+  /** Sum over the cards (0 on the CPU). */
+  vram: MemoryState,
+  /** The GPU shares the machine's RAM (Apple silicon's Metal). */
+  unifiedMemory: z.boolean(),
+  /** Not this machine's: a stand-in given for a test or a what-if. */
+  standIn: z.boolean(),
+});
+export type GpuFacts = z.infer<typeof GpuFacts>;
+
 export const HardwareInfo = z.object({
-  /** node-llama-cpp's `llama.gpu`: "cuda", "vulkan", "metal" or "cpu" (no GPU). */
-  gpu: z.string(),
-  gpuDevices: z.array(z.string()),
-  /** null without a GPU. */
-  vram: MemoryState.nullable(),
+  /** The GPU facts loads are planned against. */
+  gpu: GpuFacts,
   ram: MemoryState,
   cpuCores: z.number().int(),
   /** Threads TATRA gives llama.cpp. */
@@ -107,8 +132,12 @@ export const FitEstimate = z.object({
   ramBytes: z.number(),
   vramBytes: z.number(),
   totalLayers: z.number().int(),
-  /** Layers the plan offloads to the GPU (0 on CPU). */
+  /** Layers the plan offloads to the GPU (0 on CPU): the load asks the same resolver the same question. */
   gpuLayers: z.number().int(),
+  /** The backend, cards and free VRAM the plan was made against. */
+  gpu: GpuFacts,
+  /** Where the layers go, in plain words ("19 of 29 layers on the GPU (…); the other 10 on the CPU, slower"). */
+  offload: z.string(),
   /** gpu: everything on the GPU; partial: some layers on the CPU; cpu: no GPU offload. */
   plan: z.enum(['gpu', 'partial', 'cpu']),
   fits: z.boolean(),

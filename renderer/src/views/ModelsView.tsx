@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
+import { backendLabel } from '../../../electron/common/gpu';
 import { BreakableName, ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
 import { duration } from '../components/labels';
 import { useStore } from '../store';
@@ -25,14 +26,21 @@ function FitBadge({ path }: { path: string }) {
     );
   }
   const f: FitEstimate = fit;
-  const title = `${formatBytes(f.totalBytes)} needed (${formatBytes(f.modelBytes)} weights + ${formatBytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences}); plan: ${
-    f.plan === 'cpu' ? 'CPU' : `${f.gpuLayers}/${f.totalLayers} layers on GPU`
-  }${f.warning ? `. ${f.warning}` : ''}`;
+  const title = `${formatBytes(f.totalBytes)} needed (${formatBytes(f.modelBytes)} weights + ${formatBytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences}); ${f.offload}${f.warning && f.warning.indexOf(f.offload) < 0 ? `. ${f.warning}` : ''}`;
   const cls = !f.fits ? 'chip bad' : f.warning ? 'chip warn' : 'chip ok';
-  const text = !f.fits ? "won't fit" : f.plan === 'gpu' ? 'fits · GPU' : f.plan === 'partial' ? `fits · ${f.gpuLayers}/${f.totalLayers} GPU` : 'fits · CPU';
+  const text = !f.fits ? "won't fit" : f.plan === 'gpu' ? 'fits · GPU' : f.plan === 'partial' ? `fits · ${f.gpuLayers}/${f.totalLayers} on GPU` : 'fits · CPU';
+  // Some or all layers kept off a GPU that is there: said in words under the badge, not only in its tooltip.
+  const offGpu = f.fits && f.gpu.backend !== 'cpu' && f.plan !== 'gpu';
   return (
-    <span className={cls} title={title} data-testid="fit-badge" data-fits={f.fits}>
-      {text} · {formatBytes(f.totalBytes)}
+    <span className="stack" style={{ gap: 2 }}>
+      <span className={cls} title={title} data-testid="fit-badge" data-fits={f.fits} data-plan={f.plan}>
+        {text} · {formatBytes(f.totalBytes)}
+      </span>
+      {offGpu && (
+        <span className="muted small" data-testid="fit-offload">
+          {f.offload}
+        </span>
+      )}
     </span>
   );
 }
@@ -49,15 +57,25 @@ function HardwareCard() {
         <div className="skeleton" style={{ height: 60 }} />
       ) : (
         <div className="metrics hardware">
-          <div className="card metric">
-            <span className="name">GPU</span>
-            <span className="value">{hw.gpu === 'cpu' ? 'none (CPU)' : hw.gpu.toUpperCase()}</span>
-            {hw.gpuDevices.length > 0 && <span className="muted small">{hw.gpuDevices.join(', ')}</span>}
+          <div className="card metric" data-testid="gpu-backend">
+            <span className="name">GPU backend</span>
+            <span className="value">{hw.gpu.backend === 'cpu' ? 'none (CPU)' : backendLabel(hw.gpu.backend)}</span>
+            <span className="muted small">{hw.gpu.standIn ? 'stand-in, not this machine' : hw.gpu.backend === 'cpu' ? 'models run on the CPU' : hw.gpu.unifiedMemory ? 'memory shared with the CPU' : 'layers offload to the cards'}</span>
           </div>
-          <div className="card metric">
-            <span className="name">VRAM free</span>
-            <span className="value">{hw.vram ? formatBytes(hw.vram.free) : '–'}</span>
-            {hw.vram ? <span className="muted small">of {formatBytes(hw.vram.total)}</span> : null}
+          <div className="card metric" data-testid="gpu-cards">
+            <span className="name">{hw.gpu.cards.length > 1 ? `${hw.gpu.cards.length} cards · ` : hw.gpu.cards.length === 1 ? 'Card · ' : ''}{hw.gpu.unifiedMemory ? 'memory free' : 'VRAM free'}</span>
+            <span className="value">{hw.gpu.backend === 'cpu' ? '–' : formatBytes(hw.gpu.vram.free)}</span>
+            {hw.gpu.backend !== 'cpu' && (
+              <span className="muted small">
+                {hw.gpu.cards.map((c) => (
+                  <span key={c.name} className="gpu-card" data-testid="gpu-card" style={{ display: 'block' }}>
+                    {c.name}
+                    {c.vramFree !== null && c.vramTotal !== null ? ` · ${formatBytes(c.vramFree)} of ${formatBytes(c.vramTotal)}` : ''}
+                  </span>
+                ))}
+                {hw.gpu.cards.length !== 1 && <span style={{ display: 'block' }}>of {formatBytes(hw.gpu.vram.total)} in all</span>}
+              </span>
+            )}
           </div>
           <div className="card metric">
             <span className="name">RAM free</span>
