@@ -55,6 +55,8 @@ test('the library lists models and unusable files with reasons, with hardware an
 
     await openApp(page, '#/models');
     await expect(page.getByTestId('hardware-card')).toContainText('RAM free');
+    // The backend the fit checks are made against (the server's own, or TATRA_GPU_STANDIN's).
+    await expect(page.getByTestId('gpu-backend')).toContainText(/^GPU backend(CUDA|Metal|Vulkan|none \(CPU\))/);
     await page.getByTestId('add-path').fill(folder);
     await page.getByTestId('add-folder').click();
     const row = page.getByTestId('model-row').filter({ hasText: join(folder, 'tiny-copy.gguf') });
