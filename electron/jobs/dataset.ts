@@ -28,7 +28,7 @@ import type {
   DatasetStats,
   OpenedDataset,
 } from './types';
-import { textSource } from './text-source';
+import { textSource, type TextSource } from './text-source';
 import { goldLabelResolver } from './gold-labels';
 
 const PREVIEW_ROWS = 20;
@@ -159,58 +159,63 @@ function flattenJsonObject(obj: Record<string, unknown>): Record<string, string>
 async function openRecords(path: string, opts: DatasetOptions, detected?: DetectedFormat): Promise<RecordStream> {
   const { format, delimiter } = detected ?? (await detectFormat(path, opts));
   const src = textSource(path, opts.signal);
-  const name = basename(path);
-  let ragged = 0;
-  const columns: string[] = [];
+  return format === 'jsonl' ? jsonlRecords(src, basename(path)) : delimitedRecords(src, basename(path), format, delimiter, opts);
+}
 
-  if (format === 'jsonl') {
-    async function* jsonl(): AsyncGenerator<RawRecord> {
-      let pending = '';
-      let line = 0;
-      const known = new Set<string>();
-      const handle = (text: string): RawRecord | null => {
-        line++;
-        const t = text.replace(/\r$/, '');
-        if (t.trim() === '') return null;
-        let obj: unknown;
-        try {
-          obj = JSON.parse(t);
-        } catch (e) {
-          throw new UserError(`${name}: line ${line} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, 'dataset_malformed');
-        }
-        if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
-          throw new UserError(`${name}: line ${line} is not a JSON object`, 'dataset_malformed');
-        }
-        const values = flattenJsonObject(obj as Record<string, unknown>);
-        for (const k of Object.keys(values)) {
-          if (!known.has(k)) {
-            known.add(k);
-            columns.push(k);
-          }
-        }
-        return { line, values };
-      };
-      for await (const chunk of src.chunks) {
-        pending += chunk;
-        // Walk the lines with an index and keep only the unfinished tail, so a chunk of many
-        // short lines is not re-copied once per line.
-        let start = 0;
-        let nl: number;
-        while ((nl = pending.indexOf('\n', start)) >= 0) {
-          const rec = handle(pending.slice(start, nl));
-          start = nl + 1;
-          if (rec) yield rec;
-        }
-        pending = pending.slice(start);
+/** JSON Lines: one object per line (blank lines skipped); the columns are the keys, as they appear. */
+function jsonlRecords(src: TextSource, name: string): RecordStream {
+  const columns: string[] = [];
+  async function* jsonl(): AsyncGenerator<RawRecord> {
+    let pending = '';
+    let line = 0;
+    const known = new Set<string>();
+    const handle = (text: string): RawRecord | null => {
+      line++;
+      const t = text.replace(/\r$/, '');
+      if (t.trim() === '') return null;
+      let obj: unknown;
+      try {
+        obj = JSON.parse(t);
+      } catch (e) {
+        throw new UserError(`${name}: line ${line} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, 'dataset_malformed');
       }
-      if (pending.length > 0) {
-        const rec = handle(pending);
+      if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+        throw new UserError(`${name}: line ${line} is not a JSON object`, 'dataset_malformed');
+      }
+      const values = flattenJsonObject(obj as Record<string, unknown>);
+      for (const k of Object.keys(values)) {
+        if (!known.has(k)) {
+          known.add(k);
+          columns.push(k);
+        }
+      }
+      return { line, values };
+    };
+    for await (const chunk of src.chunks) {
+      pending += chunk;
+      // Walk the lines with an index and keep only the unfinished tail, so a chunk of many
+      // short lines is not re-copied once per line.
+      let start = 0;
+      let nl: number;
+      while ((nl = pending.indexOf('\n', start)) >= 0) {
+        const rec = handle(pending.slice(start, nl));
+        start = nl + 1;
         if (rec) yield rec;
       }
+      pending = pending.slice(start);
     }
-    return { format, columns, records: jsonl(), bytesRead: src.bytesRead, fingerprint: src.fingerprint, ragged: () => 0 };
+    if (pending.length > 0) {
+      const rec = handle(pending);
+      if (rec) yield rec;
+    }
   }
+  return { format: 'jsonl', columns, records: jsonl(), bytesRead: src.bytesRead, fingerprint: src.fingerprint, ragged: () => 0 };
+}
 
+/** CSV or TSV: a header line, then records; a row with another field count is refused unless ragged rows are allowed (then counted). */
+function delimitedRecords(src: TextSource, name: string, format: DatasetFormat, delimiter: string | undefined, opts: DatasetOptions): RecordStream {
+  let ragged = 0;
+  const columns: string[] = [];
   const parser = csvParse({
     delimiter: delimiter ?? ',',
     // LF and CRLF; a bare CR (classic Mac) is not a line end, which keeps CRLF split across two
