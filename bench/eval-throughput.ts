@@ -114,7 +114,7 @@ async function runJob(schedule: LlamaSchedule): Promise<JobFigures> {
         rowsStart = performance.now();
         statsAtRows = backend?.stats();
       }
-      process.stderr.write(`\r  ${schedule}: rows ${e.progress.done}/${e.progress.total}  ${(e.progress.rowsPerMinute ?? 0).toFixed(2)} rows/min   `);
+      process.stderr.write(`\r  ${schedule}: rows ${e.progress.rowsDone}/${e.progress.rowsTotal}  ${(e.progress.rowsPerMinute ?? 0).toFixed(2)} rows/min   `);
     });
     const t0 = performance.now();
     await manager.start(job.id);

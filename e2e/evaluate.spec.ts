@@ -34,7 +34,7 @@ function writeCsv(rows: number): string {
 
 /** Starts an sst2 job on a reviews CSV of `rows` rows through the API, as the page would. */
 function startReviewsJob(model: string, rows: number, settings: { n: number; k: number; r: number; seed: number }, name?: string) {
-  return callApi<{ id: string; total: number }>('jobs.start', {
+  return callApi<{ id: string; rowsTotal: number }>('jobs.start', {
     taskId: 'sst2',
     dataPath: writeCsv(rows),
     inputColumn: 'review',
@@ -210,7 +210,7 @@ test('reload the page mid-evaluation and see it carry on', async ({ page, server
   // Enough rows that the job is still running when the page reloads, however fast the machine.
   const ROWS = 96;
   const job = await startReviewsJob(server.model, ROWS, { n: 1, k: 2, r: 2, seed: 3 }, 'reload test');
-  expect(job.total).toBe(ROWS);
+  expect(job.rowsTotal).toBe(ROWS);
   await openApp(page, `#/evaluate/${job.id}`);
   const progress = page.getByTestId('job-progress');
   await expect(progress).toContainText(new RegExp(`(^|\\s)[1-9]\\d* / ${ROWS} rows`), { timeout: 120_000 });
@@ -247,8 +247,8 @@ test('pause and resume from the page; a file that cannot be read is one clear me
   expect(at).toBeLessThan(ROWS);
   // Paused means paused: the job is stored paused at the rows the page shows (its runner has
   // ended by the time the status says paused, so nothing can advance them).
-  const stored = await callApi<{ status: string; done: number }>('jobs.get', { jobId: job.id });
-  expect(stored).toMatchObject({ status: 'paused', done: at });
+  const stored = await callApi<{ status: string; rowsDone: number }>('jobs.get', { jobId: job.id });
+  expect(stored).toMatchObject({ status: 'paused', rowsDone: at });
   await expect(progress).toContainText(`${at} / ${ROWS} rows`);
   // The history offers to resume it too.
   await page.evaluate(() => (window.location.hash = '#/evaluate'));
@@ -282,7 +282,7 @@ test('a large job: the rows table renders a window of rows and pages in the rest
 
 test('a budget stops an evaluation cleanly, and a larger one resumes it', async ({ page, server }) => {
   // 2 runs × 2 label calls of examples, then 2 paraphrase calls and 4 evaluations at most per row.
-  const job = await callApi<{ id: string; total: number }>('jobs.start', {
+  const job = await callApi<{ id: string; rowsTotal: number }>('jobs.start', {
     taskId: 'sst2',
     dataPath: writeCsv(6),
     inputColumn: 'review',
@@ -299,9 +299,9 @@ test('a budget stops an evaluation cleanly, and a larger one resumes it', async 
   await expect(banner).toBeVisible({ timeout: 150_000 });
   await expect(page.getByTestId('job-status').first()).toHaveText('paused');
   await expect(banner).toContainText('calls=16');
-  const stopped = await callApi<{ done: number; usage: { calls: { total: number } } }>('jobs.get', { jobId: job.id });
+  const stopped = await callApi<{ rowsDone: number; usage: { calls: { total: number } } }>('jobs.get', { jobId: job.id });
   expect(stopped.usage.calls.total).toBeLessThanOrEqual(16);
-  expect(stopped.done).toBe(2);
+  expect(stopped.rowsDone).toBe(2);
   await shot(page, 'evaluate-budget');
   await page.getByTestId('job-budget-new').fill('calls=1000');
   await page.getByTestId('job-budget-resume').click();

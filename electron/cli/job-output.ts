@@ -115,19 +115,19 @@ export async function runJobWithProgress(
       lastPhase = p.phase;
       const note = p.phase === 'loading' ? 'loading models…' : p.phase === 'examples' ? 'generating the examples of every run…' : null;
       if (note && !opts.quiet && !bar) err(note);
-      if (note && bar) bar.update(p.done, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
+      if (note && bar) bar.update(p.rowsDone, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
       if (note) return;
     }
     const payload = { rate: (p.rowsPerMinute ?? 0).toFixed(1), etaText: p.etaSeconds === null && p.etaRange && p.etaRange.max > p.etaRange.min ? `${eta(p.etaRange.min)}–${eta(p.etaRange.max)}` : eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
     if (bar) {
-      bar.setTotal(p.total);
-      bar.update(p.done, payload);
+      bar.setTotal(p.rowsTotal);
+      bar.update(p.rowsDone, payload);
     } else if (!opts.quiet) {
       // Without a terminal: a plain line about every 5% (and the last row).
-      const step = Math.max(1, Math.ceil(p.total / 20));
-      if (p.done !== lastPrinted && (p.done % step === 0 || p.done === p.total)) {
-        lastPrinted = p.done;
-        err(`rows ${p.done}/${p.total}  ${payload.rate} rows/min  ETA ${payload.etaText}  accuracy ${payload.acc}`);
+      const step = Math.max(1, Math.ceil(p.rowsTotal / 20));
+      if (p.rowsDone !== lastPrinted && (p.rowsDone % step === 0 || p.rowsDone === p.rowsTotal)) {
+        lastPrinted = p.rowsDone;
+        err(`rows ${p.rowsDone}/${p.rowsTotal}  ${payload.rate} rows/min  ETA ${payload.etaText}  accuracy ${payload.acc}`);
       }
     }
   };

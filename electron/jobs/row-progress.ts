@@ -144,8 +144,8 @@ export function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress[
   return {
     jobId,
     phase,
-    done: tally.done,
-    total: tally.total,
+    rowsDone: tally.done,
+    rowsTotal: tally.total,
     failed: tally.failed,
     rowsPerMinute: rate,
     etaSeconds: calls.eta.etaSeconds(left, now),
@@ -178,8 +178,8 @@ export function startProgress(job: JobInfo, phase: JobProgress['phase'], storedE
   return {
     jobId: job.id,
     phase,
-    done: job.rowsDone,
-    total: job.rowsTotal,
+    rowsDone: job.rowsDone,
+    rowsTotal: job.rowsTotal,
     failed: job.rowsFailed,
     rowsPerMinute: 0,
     etaSeconds: null,

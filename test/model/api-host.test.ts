@@ -98,17 +98,17 @@ describe('ApiHost on the tiny model', () => {
     });
     expect(started.ok).toBe(true);
     const job = JobSummary.parse((started as { value: unknown }).value);
-    expect(job).toMatchObject({ status: 'running', total: 12, taskId: 'sst2' });
-    await until(() => rec.events.some(([e, p]) => e === 'job.progress' && (p as { done: number }).done >= 2), 120_000);
+    expect(job).toMatchObject({ status: 'running', rowsTotal: 12, taskId: 'sst2' });
+    await until(() => rec.events.some(([e, p]) => e === 'job.progress' && (p as { rowsDone: number }).rowsDone >= 2), 120_000);
     await host.dispose();
     expect(rec.events.some(([e, p]) => e === 'job.status' && (p as { status: string }).status === 'running')).toBe(true);
 
     host = await createApiHost({ dataDir, threads: 1, mode: 'test' });
-    const listed = (await host.invoke('jobs.list', {})) as { ok: true; value: { id: string; status: string; done: number }[] };
+    const listed = (await host.invoke('jobs.list', {})) as { ok: true; value: { id: string; status: string; rowsDone: number }[] };
     const paused = listed.value.find((j) => j.id === job.id)!;
     expect(paused.status).toBe('paused');
-    expect(paused.done).toBeGreaterThanOrEqual(2);
-    expect(paused.done).toBeLessThan(12);
+    expect(paused.rowsDone).toBeGreaterThanOrEqual(2);
+    expect(paused.rowsDone).toBeLessThan(12);
     const rec2 = record(host);
     expect(await host.invoke('jobs.resume', { jobId: job.id })).toMatchObject({ ok: true, value: { status: 'running' } });
     await until(() => rec2.events.some(([e, p]) => e === 'job.status' && (p as { status: string }).status === 'done'), 180_000);

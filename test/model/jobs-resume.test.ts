@@ -83,7 +83,7 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
   // prints the API's summary (the stored record said status running, interrupted true).
   const list = json<JobSummary[]>((await cli(['jobs', 'list', '--json', '--data-dir', killDir])).stdout);
   expect(list).toHaveLength(1);
-  expect(list[0]).toMatchObject({ status: 'interrupted', done: atKill, total: 12 });
+  expect(list[0]).toMatchObject({ status: 'interrupted', rowsDone: atKill, rowsTotal: 12 });
   expect(list[0]).not.toHaveProperty('interrupted');
   const committedRows = rowsOf(killDir, list[0]!.id).filter((r) => r.status === 'done');
 
@@ -100,7 +100,7 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
   const host = await createApiHost({ dataDir: killDir, threads: 1, mode: 'test' });
   try {
     expect(JSON.parse(JSON.stringify(await host.invoke('jobs.list', {})))).toEqual({ ok: true, value: printed });
-    expect(printed[0]).toMatchObject({ status: 'done', done: 12, total: 12 });
+    expect(printed[0]).toMatchObject({ status: 'done', rowsDone: 12, rowsTotal: 12 });
   } finally {
     await host.dispose();
   }

@@ -244,7 +244,7 @@ describe('llama-server as a remote model', () => {
       const backend = lease.backend as RemoteBackend;
       let killed = false;
       const off = manager.on('progress', (ev) => {
-        if (!killed && ev.progress.jobId === job.id && ev.progress.done >= 5) {
+        if (!killed && ev.progress.jobId === job.id && ev.progress.rowsDone >= 5) {
           killed = true;
           void b!.kill();
         }

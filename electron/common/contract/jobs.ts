@@ -99,8 +99,9 @@ export const JobProgress = z.object({
    * (scope run; long on a slow machine); `rows`: classifying rows.
    */
   phase: z.enum(['loading', 'examples', 'rows']).default('rows'),
-  done: z.number().int(),
-  total: z.number().int(),
+  /** Rows finished (done or failed) and in the job: the one name for row counts (ExperimentProgress, a cell's). */
+  rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
   failed: z.number().int().default(0),
   /** Over this session's rows (not counting rows done before a resume); 0 before the first. */
   rowsPerMinute: z.number().nullable(),
@@ -129,8 +130,8 @@ export const JobSummary = z.object({
   settings: TatraSettings,
   createdAt: z.number(),
   updatedAt: z.number(),
-  done: z.number().int(),
-  total: z.number().int(),
+  rowsDone: z.number().int(),
+  rowsTotal: z.number().int(),
   accuracy: z.number().nullable(),
   error: z.string().nullable().default(null),
   /**

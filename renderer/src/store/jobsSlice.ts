@@ -235,7 +235,7 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
   handleJobProgress(p) {
     set({ progress: { ...get().progress, [p.jobId]: p } });
     const job = get().jobs.find((j) => j.id === p.jobId);
-    if (job) set({ jobs: upsert(get().jobs, { ...job, done: p.done, total: p.total, accuracy: p.runningAccuracy, deterministic: p.deterministic ?? job.deterministic }) });
+    if (job) set({ jobs: upsert(get().jobs, { ...job, rowsDone: p.rowsDone, rowsTotal: p.rowsTotal, accuracy: p.runningAccuracy, deterministic: p.deterministic ?? job.deterministic }) });
   },
   handleJobStatus({ jobId, status, error }) {
     const job = get().jobs.find((j) => j.id === jobId);

@@ -108,7 +108,7 @@ function History() {
       columns={[
         { header: 'Task', cell: (j) => j.taskId },
         { header: 'Models', cell: (j) => modelPairText(j.generator, j.evaluator) },
-        { header: 'Rows', num: true, cell: (j) => `${j.done}/${j.total}` },
+        { header: 'Rows', num: true, cell: (j) => `${j.rowsDone}/${j.rowsTotal}` },
         { header: 'Accuracy', num: true, cell: (j) => pct(j.accuracy) },
       ]}
       actions={(j) =>
@@ -171,8 +171,8 @@ function JobView({ jobId }: { jobId: string }) {
 
   // While it runs, metrics and rows refresh about twenty times over the job (every row of a
   // small one) and on every status change, driven by progress events rather than a timer.
-  const done = progress?.done ?? job?.done ?? 0;
-  const totalRows = progress?.total ?? job?.total ?? 0;
+  const done = progress?.rowsDone ?? job?.rowsDone ?? 0;
+  const totalRows = progress?.rowsTotal ?? job?.rowsTotal ?? 0;
   const step = Math.max(1, Math.ceil(totalRows / 20));
   const refreshKey = `${job?.status ?? ''}:${Math.floor(done / step)}`;
   useEffect(() => {
@@ -188,7 +188,7 @@ function JobView({ jobId }: { jobId: string }) {
       </div>
     );
   }
-  const total = progress?.total ?? job.total;
+  const total = progress?.rowsTotal ?? job.rowsTotal;
   const running = job.status === 'running' || job.status === 'queued';
   const doExport = async (format: 'csv' | 'json') => {
     const out = await exportJob(jobId, format, minConfidence > 0 ? minConfidence : undefined);

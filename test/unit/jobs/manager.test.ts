@@ -167,10 +167,10 @@ describe('JobManager', () => {
     expect(wrong.rows.every((r) => r.correct === false)).toBe(true);
 
     const progress = events.filter((e): e is Extract<JobEvent, { type: 'progress' }> => e.type === 'progress');
-    expect(progress.at(-1)!.progress).toMatchObject({ phase: 'rows', done: 12, total: 12, runningAccuracy: 0.5, etaSeconds: 0 });
+    expect(progress.at(-1)!.progress).toMatchObject({ phase: 'rows', rowsDone: 12, rowsTotal: 12, runningAccuracy: 0.5, etaSeconds: 0 });
     const phases = progress.map((e) => e.progress.phase).filter((p, i, all) => p !== all[i - 1]);
     expect(phases).toEqual(['loading', 'examples', 'rows']);
-    expect(progress.find((e) => e.progress.phase === 'rows')!.progress.done).toBe(0);
+    expect(progress.find((e) => e.progress.phase === 'rows')!.progress.rowsDone).toBe(0);
     // Progress in model calls: 2 labels × 2 runs of shared examples, then per row 2 runs × (1
     // paraphrase call + 3 evaluations); never back, and exactly the plan at the end.
     const calls = progress.map((e) => e.progress.callsDone);

@@ -64,9 +64,9 @@ describe('api client', () => {
     const api = createApiClient(transport);
     const got: unknown[] = [];
     api.on('job.progress', (p) => got.push(p));
-    emit('job.progress', { jobId: 'j', done: 1, total: 2, rowsPerMinute: 3, etaSeconds: 4, runningAccuracy: 0.5 });
-    emit('job.progress', { jobId: 'j', done: 'lots' });
-    expect(got).toEqual([{ jobId: 'j', phase: 'rows', done: 1, total: 2, failed: 0, rowsPerMinute: 3, etaSeconds: 4, etaRange: null, callsDone: 0, callsTotal: 0, runningAccuracy: 0.5, deterministic: null }]);
+    emit('job.progress', { jobId: 'j', rowsDone: 1, rowsTotal: 2, rowsPerMinute: 3, etaSeconds: 4, runningAccuracy: 0.5 });
+    emit('job.progress', { jobId: 'j', rowsDone: 'lots' });
+    expect(got).toEqual([{ jobId: 'j', phase: 'rows', rowsDone: 1, rowsTotal: 2, failed: 0, rowsPerMinute: 3, etaSeconds: 4, etaRange: null, callsDone: 0, callsTotal: 0, runningAccuracy: 0.5, deterministic: null }]);
   });
 });
 
@@ -156,7 +156,7 @@ describe('store', () => {
   });
 
   it('applies job progress and status events to the history and loads metrics when a job ends', async () => {
-    const job = { id: 'j1', name: 'n', taskId: 'sst2', status: 'running', dataPath: '/d.csv', generator: '/m', evaluator: '/m', settings, createdAt: 1, updatedAt: 1, done: 0, total: 4, accuracy: null, error: null };
+    const job = { id: 'j1', name: 'n', taskId: 'sst2', status: 'running', dataPath: '/d.csv', generator: '/m', evaluator: '/m', settings, createdAt: 1, updatedAt: 1, rowsDone: 0, rowsTotal: 4, accuracy: null, error: null };
     const metrics = { jobId: 'j1', scored: 4, accuracy: 0.5, macroF1: 0.4, perRunAccuracy: [0.5], accuracyAfterRuns: [0.5], perLabel: [], confusion: { labels: [], predicted: [], matrix: [] }, confidenceHistogram: [] };
     const { transport, emit, calls } = fakeTransport({
       'jobs.list': () => ({ ok: true, value: [job] }),
@@ -165,11 +165,11 @@ describe('store', () => {
     setApi(createApiClient(transport));
     const stop = connectStore(store);
     await store.getState().loadJobs();
-    emit('job.progress', { jobId: 'j1', done: 2, total: 4, rowsPerMinute: 60, etaSeconds: 2, runningAccuracy: 1 / 2, deterministic: true });
+    emit('job.progress', { jobId: 'j1', rowsDone: 2, rowsTotal: 4, rowsPerMinute: 60, etaSeconds: 2, runningAccuracy: 1 / 2, deterministic: true });
     // Known once the session's models are loaded: the job view's chip comes with the progress.
-    expect(store.getState().jobs[0]).toMatchObject({ done: 2, deterministic: true });
-    emit('job.progress', { jobId: 'j1', done: 3, total: 4, rowsPerMinute: 60, etaSeconds: 1, runningAccuracy: 2 / 3 });
-    expect(store.getState().jobs[0]).toMatchObject({ done: 3, accuracy: 2 / 3, deterministic: true });
+    expect(store.getState().jobs[0]).toMatchObject({ rowsDone: 2, deterministic: true });
+    emit('job.progress', { jobId: 'j1', rowsDone: 3, rowsTotal: 4, rowsPerMinute: 60, etaSeconds: 1, runningAccuracy: 2 / 3 });
+    expect(store.getState().jobs[0]).toMatchObject({ rowsDone: 3, accuracy: 2 / 3, deterministic: true });
     expect(store.getState().progress.j1?.etaSeconds).toBe(1);
     emit('job.status', { jobId: 'j1', status: 'done', error: null });
     expect(store.getState().jobs[0]!.status).toBe('done');

@@ -80,13 +80,13 @@ describe('preload bridge', () => {
   it('delivers (name, payload) without the IPC event, and unsubscribes', () => {
     const got: unknown[][] = [];
     const off = bridge.subscribe((...args: unknown[]) => void got.push(args));
-    push('job.progress', { done: 3 });
+    push('job.progress', { rowsDone: 3 });
     push(7, 'not a name');
-    expect(got).toEqual([['job.progress', { done: 3 }]]);
+    expect(got).toEqual([['job.progress', { rowsDone: 3 }]]);
     expect(JSON.stringify(got)).not.toContain('ipcRenderer itself');
     off();
     off();
-    push('job.progress', { done: 4 });
+    push('job.progress', { rowsDone: 4 });
     expect(got).toHaveLength(1);
     expect(rec.listeners.get(EVENT_CHANNEL)).toHaveLength(0);
   });
