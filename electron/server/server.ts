@@ -16,6 +16,7 @@ import { mimeTypeFor } from '../web/mime';
 import { isInside } from '../web/inside';
 import { safeFileName, uploadDestination } from '../web/file-name';
 import { findStaticFile } from '../web/static';
+import { errorMessage } from '../common/errors';
 import { publicOrigin } from '../web/listen';
 import {
   TOKEN_QUERY,
@@ -243,7 +244,8 @@ async function handleUpload(ctx: ServerContext, request: FastifyRequest, reply: 
     // otherwise have the file created after it is removed, and left behind. The folder is this
     // upload's own (uploadDestination): it goes too.
     if (!out.closed) await new Promise<void>((r) => out.once('close', () => r()));
-    await rm(dirname(dest), { recursive: true, force: true }).catch(() => undefined);
+    // The upload's own failure is what the client gets; a leftover that cannot be removed is logged.
+    await rm(dirname(dest), { recursive: true, force: true }).catch((rmError: unknown) => ctx.log(`tatra serve: could not remove the unfinished upload ${dirname(dest)}: ${errorMessage(rmError)}`));
     throw e;
   }
   return reply.header('cache-control', 'no-store').send({ path: dest, bytes });
