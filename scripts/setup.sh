@@ -33,8 +33,10 @@ fi
 say "npm ci"
 # package.json's allowScripts lets only better-sqlite3, node-llama-cpp and esbuild run install
 # scripts; Electron's binary download is attempted separately below so that a blocked network
-# does not fail the whole install.
-ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund --prefer-offline
+# does not fail the whole install. Where better-sqlite3's prebuilt binary cannot be downloaded
+# (GitHub unreachable) it compiles SQLite and its addon: JOBS=max lets node-gyp run those
+# compiles on every core at once instead of one after another.
+JOBS=max ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund --prefer-offline
 
 if [ "${TATRA_SKIP_ELECTRON:-}" != 1 ] && [ "${CI:-}" != true ] && [ ! -d node_modules/electron/dist ]; then
   say "Electron binary"
