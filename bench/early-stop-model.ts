@@ -1,14 +1,17 @@
 // The confident early stop on its own model: vote sequences drawn as the rule assumes (each
 // category's share from a uniform Dirichlet, then every vote independently from those shares),
-// replayed wave by wave as the engine runs them, and each stop compared with the full vote. Two
+// replayed wave by wave as the engine runs them, and each stop compared with the full vote. Three
 // rules side by side on the very same sequences:
 //
-//   before  the union bound over rivals with every final tie counted as a change
-//   after   the exact posterior risk, a tie going to the leader when the first run's original
-//           already says so (engine/confident.ts changeProbability)
+//   union   the union bound over rivals with every final tie counted as a change, stopping at 1 − P
+//   each    the exact posterior risk (engine/confident.ts changeProbability), each stop's risk at
+//           most 1 − P
+//   now     the same risk at most the setting's threshold λ, the largest whose expected risk at
+//           the stop is at most 1 − P (engine/confident-limit.ts, what the engine does)
 //
-// For each P: how often the stopped vote disagrees with the full vote (the promise: at most 1 − P)
-// and the share of votes saved.
+// For each P: how often the stopped vote disagrees with the full vote (the promise: at most 1 − P
+// on average), the share of votes saved, λ, and the disagreement the model promises for λ computed
+// exactly (the forward pass; '–' where the setting is too large to compute and λ is 1 − P).
 //
 //   npx tsx bench/early-stop-model.ts [--sequences 10000] [--labels 2] [--abstain] [-n 5] [-r 15]
 //                                     [--p 0.8,0.9,0.95,0.99] [--seed 1] [--json]
@@ -17,7 +20,8 @@
 // (labels 2/3/5, n 1/5/10, r 5/15) with fewer sequences each.
 import { parseArgs } from 'node:util';
 import { firstOriginal, runWaves, seededRandom, stopRisk, tallyVotes, type Vote, type VoteOptions } from '../electron/engine';
-import { changeUnionBound } from '../electron/engine/confident';
+import { changeProbability, changeUnionBound } from '../electron/engine/confident';
+import { stopLimit } from '../electron/engine/confident-limit';
 import { draw, uniformDirichlet } from '../test/helpers/dirichlet';
 
 const { values } = parseArgs({
@@ -45,17 +49,22 @@ interface Setting {
 interface Row {
   setting: string;
   p: number;
-  rule: 'before' | 'after';
+  rule: Rule;
   disagree: number;
   sequences: number;
   disagreement: number;
   votesSaved: number;
 }
 
-type Risk = (votes: Record<string, number>, leader: string, toCome: number, cast: readonly Vote[], opts: VoteOptions, p: number) => boolean;
+type Risk = (votes: Record<string, number>, leader: string, toCome: number, cast: readonly Vote[], opts: VoteOptions, p: number, s: Setting) => boolean;
+type Rule = 'union' | 'each' | 'now';
+const RULES: readonly Rule[] = ['union', 'each', 'now'];
 
-const before: Risk = (votes, leader, toCome, _cast, opts, p) => changeUnionBound(votes, leader, toCome, opts) <= 1 - p;
-const after: Risk = (votes, leader, toCome, cast, opts, p) => stopRisk({ rule: 'confident', p }, votes, leader, toCome, opts, firstOriginal(cast)) !== null;
+const stops: Record<Rule, Risk> = {
+  union: (votes, leader, toCome, _cast, opts, p) => changeUnionBound(votes, leader, toCome, opts) <= 1 - p,
+  each: (votes, leader, toCome, cast, opts, p) => changeProbability(votes, leader, toCome, opts, 1 - p, firstOriginal(cast)) <= 1 - p,
+  now: (votes, leader, toCome, cast, opts, p, s) => stopRisk({ rule: 'confident', p }, votes, leader, toCome, opts, firstOriginal(cast), { r: s.r, perRun: s.n + 1 }) !== null,
+};
 
 /** Where the rule stops on this sequence: runs used and the label then (waves as the engine makes them). */
 function replay(votes: readonly Vote[], s: Setting, opts: VoteOptions, p: number, stops: Risk): { runs: number; label: string | null } {
@@ -67,7 +76,7 @@ function replay(votes: readonly Vote[], s: Setting, opts: VoteOptions, p: number
     if (toCome === 0) break;
     const cast = votes.filter((v) => v.run < done);
     const sofar = tallyVotes(cast, opts);
-    if (sofar.label !== null && stops(sofar.votes, sofar.label, toCome, cast, opts, p)) return { runs: done, label: sofar.label };
+    if (sofar.label !== null && stops(sofar.votes, sofar.label, toCome, cast, opts, p, s)) return { runs: done, label: sofar.label };
   }
   return { runs: s.r, label: tallyVotes(votes, opts).label };
 }
@@ -85,11 +94,8 @@ function simulate(s: Setting, ps: readonly number[], seed: number): Row[] {
     for (let run = 0; run < s.r; run++) for (let variant = 0; variant <= s.n; variant++) votes.push({ run, variant, label: categories[draw(rand, shares)]! });
     const full = tallyVotes(votes, opts).label;
     for (const p of ps) {
-      for (const [rule, stops] of [
-        ['before', before],
-        ['after', after],
-      ] as const) {
-        const got = replay(votes, s, opts, p, stops);
+      for (const rule of RULES) {
+        const got = replay(votes, s, opts, p, stops[rule]);
         const key = `${p}|${rule}`;
         const t = tally.get(key) ?? { disagree: 0, runs: 0 };
         if (got.label !== full) t.disagree++;
@@ -100,7 +106,7 @@ function simulate(s: Setting, ps: readonly number[], seed: number): Row[] {
   }
   const rows: Row[] = [];
   for (const p of ps) {
-    for (const rule of ['before', 'after'] as const) {
+    for (const rule of RULES) {
       const t = tally.get(`${p}|${rule}`)!;
       rows.push({ setting: name, p, rule, disagree: t.disagree, sequences: s.sequences, disagreement: t.disagree / s.sequences, votesSaved: 1 - t.runs / (s.r * s.sequences) });
     }
@@ -115,19 +121,26 @@ const settings: Setting[] = values.sweep
   : [{ labels: Number(values.labels), abstain: values.abstain, n: Number(values.n), r: Number(values.r), sequences: Number(values.sequences) }];
 
 const rows = settings.flatMap((s) => simulate(s, ps, seed));
+const limits = (r: Row) => {
+  const s = settings.find((x) => r.setting.endsWith(`n=${x.n}, r=${x.r}`) && r.setting.startsWith(`${x.labels} labels${x.abstain ? ' +' : ','}`))!;
+  const labels = Array.from({ length: s.labels }, (_, i) => `l${i}`);
+  return stopLimit(r.p, { labels, ...(s.abstain ? { abstainLabel: 'abstain' } : {}) }, { r: s.r, perRun: s.n + 1 });
+};
 if (values.json) console.log(JSON.stringify(rows, null, 2));
 else {
   const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
-  console.log('| setting | P | 1 − P | disagreement before | after | votes saved before | after | saved after / before |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (let i = 0; i < rows.length; i += 2) {
-    const b = rows[i]!;
-    const a = rows[i + 1]!;
-    console.log(`| ${b.setting} | ${b.p} | ${pct(1 - b.p)} | ${pct(b.disagreement)} | ${pct(a.disagreement)} | ${pct(b.votesSaved)} | ${pct(a.votesSaved)} | ${(a.votesSaved / b.votesSaved).toFixed(2)}× |`);
+  console.log('| setting | P | 1 − P | λ | promised (exact) | disagreement union | each | now | votes saved union | each | now | now / each | now / union |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (let i = 0; i < rows.length; i += 3) {
+    const [u, e, a] = [rows[i]!, rows[i + 1]!, rows[i + 2]!];
+    const l = limits(a);
+    console.log(
+      `| ${u.setting} | ${u.p} | ${pct(1 - u.p)} | ${l.limit.toFixed(3)} | ${l.expected === null ? '–' : pct(l.expected)} | ${pct(u.disagreement)} | ${pct(e.disagreement)} | ${pct(a.disagreement)} | ${pct(u.votesSaved)} | ${pct(e.votesSaved)} | ${pct(a.votesSaved)} | ${(a.votesSaved / e.votesSaved).toFixed(2)}× | ${(a.votesSaved / u.votesSaved).toFixed(2)}× |`,
+    );
   }
 }
 // The promise: disagreement at most 1 − P (exit 1 otherwise, beyond three standard errors of sampling).
-const broken = rows.filter((r) => r.rule === 'after' && r.disagreement > 1 - r.p + 3 * Math.sqrt((r.p * (1 - r.p)) / r.sequences));
+const broken = rows.filter((r) => r.rule === 'now' && r.disagreement > 1 - r.p + 3 * Math.sqrt((r.p * (1 - r.p)) / r.sequences));
 if (broken.length > 0) {
   console.error(`promise broken: ${broken.map((r) => `${r.setting} P=${r.p}: ${r.disagree}/${r.sequences}`).join('; ')}`);
   process.exitCode = 1;

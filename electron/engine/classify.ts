@@ -27,7 +27,8 @@ import { extractFinalAnswer, normaliseMathAnswer } from './math';
 import { addFilterCounts, cleanParaphrases, emptyFilterCounts, mapLabel, padParaphrases, totalFiltered } from './parse';
 import { evaluationPrompt, evaluationSuffix, evaluationSystem, paraphrasePrompt } from './prompts';
 import { type Vote, firstOriginal, runWaves, tallyVotes, taskVoteOptions } from './vote';
-import { earlyStopRule, stopRisk } from './confident';
+import { earlyStopRule } from './confident';
+import { stopRisk } from './confident-limit';
 import { formatZodError } from '../common/task';
 import { callsPerRun } from '../common/calls';
 
@@ -180,7 +181,7 @@ export async function classify(opts: ClassifyOptions): Promise<TatraResult> {
     if (!rule || votesToCome === 0) continue;
     const cast = votesOf(done);
     const sofar = tallyVotes(cast, voteOptions);
-    risk = stopRisk(rule, sofar.votes, sofar.label, votesToCome, voteOptions, firstOriginal(cast));
+    risk = stopRisk(rule, sofar.votes, sofar.label, votesToCome, voteOptions, firstOriginal(cast), { r: settings.r, perRun: settings.n + 1 });
     if (risk !== null) {
       decidedEarly = true;
       break;

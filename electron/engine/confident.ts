@@ -18,7 +18,7 @@
 //
 // With P = 1 the rule stops only when the bound is 0, i.e. when no outcome in the support lets a
 // rival reach the leader: exactly `voteDecided`.
-import { type VoteOptions, voteDecided } from './vote';
+import type { VoteOptions } from './vote';
 
 /** One category of the model with its count so far. */
 interface Category {
@@ -226,25 +226,4 @@ export function earlyStopRule(settings: { earlyStop?: boolean | undefined; early
   if (settings.earlyStop !== true) return null;
   const p = settings.earlyStopConfidence;
   return p === undefined || p >= 1 ? { rule: 'exact', p: 1 } : { rule: 'confident', p };
-}
-
-/**
- * Whether to stop launching runs: the exact rule's `voteDecided`, or the confident rule's risk at
- * most 1 − p. Returns the risk it stopped at (0 for the exact rule), or null to go on. `tieWinner`:
- * the label the votes so far give a tie (the first run's original vote), null when none.
- */
-export function stopRisk(
-  rule: EarlyStopRule,
-  votes: Readonly<Record<string, number>>,
-  leader: string | null,
-  votesToCome: number,
-  opts: Partial<VoteOptions>,
-  tieWinner: string | null = null,
-): number | null {
-  if (votesToCome <= 0 || leader === null) return null;
-  if (voteDecided(votes, votesToCome, opts)) return 0;
-  if (rule.rule === 'exact') return null;
-  const limit = 1 - rule.p;
-  const risk = changeProbability(votes, leader, votesToCome, opts, limit, tieWinner);
-  return risk <= limit ? risk : null;
 }

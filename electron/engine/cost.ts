@@ -13,7 +13,8 @@ import { runSeed, type StageName, type TatraSettings } from '../common/tatra';
 import { type TaskDefinition, labelNames } from '../common/task';
 import { type ChatPrompt } from './backend';
 import { type GenerationCache, generationCacheKey, taskContentHash } from './cache';
-import { earlyStopRule, stopRisk } from './confident';
+import { earlyStopRule } from './confident';
+import { stopRisk } from './confident-limit';
 import { exampleMaxTokens, FINAL_ANSWER_MAX_TOKENS } from './grammar';
 import { contentHash } from './hash';
 import { exampleCalls } from './label-split';
@@ -136,7 +137,7 @@ export function fewestRuns(task: TaskDefinition, settings: TatraSettings): numbe
     done += wave.length;
     const votes: Record<string, number> = Object.fromEntries(labels.map((l) => [l, 0]));
     votes[leader] = done * (settings.n + 1);
-    if (stopRisk(rule, votes, leader, (settings.r - done) * (settings.n + 1), opts, leader) !== null) return done;
+    if (stopRisk(rule, votes, leader, (settings.r - done) * (settings.n + 1), opts, leader, { r: settings.r, perRun: settings.n + 1 }) !== null) return done;
   }
   return settings.r;
 }

@@ -54,7 +54,8 @@ export {
 } from './parse';
 export { extractFinalAnswer, normaliseMathAnswer, mathAnswersEqual, lenientMathCorrect, strictMathCorrect, numericValue } from './math';
 export { tallyVotes, taskVoteOptions, voteDecided, runWaves, firstOriginal, type Vote, type VoteOptions, type VoteOutcome, type TieBreak } from './vote';
-export { changeProbability, earlyStopRule, stopRisk, CONFIDENT_PRIOR, type EarlyStopRule } from './confident';
+export { changeProbability, earlyStopRule, CONFIDENT_PRIOR, type EarlyStopRule } from './confident';
+export { stopLimit, stopRisk, type StopLimit, type StopSchedule } from './confident-limit';
 export { seededRandom, seededShuffle } from './rng';
 export { contentHash, stableStringify } from './hash';
 

@@ -1,12 +1,14 @@
 // The confident early-stop rule (engine/confident.ts). Its promise: when votes follow the model it
 // assumes (each label's share drawn from a uniform Dirichlet, then every vote drawn independently
-// from those shares), stopping once the bound is at most 1 − P disagrees with the full vote in at
-// most a fraction 1 − P of inputs; and at P = 1 it is exactly the exact rule. Seeded generators, so
+// from those shares), the stopped vote disagrees with the full vote in at most a fraction 1 − P of
+// inputs on average (checked exactly by enumeration on small settings, and by sampling on larger
+// ones); and at P = 1 it is exactly the exact rule. Seeded generators, so
 // a failure names the case that broke it.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classify, firstOriginal, seededRandom, tallyVotes } from '../../../electron/engine';
-import { changeProbability, changeUnionBound, earlyStopRule, lnGamma, stopRisk, type EarlyStopRule } from '../../../electron/engine/confident';
+import { changeProbability, changeUnionBound, earlyStopRule, lnGamma, type EarlyStopRule } from '../../../electron/engine/confident';
+import { expectedRiskAt, stopLimit, stopRisk } from '../../../electron/engine/confident-limit';
 import { runWaves, voteDecided, type Vote, type VoteOptions } from '../../../electron/engine/vote';
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { TatraResult, type TatraSettings } from '../../../electron/common/tatra';
@@ -25,7 +27,7 @@ function replay(votes: Vote[], r: number, perRun: number, rule: EarlyStopRule, o
       opts,
     );
     const cast = votes.filter((v) => v.run < done);
-    if (stopRisk(rule, sofar.votes, sofar.label, (r - done) * perRun, opts, firstOriginal(cast)) !== null) return { runs: done, label: sofar.label };
+    if (stopRisk(rule, sofar.votes, sofar.label, (r - done) * perRun, opts, firstOriginal(cast), { r, perRun }) !== null) return { runs: done, label: sofar.label };
   }
   return { runs: r, label: tallyVotes(votes, opts).label };
 }
@@ -45,8 +47,8 @@ describe('changeProbability', () => {
         const p = tally.label === null ? 1 : changeProbability(tally.votes, tally.label, toCome, opts);
         const context = `case ${ci} trial ${trial}: ${JSON.stringify(tally.votes)}, ${toCome} to come`;
         if (toCome > 0) expect(p === 0, context).toBe(exact);
-        expect(stopRisk({ rule: 'exact', p: 1 }, tally.votes, tally.label, toCome, opts) !== null, context).toBe(exact && toCome > 0);
-        expect(stopRisk({ rule: 'confident', p: 1 }, tally.votes, tally.label, toCome, opts) !== null, context).toBe(exact && toCome > 0);
+        expect(stopRisk({ rule: 'exact', p: 1 }, tally.votes, tally.label, toCome, opts, null, { r: 10, perRun: 3 }) !== null, context).toBe(exact && toCome > 0);
+        expect(stopRisk({ rule: 'confident', p: 1 }, tally.votes, tally.label, toCome, opts, null, { r: 10, perRun: 3 }) !== null, context).toBe(exact && toCome > 0);
         if (exact) decided++;
       }
     }
@@ -176,8 +178,9 @@ describe('the confident rule over random vote sequences drawn from its model', (
         let runsAll = 0;
         for (let trial = 0; trial < trials; trial++) {
           const rand = seededRandom(Math.round(p * 1000) * 100_000 + trial);
-          const r = 3 + Math.floor(rand() * 13);
-          const perRun = 1 + Math.floor(rand() * 6);
+          // A few settings, each calibrated once (stopLimit caches it).
+          const r = [3, 5, 10, 15][Math.floor(rand() * 4)]!;
+          const perRun = [1, 2, 4, 6][Math.floor(rand() * 4)]!;
           const shares = uniformDirichlet(rand, c.categories.length);
           const votes: Vote[] = [];
           for (let run = 0; run < r; run++) for (let variant = 0; variant < perRun; variant++) votes.push({ run, variant, label: c.categories[draw(rand, shares)]! });
@@ -213,6 +216,102 @@ describe('the confident rule over random vote sequences drawn from its model', (
       const sure = replay(votes, r, perRun, { rule: 'confident', p: 0.95 }, opts);
       expect(sure.runs).toBeLessThanOrEqual(asExact.runs);
     }
+  });
+});
+
+describe('the threshold: the largest risk whose expected risk at the stop is at most 1 − P (stopLimit)', () => {
+  /** Every vote sequence of length `total` over `cats` categories. */
+  function* sequences(total: number, cats: number): Generator<number[]> {
+    const seq = new Array<number>(total).fill(0);
+    for (;;) {
+      yield seq;
+      let i = total - 1;
+      while (i >= 0 && seq[i] === cats - 1) seq[i--] = 0;
+      if (i < 0) return;
+      seq[i]!++;
+    }
+  }
+  const cases: { name: string; opts: VoteOptions; r: number; perRun: number }[] = [
+    { name: 'two labels, r=5, 2 votes a run', opts: { labels: ['a', 'b'] }, r: 5, perRun: 2 },
+    { name: 'two labels, r=4, 3 votes a run', opts: { labels: ['a', 'b'] }, r: 4, perRun: 3 },
+    { name: 'three labels, r=4, 2 votes a run', opts: { labels: ['a', 'b', 'c'] }, r: 4, perRun: 2 },
+    { name: 'two labels and an abstain label, r=4, 2 votes a run', opts: { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, r: 4, perRun: 2 },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: the forward pass equals a brute-force sum over every vote sequence, and the exact disagreement is at most 1 − P`, () => {
+      const names = [...c.opts.labels, ...(c.opts.abstainLabel !== undefined ? [c.opts.abstainLabel] : [])];
+      const total = c.r * c.perRun;
+      const lnFact = (x: number) => lnGamma(x + 1);
+      for (const p of [0.8, 0.9, 0.95]) {
+        const { limit, expected } = stopLimit(p, c.opts, { r: c.r, perRun: c.perRun });
+        // It spends the budget the plain rule (each stop at most 1 − P) leaves.
+        expect(limit).toBeGreaterThanOrEqual(1 - p);
+        let riskAtStop = 0;
+        let disagree = 0;
+        let plainRisk = 0;
+        let runs = 0;
+        let plainRuns = 0;
+        for (const seq of sequences(total, names.length)) {
+          const votes: Vote[] = seq.map((x, i) => ({ run: Math.floor(i / c.perRun), variant: i % c.perRun, label: names[x]! }));
+          // The model's probability of this sequence: a Pólya urn from one ball per category.
+          const counts = names.map((_, j) => seq.filter((x) => x === j).length);
+          const prob = Math.exp(counts.reduce((a, k) => a + lnFact(k), 0) + lnFact(names.length - 1) - lnFact(total + names.length - 1));
+          const full = tallyVotes(votes, c.opts).label;
+          for (const rule of ['now', 'plain'] as const) {
+            let done = 0;
+            let stop: { runs: number; label: string | null; risk: number } = { runs: c.r, label: full, risk: 0 };
+            for (const wave of runWaves(c.r, 'confident')) {
+              done += wave.length;
+              if (done === c.r) break;
+              const cast = votes.filter((v) => v.run < done);
+              const sofar = tallyVotes(cast, c.opts);
+              const toCome = (c.r - done) * c.perRun;
+              const risk =
+                rule === 'now'
+                  ? stopRisk({ rule: 'confident', p }, sofar.votes, sofar.label, toCome, c.opts, firstOriginal(cast), { r: c.r, perRun: c.perRun })
+                  : sofar.label !== null && changeProbability(sofar.votes, sofar.label, toCome, c.opts, Infinity, firstOriginal(cast)) <= 1 - p
+                    ? changeProbability(sofar.votes, sofar.label, toCome, c.opts, Infinity, firstOriginal(cast))
+                    : null;
+              if (risk !== null) {
+                stop = { runs: done, label: sofar.label, risk };
+                break;
+              }
+            }
+            if (rule === 'now') {
+              riskAtStop += prob * stop.risk;
+              if (stop.label !== full) disagree += prob;
+              runs += prob * stop.runs;
+            } else {
+              plainRisk += prob * stop.risk;
+              plainRuns += prob * stop.runs;
+            }
+          }
+        }
+        const context = `P=${p}, λ=${limit}`;
+        // The forward pass is the brute-force expectation of the risk at the stop, for the threshold found and for 1 − P.
+        expect(expected, context).not.toBeNull();
+        expect(expected!, context).toBeCloseTo(riskAtStop, 12);
+        expect(expectedRiskAt(1 - p, c.opts, { r: c.r, perRun: c.perRun })!, context).toBeCloseTo(plainRisk, 12);
+        // The promise, exactly: the probability that the stopped vote differs from the full vote (every tie-break rule applied) is at most 1 − P.
+        expect(disagree, context).toBeLessThanOrEqual(riskAtStop + 1e-12);
+        expect(disagree, context).toBeLessThanOrEqual(1 - p);
+        // And it never runs more than the plain rule.
+        expect(runs, context).toBeLessThanOrEqual(plainRuns + 1e-12);
+      }
+    });
+  }
+
+  it('is 1 − P where it is not computed: math answers (not known beforehand) and settings too large to enumerate', () => {
+    expect(stopLimit(0.9, { labels: [] }, { r: 15, perRun: 6 })).toEqual({ limit: 1 - 0.9, expected: null });
+    expect(stopLimit(0.9, { labels: ['a', 'b', 'c', 'd', 'e'] }, { r: 15, perRun: 11 })).toEqual({ limit: 1 - 0.9, expected: null });
+    expect(stopLimit(1, { labels: ['a', 'b'] }, { r: 15, perRun: 6 }).limit).toBe(0);
+  });
+
+  it('the paper-like setting (two labels, n=5, r=15): well above 1 − P at P=0.95, its expected risk at most 1 − P', () => {
+    const { limit, expected } = stopLimit(0.95, { labels: ['negative', 'positive'] }, { r: 15, perRun: 6 });
+    expect(limit).toBeGreaterThan(0.1);
+    expect(expected!).toBeLessThanOrEqual(0.05);
+    expect(expected!).toBeGreaterThan(0.03);
   });
 });
 
