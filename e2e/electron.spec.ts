@@ -126,10 +126,17 @@ test.describe('Electron shell', () => {
     const before = page.url();
     const opened = await page.evaluate(() => window.open('https://example.com/') === null);
     expect(opened).toBe(true);
+    // Wait for the main process to see the navigation (will-navigate, which it refuses) rather
+    // than for a second: the listener is in place before the page asks to leave.
+    await app.evaluate(({ BrowserWindow }) => {
+      const contents = BrowserWindow.getAllWindows()[0]!.webContents;
+      (globalThis as { tatraNavigation?: Promise<string> }).tatraNavigation = new Promise((resolveUrl) => contents.once('will-navigate', (e) => resolveUrl(e.url)));
+    });
     await page.evaluate(() => {
       window.location.href = 'https://example.com/';
     });
-    await page.waitForTimeout(1_000);
+    expect(await app.evaluate(() => (globalThis as { tatraNavigation?: Promise<string> }).tatraNavigation)).toBe('https://example.com/');
+    // The app's own will-navigate listener ran first and prevented it: the page stays.
     expect(page.url()).toBe(before);
     expect(app.windows()).toHaveLength(1);
   });
@@ -242,13 +249,19 @@ test.describe('app protocol in Chromium (no Electron needed)', () => {
       await expect.poll(() => page.evaluate(() => document.querySelectorAll('body *').length), { timeout: 15_000 }).toBeGreaterThan(5);
       // Visit every view (Alt+1…5), so a chart or table that injects styles or evals is caught too.
       const views = new Set<string>();
+      const nav = page.locator('nav[aria-label="Main"] .nav-item');
       for (let i = 1; i <= 5; i++) {
         await page.keyboard.press(`Alt+${i}`);
-        await page.waitForTimeout(300);
+        // The view is shown (its nav item current, its title set), not a fixed time later.
+        await expect(nav.nth(i - 1)).toHaveAttribute('aria-current', 'page');
+        const name = (await nav.nth(i - 1).locator('.nav-name').textContent()) ?? '';
+        await expect(page).toHaveTitle(`${name} · TATRA Studio`);
         views.add(await page.title());
       }
       expect(views.size, `views seen: ${[...views].join(', ')}`).toBeGreaterThanOrEqual(3);
-      await page.waitForTimeout(500);
+      // A violation is reported by an event queued when it happens; one more task on the page runs
+      // after those already queued, and its answer comes back after the reports they sent.
+      await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0))));
       expect(violations).toEqual([]);
     } finally {
       await browser.close();
