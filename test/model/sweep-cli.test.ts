@@ -39,9 +39,10 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
   const [{ id }] = query<{ id: string }>(dataDir, "SELECT id FROM experiments WHERE kind = 'sweep'") as [{ id: string }];
 
   const listed = JSON.parse((await cli(['sweep', 'list', '--json', '--data-dir', dataDir])).stdout) as { id: string; status: string }[];
-  expect(listed).toEqual([expect.objectContaining({ id, status: 'interrupted' })]);
-  const before = json<SweepResult>((await cli(['sweep', 'show', id, '--json', '--data-dir', dataDir])).stdout);
-  expect(before.status).toBe('interrupted');
+  // The CLI's --json is what the API answers (experiments.list, experiments.get).
+  expect(listed).toEqual([expect.objectContaining({ kind: 'sweep', id, status: 'interrupted' })]);
+  const before = json<SweepResult & { kind: string }>((await cli(['sweep', 'show', id, '--json', '--data-dir', dataDir])).stdout);
+  expect(before).toMatchObject({ kind: 'sweep', status: 'interrupted' });
   expect(before.progress.jobsDone).toBeLessThan(8);
 
   const out = join(dir, 'out');

@@ -118,7 +118,8 @@ function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, bu
 }
 
 function printRecord(rec: ComparisonRecord, json: boolean): void {
-  if (json) outJson(rec);
+  // --json: what experiments.get answers.
+  if (json) outJson({ kind: 'compare', ...rec });
   else out(formatComparison(rec));
   if (rec.status === 'failed') process.exitCode = 1;
 }
@@ -175,7 +176,8 @@ export function registerCompare(program: Command): void {
         const comparisons = services.comparisons();
         if (action === 'list') {
           const all = comparisons.list();
-          if (opts.json) outJson(all);
+          // --json: what experiments.list answers for comparisons.
+          if (opts.json) outJson(all.map((c) => ({ kind: 'compare', ...c })));
           else if (all.length === 0) out('no comparisons yet');
           else for (const c of all) out(`${c.id}  [${c.status}]  pairs ${c.progress?.jobsDone ?? 0}/${c.progress?.jobsTotal ?? 0}  ${c.task} on ${c.dataset}`);
           return;

@@ -115,7 +115,8 @@ async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOption
     await sweeps.export(id, 'json', join(dir, `${id}.json`));
     err(`exported ${join(dir, `${id}.csv`)} and ${id}.json`);
   }
-  if (opts.json) outJson(result);
+  // --json: what experiments.get answers.
+  if (opts.json) outJson({ kind: 'sweep', ...result });
   else out(formatSweep(result));
   if (result.status === 'failed') {
     err(`tatra: sweep ${id} failed: ${result.error ?? 'unknown error'}`);
@@ -175,7 +176,8 @@ export function registerSweep(program: Command): void {
 async function listSweeps(opts: SweepRuntimeOptions): Promise<void> {
   await withCliServices(opts, async (services) => {
     const all = services.sweeps().list();
-    if (opts.json) outJson(all);
+    // --json: what experiments.list answers for sweeps.
+    if (opts.json) outJson(all.map((s) => ({ kind: 'sweep', ...s })));
     else if (all.length === 0) out('no sweeps yet');
     else for (const s of all) out(`${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}`);
   });
