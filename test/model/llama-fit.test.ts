@@ -19,6 +19,8 @@ describe('fit estimate = the load', () => {
     const spy = vi.spyOn(GgufInsightsConfigurationResolver.prototype, 'resolveModelGpuLayersV2');
     try {
       const backend = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 2, contextSize: 512 });
+      // The layers the loaded model really offloaded (0 on a CPU-only machine).
+      const offloaded = backend.model.gpuLayers;
       await backend.dispose();
       expect(spy).toHaveBeenCalledTimes(1);
       const fit = await estimateFit(tiny, { contextSize: 512, sequences: 2 });
@@ -30,6 +32,7 @@ describe('fit estimate = the load', () => {
       const [loaded, estimated] = await Promise.all(spy.mock.results.slice(0, 2).map((r) => r.value as Promise<{ gpuLayers: number }>));
       expect(estimated!.gpuLayers).toBe(loaded!.gpuLayers);
       expect(fit.gpuLayers).toBe(loaded!.gpuLayers);
+      expect(fit.gpuLayers).toBe(offloaded);
       expect(fit.fits).toBe(true);
     } finally {
       spy.mockRestore();
