@@ -3,11 +3,15 @@
 // has shipped: a file on someone's disk went through it; a change is a new entry.
 import type Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
+import { compressStoredText } from './stored-text';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
-const MIGRATIONS: string[] = [
+/** SQL, or a step that needs code (it runs inside the version's transaction). */
+type Migration = string | ((db: Database.Database) => void);
+
+const MIGRATIONS: Migration[] = [
   // v1
   `
   CREATE TABLE jobs (
@@ -174,6 +178,12 @@ const MIGRATIONS: string[] = [
   ALTER TABLE experiments ADD COLUMN budget_json TEXT;
   ALTER TABLE experiments ADD COLUMN stopped_by TEXT;
   `,
+  // v9: long text written before compression (a row's runs, a cached generator output) compressed
+  // as new rows are (stored-text.ts); the schema is unchanged and every value reads the same. The
+  // pages it frees go back to the file system with `tatra jobs gc`.
+  (db) => {
+    compressStoredText(db);
+  },
 ];
 
 /** Brings the open file `path` up to SCHEMA_VERSION, each version in its own transaction; a file from a newer version is refused. */
@@ -184,7 +194,9 @@ export function migrate(db: Database.Database, path: string): void {
   }
   for (let v = current; v < SCHEMA_VERSION; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
+      const step = MIGRATIONS[v]!;
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }

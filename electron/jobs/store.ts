@@ -24,7 +24,7 @@ import { diskFullError, environmentError, isDiskFull } from '../common/env-error
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { emptyUsage, type Usage } from '../common/plan';
-import { STORE_PLAIN_BELOW, packText, unpackText } from './stored-text';
+import { compressStoredText, packText, unpackText } from './stored-text';
 import type { JobBudget } from './usage';
 import type {
   BaselineResult,
@@ -220,23 +220,7 @@ export class JobStore {
     this.flushCache();
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     const before = statSync(this.path).size;
-    let rewritten = 0;
-    const rows = this.db.prepare(`SELECT job_id, idx, runs_json FROM job_rows WHERE typeof(runs_json) = 'text' AND length(runs_json) >= ? LIMIT ?`);
-    const setRow = this.db.prepare(`UPDATE job_rows SET runs_json = ? WHERE job_id = ? AND idx = ?`);
-    const cached = this.db.prepare(`SELECT key, value FROM generation_cache WHERE typeof(value) = 'text' AND length(value) >= ? LIMIT ?`);
-    const setCached = this.db.prepare(`UPDATE generation_cache SET value = ? WHERE key = ?`);
-    for (;;) {
-      const page = rows.all(STORE_PLAIN_BELOW, batch) as { job_id: string; idx: number; runs_json: string }[];
-      if (page.length === 0) break;
-      this.db.transaction(() => page.forEach((r) => setRow.run(packText(r.runs_json), r.job_id, r.idx)))();
-      rewritten += page.length;
-    }
-    for (;;) {
-      const page = cached.all(STORE_PLAIN_BELOW, batch) as { key: string; value: string }[];
-      if (page.length === 0) break;
-      this.db.transaction(() => page.forEach((r) => setCached.run(packText(r.value), r.key)))();
-      rewritten += page.length;
-    }
+    const rewritten = compressStoredText(this.db, batch);
     this.db.pragma('auto_vacuum = INCREMENTAL');
     this.db.exec('VACUUM');
     this.db.pragma('wal_checkpoint(TRUNCATE)');

@@ -4,6 +4,7 @@
 // shorter text stays TEXT, and a TEXT value (every row written before compression) reads as it is,
 // so old and new rows live side by side in one column (SQLite types values, not columns).
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+import type Database from 'better-sqlite3';
 
 /** Below this many characters compression gains too little to be worth it. */
 export const STORE_PLAIN_BELOW = 200;
@@ -21,4 +22,31 @@ export function unpackText(value: string | Buffer | Uint8Array | null | undefine
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
   return brotliDecompressSync(value).toString('utf8');
+}
+
+/**
+ * Compresses, in place, the long text a database holds as TEXT (written before compression): a
+ * row's runs and a cached generator output, page by page. Every value reads the same afterwards
+ * (`unpackText`). Used by the schema's v9 migration and by `tatra jobs gc`. Returns the values
+ * rewritten.
+ */
+export function compressStoredText(db: Database.Database, batch = 500): number {
+  let rewritten = 0;
+  const rows = db.prepare(`SELECT job_id, idx, runs_json FROM job_rows WHERE typeof(runs_json) = 'text' AND length(runs_json) >= ? LIMIT ?`);
+  const setRow = db.prepare(`UPDATE job_rows SET runs_json = ? WHERE job_id = ? AND idx = ?`);
+  const cached = db.prepare(`SELECT key, value FROM generation_cache WHERE typeof(value) = 'text' AND length(value) >= ? LIMIT ?`);
+  const setCached = db.prepare(`UPDATE generation_cache SET value = ? WHERE key = ?`);
+  for (;;) {
+    const page = rows.all(STORE_PLAIN_BELOW, batch) as { job_id: string; idx: number; runs_json: string }[];
+    if (page.length === 0) break;
+    db.transaction(() => page.forEach((r) => setRow.run(packText(r.runs_json), r.job_id, r.idx)))();
+    rewritten += page.length;
+  }
+  for (;;) {
+    const page = cached.all(STORE_PLAIN_BELOW, batch) as { key: string; value: string }[];
+    if (page.length === 0) break;
+    db.transaction(() => page.forEach((r) => setCached.run(packText(r.value), r.key)))();
+    rewritten += page.length;
+  }
+  return rewritten;
 }

@@ -10,6 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TatraSettings } from '../../../electron/common/tatra';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { STORE_PLAIN_BELOW, unpackText } from '../../../electron/jobs/stored-text';
+import { exportCsv } from '../../../electron/jobs/export';
+import { readFileSync } from 'node:fs';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-storage-'));
@@ -84,6 +86,40 @@ describe('compressed text in the job database', () => {
       // Incremental auto-vacuum from now on: no free pages are kept.
       expect(store.db.pragma('auto_vacuum', { simple: true })).toBe(2);
       expect(store.db.pragma('freelist_count', { simple: true })).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a database file from schema v8 (every value TEXT, as the code before compression wrote it) is compressed on open by the v9 migration, every drill-down and the export the same', async () => {
+    const path = join(dir, 'v8');
+    let id: string;
+    let fresh: ReturnType<typeof drillDowns>;
+    const csvBefore = join(dir, 'v8-before.csv');
+    let store = openJobStore(path);
+    try {
+      id = await finishedJob(store, 10);
+      fresh = drillDowns(store, id);
+      await exportCsv(store, store.getJob(id)!, csvBefore);
+      // Back to what the older version left on disk: TEXT values, schema 8.
+      const rows = store.db.prepare('SELECT job_id, idx, runs_json FROM job_rows').all() as { job_id: string; idx: number; runs_json: Buffer | string | null }[];
+      for (const r of rows) store.db.prepare('UPDATE job_rows SET runs_json = ? WHERE job_id = ? AND idx = ?').run(unpackText(r.runs_json), r.job_id, r.idx);
+      const cached = store.db.prepare('SELECT key, value FROM generation_cache').all() as { key: string; value: Buffer | string }[];
+      for (const c of cached) store.db.prepare('UPDATE generation_cache SET value = ? WHERE key = ?').run(unpackText(c.value), c.key);
+      store.db.pragma('user_version = 8');
+      expect(kinds(store).rows).toEqual([{ t: 'text', n: 10 }]);
+    } finally {
+      store.close();
+    }
+    store = openJobStore(path);
+    try {
+      expect(store.schemaVersion).toBe(9);
+      expect(kinds(store).rows).toEqual([{ t: 'blob', n: 10 }]);
+      expect((kinds(store).cache as { t: string }[]).every((k) => k.t === 'blob')).toBe(true);
+      expect(drillDowns(store, id)).toEqual(fresh);
+      const csvAfter = join(dir, 'v8-after.csv');
+      await exportCsv(store, store.getJob(id)!, csvAfter);
+      expect(readFileSync(csvAfter, 'utf8')).toBe(readFileSync(csvBefore, 'utf8'));
     } finally {
       store.close();
     }
