@@ -82,8 +82,6 @@ interface Runner extends Run {
   /** Its budget stopped it (before a job, or a job's own budget share ran out). */
   stoppedBy: 'budget' | null;
   current: string | null;
-  /** Cells whose job could not even be created, this session (key → error). */
-  cellErrors: Map<string, string>;
 }
 
 export class ExperimentRunner<Spec, Cell> {
@@ -96,6 +94,11 @@ export class ExperimentRunner<Spec, Cell> {
   /** The ETA's rate, per experiment running here. */
   private readonly etas = new Map<string, EtaEstimator>();
   private readonly lastPublish = new Map<string, number>();
+  /**
+   * Cells whose job could not even be created, by experiment, from its last start in this process
+   * (key → error): kept after the run ends, so its record still says why those cells failed.
+   */
+  private readonly cellErrors = new Map<string, Map<string, string>>();
   private readonly emitter = new EventEmitter();
 
   constructor(opts: ExperimentRunnerOptions<Spec, Cell>) {
@@ -151,7 +154,7 @@ export class ExperimentRunner<Spec, Cell> {
 
   /** Why a cell has no job this session (its job could not be created), if it failed so. */
   cellError(id: string, cell: Cell): string | null {
-    return this.runners.get(id)?.cellErrors.get(this.def.key(cell)) ?? null;
+    return this.cellErrors.get(id)?.get(this.def.key(cell)) ?? null;
   }
 
   /**
@@ -228,7 +231,8 @@ export class ExperimentRunner<Spec, Cell> {
       throw new UserError(`${noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
     }
     const ac = new AbortController();
-    this.runners.launch(exp.id, { ac, stop: null, reason: null, stoppedBy: null, current: null, cellErrors: new Map(), done: Promise.resolve() }, (runner) => this.run(exp.id, runner));
+    this.cellErrors.set(exp.id, new Map());
+    this.runners.launch(exp.id, { ac, stop: null, reason: null, stoppedBy: null, current: null, done: Promise.resolve() }, (runner) => this.run(exp.id, runner));
     this.publish(exp.id, true);
     return this.store.get(exp.id)!;
   }
@@ -361,7 +365,7 @@ export class ExperimentRunner<Spec, Cell> {
           job = await this.ensureJob(exp, cell, signal);
         } catch (e) {
           if ((isAbortError(e) && signal.aborted) || this.def.onJobFailed === 'stop' || !(e instanceof UserError)) throw e;
-          runner.cellErrors.set(key, e.message);
+          this.cellErrors.get(id)?.set(key, e.message);
           failedCells.push(`${this.def.describe(cell)}: ${e.message}`);
           this.publish(id, true);
           continue;

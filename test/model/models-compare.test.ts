@@ -2,7 +2,7 @@
 // shapes, through the real JobManager, SQLite store and ModelPool: pairs complete, evaluators that
 // share a generator see byte-identical examples and paraphrases (the generator's work done once),
 // and only the models the running job needs are loaded.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,5 +192,24 @@ describe('comparisons on real models', () => {
     expect(acquired.filter((p) => p === refused)).toHaveLength(1);
     expect(jobs.get(failed.jobId!)).toMatchObject({ status: 'failed', error: failed.error, rowsDone: 0 });
     expect(pool.loaded()).toEqual([]);
+  });
+
+  it("a pair whose job cannot be created still says why once the comparison has ended", async () => {
+    // Checked when the comparison is created, then gone before its pairs run.
+    const gone = join(dir, 'gone.gguf');
+    await copyFile(a, gone);
+    const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
+    const manager = new ComparisonManager({ jobs, store, pool });
+    const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [a, gone], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 6, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
+    await rm(gone);
+    manager.start(id);
+    const record = await manager.wait(id);
+    expect(record.status).toBe('failed');
+    expect(record.pairs.find((p) => p.generator === a)).toMatchObject({ status: 'done' });
+    const failed = record.pairs.find((p) => p.generator === gone)!;
+    expect(failed).toMatchObject({ status: 'failed', jobId: null });
+    expect(failed.error).toMatch(/gone\.gguf/);
+    // Read again later (the history, a reload): the same.
+    expect(manager.get(id).pairs.find((p) => p.generator === gone)).toEqual(failed);
   });
 });
