@@ -94,7 +94,7 @@ async function calibrationFor(s: Setting): Promise<string> {
       evaluator: model,
       data: dataOf(Math.max(64, on.rows)),
       concurrency: s.concurrency,
-      calibrate: { pool: services.pool, concurrency: s.concurrency },
+      calibrate: { pool: services.pool },
     });
     process.stderr.write(`calibrated ${key} on n=${on.n} k=${on.k} r=${on.r} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   } finally {

@@ -4,6 +4,8 @@
 // every face at once instead of drifting apart in five copies.
 // common/: no Node, no DOM.
 
+import { isRemoteSpec } from './remote';
+
 export interface IntSetting {
   min: number;
   max: number;
@@ -81,6 +83,15 @@ export const CONCURRENCY = {
   flag: '--concurrency',
   help: 'rows classified at once (on a local model its parallel sequences, up to 64; up to 4096 when both models are remote)',
 } as const;
+
+/**
+ * Rows a job keeps in flight when its spec does not say: `base` (the data folder's default,
+ * CONCURRENCY.default unless configured), raised to CONCURRENCY.defaultRemote when both models
+ * are remote. The job manager runs by it and the planner plans by it.
+ */
+export function defaultRowsInFlight(generator: string, evaluator: string, base: number = CONCURRENCY.default): number {
+  return isRemoteSpec(generator) && isRemoteSpec(evaluator) ? Math.max(base, CONCURRENCY.defaultRemote) : base;
+}
 
 /**
  * The confident early-stop level P (`--early-stop confident:P`, the app's "Stop once … sure"):

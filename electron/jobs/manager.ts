@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { isRemoteSpec } from '../common/remote';
-import { CONCURRENCY } from '../common/settings';
+import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
 import { jobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
@@ -63,7 +63,7 @@ export interface JobManagerOptions {
   inspectModel?: (path: string) => Promise<ModelRef>;
   /** Generator-output cache; default: the store's SQLite table. */
   cache?: GenerationCache;
-  /** Rows in flight at once when a spec does not say (default 4; at least CONCURRENCY.defaultRemote when both models are remote). */
+  /** Rows in flight at once when a spec does not say (default 4), the base of defaultRowsInFlight (common/settings.ts). */
   defaultConcurrency?: number;
 }
 
@@ -249,7 +249,7 @@ export class JobManager {
     const task = typeof spec.task === 'string' ? await this.resolveTaskFn(spec.task) : spec.task;
     if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
     const remoteOnly = isRemoteSpec(spec.generatorPath) && isRemoteSpec(spec.evaluatorPath);
-    const concurrency = spec.concurrency ?? (remoteOnly ? Math.max(this.defaultConcurrency, CONCURRENCY.defaultRemote) : this.defaultConcurrency);
+    const concurrency = spec.concurrency ?? defaultRowsInFlight(spec.generatorPath, spec.evaluatorPath, this.defaultConcurrency);
     const maxConcurrency = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
     if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > maxConcurrency) {
       throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${maxConcurrency}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');

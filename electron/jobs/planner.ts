@@ -6,8 +6,7 @@ import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats } from '../common/tatra';
 import type { TatraSettings } from '../common/tatra';
-import { CONCURRENCY } from '../common/settings';
-import { isRemoteSpec } from '../common/remote';
+import { defaultRowsInFlight } from '../common/settings';
 import { classify, MemoryGenerationCache } from '../engine';
 import { withHeldModels } from '../hold/classify';
 import { PlanModels } from '../hold/plan-models';
@@ -59,17 +58,12 @@ export interface PlanCommon {
   /** Prices every model of the run (--price-in/--price-out). */
   price?: Price;
   /** Measure speed now (loads the models and classifies a row or two); needs `pool`. */
-  calibrate?: { pool: BackendProvider; concurrency?: number | undefined };
+  calibrate?: { pool: BackendProvider };
   signal?: AbortSignal;
 }
 
 /** Rows a calibration classifies at once to measure the backend at full load, at most. */
 const CALIBRATION_LOAD_ROWS = 48;
-
-/** Rows in flight when nobody says, as the job manager decides it: more when both models are remote. */
-export function defaultRowsInFlight(generator: string, evaluator: string): number {
-  return isRemoteSpec(generator) && isRemoteSpec(evaluator) ? Math.max(CONCURRENCY.default, CONCURRENCY.defaultRemote) : CONCURRENCY.default;
-}
 
 export class Planner {
   private readonly models: PlanModels;

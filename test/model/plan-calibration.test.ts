@@ -33,7 +33,7 @@ describe('a calibrated plan', () => {
     const uncalibrated = await services.planner().eval({ ...base, settings: other });
     expect(uncalibrated.seconds).toBeNull();
 
-    await services.planner().eval({ ...base, settings: { n: 1, k: 2, r: 2, seed: 1, scope: 'run' }, calibrate: { pool: services.pool, concurrency: 2 } });
+    await services.planner().eval({ ...base, settings: { n: 1, k: 2, r: 2, seed: 1, scope: 'run' }, calibrate: { pool: services.pool } });
     const stored = Object.values(JSON.parse(readFileSync(join(dir, 'data', 'calibration.json'), 'utf8')) as Record<string, { perCall: number; perToken: number; slots: number }>);
     expect(stored).toHaveLength(1);
     expect(stored[0]!.perCall + stored[0]!.perToken).toBeGreaterThan(0);

@@ -141,7 +141,7 @@ export function registerClassify(program: Command): void {
         const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'input');
         if (opts.dryRun) {
           const price = priceFrom(opts);
-          const plan = await services.planner().classify({ task, settings, generator: generatorPath, evaluator: evaluatorPath, input, ...(price ? { price } : {}), ...(opts.calibrate ? { calibrate: { pool: services.pool, concurrency: 1 } } : {}) });
+          const plan = await services.planner().classify({ task, settings, generator: generatorPath, evaluator: evaluatorPath, input, ...(price ? { price } : {}), ...(opts.calibrate ? { calibrate: { pool: services.pool } } : {}) });
           return printPlan(plan, opts.json === true);
         }
 

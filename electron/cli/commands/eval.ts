@@ -85,7 +85,7 @@ export function registerEval(program: Command): void {
             baseline: opts.baseline === true,
             concurrency: opts.concurrency,
             ...(price ? { price } : {}),
-            ...(calibrate ? { calibrate: { pool: services.pool, concurrency: opts.concurrency } } : {}),
+            ...(calibrate ? { calibrate: { pool: services.pool } } : {}),
           }),
         );
         return;

@@ -213,7 +213,7 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
         data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
         concurrency: opts.concurrency,
         ...(price ? { price } : {}),
-        ...(calibrate ? { calibrate: { pool: services.pool, concurrency: opts.concurrency } } : {}),
+        ...(calibrate ? { calibrate: { pool: services.pool } } : {}),
       }),
     );
   }
