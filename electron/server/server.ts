@@ -68,6 +68,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     log: ctx.log,
     closeAllOnClose: true,
     isAnswer: () => false,
+    // Every path takes GET (the renderer, or a 404 for an unknown /api/ path): what reaches here is a method no route knows.
+    notFound: () => new HttpError(405, 'method not allowed'),
     answerFailure: (e, _request, reply, bug) => answerFailure(ctx, e, reply, bug),
   });
   addRoutes(ctx, app);
@@ -140,8 +142,6 @@ function answerFailure(ctx: ServerContext, e: unknown, reply: FastifyReply, bug:
   else if (framework?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || framework?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') message = 'the body is not JSON';
   else if (framework?.code === 'FST_ERR_BAD_URL') message = 'malformed escape';
   reply.code(status).headers({ 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...(e instanceof HttpError ? e.headers : {}) });
-  // A body left unread (a 413) is not read to its end: the connection closes after the answer.
-  if (status === 413) reply.header('connection', 'close');
   reply.send(`${message}\n`);
 }
 

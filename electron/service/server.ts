@@ -122,6 +122,7 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
     // Once a shutdown's grace period is over, whatever a request was cancelled with is answered 503.
     isAnswer: (e) => ctx.shutdown.signal.aborted || !failureOf(e).internal,
     answerFailure: (e, request, reply, bug) => sendFailure(reply, failureFor(ctx, e, request, bug)),
+    notFound: (request) => notFound(`no such endpoint: ${request.target.pathname}`),
   });
   addRoutes(ctx, app);
   opts.testRoutes?.(app);
@@ -201,9 +202,6 @@ async function admit(ctx: Context, request: FastifyRequest, reply: FastifyReply)
 function addRoutes(ctx: Context, app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
   const refuse = (method: 'GET' | 'POST') => () => new ApiFailure(405, `use ${method}`, 'invalid_request_error', 'method_not_allowed', null, { Allow: method });
-  app.setNotFoundHandler(async (request) => {
-    throw notFound(`no such endpoint: ${request.target.pathname}`);
-  });
 
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send(health(ctx)));
   app.get('/metrics', async (_request, reply) => reply.header('cache-control', 'no-store').type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
@@ -470,8 +468,6 @@ function failureFor(ctx: Context, e: unknown, request: FastifyRequest, bug: bool
 
 function sendFailure(reply: FastifyReply, failure: ApiFailure): void {
   reply.code(failure.status).headers({ 'cache-control': 'no-store', ...failure.headers });
-  // A body left unread (over its limit, or turned away before it was read) is not read to its end.
-  if (failure.status === 413 || failure.status === 429) reply.header('connection', 'close');
   reply.send(failure.body());
 }
 

@@ -2,9 +2,12 @@
 // bodies within limits (413), parses content types, routes, maps errors and closes, tested by far
 // more traffic than ours. What this module adds is what the faces share: the security headers on
 // every answer, a request target no URL can be made of refused before anything else looks at it,
-// and one rule for failures. A client's mistake is answered in the face's own shape; a client
-// that went away is nobody to answer; a bug of ours is logged once (control characters escaped)
-// and answered 500. Nothing a request does ends the process: only a signal does.
+// a request no route takes answered before its body is read, an answer sent before the request's
+// body has all arrived closing the connection (so the rest is never read), and one rule for
+// failures. A client's mistake is answered in the face's own shape; a client that went away is
+// nobody to answer; a bug of ours is logged once (control characters escaped) and answered 500.
+// Nothing a request does ends the process: only a signal does.
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
@@ -87,6 +90,18 @@ export interface HttpAppOptions {
   answerFailure(e: unknown, request: FastifyRequest, reply: FastifyReply, bug: boolean): void;
   /** Whether the face knows `e` as an answer rather than a bug (its own error classes). */
   isAnswer(e: unknown): boolean;
+  /** What a request no route takes (no such path, or a method no route knows) is refused with. */
+  notFound(request: FastifyRequest): Error;
+}
+
+/**
+ * Whether the request's body has not all arrived. A body is declared by a non-zero Content-Length
+ * or a Transfer-Encoding; `complete` is Node's word that the whole message has been received.
+ */
+function bodyUnread(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** A Fastify app with the faces' shared rules installed; the face adds its hooks and routes. */
@@ -128,6 +143,20 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
       // `GET //x:99999/`, `GET http://[::1:9/`: no URL can be made of them.
       throw new HttpError(400, 'the request target is not a valid URL path', {}, 'invalid_url');
     }
+  });
+  // Fastify's not-found route reads (and parses) a body before its handler runs; refused here,
+  // after the face's own checks (onRequest) and before the body is read, it costs only its headers.
+  app.addHook('preParsing', async (request) => {
+    if (request.is404) throw opts.notFound(request);
+  });
+  app.setNotFoundHandler(async (request) => {
+    throw opts.notFound(request);
+  });
+  // An answer that leaves a body unread (a refusal from the headers: no such route, a method the
+  // route does not take, no token or key, a full queue; a body over its limit) closes the
+  // connection. Kept alive, Node would read the rest, however long, and throw it away.
+  app.addHook('onSend', async (request, reply) => {
+    if (bodyUnread(request.raw)) reply.header('connection', 'close');
   });
   app.setErrorHandler((e, request, reply) => fail(e, request, reply));
   return app;
