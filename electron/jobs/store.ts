@@ -24,7 +24,7 @@ import { diskFullError, environmentError, isDiskFull } from '../common/env-error
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { emptyUsage, type Usage } from '../common/plan';
-import { compressStoredText, packText, unpackText } from './stored-text';
+import { compressStoredText, packText, storedCacheKey, unpackText } from './stored-text';
 import type { JobBudget } from './usage';
 import type {
   BaselineResult,
@@ -128,7 +128,8 @@ interface RowDbRow {
   /** TEXT, or a Brotli BLOB (stored-text.ts). */
   runs_json: string | Buffer | null;
   baseline_json: string | null;
-  stages_json: string | null;
+  /** TEXT, or a Brotli BLOB (from schema v10 on). */
+  stages_json: string | Buffer | null;
   ms: number | null;
   error: string | null;
 }
@@ -567,7 +568,7 @@ export class JobStore {
       res.tieBreak,
       packText(JSON.stringify(res.runs)),
       res.baseline ? JSON.stringify(res.baseline) : null,
-      JSON.stringify(res.stages),
+      packText(JSON.stringify(res.stages)),
       res.ms,
       new Date().toISOString(),
       jobId,
@@ -607,7 +608,7 @@ export class JobStore {
   cacheGet(key: string): string | undefined {
     const pending = this.pendingCache.get(key);
     if (pending !== undefined) return pending;
-    const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(key) as { value: string | Buffer } | undefined;
+    const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(storedCacheKey(key)) as { value: string | Buffer } | undefined;
     return unpackText(r?.value) ?? undefined;
   }
 
@@ -632,11 +633,11 @@ export class JobStore {
     if (this.pendingCache.size === 0 || !this.db.open) return;
     const entries = [...this.pendingCache];
     this.pendingCache.clear();
-    const created = new Date().toISOString();
+    const created = Math.floor(Date.now() / 1000);
     const insert = this.statement(`INSERT OR REPLACE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`);
     try {
       this.db.transaction(() => {
-        for (const [key, value] of entries) insert.run(key, packText(value), created);
+        for (const [key, value] of entries) insert.run(storedCacheKey(key), packText(value), created);
       })();
     } catch (e) {
       // A full disk shows where results are written; here it costs regenerating these outputs.
@@ -671,7 +672,7 @@ function toRow(r: RowDbRow): JobRow {
     tieBreak: r.tie_break,
     runs: parseJson<RowRun[]>(unpackText(r.runs_json)),
     baseline: parseJson<BaselineResult>(r.baseline_json),
-    stages: parseJson<Record<StageName, StageStats>>(r.stages_json),
+    stages: parseJson<Record<StageName, StageStats>>(unpackText(r.stages_json)),
     ms: r.ms,
     error: r.error,
   };

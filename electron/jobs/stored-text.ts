@@ -1,8 +1,9 @@
 // Long text in the job database, compressed: a finished row's runs (every run's examples,
-// paraphrases and votes) and a generator output in the cache are most of what a job stores, and
-// they are repetitive text. Text of STORE_PLAIN_BELOW characters or more is kept as a Brotli BLOB;
+// paraphrases and votes) and stage counts, and a generator output in the cache, are most of what
+// a job stores, and they are repetitive text. Text of STORE_PLAIN_BELOW characters or more is kept as a Brotli BLOB;
 // shorter text stays TEXT, and a TEXT value (every row written before compression) reads as it is,
 // so old and new rows live side by side in one column (SQLite types values, not columns).
+import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import type Database from 'better-sqlite3';
 
@@ -22,6 +23,16 @@ export function unpackText(value: string | Buffer | Uint8Array | null | undefine
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
   return brotliDecompressSync(value).toString('utf8');
+}
+
+/**
+ * The generation cache's key as stored: the first 16 bytes of the SHA-256 of the key the engine
+ * names an output by (engine/cache.ts). That key is about 130 characters of hashes and fields and
+ * was, before schema v10, most of the cache's bytes; its 128-bit digest tells entries apart as
+ * well (a collision would need some 2^64 entries).
+ */
+export function storedCacheKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest().subarray(0, 16);
 }
 
 /**
