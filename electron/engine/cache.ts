@@ -50,6 +50,22 @@ export function generationCacheKey(parts: GenerationCacheKeyParts): string {
   return ['tatra', `v${PROMPT_VERSION}`, parts.stage, contentHash(parts.generator), parts.taskHash, parts.label ?? '-', parts.count, parts.seed, input].join(':');
 }
 
+/**
+ * What a paraphrase output's key says about where it is used: the run's seed and the input, the
+ * last two fields of `generationCacheKey`. A job's store uses it to find, among the outputs it has
+ * just read or written, the one a row's run was paraphrased from (paraphraseOriginOfKey), so the
+ * row can refer to that text instead of holding the paraphrases again.
+ */
+export function paraphraseOrigin(seed: number, input: string): string {
+  return `${seed}:${contentHash(input)}`;
+}
+
+/** `paraphraseOrigin` of the output a key names; null for a key that is not a paraphrase output's. */
+export function paraphraseOriginOfKey(key: string): string | null {
+  const fields = key.split(':');
+  return fields.length === 9 && fields[2] === 'paraphrases' ? `${fields[7]}:${fields[8]}` : null;
+}
+
 // A job hands the same task object to every row: its hash is taken once, not per row.
 const taskHashes = new WeakMap<TaskDefinition, string>();
 

@@ -6,7 +6,7 @@ import { UserError } from '../common/errors';
 import { compressStoredText, storedCacheKey } from './stored-text';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** SQL, or a step that needs code (it runs inside the version's transaction). */
 type Migration = string | ((db: Database.Database) => void);
@@ -204,6 +204,13 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE generation_cache_v10 RENAME TO generation_cache;
     `);
   },
+  // v11: a finished row's paraphrases may be stored as spans of the cached generator output they
+  // were parsed from (run-texts.ts) instead of again as text, and cache entries are never
+  // replaced. The tables are unchanged and every row written before reads as it did; the version
+  // says that a row may refer into the cache, which code before it would read as a row without
+  // paraphrases. Rows written before keep their paraphrases (their cache keys, digests since v10,
+  // no longer name the row they served).
+  '',
 ];
 
 /** Brings the open file `path` up to SCHEMA_VERSION, each version in its own transaction; a file from a newer version is refused. */

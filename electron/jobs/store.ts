@@ -25,6 +25,8 @@ import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { emptyUsage, type Usage } from '../common/plan';
 import { compressStoredText, packText, storedCacheKey, unpackText } from './stored-text';
+import { expandRuns, locateParaphrases, type StoredRun } from './run-texts';
+import { paraphraseOrigin, paraphraseOriginOfKey } from '../engine/cache';
 import type { JobBudget } from './usage';
 import type {
   BaselineResult,
@@ -59,6 +61,12 @@ const FULL_DISK_DELETE_CHUNK = 200;
 /** Generator outputs are written at most this long after they are made, or when this many wait. */
 const CACHE_FLUSH_MS = 100;
 const CACHE_FLUSH_ENTRIES = 256;
+/**
+ * Paraphrase outputs remembered (by the row and run they serve) for finished rows to refer to:
+ * enough for every run of thousands of rows in flight; past it the oldest are forgotten, and a
+ * row whose output was forgotten holds its paraphrases itself.
+ */
+const PARAPHRASE_SOURCES = 50_000;
 export interface NewJobRecord {
   name: string;
   task: TaskDefinition;
@@ -153,6 +161,8 @@ export class JobStore {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly pendingCache = new Map<string, string>();
   private cacheTimer: NodeJS.Timeout | undefined;
+  /** paraphraseOrigin → the cache keys of the paraphrase outputs read or written for it, oldest first. */
+  private readonly paraphraseSources = new Map<string, Set<string>>();
 
   constructor(dbPath: string) {
     this.path = dbPath;
@@ -549,31 +559,86 @@ export class JobStore {
 
   row(jobId: string, index: number): JobRow | null {
     const r = this.statement(`SELECT * FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as RowDbRow | undefined;
-    return r ? toRow(r) : null;
+    return r ? this.toRow(r) : null;
   }
 
-  /** Commits one finished row at once (its own transaction), so a crash loses only rows in flight. */
+  private toRow(r: RowDbRow): JobRow {
+    const stored = parseJson<StoredRun[]>(unpackText(r.runs_json));
+    const read = this.statement(`SELECT value FROM generation_cache WHERE key = ?`);
+    const entryText = (entry: string) => unpackText((read.get(Buffer.from(entry, 'base64')) as { value: string | Buffer } | undefined)?.value) ?? undefined;
+    return toRow(r, stored && expandRuns(stored, entryText));
+  }
+
+  /**
+   * Commits one finished row at once (its own transaction), so a crash loses only rows in flight.
+   * The generator outputs kept so far are written in the same transaction, so the outputs the
+   * row's runs refer to (run-texts.ts) are on disk whenever the row is.
+   */
   saveRowResult(jobId: string, index: number, res: RowResultRecord): void {
     const update = this.statement(
       `UPDATE job_rows SET status = 'done', prediction = ?, correct = ?, lenient_correct = ?, confidence = ?, votes_json = ?, tie_break = ?,
          runs_json = ?, baseline_json = ?, stages_json = ?, ms = ?, error = NULL, finished = ?
        WHERE job_id = ? AND idx = ?`,
     );
-    update.run(
-      res.prediction,
-      res.correct === null ? null : res.correct ? 1 : 0,
-      res.lenientCorrect === null ? null : res.lenientCorrect ? 1 : 0,
-      res.confidence,
-      JSON.stringify(res.votes),
-      res.tieBreak,
-      packText(JSON.stringify(res.runs)),
-      res.baseline ? JSON.stringify(res.baseline) : null,
-      packText(JSON.stringify(res.stages)),
-      res.ms,
-      new Date().toISOString(),
-      jobId,
-      index,
-    );
+    this.db.transaction(() => {
+      this.flushCache();
+      update.run(
+        res.prediction,
+        res.correct === null ? null : res.correct ? 1 : 0,
+        res.lenientCorrect === null ? null : res.lenientCorrect ? 1 : 0,
+        res.confidence,
+        JSON.stringify(res.votes),
+        res.tieBreak,
+        this.packRuns(jobId, index, res.runs),
+        res.baseline ? JSON.stringify(res.baseline) : null,
+        packText(JSON.stringify(res.stages)),
+        res.ms,
+        new Date().toISOString(),
+        jobId,
+        index,
+      );
+    })();
+  }
+
+  /**
+   * A row's runs as stored: each run's paraphrases as spans of the cached output they were parsed
+   * from where that output is known and on disk (run-texts.ts), else as they are; whichever of
+   * the two forms is smaller once compressed (text a model repeats compresses to little).
+   */
+  private packRuns(jobId: string, index: number, runs: RowRun[]): string | Buffer {
+    const plain = packText(JSON.stringify(runs));
+    const input = (this.statement(`SELECT input FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as { input: string } | undefined)?.input;
+    if (input === undefined) return plain;
+    const read = this.statement(`SELECT value FROM generation_cache WHERE key = ?`);
+    let referred = 0;
+    const stored: StoredRun[] = runs.map((run) => {
+      if (run.paraphrases.length === 0) return run;
+      for (const key of this.paraphraseSources.get(paraphraseOrigin(run.seed, input)) ?? []) {
+        const entry = storedCacheKey(key);
+        const text = unpackText((read.get(entry) as { value: string | Buffer } | undefined)?.value);
+        const spans = text === null ? null : locateParaphrases(text, run.paraphrases);
+        if (spans === null) continue;
+        referred++;
+        const { paraphrases: _, ...rest } = run;
+        return { ...rest, paraphrasesIn: { entry: entry.toString('base64'), spans } };
+      }
+      return run;
+    });
+    if (referred === 0) return plain;
+    const packed = packText(JSON.stringify(stored));
+    return packed.length < plain.length ? packed : plain;
+  }
+
+  /** Remembers that `key`'s output is at hand for the row and run its key names (packRuns). */
+  private noteParaphraseSource(key: string): void {
+    const origin = paraphraseOriginOfKey(key);
+    if (origin === null) return;
+    const keys = this.paraphraseSources.get(origin) ?? new Set<string>();
+    keys.add(key);
+    // Re-inserted: the newest at the end, where eviction comes last.
+    this.paraphraseSources.delete(origin);
+    this.paraphraseSources.set(origin, keys);
+    if (this.paraphraseSources.size > PARAPHRASE_SOURCES) this.paraphraseSources.delete(this.paraphraseSources.keys().next().value!);
   }
 
   saveRowFailure(jobId: string, index: number, error: string): void {
@@ -595,21 +660,26 @@ export class JobStore {
     const rows = this.db
       .prepare(`SELECT * FROM job_rows WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`)
       .all(jobId, limit, offset) as RowDbRow[];
-    return { total, rows: rows.map(toRow) };
+    return { total, rows: rows.map((r) => this.toRow(r)) };
   }
 
   /** Every row of a job in index order, streamed (exports and metrics of large jobs). */
   *iterateRows(jobId: string): Generator<JobRow> {
-    for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield toRow(r);
+    for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield this.toRow(r);
   }
 
   // ---------------------------------------------------------------- generation cache
 
   cacheGet(key: string): string | undefined {
     const pending = this.pendingCache.get(key);
-    if (pending !== undefined) return pending;
+    if (pending !== undefined) {
+      this.noteParaphraseSource(key);
+      return pending;
+    }
     const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(storedCacheKey(key)) as { value: string | Buffer } | undefined;
-    return unpackText(r?.value) ?? undefined;
+    const value = unpackText(r?.value) ?? undefined;
+    if (value !== undefined) this.noteParaphraseSource(key);
+    return value;
   }
 
   /**
@@ -619,6 +689,7 @@ export class JobStore {
    */
   cacheSet(key: string, value: string): void {
     this.pendingCache.set(key, value);
+    this.noteParaphraseSource(key);
     if (this.pendingCache.size >= CACHE_FLUSH_ENTRIES) this.flushCache();
     else if (!this.cacheTimer) {
       this.cacheTimer = setTimeout(() => this.flushCache(), CACHE_FLUSH_MS);
@@ -634,7 +705,9 @@ export class JobStore {
     const entries = [...this.pendingCache];
     this.pendingCache.clear();
     const created = Math.floor(Date.now() / 1000);
-    const insert = this.statement(`INSERT OR REPLACE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`);
+    // Written once, never changed or deleted: finished rows may refer into an entry (run-texts.ts).
+    // Of two processes writing one key (a remote generator may answer differently) the first stays.
+    const insert = this.statement(`INSERT OR IGNORE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`);
     try {
       this.db.transaction(() => {
         for (const [key, value] of entries) insert.run(storedCacheKey(key), packText(value), created);
@@ -656,7 +729,7 @@ export class JobStore {
   }
 }
 
-function toRow(r: RowDbRow): JobRow {
+function toRow(r: RowDbRow, runs: RowRun[] | null): JobRow {
   return {
     index: r.idx,
     line: r.line,
@@ -670,7 +743,7 @@ function toRow(r: RowDbRow): JobRow {
     confidence: r.confidence,
     votes: parseJson<Record<string, number>>(r.votes_json),
     tieBreak: r.tie_break,
-    runs: parseJson<RowRun[]>(unpackText(r.runs_json)),
+    runs,
     baseline: parseJson<BaselineResult>(r.baseline_json),
     stages: parseJson<Record<StageName, StageStats>>(unpackText(r.stages_json)),
     ms: r.ms,

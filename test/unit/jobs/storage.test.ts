@@ -10,12 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TatraSettings } from '../../../electron/common/tatra';
-import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
-import type { JobRow } from '../../../electron/jobs/types';
+import { JobManager, SCHEMA_VERSION, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
+import type { JobRow, RowRun } from '../../../electron/jobs/types';
 import { STORE_PLAIN_BELOW, packText, unpackText } from '../../../electron/jobs/stored-text';
 import { exportCsv } from '../../../electron/jobs/export';
 import { readFileSync } from 'node:fs';
-import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { ScriptedBackend, paraphrasedInput, politeScript, requestStage, type Script } from '../../helpers/scripted-backend';
+import { locateParaphrases, paraphrasesAt, type StoredRun } from '../../../electron/jobs/run-texts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-storage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,8 +26,30 @@ const settings: TatraSettings = { n: 4, k: 4, r: 3, seed: 5, scope: 'run' };
 /** The engine's keys of every generator output any test's jobs cached (the store keeps only their digests). */
 const cacheKeys = new Set<string>();
 
-function manager(store: JobStore): { m: JobManager; backend: ScriptedBackend } {
-  const backend = new ScriptedBackend(politeScript({ answer: (c) => (/good|fine/.test(c) ? 'positive' : 'negative') }), { id: 'scripted', contextSize: 8192 });
+const answer = (c: string) => (/good|fine/.test(c) ? 'positive' : 'negative');
+
+/**
+ * Paraphrases as a model writes them: numbered, some quoted, words that differ from line to line
+ * and run to run (text that does not compress away: pseudo-random letters); run 3 gets two lines
+ * for n (padded with the last), run 7 nothing usable (n copies of the input).
+ */
+const wordy: Script = (req, ctx) => {
+  if (requestStage(req) !== 'paraphrases') return politeScript({ answer })(req, ctx);
+  const n = Number(/Write exactly (\d+)/.exec(req.prompt.user)?.[1] ?? '1');
+  const seed = req.seed ?? 0;
+  // Runs' seeds are the job's seed + 10000 × the run.
+  const run = Math.floor(seed / 10_000);
+  if (run % 10 === 7) return 'Here they are:';
+  let state = (seed * 7919 + paraphrasedInput(req).length) >>> 0;
+  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 16;
+  const word = () => Array.from({ length: 2 + (next() % 8) }, () => String.fromCharCode(97 + (next() % 26))).join('');
+  const line = () => Array.from({ length: 12 }, word).join(' ');
+  const lines = Array.from({ length: run % 10 === 3 ? 2 : n }, (_, i) => (i % 2 ? `${i + 1}. "${line()}"` : `${i + 1}) ${line()}`));
+  return lines.join('\n');
+};
+
+function manager(store: JobStore, script: Script = politeScript({ answer })): { m: JobManager; backend: ScriptedBackend } {
+  const backend = new ScriptedBackend(script, { id: 'scripted', contextSize: 8192 });
   const provider: BackendProvider = { acquire: async () => ({ backend, release: async () => undefined }) };
   const set = store.cacheSet.bind(store);
   store.cacheSet = (key, value) => {
@@ -36,11 +59,11 @@ function manager(store: JobStore): { m: JobManager; backend: ScriptedBackend } {
   return { m: new JobManager({ store, backends: provider, inspectModel: plainModelRef }), backend };
 }
 
-async function finishedJob(store: JobStore, rows: number): Promise<string> {
-  const { m } = manager(store);
+async function finishedJob(store: JobStore, rows: number, script?: Script, r = settings.r): Promise<string> {
+  const { m } = manager(store, script);
   const data = join(dir, `rows-${rows}.csv`);
   writeFileSync(data, 'text,label\n' + Array.from({ length: rows }, (_, i) => `${i % 2 ? 'a dull film' : 'a good film'} number ${i},${i % 2 ? 'negative' : 'positive'}`).join('\n') + '\n');
-  const job = await m.create({ task: 'sst2', settings, generatorPath: 'g.gguf', evaluatorPath: 'e.gguf', dataset: { path: data, mapping: { textColumn: 'text', labelColumn: 'label' } }, concurrency: 2 });
+  const job = await m.create({ task: 'sst2', settings: { ...settings, r }, generatorPath: 'g.gguf', evaluatorPath: 'e.gguf', dataset: { path: data, mapping: { textColumn: 'text', labelColumn: 'label' } }, concurrency: 2 });
   await m.start(job.id);
   expect((await m.wait(job.id)).status).toBe('done');
   store.flushCache();
@@ -59,11 +82,18 @@ const kinds = (store: JobStore) => ({
   cache: store.db.prepare(`SELECT typeof(value) AS t, COUNT(*) AS n FROM generation_cache WHERE length(value) >= ${STORE_PLAIN_BELOW} GROUP BY t`).all(),
 });
 
-/** Every row's runs back to TEXT, as the code before compression (schema < 9) wrote them. */
-function rowsAsText(store: JobStore): void {
-  const rows = store.db.prepare('SELECT job_id, idx, runs_json, stages_json FROM job_rows').all() as { job_id: string; idx: number; runs_json: Buffer | string | null; stages_json: Buffer | string | null }[];
+/**
+ * Every finished row as schema `version` wrote it: its runs with their paraphrases as text (before
+ * v11), as TEXT (before v9) or compressed, its stage counts as TEXT (before v10).
+ */
+function rowsAsBefore(store: JobStore, version: number): void {
+  const rows = store.db.prepare(`SELECT job_id, idx FROM job_rows WHERE status = 'done'`).all() as { job_id: string; idx: number }[];
   const set = store.db.prepare('UPDATE job_rows SET runs_json = ?, stages_json = ? WHERE job_id = ? AND idx = ?');
-  for (const r of rows) set.run(unpackText(r.runs_json), unpackText(r.stages_json), r.job_id, r.idx);
+  for (const { job_id, idx } of rows) {
+    const row = store.row(job_id, idx)!;
+    const runs = JSON.stringify(row.runs);
+    set.run(version < 9 ? runs : packText(runs), JSON.stringify(row.stages), job_id, idx);
+  }
 }
 
 /**
@@ -105,7 +135,7 @@ describe('compressed text in the job database', () => {
       const other = await finishedJob(store, 6);
       const fresh = drillDowns(store, id);
       // As an older version wrote it: every value TEXT.
-      rowsAsText(store);
+      rowsAsBefore(store, 8);
       const cached = store.db.prepare('SELECT key, value FROM generation_cache').all() as { key: string; value: Buffer | string }[];
       for (const c of cached) store.db.prepare('UPDATE generation_cache SET value = ? WHERE key = ?').run(unpackText(c.value), c.key);
       expect(kinds(store).rows).toEqual([{ t: 'text', n: 18 }]);
@@ -137,7 +167,7 @@ describe('compressed text in the job database', () => {
       fresh = drillDowns(store, id);
       await exportCsv(store, store.getJob(id)!, csvBefore);
       // Back to what the older version left on disk: TEXT values, the cache keyed by TEXT, schema 8.
-      rowsAsText(store);
+      rowsAsBefore(store, 8);
       cacheAsBefore(store, 'text');
       store.db.pragma('user_version = 8');
       expect(kinds(store).rows).toEqual([{ t: 'text', n: 10 }]);
@@ -146,7 +176,7 @@ describe('compressed text in the job database', () => {
     }
     store = openJobStore(path);
     try {
-      expect(store.schemaVersion).toBe(10);
+      expect(store.schemaVersion).toBe(SCHEMA_VERSION);
       expect(kinds(store).rows).toEqual([{ t: 'blob', n: 10 }]);
       expect((kinds(store).cache as { t: string }[]).every((k) => k.t === 'blob')).toBe(true);
       expect(drillDowns(store, id)).toEqual(fresh);
@@ -158,7 +188,7 @@ describe('compressed text in the job database', () => {
     }
   });
 
-  it('a database file from schema v9 (the cache keyed by TEXT) opens at v10 keyed by 16-byte digests, every drill-down and both exports the same, and a job resumed on it calls the generator for nothing cached', async () => {
+  it('a database file from schema v9 (the cache keyed by TEXT) opens keyed by 16-byte digests (v10), every drill-down and both exports the same, and a job resumed on it calls the generator for nothing cached', async () => {
     const path = join(dir, 'v9');
     let id: string;
     let fresh: ReturnType<typeof drillDowns>;
@@ -175,8 +205,7 @@ describe('compressed text in the job database', () => {
       fresh = drillDowns(store, id);
       before = await exported(store, 'before');
       // What v9 left on disk: rows as v9 wrote them (stages TEXT), the cache keyed by TEXT with values compressed.
-      const rows = store.db.prepare('SELECT job_id, idx, stages_json FROM job_rows').all() as { job_id: string; idx: number; stages_json: Buffer | string | null }[];
-      for (const r of rows) store.db.prepare('UPDATE job_rows SET stages_json = ? WHERE job_id = ? AND idx = ?').run(unpackText(r.stages_json), r.job_id, r.idx);
+      rowsAsBefore(store, 9);
       cacheAsBefore(store, 'compressed');
       store.db.pragma('user_version = 9');
       expect(store.db.prepare(`SELECT DISTINCT typeof(key) AS t FROM generation_cache`).all()).toEqual([{ t: 'text' }]);
@@ -186,7 +215,7 @@ describe('compressed text in the job database', () => {
     const bytesBefore = statSync(join(path, 'tatra.db')).size;
     store = openJobStore(path);
     try {
-      expect(store.schemaVersion).toBe(10);
+      expect(store.schemaVersion).toBe(SCHEMA_VERSION);
       expect(store.db.prepare(`SELECT DISTINCT typeof(key) AS t, length(key) AS bytes, typeof(created) AS c FROM generation_cache`).all()).toEqual([{ t: 'blob', bytes: 16, c: 'integer' }]);
       expect(drillDowns(store, id)).toEqual(fresh);
       expect(await exported(store, 'after')).toEqual(before);
@@ -209,5 +238,57 @@ describe('compressed text in the job database', () => {
     } finally {
       store.close();
     }
+  });
+
+  it('a row refers to the cached outputs its paraphrases were parsed from (spans, no parsing on reading), stored smaller, every drill-down and the export the same; gc after deleting another job keeps them', async () => {
+    const store = openJobStore(join(dir, 'once'));
+    const saved = new Map<number, RowRun[]>();
+    const save = store.saveRowResult.bind(store);
+    store.saveRowResult = (jobId, index, res) => {
+      saved.set(index, structuredClone(res.runs));
+      save(jobId, index, res);
+    };
+    try {
+      const id = await finishedJob(store, 12, wordy, 10);
+      const other = await finishedJob(store, 6, wordy, 10);
+      const stored = store.db.prepare('SELECT idx, runs_json FROM job_rows WHERE job_id = ? ORDER BY idx').all(id) as { idx: number; runs_json: Buffer }[];
+      const runs = stored.map((r) => JSON.parse(unpackText(r.runs_json)!) as StoredRun[]);
+      const referring = runs.flat().filter((r) => 'paraphrasesIn' in r);
+      // Every run but those with no usable line (run 7: copies of the input, kept as text).
+      expect(referring.length).toBeGreaterThan(runs.flat().length / 2);
+      expect(referring.some((r) => r.fallback?.kind === 'padded')).toBe(true);
+      expect(runs.flat().some((r) => r.fallback?.kind === 'original' && !('paraphrasesIn' in r))).toBe(true);
+      // Smaller than the same runs holding their paraphrases.
+      const bytes = stored.reduce((n, r) => n + r.runs_json.length, 0);
+      const inline = [...saved.values()].slice(0, 12).reduce((n, r) => n + packText(JSON.stringify(r)).length, 0);
+      expect(bytes).toBeLessThan(inline * 0.8);
+
+      const fresh = drillDowns(store, id);
+      for (const row of [fresh.row3!, ...fresh.rows.rows, ...fresh.each]) expect(row.runs).toEqual(saved.get(row.index));
+      const csv = await manager(store).m.export(id, 'csv', join(dir, 'once-before.csv'));
+      const json = await manager(store).m.export(id, 'json', join(dir, 'once-before.json'));
+      const exported = { csv: readFileSync(csv, 'utf8'), json: readFileSync(json, 'utf8') };
+      expect(exported.json).toContain(saved.get(0)![0]!.paraphrases[0]!);
+
+      store.deleteJob(other);
+      store.compact();
+      expect(drillDowns(store, id)).toEqual(fresh);
+      await manager(store).m.export(id, 'csv', join(dir, 'once-after.csv'));
+      await manager(store).m.export(id, 'json', join(dir, 'once-after.json'));
+      expect({ csv: readFileSync(join(dir, 'once-after.csv'), 'utf8'), json: readFileSync(join(dir, 'once-after.json'), 'utf8') }).toEqual(exported);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('paraphrase spans', () => {
+  it('locate every paraphrase a text holds, in order or not, repeated or not, and keep the rest as text', () => {
+    const text = 'F1. "a good film"\n2) a good film\n- fine, really\n';
+    const paraphrases = ['a good film', 'a good film', 'fine, really', 'fine, really', 'not in it', '', 'a good film'];
+    const spans = locateParaphrases(text, paraphrases)!;
+    expect(paraphrasesAt(text, spans)).toEqual(paraphrases);
+    expect(spans.filter((s) => typeof s === 'string')).toEqual(['not in it', '']);
+    expect(locateParaphrases(text, ['elsewhere'])).toBeNull();
   });
 });
