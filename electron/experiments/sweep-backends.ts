@@ -7,6 +7,7 @@
 // greedy, so a request with the same prompt, grammar and token limit on the same model has one
 // answer; the original input's evaluation under a run's examples is such a request for every n,
 // and the shared cache answers it after the first job. Sampled requests are never shared.
+import { z } from 'zod';
 import { contentHash, stableStringify } from '../engine/hash';
 import { PROMPT_VERSION } from '../engine/cache';
 import { type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend, withGenerate } from '../engine/backend';
@@ -31,11 +32,25 @@ function isGreedy(req: GenerateRequest): boolean {
   return (req.temperature ?? 0) === 0;
 }
 
+/**
+ * An answer as kept: `[text, promptTokens, completionTokens, ms]`, the time to a tenth of a
+ * millisecond. A sweep keeps one per distinct evaluation (most of its database), so the
+ * field names of the object form, which entries written before still have, are not repeated in each.
+ */
+function storedForm(r: GenerateResult): string {
+  return JSON.stringify([r.text, r.promptTokens, r.completionTokens, Math.round(r.ms * 10) / 10]);
+}
+
+const StoredAnswer = z.union([
+  z.tuple([z.string(), z.number(), z.number(), z.number()]).transform(([text, promptTokens, completionTokens, ms]) => ({ text, promptTokens, completionTokens, ms })),
+  // As entries written before the tuple have it.
+  z.object({ text: z.string(), promptTokens: z.number(), completionTokens: z.number(), ms: z.number() }),
+]);
+
 function parseStored(value: string): GenerateResult | undefined {
   try {
-    const v = JSON.parse(value) as Partial<GenerateResult>;
-    if (typeof v.text !== 'string' || typeof v.promptTokens !== 'number' || typeof v.completionTokens !== 'number' || typeof v.ms !== 'number') return undefined;
-    return { text: v.text, promptTokens: v.promptTokens, completionTokens: v.completionTokens, ms: v.ms };
+    const parsed = StoredAnswer.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
@@ -68,7 +83,7 @@ export function sweepBackend(inner: TatraBackend, store: EvaluationStore): Tatra
         const r = fresh[j]!;
         results[i] = r;
         const key = keys[i];
-        if (key) store.set(key, JSON.stringify(r));
+        if (key) store.set(key, storedForm(r));
       });
     }
     return results as GenerateResult[];

@@ -12,6 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TatraSettings } from '../../../electron/common/tatra';
 import { JobManager, SCHEMA_VERSION, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import type { JobRow, RowRun } from '../../../electron/jobs/types';
+import type { GenerateRequest } from '../../../electron/engine/backend';
+import { evaluationCacheKey, sweepBackend } from '../../../electron/experiments/sweep-backends';
 import { STORE_PLAIN_BELOW, packText, unpackText } from '../../../electron/jobs/stored-text';
 import { exportCsv } from '../../../electron/jobs/export';
 import { readFileSync } from 'node:fs';
@@ -290,5 +292,26 @@ describe('paraphrase spans', () => {
     expect(paraphrasesAt(text, spans)).toEqual(paraphrases);
     expect(spans.filter((s) => typeof s === 'string')).toEqual(['not in it', '']);
     expect(locateParaphrases(text, ['elsewhere'])).toBeNull();
+  });
+});
+
+describe("a sweep's shared evaluations in the cache", () => {
+  it('are kept as [text, prompt tokens, completion tokens, ms], and one kept before as an object still answers without a call', async () => {
+    const kept = new Map<string, string>();
+    const store = { get: (k: string) => kept.get(k), set: (k: string, v: string) => void kept.set(k, v) };
+    const inner = new ScriptedBackend(() => 'positive', { id: 'scripted', contextSize: 8192 });
+    const request: GenerateRequest = { prompt: { system: 'Classify.', user: 'Sentence: "a good film"\nLabel:' }, maxTokens: 4, stage: 'evaluation' };
+    const [first] = await sweepBackend(inner, store).generate([request]);
+    const stored = JSON.parse(kept.get(evaluationCacheKey('scripted', request))!) as unknown[];
+    expect(stored).toEqual([first!.text, first!.promptTokens, first!.completionTokens, Math.round(first!.ms * 10) / 10]);
+
+    const other: GenerateRequest = { ...request, prompt: { ...request.prompt, user: 'Sentence: "a dull film"\nLabel:' } };
+    kept.set(evaluationCacheKey('scripted', other), JSON.stringify({ text: 'negative', promptTokens: 12, completionTokens: 1, ms: 3898.914399999994 }));
+    const calls = inner.requests.length;
+    expect(await sweepBackend(inner, store).generate([request, other])).toEqual([
+      { text: first!.text, promptTokens: first!.promptTokens, completionTokens: first!.completionTokens, ms: Math.round(first!.ms * 10) / 10 },
+      { text: 'negative', promptTokens: 12, completionTokens: 1, ms: 3898.914399999994 },
+    ]);
+    expect(inner.requests.length).toBe(calls);
   });
 });
