@@ -6,18 +6,27 @@
 // at most 1 − P; that expectation is the probability of disagreeing (each stop's risk is the
 // posterior probability that the full vote differs), so the promise holds exactly, not by margin.
 //
-// The expectation is an exact forward pass over the vote counts after each wave: under the model
-// (a uniform Dirichlet prior, then independent votes) the counts after the first wave are uniform
+// The expectation is a forward pass over the vote counts after each wave: under the model (a
+// uniform Dirichlet prior, then independent votes) the counts after the first wave are uniform
 // over every way to split its votes, each later wave adds Dirichlet-multinomial counts, and the
 // first run's original vote (the tie-break's first rule) is any one of the first wave's votes
-// alike. A state stops when `changeProbability` (the very function the engine calls, on the very
-// same counts) is at most λ; the mass that stops adds its risk. The candidates for λ are the risks
-// the states take, so the engine's decisions are exactly those the pass counted.
+// alike. A state stops when `changeProbability` (the very function the engine calls) is at most λ;
+// the mass that stops adds its risk.
+//
+// What keeps it short:
+// - label symmetry: the prior is the same for every label, so a state is its sorted label counts
+//   (the first original's label marked, the abstain label apart: it cannot win) and the mass of
+//   every permutation of it is carried as one;
+// - only states some λ ≥ 1 − P reaches are built: a state whose risk is at most 1 − P stops for
+//   every λ the search tries, so what follows it is never needed;
+// - a state reached with less than NEGLIGIBLE mass is not expanded. Whatever the engine then does
+//   there, each of its stops has risk at most λ, so that mass adds at most λ × its mass to the
+//   disagreement: the pass adds exactly that, and the promise is still a bound.
 //
 // Deterministic and cached per setting. Where the pass would be too long (many labels and many
-// votes) and for math tasks (answers not known beforehand) the threshold is 1 − P itself: each
-// stop's risk at most 1 − P keeps the promise too.
-import { changeProbability, lnGamma, type EarlyStopRule } from './confident';
+// votes, counted in steps, not time) and for math tasks (answers not known beforehand) the
+// threshold is 1 − P itself: each stop's risk at most 1 − P keeps the promise too.
+import { changeProbability, type EarlyStopRule } from './confident';
 import { runWaves, voteDecided, type VoteOptions } from './vote';
 
 /** The run schedule the threshold is computed for: r runs of `perRun` votes each (n + 1). */
@@ -33,168 +42,283 @@ export interface StopSchedule {
  */
 const MAX_LIMIT = 0.49;
 
-/** Above this many steps (states × their risk sums and transitions) the threshold stays 1 − P. */
-const CALIBRATION_WORK = 6e7;
+/** A state reached with less mass than this is not expanded (its mass is bounded, see above). */
+const NEGLIGIBLE = 1e-10;
 
-/** Every way to split `total` votes over `parts` categories. */
-function splits(total: number, parts: number): number[][] {
-  if (parts === 1) return [[total]];
-  const out: number[][] = [];
-  for (let x = 0; x <= total; x++) for (const rest of splits(total - x, parts - 1)) out.push([x, ...rest]);
-  return out;
-}
+/** Above this many steps (each risk ≈ categories × votes to come³ / 3, each transition one) the threshold stays 1 − P. */
+const CALIBRATION_WORK = 1.2e9;
 
-function choose(a: number, b: number): number {
-  return Math.round(Math.exp(lnGamma(a + 1) - lnGamma(b + 1) - lnGamma(a - b + 1)));
-}
-
-/** ln of the Dirichlet-multinomial pmf of `add` given pseudo-counts `alpha`. */
-function lnDirMult(add: readonly number[], alpha: readonly number[]): number {
-  let total = 0;
-  let sumA = 0;
-  let out = 0;
-  for (let i = 0; i < add.length; i++) {
-    total += add[i]!;
-    sumA += alpha[i]!;
-    out += lnGamma(alpha[i]! + add[i]!) - lnGamma(alpha[i]!) - lnGamma(add[i]! + 1);
-  }
-  return out + lnGamma(total + 1) + lnGamma(sumA) - lnGamma(sumA + total);
-}
-
-/** One state of the pass: the counts after a wave (labels in order, then the abstain label) and the first original. */
-interface State {
-  counts: number[];
-  first: number;
-  /** The risk the engine would compute here; null when it would not stop whatever λ (see MAX_LIMIT). */
-  risk: number | null;
-}
-
-interface Model {
-  /** The states after each wave that has votes still to come. */
-  waves: State[][];
-  /** For wave w, the mass carried from each state of w to each state of w + 1: [from, to, p]. */
-  steps: [number, number, number][][];
-  /** The first wave's mass per state. */
-  start: number[];
-}
-
-function key(counts: readonly number[], first: number): string {
-  return `${counts.join(',')}|${first}`;
-}
-
-/** The states, their risks and the transitions for one setting, or null when too long to compute. */
-function buildModel(opts: Partial<VoteOptions>, s: StopSchedule): Model | null {
-  const labels = opts.labels ?? [];
-  const names = [...labels, ...(opts.abstainLabel !== undefined ? [opts.abstainLabel] : [])];
-  const cats = names.length;
-  const waves = runWaves(s.r, 'confident');
-  let done = 0;
-  const totals: number[] = [];
-  for (const w of waves) {
-    done += w.length;
-    if (done < s.r) totals.push(done * s.perRun);
-  }
-  if (totals.length === 0) return null;
-  // The work: every state's risk sum (votes to come², or ³ with two rivals or more) and every transition.
-  let work = 0;
-  for (let w = 0; w < totals.length; w++) {
-    const states = choose(totals[w]! + cats - 1, cats - 1) * cats;
-    const toCome = s.r * s.perRun - totals[w]!;
-    const next = w + 1 < totals.length ? choose(totals[w + 1]! - totals[w]! + cats - 1, cats - 1) : 0;
-    // The transitions are walked once per step of the search for λ (about 16).
-    work += states * (toCome ** Math.min(cats, 3) * (cats - 1) + 16 * next);
-  }
-  if (work > CALIBRATION_WORK) return null;
-
-  const model: Model = { waves: [], steps: [], start: [] };
-  for (let w = 0; w < totals.length; w++) {
-    const toCome = s.r * s.perRun - totals[w]!;
-    const states: State[] = [];
-    for (const counts of splits(totals[w]!, cats)) {
-      for (let first = 0; first < cats; first++) {
-        if (counts[first] === 0) continue;
-        states.push({ counts, first, risk: riskAt(counts, first, names, labels.length, toCome, opts) });
-      }
+/** Every way to split `total` votes over `parts` categories, flattened (parts numbers each). */
+function splits(total: number, parts: number): Int32Array {
+  const out: number[] = [];
+  const cur = new Array<number>(parts).fill(0);
+  const walk = (i: number, left: number) => {
+    if (i === parts - 1) {
+      cur[i] = left;
+      out.push(...cur);
+      return;
     }
-    model.waves.push(states);
-  }
-  // The first wave: every split alike (a uniform Dirichlet-multinomial), the first original any of its votes alike.
-  const n0 = totals[0]!;
-  const splitsFirst = choose(n0 + cats - 1, cats - 1);
-  model.start = model.waves[0]!.map((st) => st.counts[st.first]! / n0 / splitsFirst);
-  for (let w = 0; w + 1 < totals.length; w++) {
-    const index = new Map(model.waves[w + 1]!.map((st, i) => [key(st.counts, st.first), i]));
-    const adds = splits(totals[w + 1]! - totals[w]!, cats);
-    const step: [number, number, number][] = [];
-    model.waves[w]!.forEach((st, from) => {
-      if (st.risk === 0) return;
-      const alpha = st.counts.map((c) => c + 1);
-      for (const add of adds) {
-        const to = index.get(
-          key(
-            st.counts.map((c, i) => c + add[i]!),
-            st.first,
-          ),
-        )!;
-        step.push([from, to, Math.exp(lnDirMult(add, alpha))]);
-      }
-    });
-    model.steps.push(step);
-  }
-  return model;
+    for (let x = 0; x <= left; x++) {
+      cur[i] = x;
+      walk(i + 1, left - x);
+    }
+  };
+  walk(0, total);
+  return Int32Array.from(out);
+}
+
+/** One wave's states: counts (labels sorted, largest first; then the abstain label), the first original's category, risks, and where the mass goes. */
+interface Wave {
+  /** `cats` counts per state. */
+  counts: Int32Array;
+  first: Int32Array;
+  /** The risk the engine computes here; NaN where it never stops whatever λ (see MAX_LIMIT). */
+  risk: Float64Array;
+  /** The states that go on from here (risk above the lowest λ tried, mass not negligible): their transitions [offset[i], offset[i + 1]). */
+  offset: Int32Array;
+  to: Int32Array;
+  p: Float64Array;
+  /** 1 where the state's continuing mass was negligible and not expanded (not in the last wave). */
+  dropped: Uint8Array;
+}
+
+/** The pass's model of one setting, built for thresholds λ ≥ `floor`. */
+export interface StopModel {
+  floor: number;
+  r: number;
+  /** The steps it took (see CALIBRATION_WORK). */
+  work: number;
+  /** Runs cast after each wave that has runs still to come. */
+  runs: number[];
+  waves: Wave[];
+  /** The first wave's mass per state. */
+  start: Float64Array;
 }
 
 /**
- * The risk the engine computes after a wave with these counts and this first original: the
- * leader as `tallyVotes` names it (the top label; in a tie, the first original when it is among
- * the tied). Null when the top is tied without the first original: the risk is then at least ½.
+ * The states, their risks and the transitions for one setting, for every threshold at least
+ * `floor`; null when too long to compute (or not a label task).
  */
-function riskAt(counts: readonly number[], first: number, names: readonly string[], labels: number, toCome: number, opts: Partial<VoteOptions>): number | null {
-  let top = -1;
-  for (let i = 0; i < labels; i++) top = Math.max(top, counts[i]!);
-  const tied = [...Array(labels).keys()].filter((i) => counts[i] === top);
-  const leader = tied.length === 1 ? tied[0]! : tied.includes(first) ? first : null;
-  if (leader === null) return null;
+export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floor: number): StopModel | null {
+  const labels = opts.labels ?? [];
+  const L = labels.length;
+  if (L < 2) return null;
+  const names = [...labels, ...(opts.abstainLabel !== undefined ? [opts.abstainLabel] : [])];
+  const cats = names.length;
+  const runs: number[] = [];
+  let done = 0;
+  for (const w of runWaves(s.r, 'confident')) {
+    done += w.length;
+    if (done < s.r) runs.push(done);
+  }
+  if (runs.length === 0) return null;
+  const all = s.r * s.perRun;
+  const base = all + 1;
+  // Keys: the counts in base `all + 1`, then the first original; exact in a double.
+  if (base ** cats * cats >= Number.MAX_SAFE_INTEGER) return null;
+  const lnF = new Float64Array(all + cats + 2);
+  for (let i = 2; i < lnF.length; i++) lnF[i] = lnF[i - 1]! + Math.log(i);
+
+  const scratch = new Int32Array(cats);
+  const order = new Int32Array(L);
+  /** Sort the labels of `c` (largest first, the first original's label first among equals) into `scratch`; returns the first original's new index. */
+  const canon = (c: Int32Array | number[], cOff: number, first: number): number => {
+    for (let i = 0; i < L; i++) {
+      // Insertion sort of label indices: by count (descending), the first original ahead of its equals.
+      let j = i;
+      const ci = c[cOff + i]!;
+      while (j > 0) {
+        const o = order[j - 1]!;
+        const co = c[cOff + o]!;
+        if (co > ci || (co === ci && i !== first)) break;
+        order[j] = o;
+        j--;
+      }
+      order[j] = i;
+    }
+    let newFirst = first;
+    for (let i = 0; i < L; i++) {
+      scratch[i] = c[cOff + order[i]!]!;
+      if (order[i] === first) newFirst = i;
+    }
+    for (let i = L; i < cats; i++) scratch[i] = c[cOff + i]!;
+    return newFirst;
+  };
+  const keyOf = (first: number): number => {
+    let k = first;
+    for (let i = cats - 1; i >= 0; i--) k = k * base + scratch[i]!;
+    return k;
+  };
+
+  let work = 0;
   const votes: Record<string, number> = Object.create(null) as Record<string, number>;
-  names.forEach((nm, i) => (votes[nm] = counts[i]!));
-  const risk = changeProbability(votes, names[leader]!, toCome, opts, MAX_LIMIT, names[first]!);
-  return risk <= MAX_LIMIT ? risk : null;
+  /** The engine's risk for these (canonical) counts; NaN when it would not stop whatever λ. */
+  const riskAt = (c: Int32Array, off: number, first: number, toCome: number): number => {
+    // The leader: the top label, sorted first; in a tie only when it is the first original (sorted first among equals).
+    if (L > 1 && c[off + 1] === c[off] && first !== 0) return NaN;
+    for (let i = 0; i < cats; i++) votes[names[i]!] = c[off + i]!;
+    work += cats === 2 ? toCome ** 2 : (cats - 1) * toCome ** 3;
+    const risk = changeProbability(votes, names[0]!, toCome, opts, MAX_LIMIT, names[first]!);
+    return risk <= MAX_LIMIT ? risk : NaN;
+  };
+
+  // The first wave: every split alike (a uniform Dirichlet-multinomial), the first original any of its votes alike.
+  const n0 = runs[0]! * s.perRun;
+  const firstSplits = splits(n0, cats);
+  const nFirst = firstSplits.length / cats;
+  let keys = new Map<number, number>();
+  let counts: number[] = [];
+  let firsts: number[] = [];
+  let mass: number[] = [];
+  for (let j = 0; j < nFirst; j++) {
+    for (let f = 0; f < cats; f++) {
+      const cf = firstSplits[j * cats + f]!;
+      if (cf === 0) continue;
+      const nf = canon(firstSplits, j * cats, f);
+      const k = keyOf(nf);
+      let at = keys.get(k);
+      if (at === undefined) {
+        keys.set(k, (at = firsts.length));
+        counts.push(...scratch);
+        firsts.push(nf);
+        mass.push(0);
+      }
+      mass[at] = mass[at]! + cf / n0 / nFirst;
+    }
+  }
+  const start = Float64Array.from(mass);
+  const waves: Wave[] = [];
+  for (let w = 0; w < runs.length; w++) {
+    const n = firsts.length;
+    const c = Int32Array.from(counts);
+    const first = Int32Array.from(firsts);
+    const toCome = (s.r - runs[w]!) * s.perRun;
+    const risk = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      risk[i] = riskAt(c, i * cats, first[i]!, toCome);
+      if (work > CALIBRATION_WORK) return null;
+    }
+    const offset = new Int32Array(n + 1);
+    const dropped = new Uint8Array(n);
+    const to: number[] = [];
+    const pr: number[] = [];
+    const last = w + 1 === runs.length;
+    const nextKeys = new Map<number, number>();
+    const nextCounts: number[] = [];
+    const nextFirsts: number[] = [];
+    const nextMass: number[] = [];
+    if (!last) {
+      const adds = splits((runs[w + 1]! - runs[w]!) * s.perRun, cats);
+      const nAdds = adds.length / cats;
+      const cur = new Int32Array(cats);
+      for (let i = 0; i < n; i++) {
+        offset[i] = to.length;
+        // Stops for every λ tried.
+        if (risk[i]! <= floor) continue;
+        if (mass[i]! < NEGLIGIBLE) {
+          dropped[i] = 1;
+          continue;
+        }
+        work += 1000 * nAdds;
+        if (work > CALIBRATION_WORK) return null;
+        let had = 0;
+        for (let q = 0; q < cats; q++) had += c[i * cats + q]!;
+        // ln of the Dirichlet-multinomial pmf of each add given pseudo-counts 1 + counts (all integers: log-factorials).
+        const fixed = lnF[(runs[w + 1]! - runs[w]!) * s.perRun]! + lnF[had + cats - 1]! - lnF[had + cats - 1 + (runs[w + 1]! - runs[w]!) * s.perRun]!;
+        for (let a = 0; a < nAdds; a++) {
+          let lp = fixed;
+          for (let q = 0; q < cats; q++) {
+            const x = adds[a * cats + q]!;
+            const cq = c[i * cats + q]!;
+            cur[q] = cq + x;
+            lp += lnF[cq + x]! - lnF[cq]! - lnF[x]!;
+          }
+          const nf = canon(cur, 0, first[i]!);
+          const k = keyOf(nf);
+          let at = nextKeys.get(k);
+          if (at === undefined) {
+            nextKeys.set(k, (at = nextFirsts.length));
+            nextCounts.push(...scratch);
+            nextFirsts.push(nf);
+            nextMass.push(0);
+          }
+          const p = Math.exp(lp);
+          to.push(at);
+          pr.push(p);
+          nextMass[at] = nextMass[at]! + mass[i]! * p;
+        }
+      }
+    }
+    offset[n] = to.length;
+    waves.push({ counts: c, first, risk, offset, to: Int32Array.from(to), p: Float64Array.from(pr), dropped });
+    keys = nextKeys;
+    counts = nextCounts;
+    firsts = nextFirsts;
+    mass = nextMass;
+  }
+  return { floor, r: s.r, work, runs, waves, start };
 }
 
-/** The expected risk at the stop (the probability of disagreeing with the full vote) when the rule stops at risk ≤ λ. */
-function expectedRisk(model: Model, limit: number): number {
-  let mass = model.start.slice();
-  let total = 0;
+/**
+ * The expected risk at the stop (the probability of disagreeing with the full vote) when the rule
+ * stops at risk ≤ λ, and the expected runs. Mass at a state not expanded (negligible) counts λ, its
+ * bound, and every run.
+ */
+export function passAt(model: StopModel, limit: number): { risk: number; runs: number; bounded: number } {
+  let mass = Float64Array.from(model.start);
+  let risk = 0;
+  let bounded = 0;
+  let runs = 0;
   for (let w = 0; w < model.waves.length; w++) {
-    const states = model.waves[w]!;
-    const going = new Float64Array(states.length);
-    states.forEach((st, i) => {
-      if (st.risk !== null && st.risk <= limit) total += mass[i]! * st.risk;
-      else going[i] = mass[i]!;
-    });
-    if (w + 1 === model.waves.length) break;
-    const next = new Array<number>(model.waves[w + 1]!.length).fill(0);
-    for (const [from, to, p] of model.steps[w]!) if (going[from]! > 0) next[to] = next[to]! + going[from]! * p;
-    mass = next;
+    const st = model.waves[w]!;
+    const next = w + 1 < model.waves.length ? new Float64Array(model.waves[w + 1]!.first.length) : null;
+    for (let i = 0; i < mass.length; i++) {
+      const m = mass[i]!;
+      if (m === 0) continue;
+      const r = st.risk[i]!;
+      if (r <= limit) {
+        risk += m * r;
+        runs += m * model.runs[w]!;
+      } else if (!next) runs += m * model.r;
+      else if (st.dropped[i]) {
+        bounded += m * limit;
+        runs += m * model.r;
+      } else
+        for (let e = st.offset[i]!; e < st.offset[i + 1]!; e++) {
+          const t = st.to[e]!;
+          next[t] = next[t]! + m * st.p[e]!;
+        }
+    }
+    if (next) mass = next;
   }
-  return total;
+  return { risk: risk + bounded, runs, bounded };
 }
 
 export interface StopLimit {
   /** Stop once the risk is at most this. */
   limit: number;
-  /** The expected risk at the stop under the model with this limit (the disagreement it promises), null where not computed. */
+  /** The expected risk at the stop under the model with this limit (the disagreement it promises, a bound), null where not computed. */
   expected: number | null;
 }
 
 const cache = new Map<string, StopLimit>();
-/** The last setting's model, kept for the other levels of the same setting. */
-let last: { id: string; model: Model | null } | null = null;
+/** Per setting, the model built for the lowest floor asked so far (one serves every λ above its floor). */
+const models = new Map<string, StopModel | null>();
 
-function lastModel(opts: Partial<VoteOptions>, s: StopSchedule): Model | null {
-  const id = JSON.stringify([opts.labels ?? [], opts.abstainLabel ?? null, s.r, s.perRun]);
-  if (last?.id !== id) last = { id, model: buildModel(opts, s) };
-  return last.model;
+function settingId(opts: Partial<VoteOptions>, s: StopSchedule): string {
+  return JSON.stringify([opts.labels ?? [], opts.abstainLabel ?? null, s.r, s.perRun]);
+}
+
+/** A model of this setting valid for every λ ≥ floor (null when not computed). */
+export function stopModel(opts: Partial<VoteOptions>, s: StopSchedule, floor: number): StopModel | null {
+  const id = settingId(opts, s);
+  const known = models.get(id);
+  if (known === null) return null;
+  if (known && known.floor <= floor) return known;
+  const built = buildStopModel(opts, s, floor);
+  // Too long once is too long for every floor (a lower floor only adds states).
+  models.set(id, built);
+  return built;
 }
 
 /**
@@ -202,7 +326,7 @@ function lastModel(opts: Partial<VoteOptions>, s: StopSchedule): Model | null {
  * takes whose expected risk at the stop is at most 1 − p, or 1 − p where that is not computed.
  */
 export function stopLimit(p: number, opts: Partial<VoteOptions>, s: StopSchedule): StopLimit {
-  const id = JSON.stringify([p, opts.labels ?? [], opts.abstainLabel ?? null, s.r, s.perRun]);
+  const id = JSON.stringify([p, settingId(opts, s)]);
   const known = cache.get(id);
   if (known) return known;
   const found = calibrate(p, opts, s);
@@ -210,33 +334,50 @@ export function stopLimit(p: number, opts: Partial<VoteOptions>, s: StopSchedule
   return found;
 }
 
+/**
+ * The thresholds worth trying: each a risk some state takes, nudged up by far less than the gap to
+ * the next one. The engine computes a permuted state's risk with its categories in another order,
+ * so the last bits may differ (about 1e-16); risks within 1e-12 of each other are one candidate,
+ * and the threshold sits above the group, so the engine's decisions are the ones the pass counted.
+ */
+function candidates(model: StopModel, floor: number): number[] {
+  const risks = [...new Set(model.waves.flatMap((w) => [...w.risk].filter((x) => x > floor)))].sort((a, b) => a - b);
+  const out: number[] = [];
+  for (let i = 0; i < risks.length; i++) {
+    const top = risks[i]!;
+    const next = risks[i + 1];
+    if (next !== undefined && next - top <= 1e-12 * next) continue;
+    out.push(next === undefined ? top * (1 + 1e-9) : Math.min(top * (1 + 1e-9), (top + next) / 2));
+  }
+  return out;
+}
+
 function calibrate(p: number, opts: Partial<VoteOptions>, s: StopSchedule): StopLimit {
   const budget = 1 - p;
   const plain: StopLimit = { limit: budget, expected: null };
   if (budget <= 0 || budget >= MAX_LIMIT || (opts.labels?.length ?? 0) < 2) return plain;
-  const model = lastModel(opts, s);
+  const model = stopModel(opts, s, budget);
   if (!model) return plain;
-  const risks = [...new Set(model.waves.flatMap((w) => w.map((st) => st.risk)).filter((x): x is number => x !== null))].sort((a, b) => a - b);
+  const risks = candidates(model, budget);
   // The largest candidate whose expectation fits (bisection; the chosen one is checked itself, whatever the shape).
   let lo = -1;
   let hi = risks.length;
-  let best: StopLimit = { limit: 0, expected: expectedRisk(model, 0) };
+  let best: StopLimit = { limit: budget, expected: passAt(model, budget).risk };
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
-    const expected = expectedRisk(model, risks[mid]!);
+    const expected = passAt(model, risks[mid]!).risk;
     if (expected <= budget) {
       lo = mid;
       best = { limit: risks[mid]!, expected };
     } else hi = mid;
   }
-  // Never below the plain rule's threshold when that keeps the promise too (it always does).
-  return best.limit >= budget ? best : { limit: budget, expected: expectedRisk(model, budget) };
+  return best;
 }
 
 /** The expected risk at the stop for a given λ (the benchmark and the tests check the promise with it). */
 export function expectedRiskAt(limit: number, opts: Partial<VoteOptions>, s: StopSchedule): number | null {
-  const model = lastModel(opts, s);
-  return model ? expectedRisk(model, limit) : null;
+  const model = stopModel(opts, s, Math.min(limit, MAX_LIMIT));
+  return model ? passAt(model, limit).risk : null;
 }
 
 /**

@@ -236,6 +236,9 @@ describe('the threshold: the largest risk whose expected risk at the stop is at 
     { name: 'two labels, r=4, 3 votes a run', opts: { labels: ['a', 'b'] }, r: 4, perRun: 3 },
     { name: 'three labels, r=4, 2 votes a run', opts: { labels: ['a', 'b', 'c'] }, r: 4, perRun: 2 },
     { name: 'two labels and an abstain label, r=4, 2 votes a run', opts: { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, r: 4, perRun: 2 },
+    // The pass carries each state's label permutations as one: many labels check that symmetry.
+    { name: 'five labels, r=3, 2 votes a run', opts: { labels: ['a', 'b', 'c', 'd', 'e'] }, r: 3, perRun: 2 },
+    { name: 'three labels and an abstain label, r=3, 2 votes a run', opts: { labels: ['a', 'b', 'c'], abstainLabel: 'u' }, r: 3, perRun: 2 },
   ];
   for (const c of cases) {
     it(`${c.name}: the forward pass equals a brute-force sum over every vote sequence, and the exact disagreement is at most 1 − P`, () => {
@@ -305,6 +308,19 @@ describe('the threshold: the largest risk whose expected risk at the stop is at 
     expect(stopLimit(0.9, { labels: [] }, { r: 15, perRun: 6 })).toEqual({ limit: 1 - 0.9, expected: null });
     expect(stopLimit(0.9, { labels: ['a', 'b', 'c', 'd', 'e'] }, { r: 15, perRun: 11 })).toEqual({ limit: 1 - 0.9, expected: null });
     expect(stopLimit(1, { labels: ['a', 'b'] }, { r: 15, perRun: 6 }).limit).toBe(0);
+  });
+
+  it('settings the pass once left to 1 − P (three labels or an abstain label at n=5, r=15; five labels at n=5, r=3) now spend the budget and keep the promise', () => {
+    const settings: { opts: VoteOptions; r: number; perRun: number }[] = [
+      { opts: { labels: ['a', 'b', 'c'] }, r: 15, perRun: 6 },
+      { opts: { labels: ['obj', 'subj'], abstainLabel: 'unsure' }, r: 15, perRun: 6 },
+      { opts: { labels: ['a', 'b', 'c', 'd', 'e'] }, r: 3, perRun: 6 },
+    ];
+    for (const s of settings) {
+      const { limit, expected } = stopLimit(0.95, s.opts, { r: s.r, perRun: s.perRun });
+      expect(limit, JSON.stringify(s)).toBeGreaterThan(0.1);
+      expect(expected!, JSON.stringify(s)).toBeLessThanOrEqual(0.05);
+    }
   });
 
   it('the paper-like setting (two labels, n=5, r=15): well above 1 − P at P=0.95, its expected risk at most 1 − P', () => {
