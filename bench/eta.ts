@@ -11,12 +11,18 @@
 // and then plans other settings. Each job runs in a fresh data folder holding only that
 // calibration, so no earlier job is the plan's basis.
 //
+// --trace FILE records what fed each job's ETA (jobs/row-progress.ts's etaTrace: rows' starts,
+// calls and ends, timed); --replay FILE reads such a file and prints the same table from the
+// recording alone (test/helpers/eta-replay.ts), in a second: an estimator tried on recorded jobs.
+//
+//   npx tsx bench/eta.ts --replay FILE [--every 1000] [--looks]
 //   npx tsx bench/eta.ts [--settings remote:5x8x5x250,remote:2x4x3x400@2,local:1x2x2x80,...] [--calibrate-on remote:3x4x2,local:2x2x1]
 //                        [--latency 50] [--slots 8] [--every 1000] [--threads 2]
 //
 // A setting is where:n×k×r×rows[@rows in flight] (default: 64 remote, 4 local, as jobs default).
 // Not a test: timings on a shared machine move from run to run.
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,31 +30,52 @@ import { parseArgs } from 'node:util';
 import { openServices } from '../electron/api/services';
 import { countMax, countMin, type CostPlan } from '../electron/common/plan';
 import { CONCURRENCY } from '../electron/common/settings';
+import { etaTrace, type EtaTraceEvent } from '../electron/jobs/row-progress';
 import { disposeLlamaRuntime } from '../electron/llama';
+import { etaErrors, formatLook, replayEta, type EtaLook, type EtaTrace } from '../test/helpers/eta-replay';
 import { startInstantServer } from '../test/helpers/instant-server';
 import { tinyModelPath } from '../test/helpers/models';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
-    settings: { type: 'string', default: 'remote:5x8x5x250,remote:10x16x15x50,remote:1x2x2x1200,remote:2x4x3x400@2,local:1x2x2x80,local:4x4x2x24' },
+    settings: { type: 'string', default: 'remote:5x8x5x250,remote:10x16x15x50,remote:1x2x2x1200,remote:2x4x3x400@2,local:1x2x2x160,local:4x4x2x64' },
     'calibrate-on': { type: 'string', default: 'remote:3x4x2,local:2x2x1' },
     latency: { type: 'string', default: '50' },
     slots: { type: 'string', default: '8' },
     every: { type: 'string', default: '1000' },
     threads: { type: 'string', default: '2' },
-    /** Writes every progress event's (ms since start, calls done, calls total) per setting as JSON: the ETA's input, to replay. */
+    /** Writes what fed each job's ETA (EtaTrace[] as JSON), to replay. */
     trace: { type: 'string' },
+    /** Prints the ETA's errors replayed from a --trace file instead of running jobs. */
+    replay: { type: 'string' },
+    /** With --replay: every look too (seconds, % of calls, ETA or range, the truth, error). */
+    looks: { type: 'boolean', default: false },
     data: { type: 'string', default: resolve(repoRoot, '..', 'shared', 'datasets', 'sst2_test.jsonl') },
   },
 });
 
-interface Sample {
-  t: number;
-  calls: number;
-  total: number;
-  eta: number | null;
-  range: { min: number; max: number } | null;
+const header = `| setting | calls | measured | plan (error of its upper end) | ETA error at 10 % | 25 % | 50 % | 75 % | worst point 10–80 % |`;
+const cellsOf = (looks: EtaLook[]) => {
+  const { at, worst, ranges } = etaErrors(looks);
+  return `${at.map(formatLook).join(' | ')} | ${(worst * 100).toFixed(0)} %${ranges > 0 ? ` (${ranges} ranges)` : ''}`;
+};
+
+if (values.replay) {
+  const traces = JSON.parse(readFileSync(values.replay, 'utf8')) as EtaTrace[];
+  console.log(header);
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const t of traces) {
+    const looks = await replayEta(t, Number(values.every));
+    if (values.looks) {
+      for (const l of looks) {
+        const shown = l.eta !== null ? `${l.eta.toFixed(1)} s (${(((l.eta - l.truth) / l.truth) * 100).toFixed(0)} %)` : l.range ? `${l.range.min.toFixed(1)}–${l.range.max.toFixed(1)} s` : 'none';
+        console.log(`  ${t.setting} at ${(l.t / 1000).toFixed(1)} s, ${(l.share * 100).toFixed(0)} % of calls: ${shown}, truth ${l.truth.toFixed(1)} s`);
+      }
+    }
+    console.log(`| ${t.setting} (replayed) | | ${(t.end / 1000).toFixed(1)} s | | ${cellsOf(looks)} |`);
+  }
+  process.exit(0);
 }
 
 interface Setting {
@@ -105,7 +132,7 @@ async function calibrationFor(s: Setting): Promise<string> {
 }
 
 const lines: string[] = [];
-const traces: { setting: string; end: number; events: [number, number, number][] }[] = [];
+const traces: EtaTrace[] = [];
 try {
   for (const text of values.settings.split(',')) {
     const s = parseSetting(text);
@@ -134,39 +161,33 @@ try {
         limit: s.rows,
         concurrency: s.concurrency,
       });
-      const samples: Sample[] = [];
-      const events: [number, number, number][] = [];
-      let latest: Sample | null = null;
+      const looks: EtaLook[] = [];
+      const events: EtaTraceEvent[] = [];
+      let latest: Omit<EtaLook, 't' | 'truth'> | null = null;
       const off = jobs.on('progress', ({ progress: p }) => {
-        latest = { t: Date.now(), calls: p.callsDone, total: p.callsTotal, eta: p.etaSeconds, range: p.etaRange ?? null };
-        events.push([latest.t, p.callsDone, p.callsTotal]);
+        if (p.callsTotal > 0) latest = { share: p.callsDone / p.callsTotal, eta: p.etaSeconds, range: p.etaRange ?? null };
       });
+      const t0 = Date.now();
+      const record = (e: unknown) => events.push({ ...(e as EtaTraceEvent), t: (e as EtaTraceEvent).t - t0 });
+      subscribe(etaTrace.name, record);
       // What the app would show if it looked now: the latest progress, read every --every ms.
       const timer = setInterval(() => {
-        if (latest) samples.push({ ...latest, t: Date.now() });
+        if (latest) looks.push({ ...latest, t: Date.now(), truth: 0 });
       }, Number(values.every));
-      const t0 = Date.now();
       await jobs.start(job.id);
       await jobs.wait(job.id);
       const end = Date.now();
       clearInterval(timer);
+      unsubscribe(etaTrace.name, record);
       off();
       const seconds = (end - t0) / 1000;
-      traces.push({ setting: text, end: end - t0, events: events.map(([t, d, n]) => [t - t0, d, n]) });
-      const cells = [0.1, 0.25, 0.5, 0.75].map((share) => {
-        const x = samples.find((y) => y.total > 0 && y.calls / y.total >= share);
-        if (!x) return '–';
-        const truth = (end - x.t) / 1000;
-        const err = (v: number) => `${v >= truth ? '+' : ''}${(((v - truth) / truth) * 100).toFixed(0)} %`;
-        if (x.eta !== null) return err(x.eta);
-        if (x.range) return `${err(x.range.min)}…${err(x.range.max)}`;
-        return 'none';
-      });
+      for (const l of looks) l.truth = (end - l.t) / 1000;
+      traces.push({ setting: text, settings: { n: s.n, k: s.k, r: s.r, scope: settings.scope }, rows: s.rows, end: end - t0, events });
       const planned = plan?.seconds ?? null;
       const planCell =
         planned === null ? 'none' : `${countMin(planned) === countMax(planned) ? countMax(planned).toFixed(0) : `${countMin(planned).toFixed(0)}–${countMax(planned).toFixed(0)}`} s (${countMax(planned) >= seconds ? '+' : ''}${(((countMax(planned) - seconds) / seconds) * 100).toFixed(0)} %)`;
       const calls = plan ? countMax(plan.calls.total) : 0;
-      lines.push(`| ${s.where} n=${s.n} k=${s.k} r=${s.r}, ${s.rows} rows, ${s.concurrency} in flight | ${calls} | ${seconds.toFixed(1)} s | ${planCell} | ${cells.join(' | ')} |`);
+      lines.push(`| ${s.where} n=${s.n} k=${s.k} r=${s.r}, ${s.rows} rows, ${s.concurrency} in flight | ${calls} | ${seconds.toFixed(1)} s | ${planCell} | ${cellsOf(looks)} |`);
       process.stderr.write(`${lines.at(-1)}\n`);
     } finally {
       await services.dispose();
@@ -180,6 +201,6 @@ try {
   if (values.trace) writeFileSync(values.trace, JSON.stringify(traces));
 }
 console.log(`remote: ${values.latency} ms a call, ${values.slots} at once; local: the tiny synthetic GGUF, ${values.threads} threads`);
-console.log(`| setting | calls | measured | plan (error of its upper end) | ETA error at 10 % | 25 % | 50 % | 75 % |`);
-console.log('|---|---|---|---|---|---|---|---|');
+console.log(header);
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const l of lines) console.log(l);

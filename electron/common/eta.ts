@@ -17,16 +17,23 @@ export interface EtaOptions {
 
 interface Sample {
   t: number;
-  done: number;
+  /** Units done so far, of each kind. */
+  done: readonly number[];
 }
 
 /**
  * Observes a count of done units over time; `etaSeconds(remaining)` is null until the rate is
  * stable, then the time `remaining` units take at the recent rate. Once given, an ETA is kept
  * (at the latest recent rate) rather than blinking out when a burst of work lands.
+ *
+ * Units may be of several kinds (a job's generator and evaluator calls) counted apart and
+ * weighed by what each costs (`weigh`): the weights can be learnt as the work goes on, and every
+ * rate is then read with the latest ones, so the time before a weight was known is measured in
+ * the same units as the time after it (a count weighted as it came would change units part-way).
  */
 export class EtaEstimator {
   private readonly samples: Sample[] = [];
+  private weights: readonly number[] = [];
   private stable = false;
   private readonly windowShare: number;
   private readonly minWindowMs: number;
@@ -40,14 +47,30 @@ export class EtaEstimator {
     this.minUnits = opts.minUnits ?? 8;
   }
 
-  /** `done`: units done so far (never decreasing; a resumed job starts high); `t`: ms (Date.now()). */
-  observe(done: number, t: number): void {
+  /**
+   * `done`: units done so far (never decreasing; a resumed job starts high), one count or one per
+   * kind; `t`: ms (Date.now()).
+   */
+  observe(done: number | readonly number[], t: number): void {
+    const counts = typeof done === 'number' ? [done] : [...done];
     const last = this.samples.at(-1);
-    if (last && done <= last.done) return;
+    if (last && !counts.some((c, i) => c > (last.done[i] ?? 0))) return;
     // The first observation only sets where the count started: the clock starts at the first
     // unit, since loading a model is not the rate of the work.
-    this.samples.push({ t, done });
+    this.samples.push({ t, done: counts });
     if (this.samples.length > 4096) this.samples.splice(1, this.samples.length - 2048);
+  }
+
+  /** What a unit of each kind weighs (1 where not given), for every rate read from now on. */
+  weigh(weights: readonly number[]): void {
+    this.weights = [...weights];
+  }
+
+  /** A sample's units done, weighed. */
+  private work(s: Sample): number {
+    let sum = 0;
+    for (let i = 0; i < s.done.length; i++) sum += s.done[i]! * (this.weights[i] ?? 1);
+    return sum;
   }
 
   /**
@@ -65,20 +88,20 @@ export class EtaEstimator {
       if (s.t <= from) a = s;
       b = s;
     }
-    if (!b || b.t <= from || b.t <= a.t || b.done <= a.done) return null;
-    return (b.done - a.done) / (b.t - a.t);
+    if (!b || b.t <= from || b.t <= a.t || this.work(b) <= this.work(a)) return null;
+    return (this.work(b) - this.work(a)) / (b.t - a.t);
   }
 
   /** The recent rate (units per second) when the rate is stable, else null. */
   rate(now: number): number | null {
     const first = this.samples[0];
     const last = this.samples.at(-1);
-    if (!first || !last || last.done - first.done < this.minUnits) return null;
+    if (!first || !last || this.work(last) - this.work(first) < this.minUnits) return null;
     const elapsed = now - first.t;
     const window = Math.max(this.minWindowMs, elapsed * this.windowShare);
     const recent = this.rateBetween(now - window, now);
     // Nothing done in the recent window: the whole run's rate up to now, the stall included.
-    if (recent === null) return this.stable && now > first.t ? ((last.done - first.done) / (now - first.t)) * 1000 : null;
+    if (recent === null) return this.stable && now > first.t ? ((this.work(last) - this.work(first)) / (now - first.t)) * 1000 : null;
     if (!this.stable) {
       // Stable once the time before the recent window (up to a window of it, at least half the
       // shortest window) was worked through at nearly the same rate.
@@ -109,7 +132,7 @@ export class EtaEstimator {
     if (point !== null) return { min: point, max: point };
     const first = this.samples[0];
     const last = this.samples.at(-1);
-    if (!first || !last || last.done - first.done < this.minUnits) return null;
+    if (!first || !last || this.work(last) - this.work(first) < this.minUnits) return null;
     const elapsed = now - first.t;
     const window = Math.max(this.minWindowMs, elapsed * this.windowShare);
     const rates = [this.rateBetween(first.t, now), this.rateBetween(now - window, now), this.rateBetween(now - 2 * window, now - window)].filter((r): r is number => r !== null && r > 0);

@@ -17,7 +17,6 @@ import { answerLabels, type TaskDefinition } from '../common/task';
 import { jobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
 import { exampleCallsPerRun } from '../common/calls';
-import { EtaEstimator } from '../common/eta';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
@@ -28,7 +27,7 @@ import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
-import { PROGRESS_EVERY_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, type RowTally } from './row-progress';
+import { PROGRESS_EVERY_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, startRows, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
 import type {
@@ -507,11 +506,7 @@ export class JobManager {
     const id = job.id;
     const signal = runner.ac.signal;
     const queue = this.store.unfinishedRowIndexes(id);
-    tally.sessionStart = Date.now();
-    // The rate the ETA is measured on starts with the rows: loading and the shared examples are
-    // another kind of work, done by now.
-    tally.calls.eta = new EtaEstimator();
-    tally.calls.eta.observe(tally.calls.work, Date.now());
+    startRows(tally);
     this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
     let next = 0;
     const maxCalls = rowCalls(job.task, job.settings, job.baseline);
@@ -546,7 +541,7 @@ export class JobManager {
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
     // Calls this row has made so far (its events), credited up to its plan when it ends.
-    const credit = startRow();
+    const credit = startRow(tally.calls);
     const onEvent = (e: TatraEvent) => {
       // Examples are this row's calls only with scope `input` (with `run` the job made them once).
       const side = e.type === 'prediction' ? 'evaluator' : (e.type === 'examples' && settings.scope === 'input') || (e.type === 'paraphrases' && settings.n > 0) ? 'generator' : null;

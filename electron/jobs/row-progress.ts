@@ -1,6 +1,7 @@
 // A job session's progress as the contract's JobProgress: rows done, failed and correct, and the
 // model calls behind them (common/calls.ts), with the rate and the time left measured over calls
 // weighted by what they cost (below).
+import { channel } from 'node:diagnostics_channel';
 import { accuracyOf, type JobProgress } from '../common/contract/jobs';
 import { callPlan, exampleCallsPerRun, type CallPlan } from '../common/calls';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
@@ -37,22 +38,51 @@ export interface RowTally {
  * Counted one each, the rate swung with where the rows in flight were (generator calls, few and
  * slow, then a burst of evaluations) and the calls left were mostly cheap evaluations of rows
  * already paraphrased near the end: the ETA missed by up to 90 % in process. So the ETA is over
- * `work`: each call weighted by the share of a row's time its side takes (generator stages against
+ * work: each call weighted by the share of a row's time its side takes (generator stages against
  * the evaluation stage, measured over the rows finished so far), scaled so a row's calls still
- * weigh its plan (the totals, and so the time left, are in calls).
+ * weigh its plan (the totals, and so the time left, are in calls). Each side's calls are counted
+ * apart and weighed when the rate is read, with the latest weights: weighted as they came, the
+ * calls before the first row ended (weight 1 each, no row timed yet) and those after it were in
+ * different units, the rate jumped when the weights came, and the ETA stayed a wide range for the
+ * first quarter of an in-process job.
  */
 interface CallTally {
   plan: CallPlan;
   done: number;
-  /** Calls done, weighted (see above): the ETA's measure. */
-  work: number;
+  /** Calls done by kind: the job's own (run examples, weight 1), the generator's, the evaluator's (rows' calls). */
+  sides: [once: number, generator: number, evaluator: number];
   /** Generator calls in a row's plan (paraphrase calls, examples with scope `input`); the rest are the evaluator's. */
   generatorPerRow: number;
   /** Time the finished rows spent in generator stages and in evaluation, ms. */
   stageMs: { generator: number; evaluator: number };
+  /** Each side's cost of a call as the calls' ends over time tell it (callCosts). */
+  costs: CostFit;
   eta: EtaEstimator;
+  /** Rows in flight. */
+  inFlight: Set<RowCredit>;
+  /** When the rows started and the calls done then, by kind. */
+  rowsFrom: { t: number; sides: readonly number[] };
+  /** How far the credit trails the work (workInFlight), once measured, and the rows in flight then. */
+  lag: { ms: number; rows: number } | null;
   /** Last progress event sent for a call (events for every call would flood a fast job). */
   lastEmit: number;
+}
+
+/**
+ * What the ETA was fed, for bench/eta.ts --trace to record and --replay to feed an estimator again
+ * offline (the same events, the same clock): published only while someone subscribes.
+ */
+export const etaTrace = channel('tatra.eta');
+export type EtaTraceEvent =
+  | { type: 'rows'; t: number }
+  | { type: 'calls'; t: number; n: number }
+  | { type: 'start'; t: number; row: number }
+  | { type: 'call'; t: number; row: number; side: CallSide }
+  | { type: 'settle'; t: number; row: number; stages: { generator: number; evaluator: number } | null };
+let traceRows = 0;
+const traceIds = new WeakMap<RowCredit, number>();
+function trace(e: EtaTraceEvent): void {
+  if (etaTrace.hasSubscribers) etaTrace.publish(e);
 }
 
 /** Which model a call goes to. */
@@ -66,72 +96,212 @@ export function generatorCallsPerRow(task: JobInfo['task'], settings: Pick<Tatra
 function newCallTally(job: JobInfo, storedExampleRuns: number): CallTally {
   const plan = callPlan(job.task, job.settings, { rows: job.rowsTotal, baseline: job.baseline });
   const shared = Math.min(plan.shared, storedExampleRuns * exampleCallsPerRun(job.task, job.settings.k));
+  const generatorPerRow = generatorCallsPerRow(job.task, job.settings);
   // Failed rows are tried again, so only done rows count as done.
-  const done = shared + plan.perRow * job.rowsDone;
+  const sides: CallTally['sides'] = [shared, generatorPerRow * job.rowsDone, (plan.perRow - generatorPerRow) * job.rowsDone];
   return {
     plan,
-    done,
-    work: done,
-    generatorPerRow: generatorCallsPerRow(job.task, job.settings),
+    done: shared + plan.perRow * job.rowsDone,
+    sides,
+    generatorPerRow,
     stageMs: { generator: 0, evaluator: 0 },
+    costs: newCostFit(Date.now()),
     eta: new EtaEstimator(),
+    inFlight: new Set(),
+    rowsFrom: { t: Date.now(), sides: [...sides] },
+    lag: null,
     lastEmit: 0,
   };
 }
 
-/** What one call of a side weighs in `work`: 1 until a row has finished with both sides timed. */
-export function callWeight(calls: Pick<CallTally, 'plan' | 'generatorPerRow' | 'stageMs'>, side: CallSide): number {
+/**
+ * Each side's cost of a call in the job's time: the time between the calls' ends, in spans of at
+ * least COST_SPAN_MS, fitted by least squares as generator calls × their cost + evaluations ×
+ * theirs. A stage's own time says how long a row waited for its calls, not what they cost the
+ * backend: on a server with every row's calls queued, a row's evaluations waited seconds behind
+ * the other rows' and its paraphrase calls seemed a twentieth of the row, where every call cost
+ * the same slot time (the ETA ran 78 % high). The fit needs spans whose mix of calls differs
+ * (the start, where only paraphrase calls end, gives them); until then the stages' times weigh.
+ */
+interface CostFit {
+  /** The span being counted: since when, and the calls of each side that ended in it. */
+  from: number;
+  generator: number;
+  evaluator: number;
+  /** Sums over the closed spans (g, e: calls; t: ms). */
+  gg: number;
+  ee: number;
+  ge: number;
+  tg: number;
+  te: number;
+}
+
+const COST_SPAN_MS = 1000;
+
+function newCostFit(now: number): CostFit {
+  return { from: now, generator: 0, evaluator: 0, gg: 0, ee: 0, ge: 0, tg: 0, te: 0 };
+}
+
+/** One call that ended, counted in the span; a span a second old or more is closed into the sums. */
+function costCall(fit: CostFit, side: CallSide, now: number): void {
+  fit[side]++;
+  const t = now - fit.from;
+  if (t < COST_SPAN_MS) return;
+  const { generator: g, evaluator: e } = fit;
+  fit.gg += g * g;
+  fit.ee += e * e;
+  fit.ge += g * e;
+  fit.tg += t * g;
+  fit.te += t * e;
+  fit.from = now;
+  fit.generator = fit.evaluator = 0;
+}
+
+/** Each side's cost of a call (ms), or null while the spans cannot tell them apart. */
+export function callCosts(fit: CostFit): { generator: number; evaluator: number } | null {
+  const det = fit.gg * fit.ee - fit.ge * fit.ge;
+  // Spans whose mix hardly varies cannot split the time between the sides.
+  if (!(fit.gg > 0 && fit.ee > 0) || det < 0.1 * fit.gg * fit.ee) return null;
+  const generator = (fit.tg * fit.ee - fit.te * fit.ge) / det;
+  const evaluator = (fit.te * fit.gg - fit.tg * fit.ge) / det;
+  // A side fitted at no cost or less: the fit is noise, not a measure.
+  if (!(generator > 0 && evaluator > 0)) return null;
+  return { generator, evaluator };
+}
+
+/** What one call of a side weighs: its share of a row's cost (callCosts, else the stages' times), 1 until known. */
+export function callWeight(calls: Pick<CallTally, 'plan' | 'generatorPerRow' | 'stageMs' | 'costs'>, side: CallSide): number {
   const g = calls.generatorPerRow;
   const e = calls.plan.perRow - g;
-  const { generator, evaluator } = calls.stageMs;
-  if (g === 0 || e === 0 || !(generator > 0) || !(evaluator > 0)) return 1;
-  const share = generator / (generator + evaluator);
+  if (g === 0 || e === 0) return 1;
+  const fitted = callCosts(calls.costs);
+  let share: number;
+  if (fitted) share = (g * fitted.generator) / (g * fitted.generator + e * fitted.evaluator);
+  else {
+    const { generator, evaluator } = calls.stageMs;
+    if (!(generator > 0) || !(evaluator > 0)) return 1;
+    share = generator / (generator + evaluator);
+  }
   return side === 'generator' ? (share * calls.plan.perRow) / g : ((1 - share) * calls.plan.perRow) / e;
+}
+
+/** The calls done, weighted by their sides' latest weights: the ETA's measure of work done. */
+export function workDone(calls: CallTally): number {
+  return workOf(calls, calls.sides);
+}
+
+function workOf(calls: CallTally, sides: readonly number[]): number {
+  return (sides[0] ?? 0) + (sides[1] ?? 0) * callWeight(calls, 'generator') + (sides[2] ?? 0) * callWeight(calls, 'evaluator');
+}
+
+function observe(calls: CallTally): void {
+  calls.eta.weigh([1, callWeight(calls, 'generator'), callWeight(calls, 'evaluator')]);
+  calls.eta.observe(calls.sides, Date.now());
 }
 
 /** Calls made once for the job (run examples): one work unit each. */
 export function countCalls(calls: CallTally, n: number): void {
-  calls.done = Math.min(calls.plan.total, calls.done + n);
-  calls.work = Math.min(calls.plan.total, calls.work + n);
-  calls.eta.observe(calls.work, Date.now());
+  trace({ type: 'calls', t: Date.now(), n });
+  const add = Math.max(0, Math.min(n, calls.plan.total - calls.done));
+  calls.done += add;
+  calls.sides[0] += add;
+  observe(calls);
 }
 
-/** A row's calls credited so far: counted, and weighted. */
+/** A row's calls credited so far, by side; when it started (ms). */
 export interface RowCredit {
   calls: number;
-  work: number;
+  generator: number;
+  evaluator: number;
+  start: number;
 }
 
-/** A row starts: nothing credited yet. */
-export function startRow(): RowCredit {
-  return { calls: 0, work: 0 };
-}
-
-/** One call of a row, from its event; false (nothing counted) once the row has been credited its plan. */
-export function countRowCall(calls: CallTally, row: RowCredit, side: CallSide): boolean {
-  if (row.calls >= calls.plan.perRow) return false;
-  row.calls++;
-  calls.done = Math.min(calls.plan.total, calls.done + 1);
-  const w = Math.min(callWeight(calls, side), calls.plan.perRow - row.work);
-  if (w > 0) {
-    row.work += w;
-    calls.work = Math.min(calls.plan.total, calls.work + w);
+/** A row starts: nothing credited yet; in flight until settleRow. */
+export function startRow(calls: CallTally): RowCredit {
+  const row = { calls: 0, generator: 0, evaluator: 0, start: Date.now() };
+  calls.inFlight.add(row);
+  if (etaTrace.hasSubscribers) {
+    traceIds.set(row, ++traceRows);
+    trace({ type: 'start', t: Date.now(), row: traceRows });
   }
-  calls.eta.observe(calls.work, Date.now());
+  return row;
+}
+
+/**
+ * The rows start: the rate is measured from here (loading the models and the job's shared
+ * examples are another kind of work, done by now).
+ */
+export function startRows(tally: RowTally): void {
+  tally.sessionStart = Date.now();
+  trace({ type: 'rows', t: tally.sessionStart });
+  tally.calls.eta = new EtaEstimator();
+  tally.calls.rowsFrom = { t: tally.sessionStart, sides: [...tally.calls.sides] };
+  tally.calls.costs = newCostFit(tally.sessionStart);
+  tally.calls.lag = null;
+  observe(tally.calls);
+}
+
+/** A row's plan for one side. */
+function sidePerRow(calls: CallTally, side: CallSide): number {
+  return side === 'generator' ? calls.generatorPerRow : calls.plan.perRow - calls.generatorPerRow;
+}
+
+/** One call of a row, from its event; false (nothing counted) once the row has been credited its plan for that side. */
+export function countRowCall(calls: CallTally, row: RowCredit, side: CallSide): boolean {
+  trace({ type: 'call', t: Date.now(), row: traceIds.get(row) ?? 0, side });
+  if (row[side] >= sidePerRow(calls, side) || calls.done >= calls.plan.total) return false;
+  row[side]++;
+  row.calls++;
+  calls.done++;
+  calls.sides[side === 'generator' ? 1 : 2]++;
+  costCall(calls.costs, side, Date.now());
+  observe(calls);
   return true;
 }
 
-/** A row that ended: credited the rest of its plan; a finished row's stage times weigh the calls of the rows after it. */
+/** A row that ended: credited the rest of its plan; a finished row's stage times weigh the calls of every row. */
 export function settleRow(calls: CallTally, row: RowCredit, stages?: Record<StageName, StageStats>): void {
-  calls.done = Math.min(calls.plan.total, calls.done + Math.max(0, calls.plan.perRow - row.calls));
-  calls.work = Math.min(calls.plan.total, calls.work + Math.max(0, calls.plan.perRow - row.work));
-  row.calls = row.work = calls.plan.perRow;
+  trace({ type: 'settle', t: Date.now(), row: traceIds.get(row) ?? 0, stages: stages ? { generator: stages.examples.ms + stages.paraphrases.ms, evaluator: stages.evaluation.ms } : null });
+  const g = Math.max(0, calls.generatorPerRow - row.generator);
+  const e = Math.max(0, sidePerRow(calls, 'evaluator') - row.evaluator);
+  calls.done = Math.min(calls.plan.total, calls.done + g + e);
+  calls.sides[1] += g;
+  calls.sides[2] += e;
+  row.generator += g;
+  row.evaluator += e;
+  row.calls = calls.plan.perRow;
+  calls.inFlight.delete(row);
   if (stages) {
     // A row's examples take time only with scope `input` (otherwise the job's, handed in).
     calls.stageMs.generator += stages.examples.ms + stages.paraphrases.ms;
     calls.stageMs.evaluator += stages.evaluation.ms;
   }
-  calls.eta.observe(calls.work, Date.now());
+  observe(calls);
+}
+
+/**
+ * Work the rows in flight have done beyond their finished calls: a call is credited when it
+ * ends, and calls served side by side (the in-process model decodes its sequences in one batch,
+ * a server its slots) are all part-way at once, so the credit trails the work, and the time left
+ * carried that lag (the ETA ran 30-40 % high in process). The lag is read once, when the rate is
+ * first stable: the time since the rows started less the time the work credited since then takes
+ * at that rate (the credit's delay behind the work: the first calls' time, in process seconds;
+ * one call's round trip for a server whose slots are full from the start). Then it is that lag
+ * at the current rate, shrinking as the rows in flight do at the end. Not each row in flight
+ * judged by its age: with every row started at once (a remote job's 50 rows sharing a server's 8
+ * slots, served nearly one after another) the rows waiting counted as nearly done (−88 %).
+ */
+export function workInFlight(calls: CallTally, now: number, rate: number | null): number {
+  // rate: work units per second, null while not stable.
+  if (!rate || !(rate > 0) || calls.inFlight.size === 0) return 0;
+  if (!calls.lag) {
+    const elapsed = now - calls.rowsFrom.t;
+    const credited = workDone(calls) - workOf(calls, calls.rowsFrom.sides);
+    calls.lag = { ms: Math.min(elapsed / 2, Math.max(0, elapsed - (credited / rate) * 1000)), rows: calls.inFlight.size };
+  }
+  let open = 0;
+  for (const row of calls.inFlight) open += calls.plan.perRow - row.generator * callWeight(calls, 'generator') - row.evaluator * callWeight(calls, 'evaluator');
+  return Math.min(0.5 * open, ((rate * calls.lag.ms) / 1000) * Math.min(1, calls.inFlight.size / calls.lag.rows));
 }
 
 export function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress['phase'] = 'rows'): JobProgress {
@@ -139,8 +309,10 @@ export function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress[
   const rate = minutes > 0 && tally.session > 0 ? tally.session / minutes : 0;
   const { calls } = tally;
   const now = Date.now();
-  // Every call done is nothing left, whatever the weights' rounding left in `work`.
-  const left = calls.done >= calls.plan.total ? 0 : Math.max(0, calls.plan.total - calls.work);
+  // Every call done is nothing left, whatever the weights' rounding left in the work done; the
+  // rows in flight have done some of the rest.
+  const notCredited = calls.done >= calls.plan.total ? 0 : Math.max(0, calls.plan.total - workDone(calls));
+  const left = Math.max(0, notCredited - workInFlight(calls, now, calls.eta.rate(now)));
   return {
     jobId,
     phase,

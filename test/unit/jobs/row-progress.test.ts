@@ -2,9 +2,10 @@
 // can take most of its time, so each side's calls weigh the share of a row's time it took in
 // the rows finished so far. Scripted clock (vi.setSystemTime), scripted rows: no timing.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { callWeight, countRowCall, rowsProgress, sessionTally, settleRow, startRow } from '../../../electron/jobs/row-progress';
+import { callCosts, callWeight, countRowCall, rowsProgress, sessionTally, settleRow, startRow, workDone } from '../../../electron/jobs/row-progress';
 import type { JobInfo } from '../../../electron/jobs/types';
 import { resolveTask } from '../../../electron/tasks';
+import { replayEta, type EtaTrace } from '../../helpers/eta-replay';
 
 async function job(rows: number): Promise<JobInfo> {
   // Only what the tally reads; sst2 has two labels.
@@ -37,27 +38,52 @@ describe('calls weighted by their side’s time', () => {
     expect(tally.calls.plan.perRow).toBe(12);
     expect(tally.calls.generatorPerRow).toBe(2);
     expect(callWeight(tally.calls, 'generator')).toBe(1);
-    const first = startRow();
+    const first = startRow(tally.calls);
     for (let i = 0; i < 5; i++) countRowCall(tally.calls, first, 'evaluator');
     settleRow(tally.calls, first, stages(3000, 1000));
     // Run examples (2 runs × 2 labels) + one row, in calls and in work alike.
     expect(tally.calls.done).toBe(4 + 12);
-    expect(tally.calls.work).toBe(4 + 12);
+    expect(workDone(tally.calls)).toBe(4 + 12);
     // The generator took 3/4 of the row's time over 2 calls; evaluations 1/4 over 10.
     expect(callWeight(tally.calls, 'generator')).toBeCloseTo((0.75 * 12) / 2, 12);
     expect(callWeight(tally.calls, 'evaluator')).toBeCloseTo((0.25 * 12) / 10, 12);
-    const second = startRow();
+    const second = startRow(tally.calls);
     countRowCall(tally.calls, second, 'generator');
     countRowCall(tally.calls, second, 'generator');
     expect(tally.calls.done).toBe(16 + 2);
-    expect(tally.calls.work).toBeCloseTo(16 + 9, 12);
+    expect(workDone(tally.calls)).toBeCloseTo(16 + 9, 12);
     // A row is never credited past its plan, in calls or in work.
     for (let i = 0; i < 20; i++) countRowCall(tally.calls, second, 'evaluator');
     expect(second.calls).toBe(12);
     expect(tally.calls.done).toBe(28);
-    expect(tally.calls.work).toBeCloseTo(28, 9);
+    expect(workDone(tally.calls)).toBeCloseTo(28, 9);
     settleRow(tally.calls, second);
-    expect(tally.calls.work).toBeCloseTo(28, 9);
+    expect(workDone(tally.calls)).toBeCloseTo(28, 9);
+  });
+
+  it('weighs the sides by their calls’ costs once the calls’ ends tell them apart, over the stages’ times', async () => {
+    const tally = sessionTally(await job(10), 2);
+    const row = startRow(tally.calls);
+    // Two seconds of paraphrase calls (one every 500 ms), then a second of evaluations (one every 100 ms).
+    for (let i = 0; i < 4; i++) {
+      vi.advanceTimersByTime(500);
+      countRowCall(tally.calls, row, 'generator');
+    }
+    expect(callCosts(tally.calls.costs)).toBeNull();
+    for (let i = 0; i < 10; i++) {
+      vi.advanceTimersByTime(100);
+      countRowCall(tally.calls, row, 'evaluator');
+    }
+    vi.advanceTimersByTime(1000);
+    countRowCall(tally.calls, startRow(tally.calls), 'evaluator');
+    const costs = callCosts(tally.calls.costs)!;
+    expect(costs.generator).toBeCloseTo(500, 6);
+    expect(costs.evaluator).toBeGreaterThan(50);
+    expect(costs.evaluator).toBeLessThan(200);
+    // The stages' times (a row that waited 9 s for its evaluations) no longer weigh.
+    settleRow(tally.calls, row, stages(1000, 9000));
+    const share = (2 * costs.generator) / (2 * costs.generator + 10 * costs.evaluator);
+    expect(callWeight(tally.calls, 'generator')).toBeCloseTo((share * 12) / 2, 9);
   });
 
   it('keeps the ETA near the truth inside rows whose few slow generator calls take most of the time', async () => {
@@ -73,7 +99,7 @@ describe('calls weighted by their side’s time', () => {
       if (p.etaSeconds !== null && p.callsDone / p.callsTotal >= 0.1 && truth > 0) errors.push((p.etaSeconds - truth) / truth);
     };
     for (let r = 0; r < rows; r++) {
-      const credit = startRow();
+      const credit = startRow(tally.calls);
       for (let g = 0; g < 2; g++) {
         vi.advanceTimersByTime(1500);
         countRowCall(tally.calls, credit, 'generator');
@@ -92,3 +118,123 @@ describe('calls weighted by their side’s time', () => {
   });
 });
 
+
+/**
+ * A job in process as bench/eta.ts records them (test/helpers/eta-replay.ts replays it): the
+ * model decodes every call in flight in one batch, each progressing at its share of the model's
+ * speed; `inFlight` rows at once, each two paraphrase calls (its two runs at once) then ten
+ * evaluations; a stage's time is its wall time, as the engine measures it.
+ */
+function inProcessJob(rows: number, inFlight: number, generatorMs: (call: number) => number, evaluatorMs: number): EtaTrace {
+  const events: EtaTrace['events'] = [{ type: 'rows', t: 0 }];
+  const active: { row: number; side: 'generator' | 'evaluator'; left: number }[] = [];
+  const state = new Map<number, { start: number; evaluating: number | null; left: number }>();
+  let t = 0;
+  let started = 0;
+  let finished = 0;
+  let paraphraseCalls = 0;
+  const start = () => {
+    const row = ++started;
+    state.set(row, { start: t, evaluating: null, left: 2 });
+    events.push({ type: 'start', t, row });
+    for (let i = 0; i < 2; i++) active.push({ row, side: 'generator', left: generatorMs(paraphraseCalls++) });
+  };
+  for (let i = 0; i < Math.min(inFlight, rows); i++) start();
+  while (finished < rows) {
+    // The call with the least left ends first; every call in the batch advances as much.
+    const step = Math.min(...active.map((c) => c.left));
+    t += step * active.length;
+    for (const c of active) c.left -= step;
+    for (const c of active.filter((a) => a.left <= 1e-9)) {
+      active.splice(active.indexOf(c), 1);
+      events.push({ type: 'call', t, row: c.row, side: c.side });
+      const row = state.get(c.row)!;
+      if (--row.left > 0) continue;
+      if (row.evaluating === null) {
+        row.evaluating = t;
+        row.left = 10;
+        for (let i = 0; i < 10; i++) active.push({ row: c.row, side: 'evaluator', left: evaluatorMs });
+      } else {
+        events.push({ type: 'settle', t, row: c.row, stages: { generator: row.evaluating - row.start, evaluator: t - row.evaluating } });
+        finished++;
+        if (started < rows) start();
+      }
+    }
+  }
+  return { setting: 'in process', settings: { n: 4, k: 4, r: 2, scope: 'run' }, rows, end: t, events };
+}
+
+describe('an in-process job, replayed as recorded', () => {
+  it('gives a point near the truth from 10 % of the calls on: the calls before the first row was timed weighed as the ones after it, the calls part-way counted', async () => {
+    // Paraphrase calls of 300-700 ms of the model's time, evaluations of 15 ms; 4 rows in flight, 48 rows.
+    const trace = inProcessJob(48, 4, (i) => 300 + ((i * 37) % 5) * 100, 15);
+    const looks = await replayEta(trace, 500);
+    const from = looks.filter((l) => l.share >= 0.1 && l.share <= 0.7);
+    expect(from.length).toBeGreaterThan(40);
+    // Before: a range until past 10 % (the calls' units changed when the first row was timed), and
+    // 34 % high at 75 % (the batch's calls part-way, uncounted); now 27 % there at worst, 10 % at half way.
+    for (const l of from) {
+      expect(l.eta).not.toBeNull();
+      expect(Math.abs(l.eta! - l.truth) / l.truth).toBeLessThan(0.3);
+    }
+    const half = looks.find((l) => l.share >= 0.5)!;
+    expect(Math.abs(half.eta! - half.truth) / half.truth).toBeLessThan(0.15);
+    // Before the rate is stable, a range.
+    expect(looks.some((l) => l.eta === null && l.range !== null && l.range.max > l.range.min)).toBe(true);
+  });
+});
+
+/**
+ * A remote job as bench/eta.ts records them: a server answering each call after `ms`, `slots`
+ * at once, the rest queued in the order sent; every row in flight from the start (fewer rows
+ * than the job's rows in flight), each two paraphrase calls then ten evaluations.
+ */
+function serverJob(rows: number, slots: number, ms: number): EtaTrace {
+  const events: EtaTrace['events'] = [{ type: 'rows', t: 0 }];
+  const queue: { row: number; side: 'generator' | 'evaluator' }[] = [];
+  const serving: { row: number; side: 'generator' | 'evaluator'; end: number }[] = [];
+  const left = new Map<number, { evaluating: number | null; calls: number }>();
+  let t = 0;
+  for (let row = 1; row <= rows; row++) {
+    events.push({ type: 'start', t, row });
+    left.set(row, { evaluating: null, calls: 2 });
+    queue.push({ row, side: 'generator' }, { row, side: 'generator' });
+  }
+  let finished = 0;
+  while (finished < rows) {
+    while (serving.length < slots && queue.length > 0) serving.push({ ...queue.shift()!, end: t + ms });
+    serving.sort((a, b) => a.end - b.end);
+    const c = serving.shift()!;
+    t = c.end;
+    events.push({ type: 'call', t, row: c.row, side: c.side });
+    const row = left.get(c.row)!;
+    if (--row.calls > 0) continue;
+    if (row.evaluating === null) {
+      row.evaluating = t;
+      row.calls = 10;
+      for (let i = 0; i < 10; i++) queue.push({ row: c.row, side: 'evaluator' });
+    } else {
+      events.push({ type: 'settle', t, row: c.row, stages: { generator: ms, evaluator: t - row.evaluating } });
+      finished++;
+    }
+  }
+  return { setting: 'remote', settings: { n: 4, k: 4, r: 2, scope: 'run' }, rows, end: t, events };
+}
+
+describe('a remote job with every row in flight from the start, replayed as recorded', () => {
+  it('does not count the rows waiting for the server as nearly done, nor weigh the calls by how long their rows waited', async () => {
+    // 50 rows at once, 8 slots, 400 ms a call: the rows finish one after another, long after they all started.
+    const trace = serverJob(50, 8, 400);
+    const looks = await replayEta(trace, 250);
+    const from = looks.filter((l) => l.share >= 0.25 && l.share <= 0.8);
+    expect(from.length).toBeGreaterThan(40);
+    // Judged by their age the rows waiting counted as nearly done (−88 % on bench/eta.ts). (Weighed by
+    // their stages' times alone, the paraphrase calls, all ended first, counted a twentieth of a row
+    // where every call costs the same: +78 %; until the calls' ends have measured the sides' costs
+    // the stages still weigh, a look or two at about a fifth of the calls.)
+    for (const l of from) {
+      expect(l.eta).not.toBeNull();
+      expect(Math.abs(l.eta! - l.truth) / l.truth).toBeLessThan(0.25);
+    }
+  });
+});
