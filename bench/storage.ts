@@ -7,6 +7,11 @@
 //
 //   npx tsx bench/storage.ts [--rows 400] [--settings 10x16x15,2x4x3] [--sweep-rows 100]
 //     [--sweep 5,10x8,16x15x1,2] [--builds before=../st-before,after=.] [--concurrency 64]
+//     [--model ../shared/models/stories260K.gguf --threads 2]
+//
+// The instant server's paraphrases repeat the input ten times over, which compresses to almost
+// nothing; --model runs a real GGUF instead (slow: a few rows, --sweep-rows 0), whose text is
+// what a row's stored paraphrases really cost.
 //
 // A setting is n×k×r; a sweep is n-list × k-list × r-list × seed-list (points: one per n, k and
 // seed). --builds names checkouts to compare side by side in one session (each one built with
@@ -30,6 +35,8 @@ const { values } = parseArgs({
     sweep: { type: 'string', default: '5,10x8,16x15x1,2' },
     builds: { type: 'string', default: `this=${repoRoot}` },
     concurrency: { type: 'string', default: '64' },
+    model: { type: 'string', default: '' },
+    threads: { type: 'string', default: '2' },
     data: { type: 'string', default: resolve(repoRoot, '..', 'shared', 'datasets', 'sst2_test.jsonl') },
   },
 });
@@ -83,7 +90,9 @@ const kb = (b: number) => `${(b / 1000).toFixed(1)} KB`;
 const mb = (b: number) => `${(b / 1e6).toFixed(2)} MB`;
 
 const server = await startInstantServer({ kind: 'openai-compatible' });
-const model = ['--model', `openai+${server.origin}/v1#m`, '--concurrency', values.concurrency];
+const model = values.model
+  ? ['--model', resolve(values.model), '--threads', values.threads, '--concurrency', values.concurrency]
+  : ['--model', `openai+${server.origin}/v1#m`, '--concurrency', values.concurrency];
 const cases: { name: string; rows: number; args: string[] }[] = [];
 for (const setting of values.settings.split(',').filter(Boolean)) {
   const [n, k, r] = setting.split('x');
