@@ -17,6 +17,7 @@ import { evaluationCacheKey, sweepBackend } from '../../../electron/experiments/
 import { STORE_PLAIN_BELOW, packText, unpackText } from '../../../electron/jobs/stored-text';
 import { exportCsv } from '../../../electron/jobs/export';
 import { readFileSync } from 'node:fs';
+import { queryJobDb, tatraCli } from '../../helpers/tatra-cli';
 import { ScriptedBackend, paraphrasedInput, politeScript, requestStage, type Script } from '../../helpers/scripted-backend';
 import { locateParaphrases, paraphrasesAt, type StoredRun } from '../../../electron/jobs/run-texts';
 
@@ -267,6 +268,12 @@ describe('compressed text in the job database', () => {
 
       const fresh = drillDowns(store, id);
       for (const row of [fresh.row3!, ...fresh.rows.rows, ...fresh.each]) expect(row.runs).toEqual(saved.get(row.index));
+      // A second job on the same rows reads every paraphrase output from the cache; its rows refer to the same entries.
+      const again = await finishedJob(store, 12, wordy, 10);
+      const againStored = (store.db.prepare('SELECT runs_json FROM job_rows WHERE job_id = ? ORDER BY idx').all(again) as { runs_json: Buffer }[]).map((r) => JSON.parse(unpackText(r.runs_json)!) as StoredRun[]);
+      expect(againStored.flat().filter((r) => 'paraphrasesIn' in r).map((r) => r.paraphrasesIn.entry)).toEqual(referring.map((r) => r.paraphrasesIn.entry));
+      expect([...store.iterateRows(again)].map((r) => r.runs)).toEqual(fresh.each.map((r) => r.runs));
+      store.deleteJob(again);
       const csv = await manager(store).m.export(id, 'csv', join(dir, 'once-before.csv'));
       const json = await manager(store).m.export(id, 'json', join(dir, 'once-before.json'));
       const exported = { csv: readFileSync(csv, 'utf8'), json: readFileSync(json, 'utf8') };
@@ -278,6 +285,43 @@ describe('compressed text in the job database', () => {
       await manager(store).m.export(id, 'csv', join(dir, 'once-after.csv'));
       await manager(store).m.export(id, 'json', join(dir, 'once-after.json'));
       expect({ csv: readFileSync(join(dir, 'once-after.csv'), 'utf8'), json: readFileSync(join(dir, 'once-after.json'), 'utf8') }).toEqual(exported);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('tatra jobs gc', () => {
+  it("gives a deleted job's pages back to the file system in a file made before incremental auto-vacuum, the other job's rows (referring to the cache) the same", async () => {
+    const data = join(dir, 'gc');
+    let store = openJobStore(data);
+    let id: string;
+    let other: string;
+    let fresh: ReturnType<typeof drillDowns>;
+    try {
+      id = await finishedJob(store, 10, wordy, 6);
+      other = await finishedJob(store, 12, wordy, 6);
+      fresh = drillDowns(store, id);
+      // As a file from before auto-vacuum: a deletion leaves its pages free inside the file.
+      store.db.pragma('auto_vacuum = NONE');
+      store.db.exec('VACUUM');
+    } finally {
+      store.close();
+    }
+    const file = join(data, 'tatra.db');
+    const full = statSync(file).size;
+    await tatraCli(['jobs', 'delete', other, '--data-dir', data]);
+    const freePages = queryJobDb<{ freelist_count: number }>(data, 'PRAGMA freelist_count')[0]!.freelist_count;
+    expect(freePages).toBeGreaterThan(0);
+    expect(statSync(file).size).toBe(full);
+    const { stdout } = await tatraCli(['jobs', 'gc', '--data-dir', data]);
+    expect(stdout).toMatch(/→/);
+    expect(statSync(file).size).toBeLessThan(full);
+    store = openJobStore(data);
+    try {
+      expect(store.db.pragma('freelist_count', { simple: true })).toBe(0);
+      expect(store.getJob(other)).toBeNull();
+      expect(drillDowns(store, id)).toEqual(fresh);
     } finally {
       store.close();
     }
