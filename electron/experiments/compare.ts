@@ -79,7 +79,7 @@ function pendingPair(p: PairCell): ComparisonPair {
 /** The plan of a comparison before anything runs: its spec checked and every pair pending. */
 export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
   const spec = parseSpec(specInput);
-  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], progress: { jobsDone: 0, jobsTotal: spec.generators.length * spec.evaluators.length, rowsDone: 0, rowsTotal: 0, elapsedSeconds: 0, etaSeconds: null }, usage: null, budget: null, stoppedBy: null };
+  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], progress: { jobsDone: 0, jobsTotal: spec.generators.length * spec.evaluators.length, rowsDone: 0, rowsTotal: 0, elapsedSeconds: 0, etaSeconds: null, etaRange: null }, usage: null, budget: null, stoppedBy: null };
 }
 
 /** A model as a comparison job's name shows it: the file name, or the remote model's label. */

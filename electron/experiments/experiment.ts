@@ -17,7 +17,8 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import type { ExperimentKind, ExperimentProgressEvent } from '../common/contract/experiments';
 import type { JobStatus } from '../common/contract/jobs';
-import { EtaEstimator } from '../common/eta';
+import type { JobProgress } from '../common/contract/jobs';
+import { experimentEta } from './experiment-eta';
 import type { TatraBackend } from '../engine/backend';
 import { ExperimentStore, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
 import type { JobManager } from '../jobs/manager';
@@ -91,8 +92,8 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly pool: BackendProvider | undefined;
   private readonly def: ExperimentDefinition<Spec, Cell>;
   private readonly runners = new RunningWork<Runner>('pausing experiments');
-  /** The ETA's rate, per experiment running here. */
-  private readonly etas = new Map<string, EtaEstimator>();
+  /** The running job's latest progress and when this runner first saw it (ms), per experiment running here: its ETA. */
+  private readonly jobProgress = new Map<string, { progress: JobProgress; since: number }>();
   private readonly lastPublish = new Map<string, number>();
   /**
    * Cells whose job could not even be created, by experiment, from its last start in this process
@@ -159,29 +160,31 @@ export class ExperimentRunner<Spec, Cell> {
 
   /**
    * The one progress model: jobs and rows done (every job classifies every row), time, ETA. The
-   * ETA is said only for an experiment running here, at the recent rate and once that rate is
-   * stable (common/eta.ts): later jobs reuse earlier ones' generator work and run faster, so the
-   * average over the whole run (what it used to extrapolate) overestimated the time left tenfold.
+   * ETA is said only for an experiment running here: its running job's own (experiment-eta.ts),
+   * a range while that job's rate is not stable.
    */
   progress(states: readonly CellState<Cell>[], id?: string): ExperimentProgress {
     const perJob = states.find((s) => s.job)?.job?.rowsTotal ?? 0;
     const rowsDone = states.reduce((sum, s) => sum + (s.job?.rowsDone ?? 0), 0);
     const rowsTotal = perJob * states.length;
     const elapsedMs = states.reduce((sum, s) => sum + (s.job?.elapsedMs ?? 0), 0);
-    let eta: number | null = null;
-    if (id !== undefined && this.runners.has(id)) {
-      let estimator = this.etas.get(id);
-      if (!estimator) this.etas.set(id, (estimator = new EtaEstimator()));
-      estimator.observe(rowsDone, Date.now());
-      eta = estimator.etaSeconds(rowsTotal - rowsDone, Date.now());
-    } else if (id !== undefined) this.etas.delete(id);
+    let eta: ReturnType<typeof experimentEta> = { etaSeconds: null, etaRange: null };
+    const running = id !== undefined && this.runners.has(id) ? this.jobProgress.get(id) : undefined;
+    if (running) {
+      const current = running.progress.jobId;
+      // Jobs the walk will still run after this one (a failed or cancelled cell's job is not run again).
+      const jobsAfter = states.filter((s) => s.job === null || (s.job.id !== current && ['queued', 'paused', 'interrupted'].includes(s.job.status))).length;
+      eta = experimentEta({ etaSeconds: running.progress.etaSeconds, etaRange: running.progress.etaRange ?? null, elapsedSeconds: (Date.now() - running.since) / 1000, jobsAfter });
+    } else if (id !== undefined && !this.runners.has(id)) this.jobProgress.delete(id);
+    const finished = rowsDone >= rowsTotal && rowsTotal > 0;
     return {
       jobsDone: states.filter((s) => s.job?.status === 'done').length,
       jobsTotal: states.length,
       rowsDone,
       rowsTotal,
       elapsedSeconds: elapsedMs / 1000,
-      etaSeconds: rowsDone >= rowsTotal && rowsTotal > 0 ? 0 : eta,
+      etaSeconds: finished ? 0 : eta.etaSeconds,
+      etaRange: finished ? { min: 0, max: 0 } : eta.etaRange,
     };
   }
 
@@ -351,7 +354,10 @@ export class ExperimentRunner<Spec, Cell> {
     let failure: string | null = null;
     const failedCells: string[] = [];
     const offProgress = this.jobs.on('progress', (e) => {
-      if (e.progress.jobId === runner.current) this.publish(id);
+      if (e.progress.jobId !== runner.current) return;
+      const seen = this.jobProgress.get(id);
+      this.jobProgress.set(id, { progress: e.progress, since: seen?.progress.jobId === e.progress.jobId ? seen.since : Date.now() });
+      this.publish(id);
     });
     const stopHeartbeat = beatWhileRunning(() => this.store.beat(id, OWNER));
     const wrap = this.def.wrap;

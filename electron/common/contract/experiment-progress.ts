@@ -16,6 +16,8 @@ export const ExperimentProgress = z.object({
   elapsedSeconds: z.number(),
   /** null until a rate is known. */
   etaSeconds: z.number().nullable(),
+  /** While the running job's rate is not stable yet: the time left from the fastest to the slowest rate seen (a job's etaRange). */
+  etaRange: z.object({ min: z.number(), max: z.number() }).nullable().default(null),
 });
 export type ExperimentProgress = z.infer<typeof ExperimentProgress>;
 

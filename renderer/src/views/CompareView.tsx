@@ -278,6 +278,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
             { done: p.rowsDone, total: p.rowsTotal, noun: 'row' },
           ]}
           etaSeconds={p.etaSeconds}
+          etaRange={p.etaRange ?? null}
         />
       ) : null}
       <div className="card">

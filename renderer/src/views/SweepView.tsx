@@ -214,6 +214,7 @@ function SweepDetail({ id }: { id: string }) {
           { done: progress.rowsDone, total: progress.rowsTotal, noun: 'row' },
         ]}
         etaSeconds={progress.etaSeconds}
+        etaRange={progress.etaRange ?? null}
         rate={progress.elapsedSeconds >= 1 ? `${duration(progress.elapsedSeconds * 1000)} of work so far` : null}
       />
       <div className="grid-3">
