@@ -33,6 +33,8 @@ import { runWaves, voteDecided, type VoteOptions } from './vote';
 export interface StopSchedule {
   r: number;
   perRun: number;
+  /** The waves' sizes in runs; the engine's (`runWaves`) when absent. Other schedules are for the benchmark's comparisons. */
+  waves?: readonly number[];
 }
 
 /**
@@ -107,8 +109,8 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
   const cats = names.length;
   const runs: number[] = [];
   let done = 0;
-  for (const w of runWaves(s.r, 'confident')) {
-    done += w.length;
+  for (const size of s.waves ?? runWaves(s.r, 'confident').map((w) => w.length)) {
+    done += size;
     if (done < s.r) runs.push(done);
   }
   if (runs.length === 0) return null;
@@ -306,7 +308,7 @@ const cache = new Map<string, StopLimit>();
 const models = new Map<string, StopModel | null>();
 
 function settingId(opts: Partial<VoteOptions>, s: StopSchedule): string {
-  return JSON.stringify([opts.labels ?? [], opts.abstainLabel ?? null, s.r, s.perRun]);
+  return JSON.stringify([opts.labels ?? [], opts.abstainLabel ?? null, s.r, s.perRun, s.waves ?? null]);
 }
 
 /** A model of this setting valid for every λ ≥ floor (null when not computed). */

@@ -130,7 +130,9 @@ export function voteDecided(votes: Readonly<Record<string, number>>, votesToCome
  * rule, first the fewest runs that could decide the vote alone (more than half of r), then half of
  * what is left each time, so most work still runs side by side and little is paid past the point
  * of decision. The confident rule can stop long before half of r, so it looks after every fifth
- * of r (at most five waves, each still a batch of runs decoded side by side).
+ * of r (each wave still a batch of runs decoded side by side), and the first fifth goes in
+ * doubling waves of 1, 1, 2, 4, … runs: most inputs are sure after a run or two, and a first
+ * wave of a fifth would spend the rest of it (docs/method.md §10 gives the trade and its figures).
  */
 export function runWaves(r: number, earlyStop: boolean | 'exact' | 'confident'): number[][] {
   const all = Array.from({ length: r }, (_, j) => j);
@@ -138,7 +140,14 @@ export function runWaves(r: number, earlyStop: boolean | 'exact' | 'confident'):
   const waves: number[][] = [];
   if (earlyStop === 'confident') {
     const size = Math.max(1, Math.ceil(r / 5));
-    for (let start = 0; start < r; start += size) waves.push(all.slice(start, start + size));
+    let start = 0;
+    // The first fifth: each wave as many runs as cast so far (one to begin with).
+    while (start < Math.min(size, r)) {
+      const next = Math.min(Math.max(1, start), size - start);
+      waves.push(all.slice(start, start + next));
+      start += next;
+    }
+    for (; start < r; start += size) waves.push(all.slice(start, start + size));
     return waves;
   }
   let next = Math.floor(r / 2) + 1;

@@ -340,13 +340,20 @@ describe('earlyStopRule', () => {
     expect(earlyStopRule({ earlyStop: true, earlyStopConfidence: 0.99 })).toEqual({ rule: 'confident', p: 0.99 });
   });
 
-  it('waves for the confident rule: every fifth of r, at most five', () => {
-    expect(runWaves(15, 'confident').map((w) => w.length)).toEqual([3, 3, 3, 3, 3]);
+  it('waves for the confident rule: the first fifth of r in doubling waves (1, 1, 2, …), then a fifth per wave', () => {
+    expect(runWaves(15, 'confident').map((w) => w.length)).toEqual([1, 1, 1, 3, 3, 3, 3]);
     expect(runWaves(3, 'confident').map((w) => w.length)).toEqual([1, 1, 1]);
-    expect(runWaves(11, 'confident').map((w) => w.length)).toEqual([3, 3, 3, 2]);
+    expect(runWaves(11, 'confident').map((w) => w.length)).toEqual([1, 1, 1, 3, 3, 2]);
+    expect(runWaves(30, 'confident').map((w) => w.length)).toEqual([1, 1, 2, 2, 6, 6, 6, 6]);
     for (let r = 1; r <= 100; r++) {
-      expect(runWaves(r, 'confident').flat()).toEqual(Array.from({ length: r }, (_, j) => j));
-      expect(runWaves(r, 'confident').length).toBeLessThanOrEqual(5);
+      const waves = runWaves(r, 'confident');
+      expect(waves.flat()).toEqual(Array.from({ length: r }, (_, j) => j));
+      const fifth = Math.ceil(r / 5);
+      expect(waves[0]).toEqual([0]);
+      // Every fifth of r still ends a wave (it refines the waves of a fifth each), and no wave is larger.
+      const ends = new Set(waves.map((w) => w.at(-1)! + 1));
+      for (let end = fifth; end < r; end += fifth) expect(ends.has(end), `r=${r}`).toBe(true);
+      expect(Math.max(...waves.map((w) => w.length))).toBeLessThanOrEqual(fifth);
     }
   });
 });
@@ -355,19 +362,19 @@ describe('classify with the confident rule (scripted backend)', () => {
   const sst2 = tasks.get('sst2')!;
   const base: TatraSettings = { n: 5, k: 4, r: 15, seed: 3, scope: 'run' };
 
-  it('unanimous votes stop after the first wave of 3 runs at P=0.99, recording the rule and its risk; P=1 is the exact rule', async () => {
+  it('unanimous votes stop after the first wave of 1 run at P=0.99, recording the rule and its risk; P=1 is the exact rule', async () => {
     const sure = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
     const result = await classify({ task: sst2, input: 'a fine film', settings: { ...base, earlyStop: true, earlyStopConfidence: 0.99 }, generator: sure, evaluator: sure });
     expect(() => TatraResult.parse(result)).not.toThrow();
     expect(result.label).toBe('positive');
     expect(result.decidedEarly).toBe(true);
-    expect(result.runs.map((r) => r.run)).toEqual([0, 1, 2]);
-    expect(result.votesCast).toBe(18);
+    expect(result.runs.map((r) => r.run)).toEqual([0]);
+    expect(result.votesCast).toBe(6);
     expect(result.earlyStop?.rule).toBe('confident');
     expect(result.earlyStop?.p).toBe(0.99);
     expect(result.earlyStop?.risk).toBeGreaterThan(0);
-    expect(result.earlyStop?.risk).toBeLessThanOrEqual(0.01);
-    expect(result.callsSaved).toBe(12 * 9);
+    expect(result.earlyStop?.risk).toBeLessThanOrEqual(stopLimit(0.99, { labels: ['negative', 'positive'] }, { r: 15, perRun: 6 }).limit);
+    expect(result.callsSaved).toBe(14 * 9);
 
     const one = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
     const exact = new ScriptedBackend(politeScript({ firstLabel: 'positive' }));
