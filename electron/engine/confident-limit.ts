@@ -159,7 +159,8 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
     // The leader: the top label, sorted first; in a tie only when it is the first original (sorted first among equals).
     if (L > 1 && c[off + 1] === c[off] && first !== 0) return NaN;
     for (let i = 0; i < cats; i++) votes[names[i]!] = c[off + i]!;
-    work += cats === 2 ? toCome ** 2 : (cats - 1) * toCome ** 3;
+    // One rival (two labels, abstain or not) is m² steps (confident.ts), more are about m³ each.
+    work += L === 2 ? toCome ** 2 : (cats - 1) * toCome ** 3;
     const risk = changeProbability(votes, names[0]!, toCome, opts, MAX_LIMIT, names[first]!);
     return risk <= MAX_LIMIT ? risk : NaN;
   };

@@ -199,6 +199,8 @@ export function changeProbability(
   if (rivals.every((c) => lead.count - c.count + t > m)) return 0;
   const all = cats.reduce((s, c) => s + pseudo(c), 0);
   const idle = all - pseudo(lead) - rivals.reduce((s, c) => s + pseudo(c), 0);
+  // One rival (two labels, with or without the abstain label): its own sum is the exact risk, in m² steps rather than m³.
+  if (rivals.length === 1) return rivalReaches(lead.count, rivals[0]!.count, m, pseudo(lead), pseudo(rivals[0]!), idle, t);
   if (Math.max(0, rivals.length - 1) * m ** 3 > EXACT_WORK) return unionBound(cats, lead, m, t, stopAbove);
   const leadPmf = betaBinomialPmf(m, pseudo(lead), all - pseudo(lead));
   const alphas = [...rivals.map(pseudo), ...(idle > 0 ? [idle] : [])];
