@@ -9,7 +9,9 @@
 // The plans rest on a calibration (--calibrate) made on its own setting (--calibrate-on, one per
 // place and row concurrency), never on the setting planned: what a user sees who calibrated once
 // and then plans other settings. Each job runs in a fresh data folder holding only that
-// calibration, so no earlier job is the plan's basis.
+// calibration, so no earlier job is the plan's basis. Beside it, "plan from the last job": the
+// same setting planned in the data folder of the previous job at the same place, which rests on
+// that job (plan.ts jobThroughput), as a user's plan does once a job has run on the models.
 //
 // --trace FILE records what fed each job's ETA (jobs/row-progress.ts's etaTrace: rows' starts,
 // calls and ends, timed); --replay FILE reads such a file and prints the same table from the
@@ -55,7 +57,7 @@ const { values } = parseArgs({
   },
 });
 
-const header = `| setting | calls | measured | plan (error of its upper end) | ETA error at 10 % | 25 % | 50 % | 75 % | worst point 10–80 % |`;
+const header = `| setting | calls | measured | plan (error of its upper end) | plan from the last job | ETA error at 10 % | 25 % | 50 % | 75 % | worst point 10–80 % |`;
 const cellsOf = (looks: EtaLook[]) => {
   const { at, worst, ranges } = etaErrors(looks);
   return `${at.map(formatLook).join(' | ')} | ${(worst * 100).toFixed(0)} %${ranges > 0 ? ` (${ranges} ranges)` : ''}`;
@@ -64,7 +66,7 @@ const cellsOf = (looks: EtaLook[]) => {
 if (values.replay) {
   const traces = JSON.parse(readFileSync(values.replay, 'utf8')) as EtaTrace[];
   console.log(header);
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const t of traces) {
     const looks = await replayEta(t, Number(values.every));
     if (values.looks) {
@@ -73,7 +75,7 @@ if (values.replay) {
         console.log(`  ${t.setting} at ${(l.t / 1000).toFixed(1)} s, ${(l.share * 100).toFixed(0)} % of calls: ${shown}, truth ${l.truth.toFixed(1)} s`);
       }
     }
-    console.log(`| ${t.setting} (replayed) | | ${(t.end / 1000).toFixed(1)} s | | ${cellsOf(looks)} |`);
+    console.log(`| ${t.setting} (replayed) | | ${(t.end / 1000).toFixed(1)} s | | | ${cellsOf(looks)} |`);
   }
   process.exit(0);
 }
@@ -133,6 +135,19 @@ async function calibrationFor(s: Setting): Promise<string> {
 
 const lines: string[] = [];
 const traces: EtaTrace[] = [];
+/** The data folder of the last job run at each place, kept to plan the next setting there from that job (what a user sees who ran a job before). */
+const lastJob = new Map<Setting['where'], string>();
+const planOr = (p: Promise<CostPlan>) =>
+  p.catch((e: unknown) => {
+    process.stderr.write(`plan failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    return null;
+  });
+const planCell = (plan: CostPlan | null, seconds: number) => {
+  const planned = plan?.seconds ?? null;
+  if (planned === null) return 'none';
+  const shown = countMin(planned) === countMax(planned) ? countMax(planned).toFixed(0) : `${countMin(planned).toFixed(0)}–${countMax(planned).toFixed(0)}`;
+  return `${shown} s (${countMax(planned) >= seconds ? '+' : ''}${(((countMax(planned) - seconds) / seconds) * 100).toFixed(0)} %)`;
+};
 try {
   for (const text of values.settings.split(',')) {
     const s = parseSetting(text);
@@ -144,13 +159,18 @@ try {
     try {
       const settings = settingsOf(s);
       const task = await services.tasks.resolve('sst2');
-      const plan: CostPlan | null = await services
-        .planner()
-        .eval({ task, settings, generator: model, evaluator: model, data: dataOf(s.rows), concurrency: s.concurrency })
-        .catch((e: unknown) => {
-          process.stderr.write(`plan failed: ${e instanceof Error ? e.message : String(e)}\n`);
-          return null;
-        });
+      const planSpec = { task, settings, generator: model, evaluator: model, data: dataOf(s.rows), concurrency: s.concurrency };
+      const plan = await planOr(services.planner().eval(planSpec));
+      let fromLastJob: CostPlan | null | undefined;
+      const before = lastJob.get(s.where);
+      if (before) {
+        const there = open(before);
+        try {
+          fromLastJob = await planOr(there.planner().eval(planSpec));
+        } finally {
+          await there.dispose();
+        }
+      }
       const jobs = services.jobs();
       const job = await jobs.create({
         task: 'sst2',
@@ -183,24 +203,23 @@ try {
       const seconds = (end - t0) / 1000;
       for (const l of looks) l.truth = (end - l.t) / 1000;
       traces.push({ setting: text, settings: { n: s.n, k: s.k, r: s.r, scope: settings.scope }, rows: s.rows, end: end - t0, events });
-      const planned = plan?.seconds ?? null;
-      const planCell =
-        planned === null ? 'none' : `${countMin(planned) === countMax(planned) ? countMax(planned).toFixed(0) : `${countMin(planned).toFixed(0)}–${countMax(planned).toFixed(0)}`} s (${countMax(planned) >= seconds ? '+' : ''}${(((countMax(planned) - seconds) / seconds) * 100).toFixed(0)} %)`;
       const calls = plan ? countMax(plan.calls.total) : 0;
-      lines.push(`| ${s.where} n=${s.n} k=${s.k} r=${s.r}, ${s.rows} rows, ${s.concurrency} in flight | ${calls} | ${seconds.toFixed(1)} s | ${planCell} | ${cellsOf(looks)} |`);
+      lines.push(`| ${s.where} n=${s.n} k=${s.k} r=${s.r}, ${s.rows} rows, ${s.concurrency} in flight | ${calls} | ${seconds.toFixed(1)} s | ${planCell(plan, seconds)} | ${fromLastJob === undefined ? '–' : planCell(fromLastJob, seconds)} | ${cellsOf(looks)} |`);
       process.stderr.write(`${lines.at(-1)}\n`);
     } finally {
       await services.dispose();
-      rmSync(dir, { recursive: true, force: true });
+      const before = lastJob.get(s.where);
+      if (before) rmSync(before, { recursive: true, force: true });
+      lastJob.set(s.where, dir);
     }
   }
 } finally {
   server.stop();
-  for (const dir of calibrations.values()) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [...calibrations.values(), ...lastJob.values()]) rmSync(dir, { recursive: true, force: true });
   await disposeLlamaRuntime();
   if (values.trace) writeFileSync(values.trace, JSON.stringify(traces));
 }
 console.log(`remote: ${values.latency} ms a call, ${values.slots} at once; local: the tiny synthetic GGUF, ${values.threads} threads`);
 console.log(header);
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const l of lines) console.log(l);

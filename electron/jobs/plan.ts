@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { CostPlan, type CountRange, type PlanCount, type Price, priceOf } from '../common/plan';
 import { labelNames, type TaskDefinition } from '../common/task';
-import type { TatraSettings } from '../common/tatra';
+import type { StageStats, TatraSettings } from '../common/tatra';
 import {
   CostLedger,
   PLAN_STAGES,
@@ -23,7 +23,7 @@ import {
 } from '../engine';
 import type { GenerationCache } from '../engine/cache';
 import { JsonFile } from '../state/json-file';
-import { runSeconds, stageWork, type CallCost } from './plan-time';
+import { jobCallCost, runSeconds, stageWork, type CallCost } from './plan-time';
 import type { JobStore } from './store';
 import type { JobInfo } from './types';
 
@@ -290,17 +290,46 @@ export function measuredLengths(store: JobStore, jobs: readonly JobInfo[], fallb
   };
 }
 
-/** Tokens a job made (every stage, run examples included) per second of its running time. */
+/**
+ * The speed a job measured on its models: a call's cost and the slots fitted to its own stages and
+ * wall time (plan-time.ts jobCallCost), the same measure a calibration gives, so a plan is made
+ * one way whichever it rests on. (Tokens per second counted every evaluation's repeated examples
+ * and no rows in flight: plans from the last job were up to 2.4× off where a calibration's were
+ * within a quarter.) `tokensPerSecond` is kept for the plan's record.
+ */
 export function jobThroughput(store: JobStore, job: JobInfo): Throughput | null {
+  const examples = store.runExamples(job.id).reduce((a, e) => ({ calls: a.calls + e.stats.calls, completion: a.completion + e.stats.completionTokens }), { calls: 0, completion: 0 });
   let tokens = store.runExamples(job.id).reduce((a, e) => a + e.stats.promptTokens + e.stats.completionTokens, 0);
+  const paraphrases = { calls: 0, completion: 0, ms: 0, rows: 0 };
+  const evaluations = { calls: 0, completion: 0, ms: 0, rows: 0 };
+  let rows = 0;
   for (const row of store.iterateRows(job.id)) {
     if (row.status !== 'done' || !row.stages) continue;
+    rows++;
     for (const st of Object.values(row.stages)) tokens += st.promptTokens + st.completionTokens;
+    const add = (into: typeof paraphrases, st: StageStats) => {
+      if (st.calls === 0) return;
+      into.calls += st.calls;
+      into.completion += st.completionTokens;
+      into.ms += st.ms;
+      into.rows++;
+    };
+    add(paraphrases, row.stages.paraphrases);
+    add(evaluations, row.stages.evaluation);
+    // A row's own examples (scope `input`) are generator calls made before its paraphrases.
+    examples.calls += row.stages.examples.calls;
+    examples.completion += row.stages.examples.completionTokens;
   }
   const seconds = job.elapsedMs / 1000;
-  if (tokens === 0 || seconds <= 0) return null;
-  const rate = tokens / seconds;
-  return { tokensPerSecond: rate, basis: `job ${job.id} (${job.created.slice(0, 16).replace('T', ' ')}) on these models: ${tokens} tokens in ${seconds.toFixed(0)} s, ${rate.toFixed(0)} tokens/s` };
+  if (rows === 0 || seconds <= 0) return null;
+  const cost = jobCallCost({ examples, paraphrases, evaluations }, rows, job.concurrency, seconds);
+  if (!cost) return null;
+  const when = `job ${job.id} (${job.created.slice(0, 16).replace('T', ' ')}) on these models`;
+  return {
+    tokensPerSecond: tokens / seconds,
+    cost,
+    basis: `${when}: ${(cost.perCall * 1000).toFixed(0)} ms a call + ${(cost.perToken * 1000).toFixed(1)} ms a generated token, ${cost.slots.toFixed(1)} calls at once (${rows} rows in ${seconds.toFixed(0)} s, ${job.concurrency} in flight)`,
+  };
 }
 
 /** A short calibration's result, kept in the data folder per (generator, evaluator, threads, concurrency). */

@@ -51,3 +51,19 @@ describe('a calibrated plan', () => {
     expect(alone.seconds).toBeNull();
   });
 });
+
+describe('a plan from the last job on the same models', () => {
+  it('rests on a call’s cost and the slots fitted to that job, as a calibration’s does, and gives back the job’s own time', async () => {
+    const task = await services.tasks.resolve('sst2');
+    const settings = { n: 2, k: 2, r: 2, seed: 5, scope: 'run' as const };
+    const jobs = services.jobs();
+    const job = await jobs.create({ task: 'sst2', settings, generatorPath: model, evaluatorPath: model, dataset: { path: data, mapping: { textColumn: 'input', labelColumn: null } }, concurrency: 2 });
+    await jobs.start(job.id);
+    await jobs.wait(job.id);
+    const ran = jobs.get(job.id);
+    expect(ran.status).toBe('done');
+    const planned = await services.planner().eval({ task, generator: model, evaluator: model, data: { path: data, textColumn: 'input' }, concurrency: 2, settings: { ...settings, seed: 6 } });
+    expect(planned.basis).toMatch(new RegExp(`job ${job.id} .*ms a call.*calls at once`));
+    expect(countMax(planned.seconds!)).toBeGreaterThan(0);
+  });
+});

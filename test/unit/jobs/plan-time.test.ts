@@ -3,7 +3,7 @@
 // them; a calibration's two calls alone give a call's fixed cost and its cost per token, and its
 // full-load run the slots. Hand-computed figures, no clock.
 import { describe, expect, it } from 'vitest';
-import { fitCallCost, fitSlots, runSeconds, stageSeconds } from '../../../electron/jobs/plan-time';
+import { fitCallCost, fitSlots, jobCallCost, runSeconds, stageSeconds } from '../../../electron/jobs/plan-time';
 
 const remote = { perCall: 0.05, perToken: 0, slots: 8 };
 
@@ -72,5 +72,30 @@ describe('fitSlots', () => {
     const load = { paraphrases: { calls: 4, completion: 0 }, evaluations: { calls: 16, completion: 0 }, rows: 4 };
     expect(fitSlots(cost, { ...load, seconds: 100 })).toBe(1);
     expect(fitSlots(cost, { ...load, seconds: 0.001 })).toBe(16);
+  });
+});
+
+describe('jobCallCost', () => {
+  // 20 rows, 4 in flight: each row 2 paraphrase calls of 30 tokens, then 10 evaluations of 1 token.
+  const rows = 20;
+  const work = { examples: { calls: 4, completion: 40 }, paraphrases: { calls: 40, completion: 1200 }, evaluations: { calls: 200, completion: 200 } };
+
+  it('gives back a call’s cost and the slots of a job whose stages waited for nothing', () => {
+    const truth = { perCall: 0.1, perToken: 0.01, slots: 2 };
+    const seconds = runSeconds(work, rows, 4, truth);
+    // A row's batch as long as one of its calls: 0.1 + 30 × 0.01 and 0.1 + 0.01.
+    const stages = { examples: work.examples, paraphrases: { ...work.paraphrases, ms: rows * 400, rows }, evaluations: { ...work.evaluations, ms: rows * 110, rows } };
+    const cost = jobCallCost(stages, rows, 4, seconds)!;
+    expect(cost.perCall).toBeCloseTo(0.1, 9);
+    expect(cost.perToken).toBeCloseTo(0.01, 9);
+    expect(cost.slots).toBeCloseTo(2, 6);
+  });
+
+  it('gives back the job’s own time when its stages include waiting (the calls long, the slots many)', () => {
+    const stages = { examples: work.examples, paraphrases: { ...work.paraphrases, ms: rows * 1600, rows }, evaluations: { ...work.evaluations, ms: rows * 700, rows } };
+    // Five waves of rows of 2.3 s at the least: 11.5 s; the job took 14.
+    const cost = jobCallCost(stages, rows, 4, 14)!;
+    expect(runSeconds(work, rows, 4, cost)).toBeCloseTo(14, 6);
+    expect(jobCallCost({ ...stages, evaluations: { calls: 0, completion: 0, ms: 0, rows: 0 } }, rows, 4, 14)).toBeNull();
   });
 });
