@@ -5,6 +5,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { openJobStore } from '../../electron/jobs/store';
+import type { JobRow } from '../../electron/jobs/types';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TATRA = join(repoRoot, 'bin', 'tatra.js');
@@ -34,5 +36,18 @@ export function queryJobDb<T>(dataDir: string, sql: string, ...params: unknown[]
     }
   } catch {
     return [];
+  }
+}
+
+/**
+ * A job's rows as the app reads them (JobStore: runs with their paraphrases, whether a row holds
+ * them or refers to the cache for them, stage counts decompressed), once no process writes the file.
+ */
+export function storedJobRows(dataDir: string, jobId: string): JobRow[] {
+  const store = openJobStore(dataDir);
+  try {
+    return [...store.iterateRows(jobId)];
+  } finally {
+    store.close();
   }
 }

@@ -15,8 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CostPlan, Usage } from '../../electron/common/plan';
 import type { TatraResult } from '../../electron/common/tatra';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
-import { lastJson as json, queryJobDb as query, tatraCli as cli } from '../helpers/tatra-cli';
-import { unpackText } from '../../electron/jobs/stored-text';
+import { lastJson as json, queryJobDb as query, storedJobRows, tatraCli as cli } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cost-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,10 +38,9 @@ interface EvalOut {
 
 /** Evaluations the run saved because a paraphrase repeated another candidate of its run (read from the stored rows). */
 function repeatedCandidates(dataDir: string, jobId: string): number {
-  const rows = query<{ input: string; runs_json: string | Buffer }>(dataDir, "SELECT input, runs_json FROM job_rows WHERE job_id = ? AND status = 'done'", jobId);
   let repeated = 0;
-  for (const row of rows) {
-    for (const run of JSON.parse(unpackText(row.runs_json)!) as { paraphrases: string[] }[]) {
+  for (const row of storedJobRows(dataDir, jobId).filter((r) => r.status === 'done')) {
+    for (const run of row.runs!) {
       const candidates = [row.input.trim(), ...run.paraphrases];
       repeated += candidates.length - new Set(candidates).size;
     }

@@ -10,8 +10,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
-import { unpackText } from '../../electron/jobs/stored-text';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, storedJobRows, tatraCli as cli } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,8 +68,7 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
 
   // Each point at the largest r counts the evaluator calls its job's rows made (distinct prompts).
   for (const job of result.jobs) {
-    const rows = query<{ stages_json: string }>(dataDir, 'SELECT stages_json FROM job_rows WHERE job_id = ?', job.jobId);
-    const stored = rows.reduce((s, r) => s + (JSON.parse(r.stages_json) as { evaluation: { calls: number } }).evaluation.calls, 0);
+    const stored = storedJobRows(dataDir, job.jobId!).reduce((s, r) => s + (r.stages?.evaluation.calls ?? 0), 0);
     const point = result.points.find((p) => p.n === job.n && p.k === job.k && p.r === 3)!;
     expect(point.perSeed.find((s) => s.seed === job.seed)!.cost.evaluatorCalls).toBe(stored);
   }
@@ -114,11 +112,10 @@ it('the first r runs of a job at a larger r are exactly a job at r', async () =>
   const three = json<Out>((await cli([...common, '-r', '3', '--data-dir', join(dir, 'r3')])).stdout);
   const two = json<Out>((await cli([...common, '-r', '2', '--data-dir', join(dir, 'r2')])).stdout);
   expect(three.metrics.accuracyAfterRuns[1]).toBe(two.metrics.accuracy);
-  const rowsOf = (d: string, id: string) => query<{ idx: number; prediction: string; runs_json: string | Buffer }>(d, 'SELECT idx, prediction, runs_json FROM job_rows WHERE job_id = ? ORDER BY idx', id);
-  const long = rowsOf(join(dir, 'r3'), three.job.id);
-  const short = rowsOf(join(dir, 'r2'), two.job.id);
+  const long = storedJobRows(join(dir, 'r3'), three.job.id);
+  const short = storedJobRows(join(dir, 'r2'), two.job.id);
   expect(short).toHaveLength(6);
-  for (const [i, row] of short.entries()) expect((JSON.parse(unpackText(long[i]!.runs_json)!) as unknown[]).slice(0, 2)).toEqual(JSON.parse(unpackText(row.runs_json)!));
+  for (const [i, row] of short.entries()) expect(long[i]!.runs!.slice(0, 2)).toEqual(row.runs);
   const examplesOf = (d: string, id: string) => query<{ run: number; examples_json: string }>(d, 'SELECT run, examples_json FROM job_run_examples WHERE job_id = ? ORDER BY run', id);
   expect(examplesOf(join(dir, 'r3'), three.job.id).slice(0, 2)).toEqual(examplesOf(join(dir, 'r2'), two.job.id));
 });
