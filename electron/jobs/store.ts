@@ -25,7 +25,7 @@ import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { emptyUsage, type Usage } from '../common/plan';
 import { compressStoredText, packText, storedCacheKey, unpackText } from './stored-text';
-import { expandRuns, locateParaphrases, type StoredRun } from './run-texts';
+import { expandRuns, referRuns, referStoredParaphrases, type StoredRun } from './run-texts';
 import { paraphraseOrigin, paraphraseOriginOfKey } from '../engine/cache';
 import type { JobBudget } from './usage';
 import type {
@@ -223,19 +223,22 @@ export class JobStore {
 
   /**
    * Rewrites the database small: text written before compression (runs and cached generator
-   * outputs) compressed as new rows are (stored-text.ts), then VACUUM, which also gives back the
-   * pages of deleted jobs and turns on incremental auto-vacuum for a file made before it. Every
-   * row reads the same afterwards. Returns the file's size before and after, in bytes.
+   * outputs) compressed as new rows are (stored-text.ts), rows written before v11 referring to
+   * the cache for their paraphrases as new rows do (run-texts.ts), then VACUUM, which also gives
+   * back the pages of deleted jobs and turns on incremental auto-vacuum for a file made before it.
+   * Every row reads the same afterwards. Returns the file's size before and after, in bytes, the
+   * values compressed and the rows that now refer to the cache.
    */
-  compact(batch = 500): { before: number; after: number; rewritten: number } {
+  compact(batch = 500): { before: number; after: number; rewritten: number; referred: number } {
     this.flushCache();
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     const before = statSync(this.path).size;
     const rewritten = compressStoredText(this.db, batch);
+    const referred = referStoredParaphrases(this.db, batch);
     this.db.pragma('auto_vacuum = INCREMENTAL');
     this.db.exec('VACUUM');
     this.db.pragma('wal_checkpoint(TRUNCATE)');
-    return { before, after: statSync(this.path).size, rewritten };
+    return { before, after: statSync(this.path).size, rewritten, referred };
   }
 
   /** Schema version of the open file (PRAGMA user_version). */
@@ -610,20 +613,11 @@ export class JobStore {
     const input = (this.statement(`SELECT input FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as { input: string } | undefined)?.input;
     if (input === undefined) return plain;
     const read = this.statement(`SELECT value FROM generation_cache WHERE key = ?`);
-    let referred = 0;
-    const stored: StoredRun[] = runs.map((run) => {
-      if (run.paraphrases.length === 0) return run;
-      for (const key of this.paraphraseSources.get(paraphraseOrigin(run.seed, input)) ?? []) {
-        const entry = storedCacheKey(key);
-        const text = unpackText((read.get(entry) as { value: string | Buffer } | undefined)?.value);
-        const spans = text === null ? null : locateParaphrases(text, run.paraphrases);
-        if (spans === null) continue;
-        referred++;
-        const { paraphrases: _, ...rest } = run;
-        return { ...rest, paraphrasesIn: { entry: entry.toString('base64'), spans } };
-      }
-      return run;
-    });
+    const { runs: stored, referred } = referRuns(
+      runs,
+      (run) => [...(this.paraphraseSources.get(paraphraseOrigin(run.seed, input)) ?? [])].map(storedCacheKey),
+      (entry) => unpackText((read.get(entry) as { value: string | Buffer } | undefined)?.value),
+    );
     if (referred === 0) return plain;
     const packed = packText(JSON.stringify(stored));
     return packed.length < plain.length ? packed : plain;

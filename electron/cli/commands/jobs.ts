@@ -137,12 +137,12 @@ export function registerJobs(program: Command): void {
 
   jobs
     .command('gc')
-    .description('make the job database small: text stored before compression compressed, and the space of deleted jobs given back (VACUUM)')
+    .description("make the job database small: text stored before compression compressed, older rows' paraphrases stored once, and the space of deleted jobs given back (VACUUM)")
     .option('--data-dir <dir>', 'data folder')
     .action((opts: { dataDir?: string }) =>
       withCliServices(opts, async (services) => {
-        const { before, after, rewritten } = services.jobStore().compact();
-        out(`${formatBytes(before)} → ${formatBytes(after)} (${rewritten.toLocaleString('en-US')} values compressed)`);
+        const { before, after, rewritten, referred } = services.jobStore().compact();
+        out(`${formatBytes(before)} → ${formatBytes(after)} (${rewritten.toLocaleString('en-US')} values compressed, ${referred.toLocaleString('en-US')} rows' paraphrases stored once)`);
       }),
     );
 }

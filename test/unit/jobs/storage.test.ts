@@ -87,7 +87,7 @@ const kinds = (store: JobStore) => ({
 
 /**
  * Every finished row as schema `version` wrote it: its runs with their paraphrases as text (before
- * v11), as TEXT (before v9) or compressed, its stage counts as TEXT (before v10).
+ * v11), as TEXT (before v9) or compressed, its stage counts as TEXT (before v10) or compressed.
  */
 function rowsAsBefore(store: JobStore, version: number): void {
   const rows = store.db.prepare(`SELECT job_id, idx FROM job_rows WHERE status = 'done'`).all() as { job_id: string; idx: number }[];
@@ -95,7 +95,8 @@ function rowsAsBefore(store: JobStore, version: number): void {
   for (const { job_id, idx } of rows) {
     const row = store.row(job_id, idx)!;
     const runs = JSON.stringify(row.runs);
-    set.run(version < 9 ? runs : packText(runs), JSON.stringify(row.stages), job_id, idx);
+    const stages = JSON.stringify(row.stages);
+    set.run(version < 9 ? runs : packText(runs), version < 10 ? stages : packText(stages), job_id, idx);
   }
 }
 
@@ -322,6 +323,37 @@ describe('tatra jobs gc', () => {
       expect(store.db.pragma('freelist_count', { simple: true })).toBe(0);
       expect(store.getJob(other)).toBeNull();
       expect(drillDowns(store, id)).toEqual(fresh);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('rows written before v11', () => {
+  it('keep their paraphrases as text on opening, and `tatra jobs gc` makes them refer to the cache, smaller, every drill-down and the export the same', async () => {
+    const store = openJobStore(join(dir, 'relink'));
+    try {
+      const id = await finishedJob(store, 12, wordy, 10);
+      const fresh = drillDowns(store, id);
+      const { m } = manager(store);
+      const json = readFileSync(await m.export(id, 'json', join(dir, 'relink-before.json')), 'utf8');
+      rowsAsBefore(store, 10);
+      const referring = () =>
+        (store.db.prepare('SELECT runs_json FROM job_rows WHERE job_id = ?').all(id) as { runs_json: Buffer }[]).flatMap((r) => JSON.parse(unpackText(r.runs_json)!) as StoredRun[]).filter((r) => 'paraphrasesIn' in r).length;
+      const bytes = () => (store.db.prepare('SELECT SUM(length(runs_json)) AS b FROM job_rows WHERE job_id = ?').get(id) as { b: number }).b;
+      expect(referring()).toBe(0);
+      const inline = bytes();
+      expect(drillDowns(store, id)).toEqual(fresh);
+
+      const { referred } = store.compact();
+      expect(referred).toBe(12);
+      // Every run but run 7's (no usable line: copies of the input).
+      expect(referring()).toBe(12 * 9);
+      expect(bytes()).toBeLessThan(inline * 0.5);
+      expect(drillDowns(store, id)).toEqual(fresh);
+      expect(readFileSync(await m.export(id, 'json', join(dir, 'relink-after.json')), 'utf8')).toBe(json);
+      // A second pass finds nothing left to do.
+      expect(store.compact().referred).toBe(0);
     } finally {
       store.close();
     }
