@@ -208,8 +208,9 @@ const MIGRATIONS: Migration[] = [
   // were parsed from (run-texts.ts) instead of again as text, and cache entries are never
   // replaced. The tables are unchanged and every row written before reads as it did; the version
   // says that a row may refer into the cache, which code before it would read as a row without
-  // paraphrases. Rows written before keep their paraphrases (their cache keys, digests since v10,
-  // no longer name the row they served).
+  // paraphrases. Rows written before keep their paraphrases as text (their cache keys, digests
+  // since v10, no longer name the row they served) until `tatra jobs gc` finds their outputs by
+  // content (run-texts.ts, referStoredParaphrases).
   '',
 ];
 
