@@ -2,12 +2,13 @@
 // friendly name, with each one's fit and a details panel; a path on the machine running TATRA or
 // an openai+http://HOST:PORT/v1#MODEL can still be typed. A model without a chat template (a base
 // model, which TATRA's prompts do not suit) is flagged where it is chosen. ARIA 1.2 combobox.
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
-import type { FitEstimate, ModelEntry, RemoteModelStatus } from '../../../electron/common/contract/models';
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { ModelEntry, RemoteModelStatus } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { useStore } from '../store';
 import { BreakableName } from './Common';
 import { fitOf } from '../store/modelsSlice';
+import { FitBadge } from './FitBadge';
 
 export interface ModelOption {
   /** What the run is given: a GGUF path or remote:NAME. */
@@ -57,25 +58,6 @@ export function useModelOptions(): { options: ModelOption[]; loaded: boolean } {
 /** Typed text that names a model by where it is rather than by name. */
 const looksLikeSpec = (text: string) => /[\\/]/.test(text) || /^(remote:|openai\+)/i.test(text.trim());
 
-function fitText(fit: FitEstimate | null): string | null {
-  if (!fit) return null;
-  if (!fit.fits) return `won't fit (${formatBytes(fit.totalBytes)} needed)`;
-  return `fits · ${fit.plan === 'gpu' ? 'GPU' : fit.plan === 'partial' ? `${fit.gpuLayers}/${fit.totalLayers} layers on GPU` : 'CPU'} · ${formatBytes(fit.totalBytes)}`;
-}
-
-function FitChip({ path }: { path: string }) {
-  const fit = useStore((s) => fitOf(s.fits, path));
-  const failed = useStore((s) => !!s.fits[path] && 'error' in s.fits[path]!);
-  const loadFit = useStore((s) => s.loadFit);
-  const known = useStore((s) => path in s.fits);
-  useEffect(() => {
-    if (!known) void loadFit(path);
-  }, [known, loadFit, path]);
-  if (failed) return <span className="chip bad">fit unknown</span>;
-  if (!fit) return <span className="chip">checking fit…</span>;
-  return <span className={!fit.fits ? 'chip bad' : fit.warning ? 'chip warn' : 'chip ok'}>{fitText(fit)}</span>;
-}
-
 /** Everything known about one option, for the panel beside the list. */
 function Details({ option }: { option: ModelOption }) {
   const fit = useStore((s) => fitOf(s.fits, option.value));
@@ -106,8 +88,11 @@ function Details({ option }: { option: ModelOption }) {
       <dt>Chat template</dt>
       <dd>{m.hasChatTemplate ? 'yes' : <span className="bad-text">none: a base model?</span>}</dd>
       <dt>Fit</dt>
-      <dd>{fitText(fit) ?? '…'}</dd>
-      {fit?.warning ? <dd className="wide">{fit.warning}</dd> : null}
+      <dd>
+        <FitBadge path={m.path} />
+      </dd>
+      {/* The offload is said under the badge already. */}
+      {fit?.warning && fit.warning.indexOf(fit.offload) < 0 ? <dd className="wide">{fit.warning}</dd> : null}
       <dt>Path</dt>
       <dd className="path">
         <BreakableName text={m.path} />
@@ -124,6 +109,15 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
   const [query, setQuery] = useState<string | null>(null);
   const [active, setActive] = useState(0);
   const box = useRef<HTMLDivElement>(null);
+  const pop = useRef<HTMLDivElement>(null);
+  // The list is wider than a narrow field: under a field near the window's right edge it opens
+  // leftwards (from the field's right edge) rather than past the window.
+  const [leftwards, setLeftwards] = useState(false);
+  useLayoutEffect(() => {
+    if (!open || !box.current || !pop.current) return;
+    const field = box.current.getBoundingClientRect();
+    setLeftwards(field.left + pop.current.offsetWidth > document.documentElement.clientWidth && field.right - pop.current.offsetWidth >= 0);
+  }, [open]);
   const chosen = options.find((o) => o.value === props.value) ?? null;
   const shown = query ?? (chosen ? chosen.name : props.value);
   const needle = (query ?? '').trim().toLowerCase();
@@ -190,7 +184,7 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
         </button>
       </div>
       {open ? (
-        <div className="picker-pop" data-testid="model-options">
+        <div className={leftwards ? 'picker-pop leftwards' : 'picker-pop'} ref={pop} data-testid="model-options">
           <ul role="listbox" id={`${id}-list`} aria-label={`Models for ${props.label}`} tabIndex={-1}>
             {matches.map((o, i) => (
               <li
@@ -237,7 +231,7 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
         {chosen ? (
           <span className="row" style={{ gap: 6 }}>
             <span>{chosen.detail}</span>
-            {chosen.local ? <FitChip path={chosen.value} /> : null}
+            {chosen.local ? <FitBadge path={chosen.value} /> : null}
           </span>
         ) : props.value.trim() ? (
           'a path on the machine running TATRA, or a server'

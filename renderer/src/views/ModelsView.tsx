@@ -1,7 +1,7 @@
 // Models: the library (valid models with their header facts and fit badges, unusable files with
 // their reasons), the machine's hardware, the curated catalog and downloads with live progress.
 import { useEffect, useState } from 'react';
-import type { DownloadState, FitEstimate, ModelEntry } from '../../../electron/common/contract/models';
+import type { DownloadState, ModelEntry } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { backendLabel } from '../../../electron/common/gpu';
 import { BreakableName, ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
@@ -9,41 +9,7 @@ import { duration } from '../components/labels';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 import { RemoteModelsCard } from './RemoteModelsCard';
-
-
-function FitBadge({ path }: { path: string }) {
-  const fit = useStore((s) => s.fits[path]);
-  const loadFit = useStore((s) => s.loadFit);
-  useEffect(() => {
-    if (!fit) void loadFit(path);
-  }, [fit, loadFit, path]);
-  if (!fit) return <span className="chip" data-testid="fit-badge">…</span>;
-  if ('error' in fit) {
-    return (
-      <span className="chip bad" title={fit.error} data-testid="fit-badge">
-        error
-      </span>
-    );
-  }
-  const f: FitEstimate = fit;
-  const title = `${formatBytes(f.totalBytes)} needed (${formatBytes(f.modelBytes)} weights + ${formatBytes(f.contextBytes)} for ${f.contextSize} tokens × ${f.sequences}); ${f.offload}${f.warning && f.warning.indexOf(f.offload) < 0 ? `. ${f.warning}` : ''}`;
-  const cls = !f.fits ? 'chip bad' : f.warning ? 'chip warn' : 'chip ok';
-  const text = !f.fits ? "won't fit" : f.plan === 'gpu' ? 'fits · GPU' : f.plan === 'partial' ? `fits · ${f.gpuLayers}/${f.totalLayers} on GPU` : 'fits · CPU';
-  // Some or all layers kept off a GPU that is there: said in words under the badge, not only in its tooltip.
-  const offGpu = f.fits && f.gpu.backend !== 'cpu' && f.plan !== 'gpu';
-  return (
-    <span className="stack" style={{ gap: 2 }}>
-      <span className={cls} title={title} data-testid="fit-badge" data-fits={f.fits} data-plan={f.plan}>
-        {text} · {formatBytes(f.totalBytes)}
-      </span>
-      {offGpu && (
-        <span className="muted small" data-testid="fit-offload">
-          {f.offload}
-        </span>
-      )}
-    </span>
-  );
-}
+import { FitBadge } from '../components/FitBadge';
 
 function HardwareCard() {
   const hw = useStore((s) => s.hardware);

@@ -1,17 +1,21 @@
 // @vitest-environment jsdom
-// The Models view on a GPU this machine lacks: the real API host (its fit check and hardware
-// facts, the plan the load uses) with stand-in GPU facts, rendered. The Hardware card names the
-// backend, the card and its free VRAM; a model that does not all fit the card shows "N/M on GPU"
-// and says in words that the rest runs on the CPU.
+// The Models view and the model pickers on a GPU this machine lacks: the real API host (its fit
+// check and hardware facts, the plan the load uses) with stand-in GPU facts, rendered. The
+// Hardware card names the backend, the card and its free VRAM; a model that does not all fit the
+// card shows "N/M on GPU" and says in words that the rest runs on the CPU, in the library and
+// under the Classify and Evaluate pickers once it is chosen.
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, render, screen, within } from '@testing-library/react';
+import type { ReactElement } from 'react';
+import { act, cleanup, render, screen, within } from '@testing-library/react';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import { disposeLlamaRuntime } from '../../../electron/llama';
-import { createApiClient, setApi, type Transport } from '../../../renderer/src/api/client';
+import { createApiClient, getApi, setApi, type Transport } from '../../../renderer/src/api/client';
 import { useStore } from '../../../renderer/src/store';
+import { ClassifyView } from '../../../renderer/src/views/ClassifyView';
+import { EvaluateView } from '../../../renderer/src/views/EvaluateView';
 import { ModelsView } from '../../../renderer/src/views/ModelsView';
 import { tinyModelPath } from '../../helpers/models';
 
@@ -39,7 +43,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function renderWith(standIn: object): Promise<void> {
+async function renderWith(standIn: object, view: ReactElement = <ModelsView />): Promise<void> {
   process.env.TATRA_GPU_STANDIN = JSON.stringify(standIn);
   host = await createApiHost({ dataDir: join(dir, 'data'), threads: 1, mode: 'test', log: () => undefined });
   const transport: Transport = {
@@ -54,8 +58,8 @@ async function renderWith(standIn: object): Promise<void> {
     },
   };
   setApi(createApiClient(transport));
-  useStore.setState({ hardware: null, library: null, fits: {} });
-  render(<ModelsView />);
+  useStore.setState({ hardware: null, library: null, fits: {}, settings: null });
+  render(view);
 }
 
 describe('the Models view on stand-in GPUs', () => {
@@ -99,5 +103,30 @@ describe('the Models view on stand-in GPUs', () => {
     expect(await within(await screen.findByTestId('gpu-backend')).findByText('none (CPU)')).toBeTruthy();
     const badge = await screen.findByText(/^fits · CPU · /, {}, { timeout: 60_000 });
     expect(badge.getAttribute('title')).toMatch(/all 3 layers on the CPU: no GPU backend here/);
+  });
+});
+
+describe.each([
+  ['Classify', () => <ClassifyView />, 'classify-generator'],
+  ['Evaluate', () => <EvaluateView />, 'eval-generator'],
+])('the %s view\'s model pickers on a stand-in GPU', (name, view, generatorId) => {
+  it('the chosen model\'s fit badge and its offload in words under the picker, the details in the badge\'s tooltip', { timeout: 120_000 }, async () => {
+    await renderWith({ backend: 'cuda', cards: [{ name: 'NVIDIA GeForce GT 1030', vramTotal: 2 * GiB, vramFree: 32 * MiB }] }, view());
+    // The saved settings choose the model (as the app's would); the picker finds it in the library.
+    const model = join(dir, 'models', 'tiny.gguf');
+    const settings = await getApi().call('settings.get', {});
+    act(() => useStore.setState({ settings: { ...settings, generator: model, evaluator: model } }));
+    const picker = screen.getByTestId(`${generatorId}-picker`);
+    const hint = picker.querySelector('.field-hint') as HTMLElement;
+    const badge = await within(hint).findByText(/^fits · 1\/3 on GPU · /, {}, { timeout: 60_000 });
+    expect(badge.getAttribute('data-plan')).toBe('partial');
+    const offload = '1 of 3 layers on the GPU, NVIDIA GeForce GT 1030 (CUDA); the other 2 on the CPU: the whole model does not fit in 32.0 MiB free VRAM, so it runs slower, but it runs';
+    expect(within(hint).getByTestId('fit-offload').textContent).toBe(offload);
+    expect(badge.getAttribute('title')).toMatch(/^[\d.]+ [KMG]iB needed \(/);
+    expect(badge.getAttribute('title')).toContain(offload);
+    // The model's facts come first on the line, as before.
+    expect(hint.textContent).toMatch(/^qwen2 · /);
+    // Both pickers (Generator and Evaluator) say it for the model each has.
+    expect(screen.getAllByTestId('fit-offload').map((e) => e.textContent)).toEqual(name === 'Classify' ? [offload] : [offload, offload]);
   });
 });
