@@ -99,9 +99,10 @@ export interface StopModel {
 
 /**
  * The states, their risks and the transitions for one setting, for every threshold at least
- * `floor`; null when too long to compute (or not a label task).
+ * `floor`; null when too long to compute (or not a label task). `negligible`: the mass below
+ * which a state is not expanded (a parameter for the tests of that bound).
  */
-export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floor: number): StopModel | null {
+export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floor: number, negligible = NEGLIGIBLE): StopModel | null {
   const labels = opts.labels ?? [];
   const L = labels.length;
   if (L < 2) return null;
@@ -218,7 +219,7 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
         offset[i] = to.length;
         // Stops for every λ tried.
         if (risk[i]! <= floor) continue;
-        if (mass[i]! < NEGLIGIBLE) {
+        if (mass[i]! < negligible) {
           dropped[i] = 1;
           continue;
         }

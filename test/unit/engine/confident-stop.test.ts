@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classify, firstOriginal, seededRandom, tallyVotes } from '../../../electron/engine';
 import { changeProbability, changeUnionBound, earlyStopRule, lnGamma, type EarlyStopRule } from '../../../electron/engine/confident';
-import { expectedRiskAt, stopLimit, stopRisk } from '../../../electron/engine/confident-limit';
+import { buildStopModel, expectedRiskAt, passAt, stopLimit, stopRisk } from '../../../electron/engine/confident-limit';
 import { runWaves, voteDecided, type Vote, type VoteOptions } from '../../../electron/engine/vote';
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { TatraResult, type TatraSettings } from '../../../electron/common/tatra';
@@ -300,6 +300,11 @@ describe('the threshold: the largest risk whose expected risk at the stop is at 
         expect(disagree, context).toBeLessThanOrEqual(1 - p);
         // And it never runs more than the plain rule.
         expect(runs, context).toBeLessThanOrEqual(plainRuns + 1e-12);
+        // A pass that leaves every state reached with mass below 20 % unexpanded still bounds the risk at the stop (λ × the mass it left).
+        const prunedModel = buildStopModel(c.opts, { r: c.r, perRun: c.perRun }, 1 - p, 0.2)!;
+        expect(passAt(prunedModel, limit).risk, context).toBeGreaterThanOrEqual(riskAtStop - 1e-12);
+        // Not vacuous: with three waves or more before the last, some state was left.
+        if (c.r >= 4) expect(prunedModel.waves.some((w) => w.dropped.some((x) => x === 1))).toBe(true);
       }
     });
   }
