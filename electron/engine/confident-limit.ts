@@ -47,8 +47,12 @@ const MAX_LIMIT = 0.49;
 /** A state reached with less mass than this is not expanded (its mass is bounded, see above). */
 const NEGLIGIBLE = 1e-10;
 
-/** Above this many steps (each risk ≈ categories × votes to come³ / 3, each transition one) the threshold stays 1 − P. */
-const CALIBRATION_WORK = 1.2e9;
+/**
+ * Above this many steps the threshold stays 1 − P: a risk costs about votes to come² with one rival,
+ * categories × votes to come³ with more, a transition 1000 (about a nanosecond a step here, so the
+ * pass gives up within about half a second on a quiet machine).
+ */
+const CALIBRATION_WORK = 4e8;
 
 /** Every way to split `total` votes over `parts` categories, flattened (parts numbers each). */
 function splits(total: number, parts: number): Int32Array {
