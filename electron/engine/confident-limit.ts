@@ -310,23 +310,23 @@ export interface StopLimit {
 }
 
 const cache = new Map<string, StopLimit>();
-/** Per setting, the model built for the lowest floor asked so far (one serves every λ above its floor). */
-const models = new Map<string, StopModel | null>();
+/** The last model built (the thresholds are cached, the models are only needed to find them). */
+let last: { id: string; model: StopModel | null } | null = null;
 
 function settingId(opts: Partial<VoteOptions>, s: StopSchedule): string {
   return JSON.stringify([opts.labels ?? [], opts.abstainLabel ?? null, s.r, s.perRun, s.waves ?? null]);
 }
 
-/** A model of this setting valid for every λ ≥ floor (null when not computed). */
+/**
+ * The model of this setting built for λ ≥ floor (null when not computed), always for that very
+ * floor: a model built for a lower floor would serve too, but which states it leaves unexpanded
+ * (and whether it is too long) depends on its floor, so λ would depend on which levels were asked
+ * before. This way λ depends on P and the setting alone: the same input gives the same result.
+ */
 export function stopModel(opts: Partial<VoteOptions>, s: StopSchedule, floor: number): StopModel | null {
-  const id = settingId(opts, s);
-  const known = models.get(id);
-  if (known === null) return null;
-  if (known && known.floor <= floor) return known;
-  const built = buildStopModel(opts, s, floor);
-  // Too long once is too long for every floor (a lower floor only adds states).
-  models.set(id, built);
-  return built;
+  const id = JSON.stringify([floor, settingId(opts, s)]);
+  if (last?.id !== id) last = { id, model: buildStopModel(opts, s, floor) };
+  return last.model;
 }
 
 /**

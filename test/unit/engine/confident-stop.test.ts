@@ -328,6 +328,17 @@ describe('the threshold: the largest risk whose expected risk at the stop is at 
     }
   });
 
+  it('depends on P and the setting alone, not on the levels asked before (a level too long to compute leaves the others computed)', () => {
+    // Two labels and an abstain label at n=8, r=15: too long to compute at P=0.95, computed at P=0.8.
+    const asked = stopLimit(0.95, { labels: ['a', 'b'], abstainLabel: 'u' }, { r: 15, perRun: 9 });
+    expect(asked.expected).toBeNull();
+    const after = stopLimit(0.8, { labels: ['a', 'b'], abstainLabel: 'u' }, { r: 15, perRun: 9 });
+    // The same setting under other names, its first level asked.
+    const alone = stopLimit(0.8, { labels: ['x', 'y'], abstainLabel: 'z' }, { r: 15, perRun: 9 });
+    expect(alone.expected).not.toBeNull();
+    expect(after).toEqual(alone);
+  });
+
   it('the paper-like setting (two labels, n=5, r=15): well above 1 − P at P=0.95, its expected risk at most 1 − P', () => {
     const { limit, expected } = stopLimit(0.95, { labels: ['negative', 'positive'] }, { r: 15, perRun: 6 });
     expect(limit).toBeGreaterThan(0.1);
