@@ -44,6 +44,9 @@ export interface StopSchedule {
  */
 const MAX_LIMIT = 0.49;
 
+/** Above this upper bound on the transitions the pass is not tried (it would give up; this skips the wait). */
+const TRANSITIONS_BOUND = 4e6;
+
 /** A state reached with less mass than this is not expanded (its mass is bounded, see above). */
 const NEGLIGIBLE = 1e-10;
 
@@ -123,6 +126,18 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
   const base = all + 1;
   // Keys: the counts in base `all + 1`, then the first original; exact in a double.
   if (base ** cats * cats >= Number.MAX_SAFE_INTEGER) return null;
+  // Before any work: when even the transitions' upper bound (every split after every wave but the
+  // last, label orders as one) is far beyond what the step count allows, it would only give up later.
+  const choose = (a: number, b: number) => {
+    let x = 1;
+    for (let i = 1; i <= b; i++) x = (x * (a - b + i)) / i;
+    return x;
+  };
+  let labelOrders = 1;
+  for (let i = 2; i <= L; i++) labelOrders *= i;
+  let bound = 0;
+  for (let w = 0; w + 1 < runs.length; w++) bound += ((choose(runs[w]! * s.perRun + cats - 1, cats - 1) * cats) / labelOrders) * choose((runs[w + 1]! - runs[w]!) * s.perRun + cats - 1, cats - 1);
+  if (bound > TRANSITIONS_BOUND) return null;
   const lnF = new Float64Array(all + cats + 2);
   for (let i = 2; i < lnF.length; i++) lnF[i] = lnF[i - 1]! + Math.log(i);
 
