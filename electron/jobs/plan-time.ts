@@ -72,20 +72,14 @@ export function fitCallCost(short: TimedCall, long: TimedCall): { perCall: numbe
 }
 
 /**
- * Slots from a full-load run (rows classified, `inFlight` of them at once (default all), their
- * calls' totals per stage, and the wall time): the slots with which runSeconds gives that time
- * (found by bisection: more slots, less time), between 1 and the calls that were ever in flight
- * at once.
+ * Slots from a full-load run (rows classified at once, their calls' totals per stage and the
+ * wall time): the slots with which runSeconds gives that time (found by bisection: more slots,
+ * less time), between 1 and the calls that were ever in flight at once.
  */
-export function fitSlots(
-  cost: Omit<CallCost, 'slots'>,
-  load: { examples?: StageWork; paraphrases: StageWork; evaluations: StageWork; rows: number; inFlight?: number; seconds: number },
-): number {
+export function fitSlots(cost: Omit<CallCost, 'slots'>, load: { paraphrases: StageWork; evaluations: StageWork; rows: number; seconds: number }): number {
   const none: StageWork = { calls: 0, completion: 0 };
-  const inFlight = load.inFlight ?? load.rows;
-  const at = (slots: number) => runSeconds({ examples: load.examples ?? none, paraphrases: load.paraphrases, evaluations: load.evaluations }, load.rows, inFlight, { ...cost, slots });
-  const perRow = (st: StageWork) => (load.rows > 0 ? st.calls / load.rows : 0);
-  const most = Math.max(1, (load.examples ?? none).calls, Math.min(load.rows, inFlight) * Math.max(perRow(load.paraphrases), perRow(load.evaluations)));
+  const at = (slots: number) => runSeconds({ examples: none, paraphrases: load.paraphrases, evaluations: load.evaluations }, load.rows, load.rows, { ...cost, slots });
+  const most = Math.max(1, load.paraphrases.calls, load.evaluations.calls);
   if (!(load.seconds > 0) || at(1) <= load.seconds) return 1;
   if (at(most) >= load.seconds) return most;
   let lo = 1;
@@ -98,29 +92,32 @@ export function fitSlots(
   return (lo + hi) / 2;
 }
 
-/** A finished job's stages over its done rows: calls, generated tokens and wall time (ms) summed, and the rows they come from. */
+/** A finished job's stages over its done rows: calls, generated tokens and wall time (ms) summed. */
 export interface JobStages {
   examples: StageWork;
-  paraphrases: StageWork & { ms: number; rows: number };
-  evaluations: StageWork & { ms: number; rows: number };
+  paraphrases: StageWork & { ms: number };
+  evaluations: StageWork & { ms: number };
 }
 
 /**
- * A call's cost and the slots from a job that ran (the plan made from the last job on the same
- * models, beside a calibration's): a row's evaluation batch and its paraphrase batch, each as
- * long as its mean wall time (its calls went out at once), are the short and the long call of
- * fitCallCost, and the slots are those that give the job's own wall time with its rows in
- * flight. Both stage times include the waiting for the other rows' calls, so the cost of a call
- * comes out long and the slots many; together they give back the job's time, and a job of
- * other settings on the same models is planned by the same calls through the same slots.
+ * A call's cost from a job that ran (the plan made from the last job on the same models, beside a
+ * calibration's), as if the backend served the job's calls one at a time at the pace the job
+ * went: a call's fixed cost and its cost per token in the ratio a row's evaluation and paraphrase
+ * batches give (each batch's mean wall time over its calls: fitCallCost's short and long call),
+ * scaled so that the job's own calls take the job's own wall time, through one slot. The batches'
+ * times include the waiting for the other rows' calls, so they give the ratio, not the scale:
+ * taken as the times of calls alone, a job of 50 rows sharing a server's 8 slots made every later
+ * call seconds long and planned a job of many rows 17-23× long.
  * Null when the job timed no evaluation.
  */
 export function jobCallCost(stages: JobStages, rows: number, inFlight: number, seconds: number): CallCost | null {
   const { paraphrases: p, evaluations: e } = stages;
-  if (e.calls === 0 || e.rows === 0 || !(seconds > 0)) return null;
-  const batch = (st: StageWork & { ms: number; rows: number }) => ({ seconds: st.ms / 1000 / st.rows, completion: st.completion / st.calls });
-  const short = batch(e);
-  const cost = fitCallCost(short, p.calls > 0 && p.rows > 0 ? batch(p) : short);
-  const slots = fitSlots(cost, { examples: stages.examples, paraphrases: p, evaluations: e, rows, inFlight, seconds });
-  return { ...cost, slots };
+  if (e.calls === 0 || e.ms <= 0 || !(seconds > 0)) return null;
+  const perCall = (st: StageWork & { ms: number }) => ({ seconds: st.ms / 1000 / st.calls, completion: st.completion / st.calls });
+  const short = perCall(e);
+  const shape = fitCallCost(short, p.calls > 0 && p.ms > 0 ? perCall(p) : short);
+  const unit = runSeconds({ examples: stages.examples, paraphrases: p, evaluations: e }, rows, inFlight, { ...shape, slots: 1 });
+  if (!(unit > 0)) return null;
+  const scale = seconds / unit;
+  return { perCall: shape.perCall * scale, perToken: shape.perToken * scale, slots: 1 };
 }

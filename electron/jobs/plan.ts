@@ -291,17 +291,17 @@ export function measuredLengths(store: JobStore, jobs: readonly JobInfo[], fallb
 }
 
 /**
- * The speed a job measured on its models: a call's cost and the slots fitted to its own stages and
- * wall time (plan-time.ts jobCallCost), the same measure a calibration gives, so a plan is made
- * one way whichever it rests on. (Tokens per second counted every evaluation's repeated examples
+ * The speed a job measured on its models: a call's cost fitted to its own stages and wall time
+ * (plan-time.ts jobCallCost), the measure a calibration gives, so a plan is made one way
+ * whichever it rests on. (Tokens per second counted every evaluation's repeated examples
  * and no rows in flight: plans from the last job were up to 2.4× off where a calibration's were
  * within a quarter.) `tokensPerSecond` is kept for the plan's record.
  */
 export function jobThroughput(store: JobStore, job: JobInfo): Throughput | null {
   const examples = store.runExamples(job.id).reduce((a, e) => ({ calls: a.calls + e.stats.calls, completion: a.completion + e.stats.completionTokens }), { calls: 0, completion: 0 });
   let tokens = store.runExamples(job.id).reduce((a, e) => a + e.stats.promptTokens + e.stats.completionTokens, 0);
-  const paraphrases = { calls: 0, completion: 0, ms: 0, rows: 0 };
-  const evaluations = { calls: 0, completion: 0, ms: 0, rows: 0 };
+  const paraphrases = { calls: 0, completion: 0, ms: 0 };
+  const evaluations = { calls: 0, completion: 0, ms: 0 };
   let rows = 0;
   for (const row of store.iterateRows(job.id)) {
     if (row.status !== 'done' || !row.stages) continue;
@@ -312,7 +312,6 @@ export function jobThroughput(store: JobStore, job: JobInfo): Throughput | null 
       into.calls += st.calls;
       into.completion += st.completionTokens;
       into.ms += st.ms;
-      into.rows++;
     };
     add(paraphrases, row.stages.paraphrases);
     add(evaluations, row.stages.evaluation);
@@ -328,7 +327,7 @@ export function jobThroughput(store: JobStore, job: JobInfo): Throughput | null 
   return {
     tokensPerSecond: tokens / seconds,
     cost,
-    basis: `${when}: ${(cost.perCall * 1000).toFixed(0)} ms a call + ${(cost.perToken * 1000).toFixed(1)} ms a generated token, ${cost.slots.toFixed(1)} calls at once (${rows} rows in ${seconds.toFixed(0)} s, ${job.concurrency} in flight)`,
+    basis: `${when}: ${(cost.perCall * 1000).toFixed(1)} ms a call + ${(cost.perToken * 1000).toFixed(2)} ms a generated token, its calls one after another at its pace (${rows} rows in ${seconds.toFixed(0)} s, ${job.concurrency} in flight)`,
   };
 }
 

@@ -80,22 +80,28 @@ describe('jobCallCost', () => {
   const rows = 20;
   const work = { examples: { calls: 4, completion: 40 }, paraphrases: { calls: 40, completion: 1200 }, evaluations: { calls: 200, completion: 200 } };
 
-  it('gives back a call’s cost and the slots of a job whose stages waited for nothing', () => {
-    const truth = { perCall: 0.1, perToken: 0.01, slots: 2 };
-    const seconds = runSeconds(work, rows, 4, truth);
-    // A row's batch as long as one of its calls: 0.1 + 30 × 0.01 and 0.1 + 0.01.
-    const stages = { examples: work.examples, paraphrases: { ...work.paraphrases, ms: rows * 400, rows }, evaluations: { ...work.evaluations, ms: rows * 110, rows } };
-    const cost = jobCallCost(stages, rows, 4, seconds)!;
-    expect(cost.perCall).toBeCloseTo(0.1, 9);
-    expect(cost.perToken).toBeCloseTo(0.01, 9);
-    expect(cost.slots).toBeCloseTo(2, 6);
+  it('splits a call as the batches’ times per call say, scaled so the job’s calls take its own time one at a time', () => {
+    // Batches of 0.4 s a paraphrase call (30 tokens) and 0.11 s an evaluation (1 token): 0.1 s a call + 0.01 s a token, times a scale.
+    const stages = { examples: work.examples, paraphrases: { ...work.paraphrases, ms: 40 * 400 }, evaluations: { ...work.evaluations, ms: 200 * 110 } };
+    const cost = jobCallCost(stages, rows, 4, 14)!;
+    expect(cost.slots).toBe(1);
+    expect(cost.perToken / cost.perCall).toBeCloseTo(0.1, 9);
+    expect(runSeconds(work, rows, 4, cost)).toBeCloseTo(14, 9);
+    // Twice the waiting in every batch: the same cost (the scale is the job's time).
+    const waited = { ...stages, paraphrases: { ...stages.paraphrases, ms: 2 * stages.paraphrases.ms }, evaluations: { ...stages.evaluations, ms: 2 * stages.evaluations.ms } };
+    expect(jobCallCost(waited, rows, 4, 14)!.perCall).toBeCloseTo(cost.perCall, 12);
   });
 
-  it('gives back the job’s own time when its stages include waiting (the calls long, the slots many)', () => {
-    const stages = { examples: work.examples, paraphrases: { ...work.paraphrases, ms: rows * 1600, rows }, evaluations: { ...work.evaluations, ms: rows * 700, rows } };
-    // Five waves of rows of 2.3 s at the least: 11.5 s; the job took 14.
-    const cost = jobCallCost(stages, rows, 4, 14)!;
-    expect(runSeconds(work, rows, 4, cost)).toBeCloseTo(14, 6);
-    expect(jobCallCost({ ...stages, evaluations: { calls: 0, completion: 0, ms: 0, rows: 0 } }, rows, 4, 14)).toBeNull();
+  it('plans a job of other settings on the same models by those calls: a server job planned from another', () => {
+    // A server of 8 slots, 50 ms a call: 50 rows of 180 calls, 64 in flight, took 9000 × 50 ms / 8;
+    // every row's batches waited seconds behind the others'.
+    const server = { perCall: 0.05, perToken: 0, slots: 8 };
+    const big = { examples: { calls: 30, completion: 300 }, paraphrases: { calls: 750, completion: 60_000 }, evaluations: { calls: 8250, completion: 8250 } };
+    const took = runSeconds(big, 50, 64, server);
+    const timed = { ...big, paraphrases: { ...big.paraphrases, ms: 750 * 3000 }, evaluations: { ...big.evaluations, ms: 8250 * 3000 } };
+    const cost = jobCallCost(timed, 50, 64, took)!;
+    const next = { examples: { calls: 4, completion: 20 }, paraphrases: { calls: 2400, completion: 20_000 }, evaluations: { calls: 4800, completion: 4800 } };
+    expect(runSeconds(next, 1200, 64, cost) / runSeconds(next, 1200, 64, server)).toBeCloseTo(1, 1);
+    expect(jobCallCost({ ...timed, evaluations: { calls: 0, completion: 0, ms: 0 } }, 50, 64, took)).toBeNull();
   });
 });
