@@ -29,19 +29,24 @@ export interface EtaLook {
 
 const STAGES0 = { calls: 0, promptTokens: 0, completionTokens: 0, ms: 0 };
 
-/** Replays `trace` (the task is sst2, as bench/eta.ts runs it) and returns what the app showed every `every` ms. */
-export async function replayEta(trace: EtaTrace, every = 1000): Promise<EtaLook[]> {
-  const job = {
-    id: 'replay',
+/** A job of `rows` sst2 rows (two labels) at `settings`, holding only what the ETA's tally reads. */
+export async function scriptedJob(rows: number, settings: EtaTrace['settings'], id = 'replay'): Promise<JobInfo> {
+  return {
+    id,
     task: await resolveTask('sst2'),
-    settings: { seed: 1, ...trace.settings },
-    rowsTotal: trace.rows,
+    settings: { seed: 1, ...settings },
+    rowsTotal: rows,
     rowsDone: 0,
     rowsCorrect: 0,
     rowsWithGold: 0,
     baseline: false,
     deterministic: null,
   } as unknown as JobInfo;
+}
+
+/** Replays `trace` (the task is sst2, as bench/eta.ts runs it) and returns what the app showed every `every` ms. */
+export async function replayEta(trace: EtaTrace, every = 1000): Promise<EtaLook[]> {
+  const job = await scriptedJob(trace.rows, trace.settings);
   const realNow = Date.now;
   let clock = 0;
   Date.now = () => clock;

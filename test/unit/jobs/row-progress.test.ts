@@ -3,24 +3,10 @@
 // the rows finished so far. Scripted clock (vi.setSystemTime), scripted rows: no timing.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { callCosts, callWeight, countRowCall, rowsProgress, sessionTally, settleRow, startRow, workDone } from '../../../electron/jobs/row-progress';
-import type { JobInfo } from '../../../electron/jobs/types';
-import { resolveTask } from '../../../electron/tasks';
-import { replayEta, type EtaTrace } from '../../helpers/eta-replay';
+import { replayEta, scriptedJob, type EtaTrace } from '../../helpers/eta-replay';
 
-async function job(rows: number): Promise<JobInfo> {
-  // Only what the tally reads; sst2 has two labels.
-  return {
-    id: 'j',
-    task: await resolveTask('sst2'),
-    settings: { n: 4, k: 4, r: 2, seed: 1, scope: 'run' },
-    rowsTotal: rows,
-    rowsDone: 0,
-    rowsCorrect: 0,
-    rowsWithGold: 0,
-    baseline: false,
-    deterministic: null,
-  } as unknown as JobInfo;
-}
+// Only what the tally reads; sst2 has two labels.
+const job = (rows: number) => scriptedJob(rows, { n: 4, k: 4, r: 2, scope: 'run' }, 'j');
 
 const stages = (generatorMs: number, evaluatorMs: number) => ({
   examples: { calls: 0, promptTokens: 0, completionTokens: 0, ms: 0 },
