@@ -354,10 +354,19 @@ export class EndpointSet {
   private checkAllDown(): void {
     if (this.endpoints.some((e) => e.up) || this.allDownSince !== null) return;
     this.allDownSince = Date.now();
+    this.armDownTimer(this.opts.downTimeoutMs);
+  }
+
+  /**
+   * A timer can fire a little before the clock says its time has come (timers run on another
+   * clock than Date.now()); then it waits out the rest, or the requests waiting would wait forever.
+   */
+  private armDownTimer(ms: number): void {
     this.downTimer = setTimeout(() => {
       const error = this.allDownError();
       if (error) this.failAll(() => true, error);
-    }, this.opts.downTimeoutMs);
+      else if (this.allDownSince !== null) this.armDownTimer(Math.max(1, this.allDownSince + this.opts.downTimeoutMs - Date.now()));
+    }, ms);
     this.downTimer.unref?.();
   }
 

@@ -154,6 +154,21 @@ describe('failover', () => {
     await expect(s.acquire()).rejects.toThrow('no endpoint of this remote model answers (http://e0/v1: connection refused)');
     s.dispose();
   });
+
+  it('fails the waiting requests at the deadline also when the timer fires before the clock reaches it', async () => {
+    const s = set([1], { downTimeoutMs: 50 });
+    const now = Date.now;
+    // The clock read as the last endpoint goes down runs 20 ms ahead of the timer (timers and
+    // Date.now() are different clocks): the timer fires when the clock says 30 ms have passed.
+    Date.now = () => now() + 20;
+    try {
+      s.setAside(s.endpoints[0]!, 'connection refused');
+    } finally {
+      Date.now = now;
+    }
+    await expect(s.acquire()).rejects.toThrow(UserError);
+    s.dispose();
+  });
 });
 
 describe('in-flight limits', () => {
