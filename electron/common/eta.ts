@@ -1,14 +1,20 @@
 // Time left for long work, said only once it can be said honestly. Work measured in model calls
 // arrives unevenly (a job loads its models, writes examples, then settles into rows), so the rate
 // over the whole run so far misleads early on: an ETA is given only once the recent rate agrees
-// with the rate just before it, and it is the recent rate that is used.
+// with the rate just before it, and then the rate over most of the run (rateShare) is used.
 // common/: no Node, no DOM.
 
 export interface EtaOptions {
-  /** Time the rate is measured over: this share of the time since the first unit (default 0.5: with rows taking seconds each, several cycles of them, not a part of one)… */
+  /** Stability is judged over windows of this share of the time since the first unit (default 0.5: with rows taking seconds each, several cycles of them, not a part of one)… */
   windowShare?: number;
   /** …and never less than this, in ms (default 2000). */
   minWindowMs?: number;
+  /**
+   * Once stable, the rate is read over this share of the time since the first unit (default
+   * 0.75): the longer the stretch, the less a run of slow or fast units in it moves the ETA, the
+   * later a change of pace shows (a stable rate is the premise of a point ETA).
+   */
+  rateShare?: number;
   /** How far the recent rate may stray from the one before it and still count as stable (default 0.25). */
   tolerance?: number;
   /** Units that must be done before any ETA (default 8). */
@@ -23,8 +29,8 @@ interface Sample {
 
 /**
  * Observes a count of done units over time; `etaSeconds(remaining)` is null until the rate is
- * stable, then the time `remaining` units take at the recent rate. Once given, an ETA is kept
- * (at the latest recent rate) rather than blinking out when a burst of work lands.
+ * stable, then the time `remaining` units take at the rate (over rateShare of the run). Once given, an ETA is kept
+ * (at the latest rate) rather than blinking out when a burst of work lands.
  *
  * Units may be of several kinds (a job's generator and evaluator calls) counted apart and
  * weighed by what each costs (`weigh`): the weights can be learnt as the work goes on, and every
@@ -36,12 +42,14 @@ export class EtaEstimator {
   private weights: readonly number[] = [];
   private stable = false;
   private readonly windowShare: number;
+  private readonly rateShare: number;
   private readonly minWindowMs: number;
   private readonly tolerance: number;
   private readonly minUnits: number;
 
   constructor(opts: EtaOptions = {}) {
     this.windowShare = opts.windowShare ?? 0.5;
+    this.rateShare = opts.rateShare ?? 0.75;
     this.minWindowMs = opts.minWindowMs ?? 2000;
     this.tolerance = opts.tolerance ?? 0.25;
     this.minUnits = opts.minUnits ?? 8;
@@ -59,6 +67,11 @@ export class EtaEstimator {
     // unit, since loading a model is not the rate of the work.
     this.samples.push({ t, done: counts });
     if (this.samples.length > 4096) this.samples.splice(1, this.samples.length - 2048);
+  }
+
+  /** When the count last moved (ms), or null before any observation. */
+  lastMoved(): number | null {
+    return this.samples.at(-1)?.t ?? null;
   }
 
   /** What a unit of each kind weighs (1 where not given), for every rate read from now on. */
@@ -92,7 +105,7 @@ export class EtaEstimator {
     return (this.work(b) - this.work(a)) / (b.t - a.t);
   }
 
-  /** The recent rate (units per second) when the rate is stable, else null. */
+  /** The rate (units per second, over rateShare of the run) once stable, else null. */
   rate(now: number): number | null {
     const first = this.samples[0];
     const last = this.samples.at(-1);
@@ -110,10 +123,10 @@ export class EtaEstimator {
       if (before === null || Math.abs(recent - before) > this.tolerance * Math.max(recent, before)) return null;
       this.stable = true;
     }
-    return recent * 1000;
+    return (this.rateBetween(now - Math.max(this.minWindowMs, elapsed * this.rateShare), now) ?? recent) * 1000;
   }
 
-  /** Seconds for `remaining` units at the recent rate; 0 when nothing remains; null while not known honestly. */
+  /** Seconds for `remaining` units at the rate; 0 when nothing remains; null while not known honestly. */
   etaSeconds(remaining: number, now: number): number | null {
     if (remaining <= 0) return 0;
     const rate = this.rate(now);

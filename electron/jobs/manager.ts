@@ -27,7 +27,7 @@ import { computeMetrics, isCorrect } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
-import { PROGRESS_EVERY_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, startRows, type RowTally } from './row-progress';
+import { PROGRESS_EVERY_MS, PROGRESS_TICK_MS, countCalls, inputSize, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, startRows, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
 import type {
@@ -499,7 +499,7 @@ export class JobManager {
    */
   /** The counts a session starts from (rows finished before it included) and its progress in calls. */
   private sessionTally(job: JobInfo): RowTally {
-    return sessionTally(this.get(job.id), this.store.runExamples(job.id).length);
+    return sessionTally(this.get(job.id), this.store.runExamples(job.id).length, this.store.inputSizes(job.id));
   }
 
   private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }, tally: RowTally): Promise<void> {
@@ -507,7 +507,12 @@ export class JobManager {
     const signal = runner.ac.signal;
     const queue = this.store.unfinishedRowIndexes(id);
     startRows(tally);
-    this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
+    this.emitRowsProgress(id, tally);
+    // The time left moves on between calls (a paraphrase call decodes for seconds): said every tick.
+    const tick = setInterval(() => {
+      if (tally.calls.inFlight.size > 0 && Date.now() - tally.calls.lastEmit >= PROGRESS_TICK_MS) this.emitRowsProgress(id, tally);
+    }, PROGRESS_TICK_MS / 4);
+    tick.unref();
     let next = 0;
     const maxCalls = rowCalls(job.task, job.settings, job.baseline);
     const worker = async () => {
@@ -518,7 +523,7 @@ export class JobManager {
         const row = await this.classifyRow(job, index, models, signal, tally, runner.meter, maxCalls);
         if (!row) return;
         this.emit({ type: 'row', jobId: id, row });
-        this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
+        this.emitRowsProgress(id, tally);
       }
     };
     const workers = Array.from({ length: Math.min(job.concurrency, Math.max(1, queue.length)) }, () =>
@@ -527,7 +532,17 @@ export class JobManager {
         runner.ac.abort();
       }),
     );
-    await Promise.all(workers);
+    try {
+      await Promise.all(workers);
+    } finally {
+      clearInterval(tick);
+    }
+  }
+
+  /** The session's progress now, sent (and when, so the next call's or tick's waits its turn). */
+  private emitRowsProgress(id: string, tally: RowTally): void {
+    tally.calls.lastEmit = Date.now();
+    this.emit({ type: 'progress', progress: rowsProgress(id, tally) });
   }
 
   /**
@@ -541,16 +556,12 @@ export class JobManager {
     const row = this.store.row(job.id, index)!;
     const t0 = Date.now();
     // Calls this row has made so far (its events), credited up to its plan when it ends.
-    const credit = startRow(tally.calls);
+    const credit = startRow(tally.calls, inputSize(row.input));
     const onEvent = (e: TatraEvent) => {
       // Examples are this row's calls only with scope `input` (with `run` the job made them once).
       const side = e.type === 'prediction' ? 'evaluator' : (e.type === 'examples' && settings.scope === 'input') || (e.type === 'paraphrases' && settings.n > 0) ? 'generator' : null;
       if (side === null || !countRowCall(tally.calls, credit, side)) return;
-      const now = Date.now();
-      if (now - tally.calls.lastEmit >= PROGRESS_EVERY_MS) {
-        tally.calls.lastEmit = now;
-        this.emit({ type: 'progress', progress: rowsProgress(job.id, tally) });
-      }
+      if (Date.now() - tally.calls.lastEmit >= PROGRESS_EVERY_MS) this.emitRowsProgress(job.id, tally);
     };
     const settle = (stages?: TatraResult['stages']) => settleRow(tally.calls, credit, stages);
     try {

@@ -10,6 +10,8 @@ import type { JobInfo } from './types';
 
 /** Progress events for calls inside a row come at most this often (each finished row sends one too). */
 export const PROGRESS_EVERY_MS = 250;
+/** While rows are in flight and nothing else sent one, a progress event this often: the time left moves on between calls (workInFlight). */
+export const PROGRESS_TICK_MS = 1000;
 
 /** A session's running counts (done and correct include rows finished before it). */
 export interface RowTally {
@@ -49,14 +51,19 @@ export interface RowTally {
 interface CallTally {
   plan: CallPlan;
   done: number;
-  /** Calls done by kind: the job's own (run examples, weight 1), the generator's, the evaluator's (rows' calls). */
-  sides: [once: number, generator: number, evaluator: number];
+  /**
+   * Calls done by kind: the job's own (run examples, weight 1), the generator's, the generator's
+   * again each counted as its row's input length (sizeWeights), the evaluator's (rows' calls).
+   */
+  sides: [once: number, generator: number, generatorSize: number, evaluator: number];
   /** Generator calls in a row's plan (paraphrase calls, examples with scope `input`); the rest are the evaluator's. */
   generatorPerRow: number;
   /** Time the finished rows spent in generator stages and in evaluation, ms. */
   stageMs: { generator: number; evaluator: number };
   /** Each side's cost of a call as the calls' ends over time tell it (callCosts). */
   costs: CostFit;
+  /** The mean input length of the job's rows, and how a row's generator time goes with its input's (sizeWeights). */
+  size: { mean: number; fit: SizeFit };
   eta: EtaEstimator;
   /** Rows in flight. */
   inFlight: Set<RowCredit>;
@@ -76,7 +83,7 @@ export const etaTrace = channel('tatra.eta');
 export type EtaTraceEvent =
   | { type: 'rows'; t: number }
   | { type: 'calls'; t: number; n: number }
-  | { type: 'start'; t: number; row: number }
+  | { type: 'start'; t: number; row: number; size?: number }
   | { type: 'call'; t: number; row: number; side: CallSide }
   | { type: 'settle'; t: number; row: number; stages: { generator: number; evaluator: number } | null };
 let traceRows = 0;
@@ -93,12 +100,29 @@ export function generatorCallsPerRow(task: JobInfo['task'], settings: Pick<Tatra
   return settings.r * ((settings.n > 0 ? 1 : 0) + (settings.scope === 'input' ? exampleCallsPerRun(task, settings.k) : 0));
 }
 
-function newCallTally(job: JobInfo, storedExampleRuns: number): CallTally {
+/**
+ * The input lengths (characters) of a job's rows: all of them and those done before this session.
+ * Unknown (a job without its rows at hand), every row weighs alike.
+ */
+export interface RowSizes {
+  all: number;
+  done: number;
+}
+
+/** A row's input length as RowSizes counts it: characters (code points, as SQLite's length() counts text). */
+export function inputSize(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+function newCallTally(job: JobInfo, storedExampleRuns: number, sizes?: RowSizes): CallTally {
   const plan = callPlan(job.task, job.settings, { rows: job.rowsTotal, baseline: job.baseline });
   const shared = Math.min(plan.shared, storedExampleRuns * exampleCallsPerRun(job.task, job.settings.k));
   const generatorPerRow = generatorCallsPerRow(job.task, job.settings);
+  const mean = sizes && job.rowsTotal > 0 ? sizes.all / job.rowsTotal : 0;
   // Failed rows are tried again, so only done rows count as done.
-  const sides: CallTally['sides'] = [shared, generatorPerRow * job.rowsDone, (plan.perRow - generatorPerRow) * job.rowsDone];
+  const sides: CallTally['sides'] = [shared, generatorPerRow * job.rowsDone, generatorPerRow * (sizes?.done ?? 0), (plan.perRow - generatorPerRow) * job.rowsDone];
   return {
     plan,
     done: shared + plan.perRow * job.rowsDone,
@@ -106,6 +130,7 @@ function newCallTally(job: JobInfo, storedExampleRuns: number): CallTally {
     generatorPerRow,
     stageMs: { generator: 0, evaluator: 0 },
     costs: newCostFit(Date.now()),
+    size: { mean, fit: newSizeFit() },
     eta: new EtaEstimator(),
     inFlight: new Set(),
     rowsFrom: { t: Date.now(), sides: [...sides] },
@@ -185,17 +210,86 @@ export function callWeight(calls: Pick<CallTally, 'plan' | 'generatorPerRow' | '
   return side === 'generator' ? (share * calls.plan.perRow) / g : ((1 - share) * calls.plan.perRow) / e;
 }
 
+/**
+ * How a row's generator time goes with its input's length, fitted over the rows finished: a
+ * paraphrase is about as long as its input (and the grammar bounds its lines by it), so a long
+ * input's paraphrase call decodes for longer. Rows come in the data's order, not shuffled, and a
+ * quarter of a job's rows can be shorter on average than the rest: weighed alike, the ETA took
+ * the slow stretch of long inputs for the job's pace (+30 % half-way through an in-process job
+ * whose last quarter was a tenth shorter). The lengths of the rows still to come are known, so
+ * the time left is their calls at what their lengths cost. Fitted as time = a + b × length by
+ * least squares; used only once it says something (8 rows, b above twice its standard error):
+ * a server that queues the rows' calls, or answers in the same time whatever the length, fits
+ * nothing and every row weighs alike, as before.
+ */
+interface SizeFit {
+  n: number;
+  s: number;
+  ss: number;
+  y: number;
+  sy: number;
+  yy: number;
+}
+
+function newSizeFit(): SizeFit {
+  return { n: 0, s: 0, ss: 0, y: 0, sy: 0, yy: 0 };
+}
+
+function fitSize(fit: SizeFit, size: number, ms: number): void {
+  fit.n++;
+  fit.s += size;
+  fit.ss += size * size;
+  fit.y += ms;
+  fit.sy += size * ms;
+  fit.yy += ms * ms;
+}
+
+/**
+ * What a generator call weighs per call and per character of its row's input, as shares of a
+ * call of a row of the job's mean length (a + b × mean): {1, 0} while the lengths tell nothing.
+ * Over the job's rows a generator call then weighs 1 on average, as the plan counts it.
+ */
+export function sizeWeights(calls: Pick<CallTally, 'size'>): { perCall: number; perChar: number } {
+  const { mean, fit } = calls.size;
+  const none = { perCall: 1, perChar: 0 };
+  if (!(mean > 0)) return none;
+  // Before 8 rows have told: half a call's cost taken to grow with the length (what in-process
+  // jobs measure); the first rows finished are the shortest of those started, and weighed alike
+  // they made the pace look fast (−26 % at a tenth of the calls).
+  if (fit.n < 8) return { perCall: 0.5, perChar: 0.5 / mean };
+  const sxx = fit.ss - (fit.s * fit.s) / fit.n;
+  const sxy = fit.sy - (fit.s * fit.y) / fit.n;
+  const syy = fit.yy - (fit.y * fit.y) / fit.n;
+  if (!(sxx > 0 && syy > 0 && sxy > 0)) return none;
+  const r2 = (sxy * sxy) / (sxx * syy);
+  // The slope's t statistic, r √(n − 2) / √(1 − r²), above 2.
+  if (r2 < 1 && (r2 * (fit.n - 2)) / (1 - r2) < 4) return none;
+  const b = sxy / sxx;
+  // A fitted intercept below zero (time growing faster than the length): proportional.
+  const a = Math.max(0, (fit.y - b * fit.s) / fit.n);
+  const atMean = a + b * mean;
+  return { perCall: a / atMean, perChar: b / atMean };
+}
+
+/** The weights of the tally's sides (once, generator, generator by length, evaluator). */
+function sideWeights(calls: CallTally): number[] {
+  const g = callWeight(calls, 'generator');
+  const { perCall, perChar } = sizeWeights(calls);
+  return [1, g * perCall, g * perChar, callWeight(calls, 'evaluator')];
+}
+
 /** The calls done, weighted by their sides' latest weights: the ETA's measure of work done. */
 export function workDone(calls: CallTally): number {
   return workOf(calls, calls.sides);
 }
 
 function workOf(calls: CallTally, sides: readonly number[]): number {
-  return (sides[0] ?? 0) + (sides[1] ?? 0) * callWeight(calls, 'generator') + (sides[2] ?? 0) * callWeight(calls, 'evaluator');
+  const w = sideWeights(calls);
+  return sides.reduce((sum, c, i) => sum + c * (w[i] ?? 0), 0);
 }
 
 function observe(calls: CallTally): void {
-  calls.eta.weigh([1, callWeight(calls, 'generator'), callWeight(calls, 'evaluator')]);
+  calls.eta.weigh(sideWeights(calls));
   calls.eta.observe(calls.sides, Date.now());
 }
 
@@ -208,21 +302,22 @@ export function countCalls(calls: CallTally, n: number): void {
   observe(calls);
 }
 
-/** A row's calls credited so far, by side; when it started (ms). */
+/** A row's calls credited so far, by side; when it started (ms); its input's length (characters). */
 export interface RowCredit {
   calls: number;
   generator: number;
   evaluator: number;
   start: number;
+  size: number;
 }
 
-/** A row starts: nothing credited yet; in flight until settleRow. */
-export function startRow(calls: CallTally): RowCredit {
-  const row = { calls: 0, generator: 0, evaluator: 0, start: Date.now() };
+/** A row starts: nothing credited yet; in flight until settleRow. `size`: its input's length (RowSizes; the job's mean when not given). */
+export function startRow(calls: CallTally, size?: number): RowCredit {
+  const row = { calls: 0, generator: 0, evaluator: 0, start: Date.now(), size: size ?? calls.size.mean };
   calls.inFlight.add(row);
   if (etaTrace.hasSubscribers) {
     traceIds.set(row, ++traceRows);
-    trace({ type: 'start', t: Date.now(), row: traceRows });
+    trace({ type: 'start', t: Date.now(), row: traceRows, ...(size !== undefined ? { size } : {}) });
   }
   return row;
 }
@@ -253,7 +348,10 @@ export function countRowCall(calls: CallTally, row: RowCredit, side: CallSide): 
   row[side]++;
   row.calls++;
   calls.done++;
-  calls.sides[side === 'generator' ? 1 : 2]++;
+  if (side === 'generator') {
+    calls.sides[1]++;
+    calls.sides[2] += row.size;
+  } else calls.sides[3]++;
   costCall(calls.costs, side, Date.now());
   observe(calls);
   return true;
@@ -266,7 +364,8 @@ export function settleRow(calls: CallTally, row: RowCredit, stages?: Record<Stag
   const e = Math.max(0, sidePerRow(calls, 'evaluator') - row.evaluator);
   calls.done = Math.min(calls.plan.total, calls.done + g + e);
   calls.sides[1] += g;
-  calls.sides[2] += e;
+  calls.sides[2] += g * row.size;
+  calls.sides[3] += e;
   row.generator += g;
   row.evaluator += e;
   row.calls = calls.plan.perRow;
@@ -275,6 +374,7 @@ export function settleRow(calls: CallTally, row: RowCredit, stages?: Record<Stag
     // A row's examples take time only with scope `input` (otherwise the job's, handed in).
     calls.stageMs.generator += stages.examples.ms + stages.paraphrases.ms;
     calls.stageMs.evaluator += stages.evaluation.ms;
+    if (calls.generatorPerRow > 0) fitSize(calls.size.fit, row.size, stages.examples.ms + stages.paraphrases.ms);
   }
   observe(calls);
 }
@@ -284,24 +384,41 @@ export function settleRow(calls: CallTally, row: RowCredit, stages?: Record<Stag
  * ends, and calls served side by side (the in-process model decodes its sequences in one batch,
  * a server its slots) are all part-way at once, so the credit trails the work, and the time left
  * carried that lag (the ETA ran 30-40 % high in process). The lag is read once, when the rate is
- * first stable: the time since the rows started less the time the work credited since then takes
- * at that rate (the credit's delay behind the work: the first calls' time, in process seconds;
- * one call's round trip for a server whose slots are full from the start). Then it is that lag
- * at the current rate, shrinking as the rows in flight do at the end. Not each row in flight
- * judged by its age: with every row started at once (a remote job's 50 rows sharing a server's 8
- * slots, served nearly one after another) the rows waiting counted as nearly done (−88 %).
+ * first stable: the time from the rows' start to the last call counted less the time the work
+ * credited since then takes at that rate (the credit's delay behind the work: the first calls'
+ * time, in process seconds; one call's round trip for a server whose slots are full from the
+ * start). Then it is that lag at the current rate, shrinking as the rows in flight do at the end.
+ * Not each row in flight judged by its age: with every row started at once (a remote job's 50
+ * rows sharing a server's 8 slots, served nearly one after another) the rows waiting counted as
+ * nearly done (−88 %).
+ *
+ * Beside the lag, the time since the last call ended, at the rate: the rows in flight went on
+ * working while no call ended (an in-process paraphrase call decodes for seconds), and a reading
+ * taken then (the periodic progress, PROGRESS_TICK_MS) would otherwise still say the time left as
+ * of that call. Both together never exceed most of what the rows in flight have left, so a stall
+ * shows as an ETA that stops falling (and grows once the rate is read over the stall), not one
+ * that reaches zero.
  */
 export function workInFlight(calls: CallTally, now: number, rate: number | null): number {
   // rate: work units per second, null while not stable.
   if (!rate || !(rate > 0) || calls.inFlight.size === 0) return 0;
+  const moved = Math.min(now, calls.eta.lastMoved() ?? now);
   if (!calls.lag) {
-    const elapsed = now - calls.rowsFrom.t;
+    const elapsed = moved - calls.rowsFrom.t;
     const credited = workDone(calls) - workOf(calls, calls.rowsFrom.sides);
     calls.lag = { ms: Math.min(elapsed / 2, Math.max(0, elapsed - (credited / rate) * 1000)), rows: calls.inFlight.size };
   }
+  const g = callWeight(calls, 'generator');
+  const e = callWeight(calls, 'evaluator');
+  const { perCall, perChar } = sizeWeights(calls);
   let open = 0;
-  for (const row of calls.inFlight) open += calls.plan.perRow - row.generator * callWeight(calls, 'generator') - row.evaluator * callWeight(calls, 'evaluator');
-  return Math.min(0.5 * open, ((rate * calls.lag.ms) / 1000) * Math.min(1, calls.inFlight.size / calls.lag.rows));
+  for (const row of calls.inFlight) {
+    const gRow = g * (perCall + perChar * row.size);
+    open += calls.generatorPerRow * gRow + sidePerRow(calls, 'evaluator') * e - row.generator * gRow - row.evaluator * e;
+  }
+  const lag = Math.min(0.5 * open, ((rate * calls.lag.ms) / 1000) * Math.min(1, calls.inFlight.size / calls.lag.rows));
+  const since = (rate * (now - moved)) / 1000;
+  return Math.min(0.9 * open, lag + since);
 }
 
 export function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress['phase'] = 'rows'): JobProgress {
@@ -329,8 +446,8 @@ export function rowsProgress(jobId: string, tally: RowTally, phase: JobProgress[
   };
 }
 
-/** A session's tally at its start: the job's counts as stored, its calls as planned. */
-export function sessionTally(job: JobInfo, storedExampleRuns: number): RowTally {
+/** A session's tally at its start: the job's counts as stored, its calls as planned, its rows' lengths when known. */
+export function sessionTally(job: JobInfo, storedExampleRuns: number, sizes?: RowSizes): RowTally {
   return {
     done: job.rowsDone,
     failed: 0,
@@ -340,7 +457,7 @@ export function sessionTally(job: JobInfo, storedExampleRuns: number): RowTally 
     total: job.rowsTotal,
     sessionStart: Date.now(),
     deterministic: job.deterministic,
-    calls: newCallTally(job, storedExampleRuns),
+    calls: newCallTally(job, storedExampleRuns, sizes),
   };
 }
 

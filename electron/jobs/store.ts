@@ -428,6 +428,14 @@ export class JobStore {
   }
 
   /** Rows not yet attempted (failed ones are attempted). */
+  /** The input lengths of a job's rows, all and done (the ETA weighs rows by them: jobs/row-progress.ts). */
+  inputSizes(jobId: string): { all: number; done: number } {
+    const r = this.db
+      .prepare(`SELECT COALESCE(SUM(length(input)), 0) AS "all", COALESCE(SUM(CASE WHEN status = 'done' THEN length(input) ELSE 0 END), 0) AS done FROM job_rows WHERE job_id = ?`)
+      .get(jobId) as { all: number; done: number };
+    return { all: r.all, done: r.done };
+  }
+
   pendingRowCount(jobId: string): number {
     return (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(jobId) as { n: number }).n;
   }

@@ -5,7 +5,7 @@
 // estimator can be tried on a recorded job in a second, without running the job again.
 import type { JobProgress } from '../../electron/common/contract/jobs';
 import type { TatraSettings } from '../../electron/common/tatra';
-import { PROGRESS_EVERY_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startRow, startRows, type EtaTraceEvent, type RowCredit } from '../../electron/jobs/row-progress';
+import { PROGRESS_EVERY_MS, PROGRESS_TICK_MS, countCalls, countRowCall, rowsProgress, sessionTally, settleRow, startRow, startRows, type EtaTraceEvent, type RowCredit } from '../../electron/jobs/row-progress';
 import type { JobInfo } from '../../electron/jobs/types';
 import { resolveTask } from '../../electron/tasks';
 
@@ -47,22 +47,33 @@ export async function scriptedJob(rows: number, settings: EtaTrace['settings'], 
 /** Replays `trace` (the task is sst2, as bench/eta.ts runs it) and returns what the app showed every `every` ms. */
 export async function replayEta(trace: EtaTrace, every = 1000): Promise<EtaLook[]> {
   const job = await scriptedJob(trace.rows, trace.settings);
+  // The rows' lengths, where the recording has them (the job knows them all before it starts).
+  const sized = trace.events.filter((e): e is Extract<EtaTraceEvent, { type: 'start' }> => e.type === 'start' && e.size !== undefined);
+  const sizes = sized.length === trace.rows ? { all: sized.reduce((sum, e) => sum + e.size!, 0), done: 0 } : undefined;
   const realNow = Date.now;
   let clock = 0;
   Date.now = () => clock;
   try {
-    const tally = sessionTally(job, 0);
+    const tally = sessionTally(job, 0, sizes);
     const rows = new Map<number, RowCredit>();
     const looks: EtaLook[] = [];
     let latest: JobProgress | null = null;
     let nextLook = every;
     const lookUntil = (t: number) => {
       for (; nextLook < t && nextLook < trace.end; nextLook += every) {
+        // The job's tick: with rows in flight and nothing sent for a tick, progress as of now.
+        if (tally.calls.inFlight.size > 0 && nextLook - tally.calls.lastEmit >= PROGRESS_TICK_MS) {
+          clock = nextLook;
+          emit();
+        }
         if (!latest || latest.callsTotal === 0) continue;
         looks.push({ t: nextLook, share: latest.callsDone / latest.callsTotal, eta: latest.etaSeconds, range: latest.etaRange, truth: (trace.end - nextLook) / 1000 });
       }
     };
-    const emit = () => (latest = rowsProgress(job.id, tally));
+    const emit = () => {
+      tally.calls.lastEmit = clock;
+      latest = rowsProgress(job.id, tally);
+    };
     for (const e of trace.events) {
       lookUntil(e.t);
       clock = e.t;
@@ -72,13 +83,10 @@ export async function replayEta(trace: EtaTrace, every = 1000): Promise<EtaLook[
       } else if (e.type === 'rows') {
         startRows(tally);
         emit();
-      } else if (e.type === 'start') rows.set(e.row, startRow(tally.calls));
+      } else if (e.type === 'start') rows.set(e.row, startRow(tally.calls, sizes ? e.size : undefined));
       else if (e.type === 'call') {
         const row = rows.get(e.row);
-        if (row && countRowCall(tally.calls, row, e.side) && clock - tally.calls.lastEmit >= PROGRESS_EVERY_MS) {
-          tally.calls.lastEmit = clock;
-          emit();
-        }
+        if (row && countRowCall(tally.calls, row, e.side) && clock - tally.calls.lastEmit >= PROGRESS_EVERY_MS) emit();
       } else {
         const row = rows.get(e.row);
         if (!row) continue;

@@ -8,6 +8,8 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import type { TatraSettings } from '../../../electron/common/tatra';
+import type { JobProgress } from '../../../electron/common/contract/jobs';
+import type { GenerateRequest } from '../../../electron/engine/backend';
 import {
   JobManager,
   SCHEMA_VERSION,
@@ -32,14 +34,15 @@ afterEach(() => {
 
 const answer = (c: string) => (/good|great|fine/.test(c) ? 'positive' : 'negative');
 
-function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; dataDir?: string; deterministic?: (path: string) => boolean } = {}) {
+function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; dataDir?: string; deterministic?: (path: string) => boolean; hold?: (req: GenerateRequest) => Promise<void> | null } = {}) {
   const dataDir = opts.dataDir ?? join(dir, `d${n++}`);
   const store = openJobStore(dataDir);
   stores.push(store);
   const backends = new Map<string, ScriptedBackend>();
   const make = (path: string) =>
     new ScriptedBackend(
-      (req, ctx) => {
+      async (req, ctx) => {
+        await opts.hold?.(req);
         if (opts.failOn && requestStage(req) === 'evaluation' && req.prompt.user.includes(opts.failOn)) throw new Error('the backend broke');
         return politeScript({ answer })(req, ctx);
       },
@@ -185,6 +188,32 @@ describe('JobManager', () => {
     expect(events.filter((e) => e.type === 'status').map((e) => (e as { status: string }).status)).toEqual(['queued', 'running', 'done']);
   });
 
+  it('says its progress while rows are in flight and no call ends (the time left moves on between calls)', async () => {
+    let holding = false;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Once a row is done, every paraphrase call waits: the rows in flight end their other calls, then nothing ends.
+    const { manager } = setup({ hold: (req) => (holding && requestStage(req) === 'paraphrases' ? held : null) });
+    const job = await manager.create(spec());
+    const firstRow = new Promise<void>((resolve) => manager.on('row', () => resolve()));
+    let last: JobProgress | null = null;
+    const tick = new Promise<JobProgress>((resolve) =>
+      manager.on('progress', (e) => {
+        if (e.type !== 'progress' || e.progress.phase !== 'rows') return;
+        // Nothing counted since the last one: neither a call (calls done) nor a row (rows done).
+        if (holding && last && e.progress.callsDone === last.callsDone && e.progress.rowsDone === last.rowsDone) resolve(e.progress);
+        last = e.progress;
+      }),
+    );
+    await manager.start(job.id);
+    await firstRow;
+    holding = true;
+    const between = await tick;
+    expect(between.rowsDone).toBeLessThan(12);
+    release();
+    expect((await manager.wait(job.id)).status).toBe('done');
+  });
+
   it('pause aborts rows in flight, loses nothing committed, and a resume ends with the rows of an uninterrupted job', async () => {
     const ref = setup({ delayMs: 5 });
     const refJob = await ref.manager.create(spec());
@@ -192,7 +221,7 @@ describe('JobManager', () => {
     await ref.manager.wait(refJob.id);
     const expected = ref.manager.rows(refJob.id, { limit: 100 }).rows.map(essence);
 
-    const { manager, backends } = setup({ delayMs: 5 });
+    const { manager, backends, store } = setup({ delayMs: 5 });
     const job = await manager.create(spec());
     let seen = 0;
     const paused = new Promise<void>((resolve) => {
@@ -207,6 +236,12 @@ describe('JobManager', () => {
     expect(p.rowsDone).toBeGreaterThanOrEqual(4);
     expect(p.rowsDone).toBeLessThan(12);
     const before = manager.rows(job.id, { limit: 100 }).rows.filter((r) => r.status === 'done').map(essence);
+    // The resumed session's ETA weighs the rows by their inputs' lengths, those done included.
+    const inputs = manager.rows(job.id, { limit: 100 }).rows;
+    expect(store.inputSizes(job.id)).toEqual({
+      all: inputs.reduce((sum, r) => sum + r.input.length, 0),
+      done: inputs.filter((r) => r.status === 'done').reduce((sum, r) => sum + r.input.length, 0),
+    });
     const exampleCalls = backends.get('gen.gguf')!.stage('examples').length;
 
     await manager.resume(job.id);

@@ -2,7 +2,7 @@
 // can take most of its time, so each side's calls weigh the share of a row's time it took in
 // the rows finished so far. Scripted clock (vi.setSystemTime), scripted rows: no timing.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { callCosts, callWeight, countRowCall, rowsProgress, sessionTally, settleRow, startRow, workDone } from '../../../electron/jobs/row-progress';
+import { callCosts, callWeight, countRowCall, rowsProgress, sessionTally, settleRow, sizeWeights, startRow, workDone } from '../../../electron/jobs/row-progress';
 import { replayEta, scriptedJob, type EtaTrace } from '../../helpers/eta-replay';
 
 // Only what the tally reads; sst2 has two labels.
@@ -102,6 +102,39 @@ describe('calls weighted by their side’s time', () => {
     // Counted one call each, the ETA swung by about ±40 % inside each row.
     expect(Math.max(...errors.map(Math.abs))).toBeLessThan(0.2);
   });
+
+  it('moves the time left on with the clock while no call ends, and stops it where the rows in flight would be done', async () => {
+    const rows = 30;
+    const tally = sessionTally(await job(rows), 2);
+    // One row in flight: two paraphrase calls of 1.5 s, then ten evaluations of 0.1 s.
+    for (let r = 0; r < 12; r++) {
+      const credit = startRow(tally.calls);
+      for (let g = 0; g < 2; g++) {
+        vi.advanceTimersByTime(1500);
+        countRowCall(tally.calls, credit, 'generator');
+      }
+      for (let e = 0; e < 10; e++) {
+        vi.advanceTimersByTime(100);
+        countRowCall(tally.calls, credit, 'evaluator');
+      }
+      settleRow(tally.calls, credit, stages(3000, 1000));
+    }
+    startRow(tally.calls);
+    const at = (ms: number) => {
+      vi.advanceTimersByTime(ms);
+      return rowsProgress('j', tally).etaSeconds!;
+    };
+    // 18 rows of 4 s left; a second later, a second less (a look between calls, as the job's tick takes).
+    const start = at(0);
+    expect(start).toBeCloseTo(72, 0);
+    expect(at(1000)).toBeCloseTo(start - 1, 1);
+    expect(at(1000)).toBeCloseTo(start - 2, 1);
+    // A row that never ends: the time left stops falling short of the other 17 rows' time, and
+    // grows once the rate is read over the stall.
+    const stalled = [at(5000), at(5000), at(60_000), at(60_000)];
+    expect(Math.min(...stalled)).toBeGreaterThan(17 * 4);
+    expect(stalled[3]).toBeGreaterThan(stalled[2]!);
+  });
 });
 
 
@@ -111,7 +144,7 @@ describe('calls weighted by their side’s time', () => {
  * speed; `inFlight` rows at once, each two paraphrase calls (its two runs at once) then ten
  * evaluations; a stage's time is its wall time, as the engine measures it.
  */
-function inProcessJob(rows: number, inFlight: number, generatorMs: (call: number) => number, evaluatorMs: number): EtaTrace {
+function inProcessJob(rows: number, inFlight: number, generatorMs: (call: number, row: number) => number, evaluatorMs: number, size?: (row: number) => number): EtaTrace {
   const events: EtaTrace['events'] = [{ type: 'rows', t: 0 }];
   const active: { row: number; side: 'generator' | 'evaluator'; left: number }[] = [];
   const state = new Map<number, { start: number; evaluating: number | null; left: number }>();
@@ -122,8 +155,8 @@ function inProcessJob(rows: number, inFlight: number, generatorMs: (call: number
   const start = () => {
     const row = ++started;
     state.set(row, { start: t, evaluating: null, left: 2 });
-    events.push({ type: 'start', t, row });
-    for (let i = 0; i < 2; i++) active.push({ row, side: 'generator', left: generatorMs(paraphraseCalls++) });
+    events.push({ type: 'start', t, row, ...(size ? { size: size(row) } : {}) });
+    for (let i = 0; i < 2; i++) active.push({ row, side: 'generator', left: generatorMs(paraphraseCalls++, row) });
   };
   for (let i = 0; i < Math.min(inFlight, rows); i++) start();
   while (finished < rows) {
@@ -222,5 +255,50 @@ describe('a remote job with every row in flight from the start, replayed as reco
       expect(l.eta).not.toBeNull();
       expect(Math.abs(l.eta! - l.truth) / l.truth).toBeLessThan(0.25);
     }
+  });
+});
+
+describe('rows weighed by their inputs’ lengths', () => {
+  // Long inputs first, short ones after (rows come in the data's order): a paraphrase call decodes
+  // for as long as its input asks, 100 ms plus 3 ms a character of the model's time.
+  const size = (row: number) => (row <= 24 ? 160 : 50) + (row % 3) * 5;
+  const longFirst = () => inProcessJob(48, 4, (_, row) => 100 + 3 * size(row), 15, size);
+  const unsized = (trace: EtaTrace): EtaTrace => ({ ...trace, events: trace.events.map((e) => (e.type === 'start' ? { type: 'start', t: e.t, row: e.row } : e)) });
+  const errors = (looks: Awaited<ReturnType<typeof replayEta>>) =>
+    looks.filter((l) => l.share >= 0.25 && l.share <= 0.75).map((l) => (l.eta === null ? Infinity : Math.abs(l.eta - l.truth) / l.truth));
+  const mean = (e: number[]) => e.reduce((a, b) => a + b, 0) / e.length;
+
+  it('says the time left at what the rows still to come will cost, where rows weighed alike took the long rows’ pace for the job’s', async () => {
+    const trace = longFirst();
+    const weighed = errors(await replayEta(trace, 500));
+    const alike = errors(await replayEta(unsized(trace), 500));
+    expect(weighed.length).toBeGreaterThan(40);
+    // Alike, the short rows' half was said at the long rows' pace: 90 % off on average, up to 2.6 times the truth.
+    expect(mean(alike)).toBeGreaterThan(0.5);
+    // Weighed, 15 % on average; the worst looks (28 %) are where four rows' calls end at once in this lockstep job.
+    expect(mean(weighed)).toBeLessThan(0.2);
+    expect(Math.max(...weighed)).toBeLessThan(0.35);
+  });
+
+  it('fits how a row’s generator time goes with its length once 8 rows tell, a half share assumed before, nothing where the lengths tell nothing', async () => {
+    const tally = sessionTally(await job(40), 2, { all: 40 * 100, done: 0 });
+    // Before any row: half a call's cost taken to grow with the length (the job's mean, 100).
+    expect(sizeWeights(tally.calls)).toEqual({ perCall: 0.5, perChar: 0.005 });
+    // Rows whose generator time is 1,000 ms + 10 ms a character: at the mean length half of it is fixed.
+    for (let i = 0; i < 8; i++) {
+      const length = 50 + i * 15;
+      settleRow(tally.calls, startRow(tally.calls, length), stages(1000 + 10 * length, 500));
+    }
+    const w = sizeWeights(tally.calls);
+    expect(w.perCall).toBeCloseTo(0.5, 9);
+    expect(w.perChar).toBeCloseTo(0.005, 9);
+    // A server answering every call in the same time whatever the length: every row weighs alike.
+    const server = sessionTally(await job(20), 2, { all: 20 * 100, done: 0 });
+    for (let i = 0; i < 20; i++) settleRow(server.calls, startRow(server.calls, 40 + ((i * 53) % 150)), stages(1000 + ((i * 7) % 5) * 10, 500));
+    expect(sizeWeights(server.calls)).toEqual({ perCall: 1, perChar: 0 });
+    // The job's calls still weigh its plan: a row of the mean length weighs its plan's calls.
+    const before = workDone(tally.calls);
+    settleRow(tally.calls, startRow(tally.calls, 100));
+    expect(workDone(tally.calls) - before).toBeCloseTo(12, 9);
   });
 });
