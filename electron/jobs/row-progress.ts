@@ -218,9 +218,10 @@ export function callWeight(calls: Pick<CallTally, 'plan' | 'generatorPerRow' | '
  * the slow stretch of long inputs for the job's pace (+30 % half-way through an in-process job
  * whose last quarter was a tenth shorter). The lengths of the rows still to come are known, so
  * the time left is their calls at what their lengths cost. Fitted as time = a + b × length by
- * least squares; used only once it says something (8 rows, b above twice its standard error):
- * a server that queues the rows' calls, or answers in the same time whatever the length, fits
- * nothing and every row weighs alike, as before.
+ * least squares; used once it says something (8 rows, b above twice its standard error), half
+ * the cost taken to grow with the length until then; a server that queues the rows' calls, or
+ * answers in the same time whatever the length, shows no slope over 32 rows and every row weighs
+ * alike, as before.
  */
 interface SizeFit {
   n: number;
@@ -256,14 +257,18 @@ export function sizeWeights(calls: Pick<CallTally, 'size'>): { perCall: number; 
   // Before 8 rows have told: half a call's cost taken to grow with the length (what in-process
   // jobs measure); the first rows finished are the shortest of those started, and weighed alike
   // they made the pace look fast (−26 % at a tenth of the calls).
-  if (fit.n < 8) return { perCall: 0.5, perChar: 0.5 / mean };
+  const prior = { perCall: 0.5, perChar: 0.5 / mean };
+  if (fit.n < 8) return prior;
+  // Too few rows to tell a slope from noise yet: the prior; past that, no slope is none.
+  const unclear = fit.n < 32 ? prior : none;
   const sxx = fit.ss - (fit.s * fit.s) / fit.n;
   const sxy = fit.sy - (fit.s * fit.y) / fit.n;
   const syy = fit.yy - (fit.y * fit.y) / fit.n;
-  if (!(sxx > 0 && syy > 0 && sxy > 0)) return none;
+  if (!(sxx > 0 && syy > 0)) return unclear;
+  if (!(sxy > 0)) return none;
   const r2 = (sxy * sxy) / (sxx * syy);
   // The slope's t statistic, r √(n − 2) / √(1 − r²), above 2.
-  if (r2 < 1 && (r2 * (fit.n - 2)) / (1 - r2) < 4) return none;
+  if (r2 < 1 && (r2 * (fit.n - 2)) / (1 - r2) < 4) return unclear;
   const b = sxy / sxx;
   // A fitted intercept below zero (time growing faster than the length): proportional.
   const a = Math.max(0, (fit.y - b * fit.s) / fit.n);

@@ -280,7 +280,7 @@ describe('rows weighed by their inputs’ lengths', () => {
     expect(Math.max(...weighed)).toBeLessThan(0.35);
   });
 
-  it('fits how a row’s generator time goes with its length once 8 rows tell, a half share assumed before, nothing where the lengths tell nothing', async () => {
+  it('fits how a row’s generator time goes with its length once 8 rows tell, a half share assumed before and while unclear, nothing where 32 rows show no slope', async () => {
     const tally = sessionTally(await job(40), 2, { all: 40 * 100, done: 0 });
     // Before any row: half a call's cost taken to grow with the length (the job's mean, 100).
     expect(sizeWeights(tally.calls)).toEqual({ perCall: 0.5, perChar: 0.005 });
@@ -292,9 +292,13 @@ describe('rows weighed by their inputs’ lengths', () => {
     const w = sizeWeights(tally.calls);
     expect(w.perCall).toBeCloseTo(0.5, 9);
     expect(w.perChar).toBeCloseTo(0.005, 9);
-    // A server answering every call in the same time whatever the length: every row weighs alike.
-    const server = sessionTally(await job(20), 2, { all: 20 * 100, done: 0 });
-    for (let i = 0; i < 20; i++) settleRow(server.calls, startRow(server.calls, 40 + ((i * 53) % 150)), stages(1000 + ((i * 7) % 5) * 10, 500));
+    // A server answering every call in the same time whatever the length: the prior while 31 rows
+    // or fewer cannot tell a slope from noise, then every row weighs alike.
+    const server = sessionTally(await job(40), 2, { all: 40 * 100, done: 0 });
+    const serverRow = (i: number) => settleRow(server.calls, startRow(server.calls, 40 + ((i * 53) % 150)), stages(1000 + ((i * 7) % 5) * 10, 500));
+    for (let i = 0; i < 31; i++) serverRow(i);
+    expect(sizeWeights(server.calls)).toEqual({ perCall: 0.5, perChar: 0.005 });
+    serverRow(31);
     expect(sizeWeights(server.calls)).toEqual({ perCall: 1, perChar: 0 });
     // The job's calls still weigh its plan: a row of the mean length weighs its plan's calls.
     const before = workDone(tally.calls);
