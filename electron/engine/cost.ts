@@ -43,8 +43,10 @@ export interface PlannedModel {
 export interface GeneratedLengths {
   /** One example as the generator writes it (and, nearly the same, as it then appears in an evaluator prompt). */
   perExample: number;
-  /** One paraphrase line; null: as long as its input. */
+  /** One paraphrase line; null: its input's tokens × paraphraseRatio. */
   perParaphrase: number | null;
+  /** With perParaphrase null: a paraphrase line's tokens per token of its input (1 when not given: as long as its input). */
+  paraphraseRatio?: number;
   /** One evaluator answer. */
   perAnswer: number;
 }
@@ -187,7 +189,7 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 
   if (n > 0) {
     paraphraseTokens = await generator.counter.count(paraphrasePrompt(task, text, n));
     const maxTokens = Math.min(PARAPHRASE_SAMPLING.maxTokens, generator.contextSize - paraphraseTokens - 1);
-    const perLine = lengths.perParaphrase ?? generator.counter.countText(text);
+    const perLine = lengths.perParaphrase ?? Math.round((lengths.paraphraseRatio ?? 1) * generator.counter.countText(text));
     // n lines and the n − 1 breaks between them.
     paraphraseCompletion = Math.max(1, Math.min(maxTokens, Math.round(n * (perLine + 1) - 1)));
   }

@@ -43,6 +43,8 @@ export interface Throughput {
    * from the calls, the rows in flight and the tokens generated, not from tokens per second.
    */
   cost?: CallCost;
+  /** A calibration's paraphrase lines' tokens per token of their inputs (GeneratedLengths.paraphraseRatio). */
+  paraphraseRatio?: number;
 }
 
 /** Lengths of generated text, and where they come from. */
@@ -219,8 +221,17 @@ function planNotes(task: TaskDefinition, paraphrases: boolean): string[] {
 
 // ---------------------------------------------------------------- what a plan rests on
 
-/** Stated lengths when nothing was measured: a short example per planned sentence or two, a paraphrase as long as its input, a label. */
-export function assumedLengths(task: TaskDefinition, evaluator: PlannedModel): LengthsBasis {
+/** A paraphrase's length where no job measured it, in words. */
+function guessedParaphrase(ratio: number | undefined): string {
+  return ratio === undefined ? 'a paraphrase as long as its input' : `a paraphrase line ${ratio.toFixed(2)}× its input's tokens (the calibration's)`;
+}
+
+/**
+ * Stated lengths when no job measured them: a short example per planned sentence or two, a
+ * paraphrase as long as its input (or as a calibration's paraphrase calls wrote them, against
+ * their inputs: `paraphraseRatio`), a label.
+ */
+export function assumedLengths(task: TaskDefinition, evaluator: PlannedModel, paraphraseRatio?: number): LengthsBasis {
   const perExample = task.kind === 'classification' ? 35 : task.kind === 'multiple_choice' ? 150 : 100;
   let perAnswer: number;
   if (task.kind === 'math') perAnswer = Math.round(task.evaluatorMaxTokens / 2);
@@ -230,9 +241,10 @@ export function assumedLengths(task: TaskDefinition, evaluator: PlannedModel): L
     const counts = names.map((l) => evaluator.counter.countText(l));
     perAnswer = counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length);
   }
+  const paraphrase = guessedParaphrase(paraphraseRatio);
   return {
-    lengths: { perExample, perParaphrase: null, perAnswer },
-    basis: `no job on these models yet: assumed ${perExample} tokens an example, a paraphrase as long as its input, ${+perAnswer.toFixed(1)} tokens an answer (the labels' mean)`,
+    lengths: { perExample, perParaphrase: null, ...(paraphraseRatio !== undefined ? { paraphraseRatio } : {}), perAnswer },
+    basis: `no job on these models yet: assumed ${perExample} tokens an example, ${paraphrase}, ${+perAnswer.toFixed(1)} tokens an answer (the labels' mean)`,
   };
 }
 
@@ -279,6 +291,7 @@ export function measuredLengths(store: JobStore, jobs: readonly JobInfo[], fallb
   const lengths: GeneratedLengths = {
     perExample: found.perExample?.[0] ?? l.perExample,
     perParaphrase: found.perParaphrase?.[0] ?? l.perParaphrase,
+    ...(!found.perParaphrase && l.paraphraseRatio !== undefined ? { paraphraseRatio: l.paraphraseRatio } : {}),
     perAnswer: found.perAnswer?.[0] ?? l.perAnswer,
   };
   const fmt = (x: number) => x.toFixed(1);
@@ -286,7 +299,7 @@ export function measuredLengths(store: JobStore, jobs: readonly JobInfo[], fallb
   if (!found.perExample && !found.perParaphrase && !found.perAnswer) return fallback;
   return {
     lengths,
-    basis: `generated lengths as measured: ${fmt(lengths.perExample)} tokens an example${from(found.perExample)}, ${lengths.perParaphrase === null ? 'a paraphrase as long as its input' : `${fmt(lengths.perParaphrase)} a paraphrase${from(found.perParaphrase)}`}, ${fmt(lengths.perAnswer)} an answer${from(found.perAnswer)}`,
+    basis: `generated lengths as measured: ${fmt(lengths.perExample)} tokens an example${from(found.perExample)}, ${lengths.perParaphrase === null ? guessedParaphrase(lengths.paraphraseRatio) : `${fmt(lengths.perParaphrase)} a paraphrase${from(found.perParaphrase)}`}, ${fmt(lengths.perAnswer)} an answer${from(found.perAnswer)}`,
   };
 }
 
@@ -341,6 +354,8 @@ const StoredCalibration = z.object({
   perCall: z.number().nonnegative().optional(),
   perToken: z.number().nonnegative().optional(),
   slots: z.number().min(1).optional(),
+  /** Its paraphrase lines' tokens per token of their inputs; absent in calibrations made before it was kept, or with n = 0. */
+  paraphraseRatio: z.number().positive().optional(),
 });
 type StoredCalibration = z.infer<typeof StoredCalibration>;
 
@@ -367,6 +382,7 @@ function calibrationThroughput(c: StoredCalibration | undefined): Throughput | n
     return {
       tokensPerSecond: c.tokensPerSecond,
       cost,
+      ...(c.paraphraseRatio !== undefined ? { paraphraseRatio: c.paraphraseRatio } : {}),
       basis: `${when}: ${(c.perCall * 1000).toFixed(0)} ms a call + ${(c.perToken * 1000).toFixed(1)} ms a generated token, ${c.slots.toFixed(1)} calls at once`,
     };
   }
@@ -379,8 +395,15 @@ export async function readCalibration(dataDir: string, key: string): Promise<Thr
 }
 
 /** Keeps a calibration beside the others (every other key is kept, whoever writes at once). */
-export async function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number, cost?: CallCost): Promise<Throughput | null> {
-  const entry: StoredCalibration = { tokensPerSecond: tokens / seconds, measuredAt: new Date().toISOString(), seconds, tokens, ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots } : {}) };
+export async function writeCalibration(dataDir: string, key: string, tokens: number, seconds: number, cost?: CallCost, paraphraseRatio?: number): Promise<Throughput | null> {
+  const entry: StoredCalibration = {
+    tokensPerSecond: tokens / seconds,
+    measuredAt: new Date().toISOString(),
+    seconds,
+    tokens,
+    ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots } : {}),
+    ...(paraphraseRatio !== undefined && paraphraseRatio > 0 ? { paraphraseRatio } : {}),
+  };
   await calibrations(dataDir).update((all) => ({ ...all, [key]: entry }));
   return calibrationThroughput(entry);
 }

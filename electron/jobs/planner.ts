@@ -136,11 +136,13 @@ export class Planner {
     const { store } = this.opts;
     const recent = jobsOn(store, p.task.id, generatorSpec, evaluatorSpec);
     const last = recent[0] ?? null;
-    const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator));
     const key = calibrationKey(generator.id, evaluator.id, this.opts.threads, concurrency);
     let throughput: Throughput | null = null;
-    if (p.calibrate) throughput = await this.calibrate(p, generatorSpec, evaluatorSpec, rows, settings, key, concurrency);
+    if (p.calibrate) throughput = await this.calibrate(p, generator, generatorSpec, evaluatorSpec, rows, settings, key, concurrency);
     else throughput = (last ? jobThroughput(store, last) : null) ?? (await readCalibration(this.opts.dataDir, key));
+    // A job's measured lengths first; else the calibration's paraphrase lengths, when it kept them.
+    const calibrated = throughput?.paraphraseRatio ?? (await readCalibration(this.opts.dataDir, key))?.paraphraseRatio;
+    const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator, calibrated));
     return { task: p.task, generator, evaluator, lengths, throughput, inFlight: concurrency, ...(p.price ? { price: p.price } : {}), cache: new SqliteGenerationCache(store) };
   }
 
@@ -153,7 +155,7 @@ export class Planner {
    * CALIBRATION_LOAD_ROWS) give how many calls the backend serves at once. Kept in the data
    * folder so later plans on the same models use it.
    */
-  private async calibrate(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
+  private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
     const signal = p.signal;
     const one: TatraSettings = { ...settings, r: 1, earlyStop: false };
@@ -179,7 +181,13 @@ export class Planner {
       });
       const slots = fitSlots(cost, { paraphrases: sum('paraphrases'), evaluations: sum('evaluation'), rows: loadRows, seconds });
       const tokens = results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0);
-      return writeCalibration(this.opts.dataDir, key, tokens, seconds, { ...cost, slots });
+      // Its paraphrase lines against their inputs (a call writes n lines and n − 1 breaks), in the
+      // generator's tokens as a plan counts them: the plan's guess "as long as its input" was a
+      // third short on a model whose lines fill what the grammar allows.
+      const para = sum('paraphrases');
+      const inputTokens = results.reduce((a, r, i) => a + (r.stages.paraphrases.calls > 0 ? planned.counter.countText(input(3 + i).trim()) * r.stages.paraphrases.calls : 0), 0);
+      const ratio = settings.n > 0 && para.calls > 0 && inputTokens > 0 ? Math.max(0, (para.completion + para.calls) / settings.n - para.calls) / inputTokens : undefined;
+      return writeCalibration(this.opts.dataDir, key, tokens, seconds, { ...cost, slots }, ratio);
     });
   }
 }

@@ -1,7 +1,8 @@
 // --calibrate on real inference (the tiny synthetic model): it measures a call's cost with the
 // evaluator's prefix warm and the calls served at once (jobs/plan-time.ts), keeps them, and a later
-// plan on other settings uses them; the plan's calls and tokens are the same with or without a
-// calibration (they never depend on speed).
+// plan on other settings uses them; the plan's calls and counted prompts are the same with or
+// without a calibration (they never depend on speed), its paraphrases as long as the calibration's
+// were against their inputs.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ beforeAll(async () => {
 });
 
 describe('a calibrated plan', () => {
-  it('keeps a call’s cost and the slots, and plans other settings from them with the same calls and tokens', async () => {
+  it('keeps a call’s cost, the slots and its paraphrases’ length, and plans other settings from them with the same calls and counted prompts', async () => {
     const task = await services.tasks.resolve('sst2');
     const base = { task, generator: model, evaluator: model, data: { path: data, textColumn: 'input' }, concurrency: 2 };
     const other = { n: 3, k: 4, r: 3, seed: 1, scope: 'run' as const };
@@ -34,7 +35,7 @@ describe('a calibrated plan', () => {
     expect(uncalibrated.seconds).toBeNull();
 
     await services.planner().eval({ ...base, settings: { n: 1, k: 2, r: 2, seed: 1, scope: 'run' }, calibrate: { pool: services.pool } });
-    const stored = Object.values(JSON.parse(readFileSync(join(dir, 'data', 'calibration.json'), 'utf8')) as Record<string, { perCall: number; perToken: number; slots: number }>);
+    const stored = Object.values(JSON.parse(readFileSync(join(dir, 'data', 'calibration.json'), 'utf8')) as Record<string, { perCall: number; perToken: number; slots: number; paraphraseRatio: number }>);
     expect(stored).toHaveLength(1);
     expect(stored[0]!.perCall + stored[0]!.perToken).toBeGreaterThan(0);
     // Between one slot and every call of the full-load run (2 rows in flight × r = 2: 4 rows of 3 calls).
@@ -44,7 +45,19 @@ describe('a calibrated plan', () => {
     const planned = await services.planner().eval({ ...base, settings: other });
     expect(planned.basis).toMatch(/a calibration on .*ms a call.*calls at once/);
     expect(countMax(planned.seconds!)).toBeGreaterThan(0);
-    expect({ ...planned, seconds: null, basis: '' }).toEqual({ ...uncalibrated, seconds: null, basis: '' });
+    // The same calls, and the same counted prompts (the examples', the paraphrase calls').
+    expect(planned.calls).toEqual(uncalibrated.calls);
+    expect(planned.stages.examples).toEqual(uncalibrated.stages.examples);
+    expect(planned.stages.paraphrases.prompt).toEqual(uncalibrated.stages.paraphrases.prompt);
+    // The paraphrases' length as the calibration's were against their inputs (a line of t input
+    // tokens: round(ratio × t) tokens, where the guess was t; n lines and n − 1 breaks a call).
+    const ratio = stored[0]!.paraphraseRatio;
+    expect(ratio).toBeGreaterThan(0);
+    expect(planned.tokensBasis).toContain(`a paraphrase line ${ratio.toFixed(2)}× its input's tokens (the calibration's)`);
+    const calls = countMax(planned.stages.paraphrases.calls);
+    const guessedLines = countMax(uncalibrated.stages.paraphrases.completion) + calls - other.n * calls;
+    const expected = ratio * guessedLines + (other.n - 1) * calls;
+    expect(Math.abs(countMax(planned.stages.paraphrases.completion) - expected)).toBeLessThanOrEqual((other.n * calls) / 2);
 
     // A calibration holds for the rows in flight it was made with: with another count there is none.
     const alone = await services.planner().eval({ ...base, settings: other, concurrency: 1 });
