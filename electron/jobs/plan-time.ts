@@ -16,6 +16,12 @@ export interface CallCost {
   perToken: number;
   /** Calls served at once at full load (the measured speed-up over one call alone, ≥ 1). */
   slots: number;
+  /**
+   * Seconds of a generator call (a paraphrase or example call) that generates nothing, where it
+   * was measured apart (perCall otherwise): its prompt is all new, where an evaluation's is mostly
+   * the examples the backend already holds.
+   */
+  perGeneratorCall?: number;
 }
 
 /** A stage's totals over the whole run: calls and generated tokens. */
@@ -43,7 +49,8 @@ export function stageSeconds(work: StageWork, rows: number, inFlight: number, co
 
 /** A run's seconds: its examples, then its rows' paraphrases and evaluations (a row's stages run one after the other). */
 export function runSeconds(stages: { examples: StageWork; paraphrases: StageWork; evaluations: StageWork }, rows: number, inFlight: number, cost: CallCost): number {
-  return stageSeconds(stages.examples, 0, inFlight, cost) + stageSeconds(stages.paraphrases, rows, inFlight, cost) + stageSeconds(stages.evaluations, rows, inFlight, cost);
+  const generator = { ...cost, perCall: cost.perGeneratorCall ?? cost.perCall };
+  return stageSeconds(stages.examples, 0, inFlight, generator) + stageSeconds(stages.paraphrases, rows, inFlight, generator) + stageSeconds(stages.evaluations, rows, inFlight, cost);
 }
 
 /** The min and max scenarios of a plan's stages as StageWork. */

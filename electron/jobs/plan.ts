@@ -354,6 +354,8 @@ const StoredCalibration = z.object({
   perCall: z.number().nonnegative().optional(),
   perToken: z.number().nonnegative().optional(),
   slots: z.number().min(1).optional(),
+  /** A generator call's fixed cost, where measured apart from an evaluation's (plan-time.ts CallCost). */
+  perGeneratorCall: z.number().nonnegative().optional(),
   /** Its paraphrase lines' tokens per token of their inputs; absent in calibrations made before it was kept, or with n = 0. */
   paraphraseRatio: z.number().positive().optional(),
 });
@@ -378,12 +380,13 @@ function calibrationThroughput(c: StoredCalibration | undefined): Throughput | n
   if (!c || !(c.tokensPerSecond > 0)) return null;
   const when = `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}`;
   if (c.perCall !== undefined && c.perToken !== undefined && c.slots !== undefined && c.perCall + c.perToken > 0) {
-    const cost: CallCost = { perCall: c.perCall, perToken: c.perToken, slots: c.slots };
+    const cost: CallCost = { perCall: c.perCall, perToken: c.perToken, slots: c.slots, ...(c.perGeneratorCall !== undefined ? { perGeneratorCall: c.perGeneratorCall } : {}) };
+    const calls = c.perGeneratorCall === undefined ? `${(c.perCall * 1000).toFixed(0)} ms a call` : `${(c.perCall * 1000).toFixed(0)} ms an evaluation, ${(c.perGeneratorCall * 1000).toFixed(0)} ms a generator call`;
     return {
       tokensPerSecond: c.tokensPerSecond,
       cost,
       ...(c.paraphraseRatio !== undefined ? { paraphraseRatio: c.paraphraseRatio } : {}),
-      basis: `${when}: ${(c.perCall * 1000).toFixed(0)} ms a call + ${(c.perToken * 1000).toFixed(1)} ms a generated token, ${c.slots.toFixed(1)} calls at once`,
+      basis: `${when}: ${calls} + ${(c.perToken * 1000).toFixed(1)} ms a generated token, ${c.slots.toFixed(1)} calls at once`,
     };
   }
   return { tokensPerSecond: c.tokensPerSecond, basis: `${when}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
@@ -401,7 +404,7 @@ export async function writeCalibration(dataDir: string, key: string, tokens: num
     measuredAt: new Date().toISOString(),
     seconds,
     tokens,
-    ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots } : {}),
+    ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots, ...(cost.perGeneratorCall !== undefined ? { perGeneratorCall: cost.perGeneratorCall } : {}) } : {}),
     ...(paraphraseRatio !== undefined && paraphraseRatio > 0 ? { paraphraseRatio } : {}),
   };
   await calibrations(dataDir).update((all) => ({ ...all, [key]: entry }));

@@ -12,7 +12,7 @@ import { withHeldModels } from '../hold/classify';
 import { PlanModels } from '../hold/plan-models';
 import type { RemoteLookup } from '../remote';
 import { readDataset } from './dataset';
-import { fitCallCost, fitSlots } from './plan-time';
+import { fitCallCost, fitSlots, type CallCost } from './plan-time';
 import {
   assumedLengths,
   calibrationKey,
@@ -149,8 +149,9 @@ export class Planner {
   /**
    * A short calibration on the models loaded as the run will load them, with the run's n and k
    * (plan-time.ts says what it measures and why): a first row makes the examples and warms the
-   * evaluator's prefix (not timed); then, with those examples, an evaluation alone (n = 0) and a
-   * paraphrase call alone, timed, give a call's fixed cost and its cost per generated token; then
+   * evaluator's prefix (not timed); then, with those examples, an evaluation alone (n = 0) and two
+   * paraphrase calls alone (n and 2n lines), timed, give an evaluation's and a generator call's
+   * fixed costs and the cost per generated token; then
    * as many rows at once (one run each) as the job will have runs in flight (at most
    * CALIBRATION_LOAD_ROWS) give how many calls the backend serves at once. Kept in the data
    * folder so later plans on the same models use it.
@@ -169,9 +170,19 @@ export class Planner {
       await run(0, one);
       const alone = await run(1, { ...one, n: 0 });
       const timed = (st: StageStats) => ({ seconds: st.ms / 1000, completion: st.calls > 0 ? st.completionTokens / st.calls : 0 });
-      let long = alone.stages.evaluation;
-      if (settings.n > 0) long = (await run(2, one)).stages.paraphrases;
-      const cost = fitCallCost(timed(alone.stages.evaluation), timed(long));
+      const evaluation = timed(alone.stages.evaluation);
+      let cost: Omit<CallCost, 'slots'> = fitCallCost(evaluation, evaluation);
+      if (settings.n > 0) {
+        // Two paraphrase calls of one input, n and 2n lines: a generator call's fixed cost (its
+        // new prompt) apart from its tokens. Fitted against an evaluation instead, the prompt's
+        // cost went into every token: plans of short paraphrases came out a quarter short, of
+        // long ones a third long.
+        const short = timed((await run(2, one)).stages.paraphrases);
+        const long = timed((await run(2, { ...one, n: 2 * settings.n })).stages.paraphrases);
+        const generator = fitCallCost(short, long);
+        if (generator.perToken > 0) cost = { perCall: Math.max(0, evaluation.seconds - generator.perToken * evaluation.completion), perToken: generator.perToken, perGeneratorCall: generator.perCall };
+        else cost = fitCallCost(evaluation, short);
+      }
       const t0 = performance.now();
       const results = await Promise.all(Array.from({ length: loadRows }, (_, i) => run(3 + i, one)));
       const seconds = (performance.now() - t0) / 1000;

@@ -28,6 +28,16 @@ describe('stageSeconds', () => {
     expect(stageSeconds({ calls: 40, completion: 800 }, 20, 4, local)).toBeCloseTo((40 * 0.3) / 2, 12);
   });
 
+  it('charges a generator call’s fixed cost where it was measured apart from an evaluation’s', () => {
+    const stages = { examples: { calls: 4, completion: 40 }, paraphrases: { calls: 20, completion: 400 }, evaluations: { calls: 100, completion: 100 } };
+    const cost = { perCall: 0.01, perToken: 0.02, slots: 1, perGeneratorCall: 0.05 };
+    // Examples and paraphrases: 50 ms a call; evaluations: 10 ms; every token 20 ms; one slot.
+    expect(runSeconds(stages, 10, 1, cost)).toBeCloseTo(4 * 0.05 + 40 * 0.02 + 20 * 0.05 + 400 * 0.02 + 100 * 0.01 + 100 * 0.02, 12);
+    // Not measured apart: every call costs perCall.
+    const { perGeneratorCall: _, ...plain } = cost;
+    expect(runSeconds(stages, 10, 1, plain)).toBeCloseTo(124 * 0.01 + 540 * 0.02, 12);
+  });
+
   it('makes a job’s examples all at once, before any row', () => {
     expect(stageSeconds({ calls: 6, completion: 0 }, 0, 1, remote)).toBeCloseTo(0.05, 12);
     expect(stageSeconds({ calls: 0, completion: 0 }, 0, 1, remote)).toBe(0);
