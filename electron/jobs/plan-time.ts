@@ -83,9 +83,9 @@ export function fitCallCost(short: TimedCall, long: TimedCall): { perCall: numbe
  * wall time): the slots with which runSeconds gives that time (found by bisection: more slots,
  * less time), between 1 and the calls that were ever in flight at once.
  */
-export function fitSlots(cost: Omit<CallCost, 'slots'>, load: { paraphrases: StageWork; evaluations: StageWork; rows: number; seconds: number }): number {
+export function fitSlots(cost: Omit<CallCost, 'slots'>, load: { paraphrases: StageWork; evaluations: StageWork; rows: number; seconds: number; inFlight?: number }): number {
   const none: StageWork = { calls: 0, completion: 0 };
-  const at = (slots: number) => runSeconds({ examples: none, paraphrases: load.paraphrases, evaluations: load.evaluations }, load.rows, load.rows, { ...cost, slots });
+  const at = (slots: number) => runSeconds({ examples: none, paraphrases: load.paraphrases, evaluations: load.evaluations }, load.rows, load.inFlight ?? load.rows, { ...cost, slots });
   const most = Math.max(1, load.paraphrases.calls, load.evaluations.calls);
   if (!(load.seconds > 0) || at(1) <= load.seconds) return 1;
   if (at(most) >= load.seconds) return most;

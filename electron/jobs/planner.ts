@@ -4,7 +4,7 @@
 import { UserError } from '../common/errors';
 import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
-import type { StageName, StageStats } from '../common/tatra';
+import type { StageName, StageStats, TatraResult } from '../common/tatra';
 import type { TatraSettings } from '../common/tatra';
 import { defaultRowsInFlight } from '../common/settings';
 import { classify, MemoryGenerationCache } from '../engine';
@@ -153,7 +153,8 @@ export class Planner {
    * paraphrase calls alone (n and 2n lines), timed, give an evaluation's and a generator call's
    * fixed costs and the cost per generated token; then
    * as many rows at once (one run each) as the job will have runs in flight (at most
-   * CALIBRATION_LOAD_ROWS) give how many calls the backend serves at once. Kept in the data
+   * CALIBRATION_LOAD_ROWS), kept in flight over up to three times as many rows, give how many
+   * calls the backend serves at once. Kept in the data
    * folder so later plans on the same models use it.
    */
   private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
@@ -183,20 +184,37 @@ export class Planner {
         if (generator.perToken > 0) cost = { perCall: Math.max(0, evaluation.seconds - generator.perToken * evaluation.completion), perToken: generator.perToken, perGeneratorCall: generator.perCall };
         else cost = fitCallCost(evaluation, short);
       }
+      // The full-load run keeps loadRows rows in flight over three times as many rows (fewer when
+      // the data has fewer inputs left, never one twice: its paraphrases would come from the
+      // cache), as a job keeps its rows in flight: one wave alone spent a third of its time in
+      // its tail, its last rows' long calls alone, and the plans of long paraphrases came out a
+      // third long.
+      const loadTotal = Math.max(loadRows, Math.min(3 * loadRows, rows.length - 3));
+      const results: TatraResult[] = [];
+      const loadInputs: string[] = [];
+      let next = 0;
       const t0 = performance.now();
-      const results = await Promise.all(Array.from({ length: loadRows }, (_, i) => run(3 + i, one)));
+      await Promise.all(
+        Array.from({ length: loadRows }, async () => {
+          while (next < loadTotal) {
+            const i = 3 + next++;
+            results.push(await run(i, one));
+            loadInputs.push(input(i));
+          }
+        }),
+      );
       const seconds = (performance.now() - t0) / 1000;
       const sum = (stage: StageName) => ({
         calls: results.reduce((a, r) => a + r.stages[stage].calls, 0),
         completion: results.reduce((a, r) => a + r.stages[stage].completionTokens, 0),
       });
-      const slots = fitSlots(cost, { paraphrases: sum('paraphrases'), evaluations: sum('evaluation'), rows: loadRows, seconds });
+      const slots = fitSlots(cost, { paraphrases: sum('paraphrases'), evaluations: sum('evaluation'), rows: loadTotal, inFlight: loadRows, seconds });
       const tokens = results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0);
       // Its paraphrase lines against their inputs (a call writes n lines and n − 1 breaks), in the
       // generator's tokens as a plan counts them: the plan's guess "as long as its input" was a
       // third short on a model whose lines fill what the grammar allows.
       const para = sum('paraphrases');
-      const inputTokens = results.reduce((a, r, i) => a + (r.stages.paraphrases.calls > 0 ? planned.counter.countText(input(3 + i).trim()) * r.stages.paraphrases.calls : 0), 0);
+      const inputTokens = results.reduce((a, r, i) => a + (r.stages.paraphrases.calls > 0 ? planned.counter.countText(loadInputs[i]!.trim()) * r.stages.paraphrases.calls : 0), 0);
       const ratio = settings.n > 0 && para.calls > 0 && inputTokens > 0 ? Math.max(0, (para.completion + para.calls) / settings.n - para.calls) / inputTokens : undefined;
       return writeCalibration(this.opts.dataDir, key, tokens, seconds, { ...cost, slots }, ratio);
     });

@@ -77,6 +77,14 @@ describe('fitSlots', () => {
     }
   });
 
+  it('fits a run that kept fewer rows in flight than it classified, as a job does', () => {
+    const cost = { perCall: 0.05, perToken: 0.01 };
+    // 12 rows, 4 at a time: 3 waves of 4 rows, each row a paraphrase call of 40 tokens and 3 evaluations of 1.
+    const load = { paraphrases: { calls: 12, completion: 480 }, evaluations: { calls: 36, completion: 36 }, rows: 12 };
+    const seconds = runSeconds({ examples: { calls: 0, completion: 0 }, ...load }, 12, 4, { ...cost, slots: 3 });
+    expect(fitSlots(cost, { ...load, inFlight: 4, seconds })).toBeCloseTo(3, 6);
+  });
+
   it('stays between one slot and the calls that were in flight', () => {
     const cost = { perCall: 0.05, perToken: 0 };
     const load = { paraphrases: { calls: 4, completion: 0 }, evaluations: { calls: 16, completion: 0 }, rows: 4 };
