@@ -85,8 +85,11 @@ export function fitCallCost(short: TimedCall, long: TimedCall): { perCall: numbe
  */
 export function fitSlots(cost: Omit<CallCost, 'slots'>, load: { paraphrases: StageWork; evaluations: StageWork; rows: number; seconds: number; inFlight?: number }): number {
   const none: StageWork = { calls: 0, completion: 0 };
-  const at = (slots: number) => runSeconds({ examples: none, paraphrases: load.paraphrases, evaluations: load.evaluations }, load.rows, load.inFlight ?? load.rows, { ...cost, slots });
-  const most = Math.max(1, load.paraphrases.calls, load.evaluations.calls);
+  const inFlight = Math.min(load.rows, load.inFlight ?? load.rows);
+  const at = (slots: number) => runSeconds({ examples: none, paraphrases: load.paraphrases, evaluations: load.evaluations }, load.rows, inFlight, { ...cost, slots });
+  // A stage's calls in flight at once: its rows in flight's calls (stageSeconds' wave).
+  const wave = (st: StageWork) => (load.rows > 0 ? (inFlight * st.calls) / load.rows : st.calls);
+  const most = Math.max(1, wave(load.paraphrases), wave(load.evaluations));
   if (!(load.seconds > 0) || at(1) <= load.seconds) return 1;
   if (at(most) >= load.seconds) return most;
   let lo = 1;

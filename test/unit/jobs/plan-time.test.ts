@@ -83,6 +83,8 @@ describe('fitSlots', () => {
     const load = { paraphrases: { calls: 12, completion: 480 }, evaluations: { calls: 36, completion: 36 }, rows: 12 };
     const seconds = runSeconds({ examples: { calls: 0, completion: 0 }, ...load }, 12, 4, { ...cost, slots: 3 });
     expect(fitSlots(cost, { ...load, inFlight: 4, seconds })).toBeCloseTo(3, 6);
+    // Never more than the calls of the 4 rows in flight (12 evaluations), however fast it went.
+    expect(fitSlots(cost, { ...load, inFlight: 4, seconds: 0.001 })).toBe(12);
   });
 
   it('stays between one slot and the calls that were in flight', () => {
