@@ -137,12 +137,13 @@ export class Planner {
     const recent = jobsOn(store, p.task.id, generatorSpec, evaluatorSpec);
     const last = recent[0] ?? null;
     const key = calibrationKey(generator.id, evaluator.id, this.opts.threads, concurrency);
-    let throughput: Throughput | null = null;
-    if (p.calibrate) throughput = await this.calibrate(p, generator, generatorSpec, evaluatorSpec, rows, settings, key, concurrency);
-    else throughput = (last ? jobThroughput(store, last) : null) ?? (await readCalibration(this.opts.dataDir, key));
+    // A new calibration is the plan's speed; otherwise the last job's, else the kept calibration's
+    // (read only then: a damaged file does not stand in the way of a plan from a job).
+    const fromJob = !p.calibrate && last ? jobThroughput(store, last) : null;
+    const calibration = p.calibrate ? await this.calibrate(p, generator, generatorSpec, evaluatorSpec, rows, settings, key, concurrency) : fromJob ? null : await readCalibration(this.opts.dataDir, key);
+    const throughput: Throughput | null = fromJob ?? calibration;
     // A job's measured lengths first; else the calibration's paraphrase lengths, when it kept them.
-    const calibrated = throughput?.paraphraseRatio ?? (await readCalibration(this.opts.dataDir, key))?.paraphraseRatio;
-    const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator, calibrated));
+    const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator, calibration?.paraphraseRatio));
     return { task: p.task, generator, evaluator, lengths, throughput, inFlight: concurrency, ...(p.price ? { price: p.price } : {}), cache: new SqliteGenerationCache(store) };
   }
 
@@ -151,11 +152,10 @@ export class Planner {
    * (plan-time.ts says what it measures and why): a first row makes the examples and warms the
    * evaluator's prefix (not timed); then, with those examples, an evaluation alone (n = 0) and two
    * paraphrase calls alone (n and 2n lines), timed, give an evaluation's and a generator call's
-   * fixed costs and the cost per generated token; then
-   * as many rows at once (one run each) as the job will have runs in flight (at most
-   * CALIBRATION_LOAD_ROWS), kept in flight over up to three times as many rows, give how many
-   * calls the backend serves at once. Kept in the data
-   * folder so later plans on the same models use it.
+   * fixed costs and the cost per generated token; then as many rows at once (one run each) as the
+   * job will have runs in flight (at most CALIBRATION_LOAD_ROWS), kept in flight over up to three
+   * times as many rows, give how many calls the backend serves at once, and its paraphrases'
+   * length against their inputs. Kept in the data folder so later plans on the same models use it.
    */
   private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
@@ -175,9 +175,9 @@ export class Planner {
       let cost: Omit<CallCost, 'slots'> = fitCallCost(evaluation, evaluation);
       if (settings.n > 0) {
         // Two paraphrase calls of one input, n and 2n lines: a generator call's fixed cost (its
-        // new prompt) apart from its tokens. Fitted against an evaluation instead, the prompt's
-        // cost went into every token: plans of short paraphrases came out a quarter short, of
-        // long ones a third long.
+        // prompt, all new, where an evaluation's is mostly the examples the backend holds) apart
+        // from its tokens. Fitted against an evaluation instead, that prompt's cost went into
+        // every generated token.
         const short = timed((await run(2, one)).stages.paraphrases);
         const long = timed((await run(2, { ...one, n: 2 * settings.n })).stages.paraphrases);
         const generator = fitCallCost(short, long);
@@ -186,9 +186,9 @@ export class Planner {
       }
       // The full-load run keeps loadRows rows in flight over three times as many rows (fewer when
       // the data has fewer inputs left, never one twice: its paraphrases would come from the
-      // cache), as a job keeps its rows in flight: one wave alone spent a third of its time in
-      // its tail, its last rows' long calls alone, and the plans of long paraphrases came out a
-      // third long.
+      // cache), as a job keeps its rows in flight: one wave alone spent much of its time in its
+      // tail, its last rows' long calls alone (on the tiny model its four paraphrase calls ended
+      // between 1.0 and 1.7 s of a 1.8 s run).
       const loadTotal = Math.max(loadRows, Math.min(3 * loadRows, rows.length - 3));
       const results: TatraResult[] = [];
       const loadInputs: string[] = [];

@@ -6,7 +6,7 @@ import { accuracyOf, type JobProgress } from '../common/contract/jobs';
 import { callPlan, exampleCallsPerRun, type CallPlan } from '../common/calls';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { EtaEstimator } from '../common/eta';
-import type { JobInfo } from './types';
+import type { JobInfo, RowSizes } from './types';
 
 /** Progress events for calls inside a row come at most this often (each finished row sends one too). */
 export const PROGRESS_EVERY_MS = 250;
@@ -98,15 +98,6 @@ export type CallSide = 'generator' | 'evaluator';
 /** Generator calls in one row: a paraphrase call per run (n > 0), and the run's example calls with scope `input`. */
 export function generatorCallsPerRow(task: JobInfo['task'], settings: Pick<TatraSettings, 'n' | 'k' | 'r' | 'scope'>): number {
   return settings.r * ((settings.n > 0 ? 1 : 0) + (settings.scope === 'input' ? exampleCallsPerRun(task, settings.k) : 0));
-}
-
-/**
- * The input lengths (characters) of a job's rows: all of them and those done before this session.
- * Unknown (a job without its rows at hand), every row weighs alike.
- */
-export interface RowSizes {
-  all: number;
-  done: number;
 }
 
 /** A row's input length as RowSizes counts it: characters (code points, as SQLite's length() counts text). */

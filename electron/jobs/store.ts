@@ -41,6 +41,7 @@ import type {
   RowQuery,
   RowPage,
   RowRun,
+  RowSizes,
   StoredRunExamples,
 } from './types';
 import { SCHEMA_VERSION, migrate } from './migrations';
@@ -427,15 +428,15 @@ export class JobStore {
     this.db.prepare(`UPDATE jobs SET budget_json = ? WHERE id = ?`).run(budget ? JSON.stringify(budget) : null, jobId);
   }
 
-  /** Rows not yet attempted (failed ones are attempted). */
   /** The input lengths of a job's rows, all and done (the ETA weighs rows by them: jobs/row-progress.ts). */
-  inputSizes(jobId: string): { all: number; done: number } {
+  inputSizes(jobId: string): RowSizes {
     const r = this.db
       .prepare(`SELECT COALESCE(SUM(length(input)), 0) AS "all", COALESCE(SUM(CASE WHEN status = 'done' THEN length(input) ELSE 0 END), 0) AS done FROM job_rows WHERE job_id = ?`)
-      .get(jobId) as { all: number; done: number };
+      .get(jobId) as RowSizes;
     return { all: r.all, done: r.done };
   }
 
+  /** Rows not yet attempted (failed ones are attempted). */
   pendingRowCount(jobId: string): number {
     return (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(jobId) as { n: number }).n;
   }

@@ -392,3 +392,13 @@ export interface JobMetrics {
 export type { BackendLease, BackendProvider } from '../hold/lease';
 
 export type { ExportFormat };
+
+/**
+ * The input lengths (characters: code points, as SQLite's length() counts text) of a job's rows,
+ * all of them and those done before a session; the ETA weighs rows by them (row-progress.ts).
+ * Unknown (a job without its rows at hand), every row weighs alike.
+ */
+export interface RowSizes {
+  all: number;
+  done: number;
+}
