@@ -116,7 +116,7 @@ async function calibrationFor(s: Setting): Promise<string> {
   try {
     const model = await modelOf(s.where);
     const t0 = Date.now();
-    await services.planner().eval({
+    const plan = await services.planner().eval({
       task: await services.tasks.resolve('sst2'),
       settings: settingsOf(on),
       generator: model,
@@ -125,7 +125,7 @@ async function calibrationFor(s: Setting): Promise<string> {
       concurrency: s.concurrency,
       calibrate: { pool: services.pool },
     });
-    process.stderr.write(`calibrated ${key} on n=${on.n} k=${on.k} r=${on.r} in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(`calibrated ${key} on n=${on.n} k=${on.k} r=${on.r} in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${plan.basis}\n`);
   } finally {
     await services.dispose();
   }

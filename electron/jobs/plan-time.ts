@@ -5,7 +5,12 @@
 // sends at once). Tokens per second, the plan's old measure, counted every prompt token of
 // every evaluation (each one repeats the examples, which a backend evaluates once and reuses)
 // and a calibration that ran two rows measured a machine far from full: plans came out up to
-// 2.4× long. Pure: numbers in, numbers out.
+// 2.4× long. A call alone and a call among full slots are not the same call, though: on the
+// in-process model a paraphrase call alone held its slot 0.28 s before its first token, and 20 ms
+// of the backend's time once four ran at once (its prompt is evaluated while the other sequences
+// decode); one "calls at once" for both planned a job of one-line paraphrases 41 % long. So a
+// calibration also measures what a call and a token cost at full load (fitLoadedCost), and a
+// stage that fills the slots is planned at that. Pure: numbers in, numbers out.
 import type { Span } from '../engine';
 
 /** What a calibration measured: seconds a call holds a slot, and how many slots there are. */
@@ -22,6 +27,19 @@ export interface CallCost {
    * the examples the backend already holds.
    */
   perGeneratorCall?: number;
+  /**
+   * Seconds of the backend's time a call and a generated token take while its slots are full,
+   * where a calibration measured them at full load (fitLoadedCost); the costs alone over the
+   * slots otherwise.
+   */
+  loaded?: LoadedCost;
+}
+
+/** What calls cost the backend at full load: seconds an evaluation, a generator call and a generated token add to a full run's wall time. */
+export interface LoadedCost {
+  perCall: number;
+  perGeneratorCall: number;
+  perToken: number;
 }
 
 /** A stage's totals over the whole run: calls and generated tokens. */
@@ -36,21 +54,34 @@ export interface StageWork {
  * (latency-bound), whichever is longer. `rows`: rows the stage's calls belong to (0 for a job's
  * examples, made all at once before the first row); `inFlight`: rows the job runs at once.
  */
-export function stageSeconds(work: StageWork, rows: number, inFlight: number, cost: CallCost): number {
+export function stageSeconds(work: StageWork, rows: number, inFlight: number, cost: StageCost): number {
   if (work.calls <= 0) return 0;
   const perCall = cost.perCall + cost.perToken * (work.completion / work.calls);
-  const total = perCall * work.calls;
   // Calls of this stage in flight at once: a row sends its whole stage together.
   const wave = rows > 0 ? Math.min(rows, inFlight) * (work.calls / rows) : work.calls;
-  const throughput = total / Math.max(1, Math.min(cost.slots, wave));
+  // Where full-load costs were measured, the stage takes what its calls cost the backend at full
+  // load, or, with too few calls in flight to fill it, its calls alone a wave at a time; else its
+  // calls alone through the slots they fill.
+  const alone = perCall * work.calls;
+  const throughput = cost.loaded ? Math.max(cost.loaded.perCall * work.calls + cost.loaded.perToken * work.completion, alone / Math.max(1, wave)) : alone / Math.max(1, Math.min(cost.slots, wave));
   const latency = rows > 0 ? Math.ceil(rows / Math.max(1, inFlight)) * perCall : perCall;
   return Math.max(throughput, latency);
 }
 
+/** One stage's view of a CallCost: its calls' fixed cost alone, and at full load. */
+export interface StageCost {
+  perCall: number;
+  perToken: number;
+  slots: number;
+  loaded?: { perCall: number; perToken: number };
+}
+
 /** A run's seconds: its examples, then its rows' paraphrases and evaluations (a row's stages run one after the other). */
 export function runSeconds(stages: { examples: StageWork; paraphrases: StageWork; evaluations: StageWork }, rows: number, inFlight: number, cost: CallCost): number {
-  const generator = { ...cost, perCall: cost.perGeneratorCall ?? cost.perCall };
-  return stageSeconds(stages.examples, 0, inFlight, generator) + stageSeconds(stages.paraphrases, rows, inFlight, generator) + stageSeconds(stages.evaluations, rows, inFlight, cost);
+  const { loaded } = cost;
+  const evaluator: StageCost = { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots, ...(loaded ? { loaded: { perCall: loaded.perCall, perToken: loaded.perToken } } : {}) };
+  const generator: StageCost = { ...evaluator, perCall: cost.perGeneratorCall ?? cost.perCall, ...(loaded ? { loaded: { perCall: loaded.perGeneratorCall, perToken: loaded.perToken } } : {}) };
+  return stageSeconds(stages.examples, 0, inFlight, generator) + stageSeconds(stages.paraphrases, rows, inFlight, generator) + stageSeconds(stages.evaluations, rows, inFlight, evaluator);
 }
 
 /** The min and max scenarios of a plan's stages as StageWork. */
@@ -100,6 +131,60 @@ export function fitSlots(cost: Omit<CallCost, 'slots'>, load: { paraphrases: Sta
     else hi = mid;
   }
   return (lo + hi) / 2;
+}
+
+/** A full-load run of a calibration: its paraphrase and evaluation calls and tokens, and its wall time in seconds. */
+export interface LoadRun {
+  paraphrases: StageWork;
+  evaluations: StageWork;
+  seconds: number;
+}
+
+/**
+ * What calls cost at full load, from full-load runs that differ in their mix (a calibration runs
+ * its rows with n lines, with 2n and with none): the non-negative a (a generator call), b (a
+ * generated token) and c (an evaluation) for which each run's wall time is a·paraphrase calls +
+ * b·tokens generated + c·evaluations, by least squares (exact for three runs whose mixes differ).
+ * A cost the runs cannot tell from zero is zero: each set of costs held at zero is tried, and of
+ * the fits whose costs are all non-negative the one closest to the runs is kept. Null when no
+ * fit leaves a cost above zero.
+ */
+export function fitLoadedCost(runs: readonly LoadRun[]): LoadedCost | null {
+  const rows = runs.filter((r) => r.seconds > 0).map((r) => ({ x: [r.paraphrases.calls, r.paraphrases.completion + r.evaluations.completion, r.evaluations.calls], y: r.seconds }));
+  let best: { fit: number[]; residual: number } | null = null;
+  for (let mask = 1; mask < 8; mask++) {
+    const free = [0, 1, 2].filter((i) => mask & (1 << i));
+    const fit = leastSquares(rows.map((r) => free.map((i) => r.x[i]!)), rows.map((r) => r.y));
+    if (!fit || fit.some((v) => v < 0)) continue;
+    const full = [0, 0, 0];
+    free.forEach((i, j) => (full[i] = fit[j]!));
+    const residual = rows.reduce((s, r) => s + (r.y - r.x.reduce((a, xi, i) => a + xi * full[i]!, 0)) ** 2, 0);
+    if (!best || residual < best.residual - 1e-12) best = { fit: full, residual };
+  }
+  if (!best || best.fit.every((v) => v === 0)) return null;
+  const [perGeneratorCall, perToken, perCall] = best.fit as [number, number, number];
+  return { perCall, perGeneratorCall, perToken };
+}
+
+/** The least-squares solution of X·β = y (normal equations, Gaussian elimination); null where X's columns are not independent. */
+function leastSquares(x: number[][], y: number[]): number[] | null {
+  const m = x[0]?.length ?? 0;
+  if (m === 0 || x.length < m) return null;
+  // A = XᵀX | Xᵀy, reduced in place.
+  const a = Array.from({ length: m }, (_, i) => [...Array.from({ length: m }, (_, j) => x.reduce((s, row) => s + row[i]! * row[j]!, 0)), x.reduce((s, row, k) => s + row[i]! * y[k]!, 0)]);
+  for (let col = 0; col < m; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < m; r++) if (Math.abs(a[r]![col]!) > Math.abs(a[pivot]![col]!)) pivot = r;
+    const scale = Math.max(...a.map((row) => Math.abs(row[col]!)));
+    if (!(Math.abs(a[pivot]![col]!) > 1e-12 * Math.max(1, scale))) return null;
+    [a[col], a[pivot]] = [a[pivot]!, a[col]!];
+    for (let r = 0; r < m; r++) {
+      if (r === col) continue;
+      const f = a[r]![col]! / a[col]![col]!;
+      for (let c = col; c <= m; c++) a[r]![c]! -= f * a[col]![c]!;
+    }
+  }
+  return a.map((row, i) => row[m]! / row[i]!);
 }
 
 /** A finished job's stages over its done rows: calls, generated tokens and wall time (ms) summed. */

@@ -358,6 +358,8 @@ const StoredCalibration = z.object({
   perGeneratorCall: z.number().nonnegative().optional(),
   /** Its paraphrase lines' tokens per token of their inputs; absent in calibrations made before it was kept, or with n = 0. */
   paraphraseRatio: z.number().positive().optional(),
+  /** What calls cost at full load (plan-time.ts LoadedCost); absent in calibrations made before it was measured, or with n = 0. */
+  loaded: z.object({ perCall: z.number().nonnegative(), perGeneratorCall: z.number().nonnegative(), perToken: z.number().nonnegative() }).optional(),
 });
 type StoredCalibration = z.infer<typeof StoredCalibration>;
 
@@ -380,13 +382,15 @@ function calibrationThroughput(c: StoredCalibration | undefined): Throughput | n
   if (!c || !(c.tokensPerSecond > 0)) return null;
   const when = `a calibration on ${c.measuredAt.slice(0, 16).replace('T', ' ')}`;
   if (c.perCall !== undefined && c.perToken !== undefined && c.slots !== undefined && c.perCall + c.perToken > 0) {
-    const cost: CallCost = { perCall: c.perCall, perToken: c.perToken, slots: c.slots, ...(c.perGeneratorCall !== undefined ? { perGeneratorCall: c.perGeneratorCall } : {}) };
-    const calls = c.perGeneratorCall === undefined ? `${(c.perCall * 1000).toFixed(0)} ms a call` : `${(c.perCall * 1000).toFixed(0)} ms an evaluation, ${(c.perGeneratorCall * 1000).toFixed(0)} ms a generator call`;
+    const cost: CallCost = { perCall: c.perCall, perToken: c.perToken, slots: c.slots, ...(c.perGeneratorCall !== undefined ? { perGeneratorCall: c.perGeneratorCall } : {}), ...(c.loaded ? { loaded: c.loaded } : {}) };
+    const ms = (s: number, digits = 0) => `${(s * 1000).toFixed(digits)} ms`;
+    const calls = c.perGeneratorCall === undefined ? `${ms(c.perCall)} a call` : `${ms(c.perCall)} an evaluation, ${ms(c.perGeneratorCall)} a generator call`;
+    const full = c.loaded ? `; at full load ${ms(c.loaded.perCall, 1)} an evaluation, ${ms(c.loaded.perGeneratorCall, 1)} a generator call + ${ms(c.loaded.perToken, 1)} a generated token` : `, ${c.slots.toFixed(1)} calls at once`;
     return {
       tokensPerSecond: c.tokensPerSecond,
       cost,
       ...(c.paraphraseRatio !== undefined ? { paraphraseRatio: c.paraphraseRatio } : {}),
-      basis: `${when}: ${calls} + ${(c.perToken * 1000).toFixed(1)} ms a generated token, ${c.slots.toFixed(1)} calls at once`,
+      basis: `${when}: alone ${calls} + ${ms(c.perToken, 1)} a generated token${full}`,
     };
   }
   return { tokensPerSecond: c.tokensPerSecond, basis: `${when}: ${c.tokens} tokens in ${c.seconds.toFixed(1)} s, ${c.tokensPerSecond.toFixed(0)} tokens/s` };
@@ -404,7 +408,7 @@ export async function writeCalibration(dataDir: string, key: string, tokens: num
     measuredAt: new Date().toISOString(),
     seconds,
     tokens,
-    ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots, ...(cost.perGeneratorCall !== undefined ? { perGeneratorCall: cost.perGeneratorCall } : {}) } : {}),
+    ...(cost ? { perCall: cost.perCall, perToken: cost.perToken, slots: cost.slots, ...(cost.perGeneratorCall !== undefined ? { perGeneratorCall: cost.perGeneratorCall } : {}), ...(cost.loaded ? { loaded: cost.loaded } : {}) } : {}),
     ...(paraphraseRatio !== undefined && paraphraseRatio > 0 ? { paraphraseRatio } : {}),
   };
   await calibrations(dataDir).update((all) => ({ ...all, [key]: entry }));

@@ -12,7 +12,7 @@ import { withHeldModels } from '../hold/classify';
 import { PlanModels } from '../hold/plan-models';
 import type { RemoteLookup } from '../remote';
 import { readDataset } from './dataset';
-import { fitCallCost, fitSlots, type CallCost } from './plan-time';
+import { fitCallCost, fitLoadedCost, fitSlots, type CallCost } from './plan-time';
 import {
   assumedLengths,
   calibrationKey,
@@ -57,7 +57,7 @@ export interface PlanCommon {
   task: TaskDefinition;
   /** Prices every model of the run (--price-in/--price-out). */
   price?: Price;
-  /** Measure speed now (loads the models and classifies a row or two); needs `pool`. */
+  /** Measure speed now (loads the models, times a few calls alone and rows at full load); needs `pool`. */
   calibrate?: { pool: BackendProvider };
   signal?: AbortSignal;
 }
@@ -151,11 +151,12 @@ export class Planner {
    * A short calibration on the models loaded as the run will load them, with the run's n and k
    * (plan-time.ts says what it measures and why): a first row makes the examples and warms the
    * evaluator's prefix (not timed); then, with those examples, an evaluation alone (n = 0) and two
-   * paraphrase calls alone (n and 2n lines), timed, give an evaluation's and a generator call's
+   * paraphrase calls alone (one line and n), timed, give an evaluation's and a generator call's
    * fixed costs and the cost per generated token; then as many rows at once (one run each) as the
    * job will have runs in flight (at most CALIBRATION_LOAD_ROWS), kept in flight over up to three
    * times as many rows, give how many calls the backend serves at once, and its paraphrases'
-   * length against their inputs. Kept in the data folder so later plans on the same models use it.
+   * length against their inputs; the same rows again with one line and with none give what a
+   * generator call, a token and an evaluation cost at full load. Kept in the data folder so later plans on the same models use it.
    */
   private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
@@ -163,7 +164,11 @@ export class Planner {
     const one: TatraSettings = { ...settings, r: 1, earlyStop: false };
     // Cycled when the data set is short (a repeated input's paraphrases then come from the cache).
     const input = (i: number) => rows[i % rows.length]!;
-    const loadRows = Math.max(1, Math.min(CALIBRATION_LOAD_ROWS, concurrency * settings.r));
+    // Runs in flight as a job of two runs or more keeps them (each row keeps its r runs in flight):
+    // more than the in-process model has sequences, so a sequence whose run is between calls has
+    // another's call to decode. Measured at one run a sequence, a full run was 20 % slower than
+    // the jobs it planned.
+    const loadRows = Math.max(1, Math.min(CALIBRATION_LOAD_ROWS, concurrency * Math.max(2, settings.r)));
     return withHeldModels(pool, { generator: generatorSpec, evaluator: evaluatorSpec, ...(signal ? { signal } : {}) }, async (generator, evaluator) => {
       // The examples are made once (the first row) and then come from this cache, as in a job.
       const cache = new MemoryGenerationCache();
@@ -174,49 +179,67 @@ export class Planner {
       const evaluation = timed(alone.stages.evaluation);
       let cost: Omit<CallCost, 'slots'> = fitCallCost(evaluation, evaluation);
       if (settings.n > 0) {
-        // Two paraphrase calls of one input, n and 2n lines: a generator call's fixed cost (its
-        // prompt, all new, where an evaluation's is mostly the examples the backend holds) apart
-        // from its tokens. Fitted against an evaluation instead, that prompt's cost went into
-        // every generated token.
-        const short = timed((await run(2, one)).stages.paraphrases);
-        const long = timed((await run(2, { ...one, n: 2 * settings.n })).stages.paraphrases);
+        // Two paraphrase calls of one input, one line and n (two for n = 1): a generator call's
+        // fixed cost (its prompt, all new, where an evaluation's is mostly the examples the
+        // backend holds) apart from its tokens. Fitted against an evaluation instead, that
+        // prompt's cost went into every generated token.
+        const short = timed((await run(2, { ...one, n: 1 })).stages.paraphrases);
+        const long = timed((await run(2, { ...one, n: Math.max(2, settings.n) })).stages.paraphrases);
         const generator = fitCallCost(short, long);
         if (generator.perToken > 0) cost = { perCall: Math.max(0, evaluation.seconds - generator.perToken * evaluation.completion), perToken: generator.perToken, perGeneratorCall: generator.perCall };
         else cost = fitCallCost(evaluation, short);
       }
-      // The full-load run keeps loadRows rows in flight over three times as many rows (fewer when
+      // A full-load run keeps loadRows rows in flight over three times as many rows (fewer when
       // the data has fewer inputs left, never one twice: its paraphrases would come from the
       // cache), as a job keeps its rows in flight: one wave alone spent much of its time in its
       // tail, its last rows' long calls alone (on the tiny model its four paraphrase calls ended
-      // between 1.0 and 1.7 s of a 1.8 s run).
+      // between 1.0 and 1.7 s of a 1.8 s run), and twice as many rows still ran a fifth slower a
+      // row than the job of 160 rows it planned; three times, as fast.
       const loadTotal = Math.max(loadRows, Math.min(3 * loadRows, rows.length - 3));
-      const results: TatraResult[] = [];
-      const loadInputs: string[] = [];
-      let next = 0;
-      const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: loadRows }, async () => {
-          while (next < loadTotal) {
-            const i = 3 + next++;
-            results.push(await run(i, one));
-            loadInputs.push(input(i));
-          }
-        }),
-      );
-      const seconds = (performance.now() - t0) / 1000;
-      const sum = (stage: StageName) => ({
-        calls: results.reduce((a, r) => a + r.stages[stage].calls, 0),
-        completion: results.reduce((a, r) => a + r.stages[stage].completionTokens, 0),
-      });
-      const slots = fitSlots(cost, { paraphrases: sum('paraphrases'), evaluations: sum('evaluation'), rows: loadTotal, inFlight: loadRows, seconds });
+      const loadRun = async (n: number) => {
+        const results: TatraResult[] = [];
+        const loadInputs: string[] = [];
+        let next = 0;
+        const t0 = performance.now();
+        await Promise.all(
+          Array.from({ length: loadRows }, async () => {
+            while (next < loadTotal) {
+              const i = 3 + next++;
+              results.push(await run(i, { ...one, n }));
+              loadInputs.push(input(i));
+            }
+          }),
+        );
+        const seconds = (performance.now() - t0) / 1000;
+        const sum = (stage: StageName) => ({
+          calls: results.reduce((a, r) => a + r.stages[stage].calls, 0),
+          completion: results.reduce((a, r) => a + r.stages[stage].completionTokens, 0),
+        });
+        // Its paraphrase lines against their inputs (a call writes n lines and n − 1 breaks), in
+        // the generator's tokens as a plan counts them.
+        const para = sum('paraphrases');
+        const lineTokens = n > 0 ? Math.max(0, (para.completion + para.calls) / n - para.calls) : 0;
+        const inputTokens = results.reduce((a, r, i) => a + planned.counter.countText(loadInputs[i]!.trim()) * r.stages.paraphrases.calls, 0);
+        return { results, seconds, paraphrases: para, evaluations: sum('evaluation'), lineTokens, inputTokens };
+      };
+      const load = await loadRun(settings.n);
+      const { results, seconds } = load;
+      const slots = fitSlots(cost, { paraphrases: load.paraphrases, evaluations: load.evaluations, rows: loadTotal, inFlight: loadRows, seconds });
+      // The same rows with one line (two for n = 1) and with none: how the full run's time
+      // grows with its generator calls, tokens and evaluations (plan-time.ts fitLoadedCost). Only
+      // where its runs in flight fill the backend's slots (a run has one call in flight at least):
+      // two rows in flight on a server of 8 slots left its paraphrase calls and the run without
+      // them half the slots, and the costs it fitted planned a job 48 % long.
+      const other = settings.n > 0 && loadRows >= slots ? await loadRun(settings.n > 1 ? 1 : 2) : null;
+      const loaded = other ? fitLoadedCost([load, other, await loadRun(0)]) : null;
       const tokens = results.reduce((a, r) => a + Object.values(r.stages).reduce((b, st) => b + st.promptTokens + st.completionTokens, 0), 0);
-      // Its paraphrase lines against their inputs (a call writes n lines and n − 1 breaks), in the
-      // generator's tokens as a plan counts them: the plan's guess "as long as its input" was a
-      // third short on a model whose lines fill what the grammar allows.
-      const para = sum('paraphrases');
-      const inputTokens = results.reduce((a, r, i) => a + (r.stages.paraphrases.calls > 0 ? planned.counter.countText(loadInputs[i]!.trim()) * r.stages.paraphrases.calls : 0), 0);
-      const ratio = settings.n > 0 && para.calls > 0 && inputTokens > 0 ? Math.max(0, (para.completion + para.calls) / settings.n - para.calls) / inputTokens : undefined;
-      return writeCalibration(this.opts.dataDir, key, tokens, seconds, { ...cost, slots }, ratio);
+      // The paraphrase lines' length against their inputs, over both runs that wrote them: the
+      // plan's guess "as long as its input" was a third short on a model whose lines fill what
+      // the grammar allows.
+      const written = [load, ...(other ? [other] : [])];
+      const inputTokens = written.reduce((a, r) => a + r.inputTokens, 0);
+      const ratio = inputTokens > 0 ? written.reduce((a, r) => a + r.lineTokens, 0) / inputTokens : undefined;
+      return writeCalibration(this.opts.dataDir, key, tokens, seconds, { ...cost, slots, ...(loaded ? { loaded } : {}) }, ratio);
     });
   }
 }

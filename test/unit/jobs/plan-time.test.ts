@@ -1,9 +1,10 @@
 // The plan's time from calls (jobs/plan-time.ts): a stage is as long as its calls through the
 // backend's slots, or as its rows one wave after another when the rows in flight cannot fill
-// them; a calibration's two calls alone give a call's fixed cost and its cost per token, and its
-// full-load run the slots. Hand-computed figures, no clock.
+// them; a calibration's two calls alone give a call's fixed cost and its cost per token, its
+// full-load run the slots, and its three full-load runs what calls cost at full load.
+// Hand-computed figures, no clock.
 import { describe, expect, it } from 'vitest';
-import { fitCallCost, fitSlots, jobCallCost, runSeconds, stageSeconds } from '../../../electron/jobs/plan-time';
+import { fitCallCost, fitLoadedCost, fitSlots, jobCallCost, runSeconds, stageSeconds } from '../../../electron/jobs/plan-time';
 
 const remote = { perCall: 0.05, perToken: 0, slots: 8 };
 
@@ -46,6 +47,73 @@ describe('stageSeconds', () => {
   it('adds the stages of a run', () => {
     const stages = { examples: { calls: 16, completion: 0 }, paraphrases: { calls: 500, completion: 0 }, evaluations: { calls: 3000, completion: 0 } };
     expect(runSeconds(stages, 100, 64, remote)).toBeCloseTo((16 * 0.05) / 8 + (500 * 0.05) / 8 + (3000 * 0.05) / 8, 12);
+  });
+});
+
+describe('stageSeconds at full-load costs', () => {
+  // Alone a generator call holds its slot 0.3 s before its tokens (10 ms each); at full load it
+  // adds 20 ms and a token 5 ms to the run's time (the in-process model's shape: a call's prompt
+  // is evaluated while the other sequences decode).
+  const local = { perCall: 0.3, perToken: 0.01, slots: 2, loaded: { perCall: 0.02, perToken: 0.005 } };
+
+  it('is what the calls cost at full load when the rows in flight fill the backend', () => {
+    // 80 calls of 30 tokens, 8 in flight: 80 × 20 ms + 2,400 × 5 ms, where through 2 slots alone it was 80 × 0.6 / 2.
+    expect(stageSeconds({ calls: 80, completion: 2400 }, 40, 4, local)).toBeCloseTo(80 * 0.02 + 2400 * 0.005, 12);
+  });
+
+  it('is the calls alone a wave at a time when too few are in flight to fill it', () => {
+    // One row in flight, one call: each call alone, 0.3 + 30 × 10 ms.
+    expect(stageSeconds({ calls: 40, completion: 1200 }, 40, 1, local)).toBeCloseTo(40 * 0.6, 12);
+    // Two in flight: half that, still above the full-load cost (40 × 0.17 s).
+    expect(stageSeconds({ calls: 80, completion: 2400 }, 40, 1, local)).toBeCloseTo((80 * 0.6) / 2, 12);
+  });
+
+  it('charges a generator call its own full-load cost', () => {
+    const stages = { examples: { calls: 0, completion: 0 }, paraphrases: { calls: 80, completion: 2400 }, evaluations: { calls: 240, completion: 240 } };
+    const cost = { perCall: 0.05, perToken: 0.01, slots: 2, perGeneratorCall: 0.3, loaded: { perCall: 0.004, perGeneratorCall: 0.02, perToken: 0.005 } };
+    expect(runSeconds(stages, 40, 4, cost)).toBeCloseTo(80 * 0.02 + 2400 * 0.005 + 240 * 0.004 + 240 * 0.005, 12);
+  });
+});
+
+describe('fitLoadedCost', () => {
+  const run = (calls: number, tokens: number, evaluations: number, cost: { a: number; b: number; c: number }) => ({
+    paraphrases: { calls, completion: tokens },
+    evaluations: { calls: evaluations, completion: evaluations },
+    seconds: cost.a * calls + cost.b * (tokens + evaluations) + cost.c * evaluations,
+  });
+
+  it('recovers the costs from runs with n lines, one and none', () => {
+    const truth = { a: 0.02, b: 0.005, c: 0.008 };
+    const fit = fitLoadedCost([run(12, 874, 36, truth), run(12, 411, 24, truth), run(0, 0, 12, truth)])!;
+    expect(fit.perGeneratorCall).toBeCloseTo(0.02, 9);
+    expect(fit.perToken).toBeCloseTo(0.005, 9);
+    expect(fit.perCall).toBeCloseTo(0.008, 9);
+  });
+
+  it('holds at zero a cost the runs would make negative, and fits the others to them', () => {
+    // Timing noise: the run without paraphrases took long (50 ms an evaluation), so the exact fit
+    // gives a generator call a negative cost (−16 ms).
+    const runs = [
+      { paraphrases: { calls: 12, completion: 874 }, evaluations: { calls: 36, completion: 36 }, seconds: 5.0 },
+      { paraphrases: { calls: 12, completion: 411 }, evaluations: { calls: 24, completion: 24 }, seconds: 2.6 },
+      { paraphrases: { calls: 0, completion: 0 }, evaluations: { calls: 12, completion: 12 }, seconds: 0.6 },
+    ];
+    const fit = fitLoadedCost(runs)!;
+    for (const v of Object.values(fit)) expect(v).toBeGreaterThanOrEqual(0);
+    // No other non-negative fit is closer to the runs (a grid around it, every cost ≥ 0).
+    const residual = (f: { perGeneratorCall: number; perToken: number; perCall: number }) =>
+      runs.reduce((s, r) => s + (r.seconds - f.perGeneratorCall * r.paraphrases.calls - f.perToken * (r.paraphrases.completion + r.evaluations.completion) - f.perCall * r.evaluations.calls) ** 2, 0);
+    const best = residual(fit);
+    for (const da of [-1e-3, 0, 1e-3]) for (const db of [-1e-5, 0, 1e-5]) for (const dc of [-1e-3, 0, 1e-3]) {
+      const near = { perGeneratorCall: fit.perGeneratorCall + da, perToken: fit.perToken + db, perCall: fit.perCall + dc };
+      if (Object.values(near).every((v) => v >= 0)) expect(residual(near)).toBeGreaterThanOrEqual(best - 1e-12);
+    }
+    expect(fit.perGeneratorCall).toBe(0);
+    expect(fit.perToken).toBeGreaterThan(0);
+  });
+
+  it('is null when no run took time', () => {
+    expect(fitLoadedCost([{ paraphrases: { calls: 1, completion: 1 }, evaluations: { calls: 1, completion: 1 }, seconds: 0 }])).toBeNull();
   });
 });
 
