@@ -6,11 +6,11 @@
 // every evaluation (each one repeats the examples, which a backend evaluates once and reuses)
 // and a calibration that ran two rows measured a machine far from full: plans came out up to
 // 2.4× long. A call alone and a call among full slots are not the same call, though: on the
-// in-process model a paraphrase call alone held its slot 0.28 s before its first token, and 20 ms
-// of the backend's time once four ran at once (its prompt is evaluated while the other sequences
-// decode); one "calls at once" for both planned a job of one-line paraphrases 41 % long. So a
-// calibration also measures what a call and a token cost at full load (fitLoadedCost), and a
-// stage that fills the slots is planned at that. Pure: numbers in, numbers out.
+// in-process tiny model a paraphrase call's fixed cost timed alone (0.08–0.28 s in calibrations
+// minutes apart) was several times what one added to a full run (27 ms), and one "calls at once"
+// for both planned a job of one-line paraphrases 21–41 % long. So a calibration also measures what
+// a call and a token cost at full load (fitLoadedCost), and a stage that fills the slots is planned
+// at that. Pure: numbers in, numbers out.
 import type { Span } from '../engine';
 
 /** What a calibration measured: seconds a call holds a slot, and how many slots there are. */
@@ -142,7 +142,7 @@ export interface LoadRun {
 
 /**
  * What calls cost at full load, from full-load runs that differ in their mix (a calibration runs
- * its rows with n lines, with 2n and with none): the non-negative a (a generator call), b (a
+ * its rows with n lines, with one and with none): the non-negative a (a generator call), b (a
  * generated token) and c (an evaluation) for which each run's wall time is a·paraphrase calls +
  * b·tokens generated + c·evaluations, by least squares (exact for three runs whose mixes differ).
  * A cost the runs cannot tell from zero is zero: each set of costs held at zero is tried, and of

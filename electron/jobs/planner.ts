@@ -148,15 +148,16 @@ export class Planner {
   }
 
   /**
-   * A short calibration on the models loaded as the run will load them, with the run's n and k
+   * A calibration on the models loaded as the run will load them, with the run's n and k
    * (plan-time.ts says what it measures and why): a first row makes the examples and warms the
    * evaluator's prefix (not timed); then, with those examples, an evaluation alone (n = 0) and two
    * paraphrase calls alone (one line and n), timed, give an evaluation's and a generator call's
    * fixed costs and the cost per generated token; then as many rows at once (one run each) as the
-   * job will have runs in flight (at most CALIBRATION_LOAD_ROWS), kept in flight over up to three
-   * times as many rows, give how many calls the backend serves at once, and its paraphrases'
-   * length against their inputs; the same rows again with one line and with none give what a
-   * generator call, a token and an evaluation cost at full load. Kept in the data folder so later plans on the same models use it.
+   * job will have runs in flight, two a row at least (at most CALIBRATION_LOAD_ROWS), kept in
+   * flight over up to three times as many rows, give how many calls the backend serves at once and
+   * its paraphrases' length against their inputs; the same rows again with one line and with none
+   * give what a generator call, a token and an evaluation cost at full load. Kept in the data
+   * folder so later plans on the same models use it.
    */
   private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
@@ -166,8 +167,8 @@ export class Planner {
     const input = (i: number) => rows[i % rows.length]!;
     // Runs in flight as a job of two runs or more keeps them (each row keeps its r runs in flight):
     // more than the in-process model has sequences, so a sequence whose run is between calls has
-    // another's call to decode. Measured at one run a sequence, a full run was 20 % slower than
-    // the jobs it planned.
+    // another's call to decode. Measured at one run a sequence, the plans of the r = 2 jobs came
+    // out 20 % long.
     const loadRows = Math.max(1, Math.min(CALIBRATION_LOAD_ROWS, concurrency * Math.max(2, settings.r)));
     return withHeldModels(pool, { generator: generatorSpec, evaluator: evaluatorSpec, ...(signal ? { signal } : {}) }, async (generator, evaluator) => {
       // The examples are made once (the first row) and then come from this cache, as in a job.
