@@ -29,7 +29,7 @@ export function priceOption(name: string) {
 export function addPlanOptions(cmd: Command): Command {
   return cmd
     .option('--dry-run', 'print what the run would cost (calls per stage, tokens, time, money) without running it; with --json one {"plan": …} object')
-    .option('--calibrate', "with --dry-run: measure this machine's speed first (loads the models, times a few calls alone and up to 3 × the runs in flight of rows at full load, three ways); kept for later plans")
+    .option('--calibrate', "with --dry-run: measure this machine's speed first (loads the models, times a few calls alone, then rows at full load three ways: a minute or so on a small model); kept for later plans")
     .addOption(new Option('--price-in <usd>', 'US dollars per million prompt tokens, for every model of this run (default: the remote entry\'s price)').argParser(priceOption('--price-in')))
     .addOption(new Option('--price-out <usd>', 'US dollars per million completion tokens (with --price-in)').argParser(priceOption('--price-out')));
 }
