@@ -275,29 +275,39 @@ describe('rows weighed by their inputs’ lengths', () => {
     expect(weighed.length).toBeGreaterThan(40);
     // Alike, the short rows' half was said at the long rows' pace: 90 % off on average, up to 2.6 times the truth.
     expect(mean(alike)).toBeGreaterThan(0.5);
-    // Weighed, 15 % on average; the worst looks (28 %) are where four rows' calls end at once in this lockstep job.
+    // Weighed, 14 % on average; the worst looks (28 %) are where four rows' calls end at once in this lockstep job.
     expect(mean(weighed)).toBeLessThan(0.2);
     expect(Math.max(...weighed)).toBeLessThan(0.35);
   });
 
-  it('fits how a row’s generator time goes with its length once 8 rows tell, a half share assumed before and while unclear, nothing where 32 rows show no slope', async () => {
+  it('fits how a row’s generator time goes with its length once 8 rows tell, three quarters assumed before and while unclear, nothing where 32 rows show no slope', async () => {
     const tally = sessionTally(await job(40), 2, { all: 40 * 100, done: 0 });
-    // Before any row: half a call's cost taken to grow with the length (the job's mean, 100).
-    expect(sizeWeights(tally.calls)).toEqual({ perCall: 0.5, perChar: 0.005 });
-    // Rows whose generator time is 1,000 ms + 10 ms a character: at the mean length half of it is fixed.
-    for (let i = 0; i < 8; i++) {
-      const length = 50 + i * 15;
-      settleRow(tally.calls, startRow(tally.calls, length), stages(1000 + 10 * length, 500));
-    }
+    // Before any row: three quarters of a call's cost taken to grow with the length (the job's mean, 100).
+    expect(sizeWeights(tally.calls)).toEqual({ perCall: 0.25, perChar: 0.0075 });
+    // Rows whose generator time is 200 ms + 10 ms a character: at the mean length a sixth of it is fixed.
+    const rows = (tallied: typeof tally, fixedMs: number) => {
+      for (let i = 0; i < 8; i++) {
+        const length = 50 + i * 15;
+        settleRow(tallied.calls, startRow(tallied.calls, length), stages(fixedMs + 10 * length, 500));
+      }
+    };
+    rows(tally, 200);
     const w = sizeWeights(tally.calls);
-    expect(w.perCall).toBeCloseTo(0.5, 9);
-    expect(w.perChar).toBeCloseTo(0.005, 9);
+    expect(w.perCall).toBeCloseTo(200 / 1200, 9);
+    expect(w.perChar).toBeCloseTo(10 / 1200, 9);
+    // 1,000 ms + 10 ms a character: half of it fixed as fitted, a quarter taken (the rest of a
+    // row's time is more its waiting for other rows' calls than its own cost).
+    const waited = sessionTally(await job(40), 2, { all: 40 * 100, done: 0 });
+    rows(waited, 1000);
+    const capped = sizeWeights(waited.calls);
+    expect(capped.perCall).toBeCloseTo(0.25, 9);
+    expect(capped.perChar).toBeCloseTo(0.0075, 9);
     // A server answering every call in the same time whatever the length: the prior while 31 rows
     // or fewer cannot tell a slope from noise, then every row weighs alike.
     const server = sessionTally(await job(40), 2, { all: 40 * 100, done: 0 });
     const serverRow = (i: number) => settleRow(server.calls, startRow(server.calls, 40 + ((i * 53) % 150)), stages(1000 + ((i * 7) % 5) * 10, 500));
     for (let i = 0; i < 31; i++) serverRow(i);
-    expect(sizeWeights(server.calls)).toEqual({ perCall: 0.5, perChar: 0.005 });
+    expect(sizeWeights(server.calls)).toEqual({ perCall: 0.25, perChar: 0.0075 });
     serverRow(31);
     expect(sizeWeights(server.calls)).toEqual({ perCall: 1, perChar: 0 });
     // The job's calls still weigh its plan: a row of the mean length weighs its plan's calls.
