@@ -270,11 +270,12 @@ export function sizeWeights(calls: Pick<CallTally, 'size'>): { perCall: number; 
 /**
  * The most of a generator call's cost taken not to grow with its row's length. A row's generator
  * time counts the time its calls waited for the other rows' calls, which the fit takes for a
- * fixed cost (about half, on every in-process job recorded), where the jobs' wall time went with
- * their inputs' characters (the share of characters done tracked the share of the time within
- * 3 points from a third of the job on). Replayed on 29 recorded in-process jobs, the ETA's worst
- * point between 10 and 80 % of the calls was 25 % with the fitted share and a half before the fit,
- * 19 % with a quarter at most (21 % with 35 %, 19 % with 15 %).
+ * fixed cost (about half, on in-process jobs), where the jobs' wall time went with their inputs'
+ * characters (the share of characters done tracked the share of the time within 3 points from a
+ * third of the job on). Replayed on 29 recorded in-process jobs (bench/eta.ts --replay), the
+ * ETA's worst point between 10 and 80 % of the calls was 25 % with the fitted share and a half
+ * before the fit, 19 % with a quarter at most; a share held at 15 % or 35 % whatever the fit gave
+ * 19 % and 21 %. Chosen on those recordings, on the tiny model only.
  */
 const FIXED_SHARE_MAX = 0.25;
 
