@@ -23,7 +23,7 @@ import {
 } from '../engine';
 import type { GenerationCache } from '../engine/cache';
 import { JsonFile } from '../state/json-file';
-import { jobCallCost, runSeconds, stageWork, type CallCost } from './plan-time';
+import { jobCallCost, runSeconds, stageWork, type CallCost, type LoadedCost } from './plan-time';
 import type { JobStore } from './store';
 import type { JobInfo } from './types';
 
@@ -359,7 +359,7 @@ const StoredCalibration = z.object({
   /** Its paraphrase lines' tokens per token of their inputs; absent in calibrations made before it was kept, or with n = 0. */
   paraphraseRatio: z.number().positive().optional(),
   /** What calls cost at full load (plan-time.ts LoadedCost); absent in calibrations made before it was measured, or with n = 0. */
-  loaded: z.object({ perCall: z.number().nonnegative(), perGeneratorCall: z.number().nonnegative(), perToken: z.number().nonnegative() }).optional(),
+  loaded: (z.object({ perCall: z.number().nonnegative(), perGeneratorCall: z.number().nonnegative(), perToken: z.number().nonnegative() }) satisfies z.ZodType<LoadedCost>).optional(),
 });
 type StoredCalibration = z.infer<typeof StoredCalibration>;
 

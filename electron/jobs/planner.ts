@@ -217,10 +217,10 @@ export class Planner {
           completion: results.reduce((a, r) => a + r.stages[stage].completionTokens, 0),
         });
         // Its paraphrase lines against their inputs (a call writes n lines and n − 1 breaks), in
-        // the generator's tokens as a plan counts them.
+        // the generator's tokens as a plan counts them (a run without paraphrases tokenizes nothing).
         const para = sum('paraphrases');
         const lineTokens = n > 0 ? Math.max(0, (para.completion + para.calls) / n - para.calls) : 0;
-        const inputTokens = results.reduce((a, r, i) => a + planned.counter.countText(loadInputs[i]!.trim()) * r.stages.paraphrases.calls, 0);
+        const inputTokens = n > 0 ? results.reduce((a, r, i) => a + planned.counter.countText(loadInputs[i]!.trim()) * r.stages.paraphrases.calls, 0) : 0;
         return { results, seconds, paraphrases: para, evaluations: sum('evaluation'), lineTokens, inputTokens };
       };
       const load = await loadRun(settings.n);
