@@ -2,8 +2,10 @@
 // and the option groups (settings, models, runtime) that several commands take alike.
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
+import { isRemoteSpec } from '../common/remote';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
 import { EARLY_STOP_CONFIDENCE, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
@@ -164,6 +166,15 @@ export function addModelOptions(cmd: Command): Command {
     .option('--model <model>', `model used as both generator and evaluator: ${MODEL_ARG_HELP}`)
     .option('--generator <model>', 'model that writes examples and paraphrases (default --model)')
     .option('--evaluator <model>', 'model that classifies (default --model)');
+}
+
+/**
+ * A model argument as a run records it: a GGUF file as an absolute path, so a resume works from any
+ * folder; a remote model's spec (`remote:NAME`, `openai+http://…#MODEL`) exactly as written.
+ */
+export function modelArgument(spec: string): string {
+  const s = spec.trim();
+  return isRemoteSpec(s) ? s : resolve(s);
 }
 
 export function modelPathsFrom(opts: ModelCliOptions): { generator: string; evaluator: string } {

@@ -13,7 +13,7 @@ import { sharedPriceBudget, type JobBudget } from '../../jobs';
 import { planComparison } from '../../experiments';
 import type { Budget } from '../../common/plan';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
-import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, parseLabelMap, tatraSettingsFrom } from '../options';
+import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelArgument, parseLabelMap, tatraSettingsFrom } from '../options';
 import { type CliServices, withCliServices } from '../session';
 import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, printPlan } from '../plan';
 import { runExperimentToEnd } from '../experiment-run';
@@ -94,7 +94,7 @@ export function formatComparison(rec: ComparisonRecord): string {
 function splitList(v: string | undefined, flag: string): string[] {
   const items = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (items.length === 0) throw new UserError(`${flag} needs at least one model`, 'bad_option');
-  return items.map((p) => resolve(p));
+  return items.map(modelArgument);
 }
 
 /** A line per pair as its status changes (stderr), until the comparison ends. */

@@ -1,7 +1,6 @@
 // `tatra sweep`: the paper's sensitivity study (docs/method.md §12) as one resumable experiment:
 // `tatra sweep --task sst2 --data f.csv --model m.gguf -n 0,1,2,5,10 -k 4,8,16 -r 1,3,5,10,15 --seeds 1,2,3`
 // and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: experiments/sweep.ts does the work.
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
@@ -10,7 +9,7 @@ import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
 import type { SweepManager } from '../../experiments';
 import { type JobBudget, openDataset } from '../../jobs';
-import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelPathsFrom, outputFolder, parseLabelMap } from '../options';
+import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelArgument, modelPathsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
 import { err, eta, out, outJson, pct as percent, table } from '../ui';
@@ -183,14 +182,6 @@ async function listSweeps(opts: SweepRuntimeOptions): Promise<void> {
   });
 }
 
-/**
- * A model file as an absolute path, so `tatra sweep resume` works from any folder; anything that
- * is not a file here (a remote model's reference) is passed on as given.
- */
-function modelRef(model: string): string {
-  return existsSync(model) ? resolve(model) : model;
-}
-
 async function newSweep(opts: SweepCliOptions): Promise<void> {
   if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
   if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
@@ -208,8 +199,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
         task: await services.tasks.resolve(opts.task!),
         grid,
         // The paths the sweep's jobs will name the models by: the cache keys hold them.
-        generator: modelRef(generator),
-        evaluator: modelRef(evaluator),
+        generator: modelArgument(generator),
+        evaluator: modelArgument(evaluator),
         data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
         concurrency: opts.concurrency,
         ...(price ? { price } : {}),
@@ -225,15 +216,15 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       inputColumn: textColumn,
       goldColumn: labelColumn,
       labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
-      generator: modelRef(generator),
-      evaluator: modelRef(evaluator),
+      generator: modelArgument(generator),
+      evaluator: modelArgument(evaluator),
       grid,
       ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
       concurrency: opts.concurrency,
       ...(opts.name ? { name: opts.name } : {}),
     });
     err(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}`);
-    await runSweep(sweeps, created.id, opts.json === true, await jobBudgetFrom(opts, services.remotes, modelRef(generator), modelRef(evaluator)));
+    await runSweep(sweeps, created.id, opts.json === true, await jobBudgetFrom(opts, services.remotes, modelArgument(generator), modelArgument(evaluator)));
     await finish(sweeps, created.id, opts);
   });
 }
