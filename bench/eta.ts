@@ -30,6 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openServices } from '../electron/api/services';
+import { parseModelSpec } from '../electron/common/model-spec';
 import { countMax, countMin, type CostPlan } from '../electron/common/plan';
 import { CONCURRENCY } from '../electron/common/settings';
 import { etaTrace, type EtaTraceEvent } from '../electron/jobs/row-progress';
@@ -98,7 +99,7 @@ function parseSetting(text: string): Setting {
 }
 
 const server = await startInstantServer({ kind: 'openai-compatible', latencyMs: Number(values.latency), capacity: Number(values.slots) });
-const modelOf = async (where: Setting['where']) => (where === 'local' ? await tinyModelPath() : `openai+${server.origin}/v1#m`);
+const modelOf = async (where: Setting['where']) => parseModelSpec(where === 'local' ? await tinyModelPath() : `openai+${server.origin}/v1#m`);
 const settingsOf = (s: Setting) => ({ n: s.n, k: s.k, r: s.r, seed: 1, scope: 'run' as const });
 const dataOf = (rows: number) => ({ path: values.data, format: 'jsonl' as const, textColumn: 'input', limit: rows });
 const open = (dir: string) => openServices({ dataDir: dir, threads: Number(values.threads), keepAliveMs: 0, taskPaths: true });
@@ -175,8 +176,8 @@ try {
       const job = await jobs.create({
         task: 'sst2',
         settings,
-        generatorPath: model,
-        evaluatorPath: model,
+        generatorPath: model.text,
+        evaluatorPath: model.text,
         dataset: { path: values.data, mapping: { textColumn: 'input', labelColumn: 'solution' } },
         limit: s.rows,
         concurrency: s.concurrency,

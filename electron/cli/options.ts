@@ -5,7 +5,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
-import { isRemoteSpec } from '../common/remote';
+import { parseModelSpec, type ModelSpec } from '../common/model-spec';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
 import { EARLY_STOP_CONFIDENCE, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
@@ -169,21 +169,22 @@ export function addModelOptions(cmd: Command): Command {
 }
 
 /**
- * A model argument as a run records it: a GGUF file as an absolute path, so a resume works from any
- * folder; a remote model's spec (`remote:NAME`, `openai+http://…#MODEL`) exactly as written.
+ * A model argument, parsed once (common/model-spec.ts): a GGUF file made absolute, so a run records
+ * a path a resume finds from any folder; a remote model's spec (`remote:NAME`,
+ * `openai+http://…#MODEL`) as written.
  */
-export function modelArgument(spec: string): string {
-  const s = spec.trim();
-  return isRemoteSpec(s) ? s : resolve(s);
+export function modelArgument(text: string): ModelSpec {
+  return parseModelSpec(text, { resolvePath: resolve });
 }
 
-export function modelPathsFrom(opts: ModelCliOptions): { generator: string; evaluator: string } {
+/** --model, or --generator and --evaluator, parsed. */
+export function modelsFrom(opts: ModelCliOptions): { generator: ModelSpec; evaluator: ModelSpec } {
   const generator = opts.generator ?? opts.model;
   const evaluator = opts.evaluator ?? opts.model;
   if (!generator || !evaluator) {
     throw new UserError('no model: give --model <model>, or both --generator <model> and --evaluator <model> (a GGUF file, remote:NAME or openai+http://HOST:PORT/v1#MODEL)', 'model_missing');
   }
-  return { generator, evaluator };
+  return { generator: modelArgument(generator), evaluator: modelArgument(evaluator) };
 }
 
 /** --threads and --context-size, for every command that loads models. */

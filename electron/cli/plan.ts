@@ -3,6 +3,7 @@
 // printed as a table or as the one JSON object scripts read: {"plan": {...}}.
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
+import type { ModelSpec } from '../common/model-spec';
 import { type Budget, type CostPlan, type PlanCount, type Price, parseBudget } from '../common/plan';
 import { pricedBudget, type JobBudget } from '../jobs';
 import type { RemoteLookup } from '../remote';
@@ -47,8 +48,8 @@ export function budgetOption(): Option {
  * The budget of --budget with the prices a money budget counts with: --price-in/--price-out for
  * every model, else each remote entry's own price.
  */
-export async function jobBudgetFrom(opts: PlanCliOptions & { budget?: Budget }, lookup: RemoteLookup, generator: string, evaluator: string): Promise<JobBudget | undefined> {
-  return opts.budget ? pricedBudget(opts.budget, { generator, evaluator }, { price: priceFrom(opts), lookup }) : undefined;
+export async function jobBudgetFrom(opts: PlanCliOptions & { budget?: Budget }, lookup: RemoteLookup, models: { generator: ModelSpec; evaluator: ModelSpec }): Promise<JobBudget | undefined> {
+  return opts.budget ? pricedBudget(opts.budget, models, { price: priceFrom(opts), lookup }) : undefined;
 }
 
 export function priceFrom(opts: PlanCliOptions): Price | undefined {

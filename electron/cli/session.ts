@@ -4,7 +4,7 @@
 // uses the jobs: one that only reads tasks, settings or the libraries holds nothing to close.
 import { openServices, type Services } from '../api/services';
 import { DisposableStore } from '../common/disposables';
-import { isRemoteSpec } from '../common/remote';
+import { isRemote, type ModelSpec } from '../common/model-spec';
 import { disposeLlamaRuntime, getLlamaRuntime } from '../llama';
 import { resolveDataDir } from '../paths';
 
@@ -59,6 +59,6 @@ export async function withCliServices<T>(opts: CliServiceOptions, work: (service
  * warnings later bypass our logger and land on stdout, which would corrupt --json. A run on
  * remote models only never starts llama.cpp.
  */
-export async function startLlamaFor(specs: readonly string[]): Promise<void> {
-  if (specs.some((spec) => !isRemoteSpec(spec))) await getLlamaRuntime();
+export async function startLlamaFor(specs: readonly ModelSpec[]): Promise<void> {
+  if (specs.some((spec) => !isRemote(spec))) await getLlamaRuntime();
 }

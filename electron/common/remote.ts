@@ -83,16 +83,6 @@ export const RemoteModelRef = z.object({
 });
 export type RemoteModelRef = z.infer<typeof RemoteModelRef>;
 
-/** What a model argument names once parsed. */
-export type RemoteSpec = { type: 'inline'; url: string; model: string; maxInFlight?: number } | { type: 'library'; name: string };
-
-const INLINE = /^openai\+(https?:\/\/.+)$/i;
-
-/** True for `openai+http(s)://…#MODEL` and `remote:NAME`; anything else is a GGUF path. */
-export function isRemoteSpec(spec: string): boolean {
-  return INLINE.test(spec.trim()) || spec.trim().startsWith('remote:');
-}
-
 /** Normalises a base URL: trailing slashes off; UserError for anything that is not http(s). */
 export function normaliseBaseUrl(raw: string): string {
   let url: URL;
@@ -107,44 +97,7 @@ export function normaliseBaseUrl(raw: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-/**
- * Parses `openai+http://HOST:PORT/v1#MODEL` (one endpoint; https too; `#MODEL?inflight=N` sets the
- * requests in flight) and `remote:NAME` (a library entry). UserError with the expected form for
- * anything malformed.
- */
-export function parseRemoteSpec(spec: string): RemoteSpec {
-  const s = spec.trim();
-  if (s.startsWith('remote:')) {
-    const name = s.slice('remote:'.length);
-    if (!RemoteModelEntry.shape.name.safeParse(name).success) throw new UserError(`"${s}" is not a remote model name (remote:NAME, letters, digits, . _ -)`, 'remote_bad_spec');
-    return { type: 'library', name };
-  }
-  const m = INLINE.exec(s);
-  if (!m) throw new UserError(`"${s}" is not a remote model; use openai+http://HOST:PORT/v1#MODEL or remote:NAME`, 'remote_bad_spec');
-  const rest = m[1] as string;
-  const hash = rest.indexOf('#');
-  // After the model, `?inflight=N` (the only option so far); model ids never hold a `?`.
-  const fragment = hash >= 0 ? rest.slice(hash + 1) : '';
-  const query = fragment.indexOf('?');
-  const model = decodeURIComponent(query >= 0 ? fragment.slice(0, query) : fragment);
-  if (hash < 0 || model.trim() === '') throw new UserError(`"${s}" names no model; add #MODEL, e.g. openai+http://localhost:8080/v1#qwen2.5-7b`, 'remote_bad_spec');
-  const options = query >= 0 ? inlineOptions(s, fragment.slice(query + 1)) : {};
-  return { type: 'inline', url: normaliseBaseUrl(rest.slice(0, hash)), model, ...options };
-}
-
-/** `inflight=N` after an inline spec's `#MODEL?`; UserError naming the option for anything else. */
-function inlineOptions(spec: string, query: string): { maxInFlight?: number } {
-  const out: { maxInFlight?: number } = {};
-  for (const [key, value] of new URLSearchParams(query)) {
-    if (key !== 'inflight') throw new UserError(`"${spec}": unknown option "${key}" (the one option is ?inflight=N, requests in flight)`, 'remote_bad_spec');
-    const n = Number(value);
-    if (!MaxInFlight.safeParse(n).success) throw new UserError(`"${spec}": inflight must be a whole number from ${MAX_IN_FLIGHT.min} to ${MAX_IN_FLIGHT.max} (got "${value}")`, 'remote_bad_spec');
-    out.maxInFlight = n;
-  }
-  return out;
-}
-
-/** A short label for a remote model: its library name or host and model. */
+/** A short label for a remote model: its library name, or its model and host (model-spec.ts labels inline specs so too). */
 export function remoteLabel(ref: Pick<RemoteModelRef, 'name' | 'urls' | 'model'>): string {
   if (ref.name) return `remote:${ref.name}`;
   const first = ref.urls[0] ?? '';

@@ -4,7 +4,7 @@
 // every face at once instead of drifting apart in five copies.
 // common/: no Node, no DOM.
 
-import { isRemoteSpec } from './remote';
+import { isRemote, type ModelSpec } from './model-spec';
 
 export interface IntSetting {
   min: number;
@@ -89,8 +89,8 @@ export const CONCURRENCY = {
  * CONCURRENCY.default unless configured), raised to CONCURRENCY.defaultRemote when both models
  * are remote. The job manager runs by it and the planner plans by it.
  */
-export function defaultRowsInFlight(generator: string, evaluator: string, base: number = CONCURRENCY.default): number {
-  return isRemoteSpec(generator) && isRemoteSpec(evaluator) ? Math.max(base, CONCURRENCY.defaultRemote) : base;
+export function defaultRowsInFlight(generator: ModelSpec, evaluator: ModelSpec, base: number = CONCURRENCY.default): number {
+  return isRemote(generator) && isRemote(evaluator) ? Math.max(base, CONCURRENCY.defaultRemote) : base;
 }
 
 /**

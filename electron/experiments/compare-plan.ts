@@ -3,6 +3,7 @@
 // comparison's jobs will use, checked as creating the comparison checks them, so a data set
 // without the text column is refused in the same words, never planned on a guessed column.
 import type { ComparisonSpecInput } from '../common/contract/comparisons';
+import { parseModelSpec } from '../common/model-spec';
 import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { Planner } from '../jobs';
@@ -15,9 +16,7 @@ export async function planComparison(planner: Planner, resolveTask: (ref: string
   return planner.compare({
     task: await resolveTask(spec.task),
     settings: spec.settings,
-    generators: spec.generators,
-    evaluators: spec.evaluators,
-    pairs: pairs.map((p) => ({ generator: p.generator, evaluator: p.evaluator })),
+    pairs: pairs.map((p) => ({ generator: parseModelSpec(p.generator), evaluator: parseModelSpec(p.evaluator) })),
     data: { path: spec.dataset, textColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
     ...(price ? { price } : {}),
   });

@@ -8,7 +8,7 @@
 // held, so a model no job uses unloads.
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import {
   ComparisonSpec as ComparisonSpecSchema,
   type ComparisonPair,
@@ -17,12 +17,11 @@ import {
   type ComparisonSpecInput,
   type ComparisonSummary,
 } from '../common/contract/comparisons';
-import { modelLabel } from '../common/contract/models';
 import { toCsv } from '../jobs/export';
 import { accuracyOf } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import { plainZodError } from '../common/plain-errors';
-import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
+import { modelLabel, parseModelSpec, type ModelSpec } from '../common/model-spec';
 import type { TaskDefinition } from '../common/task';
 import { openDataset, type BackendProvider, type JobInfo, type JobManager, type JobStore, type StoredExperiment, sumUsage } from '../jobs';
 import { ExperimentManager, type CellState, type ExperimentDefinition, type ExperimentStatus } from './experiment';
@@ -62,8 +61,13 @@ export function orderPairs(generators: readonly string[], evaluators: readonly s
 }
 
 /** The models once each: a GGUF by its absolute path, a remote model (`remote:NAME`, `openai+…#MODEL`) as written. */
+function uniqueModels(paths: readonly string[]): ModelSpec[] {
+  const models = new Map(paths.map((p) => parseModelSpec(p, { resolvePath: resolve })).map((m) => [m.text, m]));
+  return [...models.values()];
+}
+
 function unique(paths: readonly string[]): string[] {
-  return [...new Set(paths.map((p) => (isRemoteSpec(p) ? p.trim() : resolve(p))))];
+  return uniqueModels(paths).map((m) => m.text);
 }
 
 function parseSpec(specInput: ComparisonSpecInput): ComparisonSpec {
@@ -82,20 +86,14 @@ export function newComparisonRecord(specInput: ComparisonSpecInput, id: string =
   return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], progress: { jobsDone: 0, jobsTotal: spec.generators.length * spec.evaluators.length, rowsDone: 0, rowsTotal: 0, elapsedSeconds: 0, etaSeconds: null, etaRange: null }, usage: null, budget: null, stoppedBy: null };
 }
 
-/** A model as a comparison job's name shows it: the file name, or the remote model's label. */
-function jobModelName(path: string): string {
-  return isRemoteSpec(path) ? modelLabel(path) : (path.split(/[\\/]/).pop() ?? path);
-}
-
 /**
  * Fails fast, before any job exists, on anything the user can fix: a model file that is not a
  * complete GGUF, a data set that cannot be read, a column that is not there. Returns the columns.
  */
 export async function checkComparisonInputs(spec: ComparisonSpec): Promise<{ textColumn: string; labelColumn: string | null }> {
   // Remote models are probed when their jobs are created; a malformed spec fails here.
-  for (const path of unique([...spec.generators, ...spec.evaluators])) {
-    if (isRemoteSpec(path)) parseRemoteSpec(path);
-    else await inspectModelFile(path);
+  for (const model of uniqueModels([...spec.generators, ...spec.evaluators])) {
+    if (model.kind === 'gguf') await inspectModelFile(model.path);
   }
   const ds = await openDataset(spec.dataset);
   const textColumn = spec.textColumn ?? ds.suggestedTextColumn;
@@ -110,9 +108,10 @@ export async function checkComparisonInputs(spec: ComparisonSpec): Promise<{ tex
 /** Warnings for models that will not fit (the jobs still try: estimates are conservative). */
 async function fitWarnings(spec: ComparisonSpec): Promise<string[]> {
   const warnings: string[] = [];
-  for (const path of unique([...spec.generators, ...spec.evaluators]).filter((p) => !isRemoteSpec(p))) {
+  for (const model of uniqueModels([...spec.generators, ...spec.evaluators])) {
+    if (model.kind !== 'gguf') continue;
     try {
-      const fit = await estimateFit(path, { contextSize: spec.contextSize ?? 4096, sequences: spec.concurrency ?? 4 });
+      const fit = await estimateFit(model.path, { contextSize: spec.contextSize ?? 4096, sequences: spec.concurrency ?? 4 });
       if (!fit.fits && fit.warning) warnings.push(fit.warning);
     } catch {
       // An estimate is advice; the job reports real load failures.
@@ -127,7 +126,7 @@ const comparisonDefinition: ExperimentDefinition<StoredComparisonSpec, PairCell>
   noun: 'comparison',
   cells: ({ spec }) => orderPairs(spec.generators, spec.evaluators),
   key: (p) => JSON.stringify([p.generator, p.evaluator]),
-  describe: (p) => `${jobModelName(p.generator)} → ${jobModelName(p.evaluator)}`,
+  describe: (p) => `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`,
   job: async ({ id, spec: stored }, pair) => {
     const { spec } = stored;
     // Comparisons recorded before schema v6 left the columns to be guessed when they ran: guess them alike.
@@ -140,7 +139,7 @@ const comparisonDefinition: ExperimentDefinition<StoredComparisonSpec, PairCell>
       dataset: { path: spec.dataset, mapping: { ...columns, ...(spec.labelMap ? { labelMap: spec.labelMap } : {}) } },
       ...(spec.limit !== undefined ? { limit: spec.limit } : {}),
       ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
-      name: `compare ${id.slice(0, 8)}: ${jobModelName(pair.generator)} → ${jobModelName(pair.evaluator)}`,
+      name: `compare ${id.slice(0, 8)}: ${modelLabel(pair.generator)} → ${modelLabel(pair.evaluator)}`,
     };
   },
   // The generator stays loaded for all its pairs; evaluators load with their jobs.
@@ -192,7 +191,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
     const task = await this.resolveTask(spec.task);
     const decided: ComparisonSpec = { ...spec, textColumn: columns.textColumn, ...(columns.labelColumn !== null ? { labelColumn: columns.labelColumn } : {}) };
     const stored: StoredComparisonSpec = { spec: decided, task, warnings: await fitWarnings(spec) };
-    const name = `${task.id}: ${spec.generators.length} × ${spec.evaluators.length} on ${jobModelName(spec.dataset)}`;
+    const name = `${task.id}: ${spec.generators.length} × ${spec.evaluators.length} on ${basename(spec.dataset)}`;
     return this.recordOf(this.runner.create(name, stored));
   }
 

@@ -14,6 +14,7 @@
 // every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
 import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { parseModelSpec } from '../common/model-spec';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import type { ExperimentKind, ExperimentProgressEvent } from '../common/contract/experiments';
 import type { JobStatus } from '../common/contract/jobs';
@@ -338,7 +339,7 @@ export class ExperimentRunner<Spec, Cell> {
     for (const path of want) {
       if (holds.has(path)) continue;
       try {
-        holds.set(path, await this.pool.acquire(path, { signal, sequences: this.def.concurrency(spec) }));
+        holds.set(path, await this.pool.acquire(parseModelSpec(path), { signal, sequences: this.def.concurrency(spec) }));
       } catch (e) {
         if (isAbortError(e)) throw e;
         return errorMessage(e);

@@ -1,15 +1,16 @@
 // The one way to classify with held models, for every face: lease the generator and the
-// evaluator (a GGUF path or a remote spec each; the same file twice is one loaded copy), run the
+// evaluator (each a parsed ModelSpec; the same file twice is one loaded copy), run the
 // work on them, give both claims back however it ends. The app's classify, `tatra classify`,
 // `tatra api`'s requests and a plan's calibration all go through here; a job holds its models
 // for all its rows (jobs/manager.ts), an experiment for its cells (experiments/experiment.ts).
+import type { ModelSpec } from '../common/model-spec';
 import type { TatraResult } from '../common/tatra';
 import { classify, type ClassifyOptions, type TatraBackend } from '../engine';
 import type { BackendLease, BackendProvider } from './lease';
 
 export interface HeldModels {
-  generator: string;
-  evaluator: string;
+  generator: ModelSpec;
+  evaluator: ModelSpec;
   /** Stops waiting for a model still loading (the load goes on for other holders), and the work. */
   signal?: AbortSignal;
 }
@@ -39,9 +40,8 @@ export async function withHeldModels<T>(models: BackendProvider, held: HeldModel
 }
 
 export interface ClassifyWithHeld extends Omit<ClassifyOptions, 'generator' | 'evaluator'> {
-  /** The models by spec: GGUF paths or remote specs (`remote:NAME`, `openai+http://…#MODEL`). */
-  generator: string;
-  evaluator: string;
+  generator: ModelSpec;
+  evaluator: ModelSpec;
 }
 
 /** One input through `classify()` on models held for it. */

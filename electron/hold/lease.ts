@@ -2,6 +2,7 @@
 // every holder (the pool loads a file once), so a holder may use it and give its own claim back,
 // never unload it for the others: the lease's backend is a view of the shared one whose
 // `dispose()` is this holder's `release()`. The pool unloads a model when its last claim goes.
+import type { ModelSpec, RemoteModelSpec } from '../common/model-spec';
 import type { RemoteModelRef } from '../common/remote';
 import type { TatraBackend } from '../engine/backend';
 
@@ -20,9 +21,9 @@ export interface BackendProvider {
    * `sequences`: parallel sequences when this acquire loads the model (a job asks for one per row
    * in flight, its concurrency); a model already loaded is shared as it is.
    */
-  acquire(modelPath: string, opts?: { signal?: AbortSignal; remote?: RemoteModelRef; sequences?: number }): Promise<BackendLease>;
+  acquire(model: ModelSpec, opts?: { signal?: AbortSignal; remote?: RemoteModelRef; sequences?: number }): Promise<BackendLease>;
   /** Probes a remote model for the job record; absent where the host cannot reach remote models. */
-  describeRemote?(spec: string, opts?: { signal?: AbortSignal }): Promise<RemoteModelRef>;
+  describeRemote?(spec: RemoteModelSpec, opts?: { signal?: AbortSignal }): Promise<RemoteModelRef>;
 }
 
 /** A lease on `shared` whose release (and whose backend's dispose) calls `release` once. */

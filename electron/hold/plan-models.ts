@@ -1,13 +1,13 @@
 // The models of a plan (`--dry-run`, the app's plan beside Start): a local GGUF's tokenizer alone
 // (llama/tokens.ts), or a remote model's identity and a character-based estimate of its tokens
 // (its server is not asked: a plan never touches the network). Each file is opened once.
-import { parseRemoteSpec, type RemoteModelEntry } from '../common/remote';
+import type { ModelSpec } from '../common/model-spec';
+import type { RemoteModelEntry } from '../common/remote';
 import type { Price } from '../common/plan';
 import type { ChatPrompt } from '../engine/backend';
 import type { PlannedModel } from '../engine/cost';
 import { remoteBackendId, type RemoteLookup } from '../remote';
 import { loadTokenCounter } from '../llama/tokens';
-import { isRemoteSpec } from '../common/remote';
 
 export interface PlanModel extends PlannedModel {
   spec: string;
@@ -30,12 +30,12 @@ export class PlanModels {
 
   constructor(private readonly opts: { lookup?: RemoteLookup; contextSize?: number } = {}) {}
 
-  get(spec: string): Promise<PlanModel> {
-    let m = this.open.get(spec);
+  get(spec: ModelSpec): Promise<PlanModel> {
+    let m = this.open.get(spec.text);
     if (!m) {
       m = this.load(spec);
-      this.open.set(spec, m);
-      m.catch(() => this.open.delete(spec));
+      this.open.set(spec.text, m);
+      m.catch(() => this.open.delete(spec.text));
     }
     return m;
   }
@@ -46,18 +46,17 @@ export class PlanModels {
     await Promise.allSettled(all.map(async (m) => (await m).dispose()));
   }
 
-  private async load(spec: string): Promise<PlanModel & { dispose(): Promise<void> }> {
-    if (!isRemoteSpec(spec)) {
-      const local = await loadTokenCounter(spec, this.opts.contextSize !== undefined ? { contextSize: this.opts.contextSize } : {});
-      return { ...local, spec, remote: false, price: null };
+  private async load(spec: ModelSpec): Promise<PlanModel & { dispose(): Promise<void> }> {
+    if (spec.kind === 'gguf') {
+      const local = await loadTokenCounter(spec.path, this.opts.contextSize !== undefined ? { contextSize: this.opts.contextSize } : {});
+      return { ...local, spec: spec.text, remote: false, price: null };
     }
-    const parsed = parseRemoteSpec(spec);
     let entry: Pick<RemoteModelEntry, 'urls' | 'model' | 'price'>;
-    if (parsed.type === 'inline') entry = { urls: [parsed.url], model: parsed.model };
-    else if (this.opts.lookup) entry = await this.opts.lookup.entry(parsed.name);
-    else throw new Error(`remote:${parsed.name} needs the model library of a data folder`);
+    if (spec.kind === 'inline') entry = { urls: [spec.url], model: spec.model };
+    else if (this.opts.lookup) entry = await this.opts.lookup.entry(spec.entry);
+    else throw new Error(`${spec.text} needs the model library of a data folder`);
     return {
-      spec,
+      spec: spec.text,
       remote: true,
       id: remoteBackendId(entry.model, entry.urls),
       contextSize: this.opts.contextSize ?? REMOTE_CONTEXT,

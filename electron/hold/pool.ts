@@ -7,7 +7,8 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { raceAbort } from '../common/errors';
-import { isRemoteSpec, type RemoteModelRef } from '../common/remote';
+import type { ModelSpec, RemoteModelSpec } from '../common/model-spec';
+import type { RemoteModelRef } from '../common/remote';
 import type { TatraBackend } from '../engine/backend';
 import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
 import { loadLlamaBackend, type LoadLlamaBackendOptions } from '../llama/backend';
@@ -62,15 +63,14 @@ export class ModelPool {
   }
 
   /**
-   * A lease on the model at `modelPath`, loading it if it is not loaded yet. Paths naming the same
-   * file (relative, absolute, through a symlink) share one backend. Bad files reject with the
-   * UserError of inspectGguf; `signal` aborts this caller's wait (the load goes on for others).
+   * A lease on `model`, loading it if it is not loaded yet. Paths naming the same file (relative,
+   * absolute, through a symlink) share one backend. Bad files reject with the UserError of
+   * inspectGguf; `signal` aborts this caller's wait (the load goes on for others).
    */
-  async acquire(modelPath: string, opts: AcquireOptions = {}): Promise<BackendLease> {
+  async acquire(model: ModelSpec, opts: AcquireOptions = {}): Promise<BackendLease> {
     if (this.disposed) throw new Error('the model pool has been disposed');
     opts.signal?.throwIfAborted();
-    const remote = opts.remote !== undefined || isRemoteSpec(modelPath);
-    const key = remote ? remoteKey(modelPath, opts.remote) : await realpath(modelPath).catch(() => resolve(modelPath));
+    const key = model.kind === 'gguf' ? await realpath(model.path).catch(() => resolve(model.path)) : remoteKey(model, opts.remote);
     // The pool may have been disposed (the app quitting) while we waited: loading now would leak.
     if (this.disposed) throw new Error('the model pool has been disposed');
     let entry = this.entries.get(key);
@@ -81,10 +81,10 @@ export class ModelPool {
       const loading = new AbortController();
       const created: Entry = {
         key,
-        path: modelPath,
+        path: model.text,
         refs: 0,
         loading,
-        backend: remote ? this.connectRemote(modelPath, ref) : this.load({ ...this.opts.defaults, ...loadOpts, modelPath, signal: loading.signal }),
+        backend: model.kind === 'gguf' ? this.load({ ...this.opts.defaults, ...loadOpts, modelPath: model.path, signal: loading.signal }) : this.connectRemote(model, ref),
       };
       entry = created;
       this.entries.set(key, created);
@@ -113,7 +113,7 @@ export class ModelPool {
   }
 
   /** A remote model's record for a job (probes it, sharing the connection with later acquires). */
-  async describeRemote(spec: string, opts: { signal?: AbortSignal } = {}): Promise<RemoteModelRef> {
+  async describeRemote(spec: RemoteModelSpec, opts: { signal?: AbortSignal } = {}): Promise<RemoteModelRef> {
     const lease = await this.acquire(spec, opts);
     try {
       return (lease.backend as RemoteBackend).describe();
@@ -122,7 +122,7 @@ export class ModelPool {
     }
   }
 
-  private connectRemote(spec: string, ref: RemoteModelRef | undefined): Promise<TatraBackend> {
+  private connectRemote(spec: RemoteModelSpec, ref: RemoteModelRef | undefined): Promise<TatraBackend> {
     const r = this.opts.remote ?? {};
     return (r.connect ?? connectRemote)(spec, { ...(ref ? { ref } : {}), ...(r.lookup ? { lookup: r.lookup } : {}), ...(r.tuning ? { tuning: r.tuning } : {}) });
   }
@@ -178,6 +178,6 @@ export class ModelPool {
 }
 
 /** Remote models are shared by what identifies their endpoints: the spec, or a job's recorded endpoints. */
-function remoteKey(spec: string, ref: RemoteModelRef | undefined): string {
-  return ref ? `remote-ref:${JSON.stringify([ref.urls, ref.model, ref.name ?? null, ref.keyEnv ?? null, ref.keyStored ?? false, ref.kind, ref.constrained, ref.maxInFlight ?? null])}` : `remote-spec:${spec.trim()}`;
+function remoteKey(spec: RemoteModelSpec, ref: RemoteModelRef | undefined): string {
+  return ref ? `remote-ref:${JSON.stringify([ref.urls, ref.model, ref.name ?? null, ref.keyEnv ?? null, ref.keyStored ?? false, ref.kind, ref.constrained, ref.maxInFlight ?? null])}` : `remote-spec:${spec.text}`;
 }

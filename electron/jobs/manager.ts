@@ -11,7 +11,7 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { isRemoteSpec } from '../common/remote';
+import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
 import { jobStatus } from '../common/contract/jobs';
@@ -114,7 +114,7 @@ export class JobManager {
   private readonly store: JobStore;
   private readonly backends: BackendProvider;
   private readonly resolveTaskFn: (idOrPath: string) => Promise<TaskDefinition>;
-  private readonly inspectModel: (path: string) => Promise<ModelRef>;
+  private readonly inspectModel: (model: ModelSpec) => Promise<ModelRef>;
   readonly cache: GenerationCache;
   private readonly defaultConcurrency: number;
   private readonly runners = new RunningWork<Runner>('pausing jobs');
@@ -126,7 +126,7 @@ export class JobManager {
     this.backends = opts.backends;
     this.resolveTaskFn = opts.resolveTask ?? ((id) => engineResolveTask(id));
     const inspectLocal = opts.inspectModel ?? inspectLocalModel;
-    this.inspectModel = (path) => (isRemoteSpec(path) ? this.inspectRemote(path) : inspectLocal(path));
+    this.inspectModel = (model) => (model.kind === 'gguf' ? inspectLocal(model.path) : this.inspectRemote(model));
     this.cache = opts.cache ?? new SqliteGenerationCache(opts.store);
     this.defaultConcurrency = opts.defaultConcurrency ?? 4;
   }
@@ -226,10 +226,10 @@ export class JobManager {
   }
 
   /** A remote model's record: probed now (kind, version, constrained output), no key. */
-  private async inspectRemote(spec: string): Promise<ModelRef> {
-    if (!this.backends.describeRemote) throw new UserError(`remote models cannot be used here (${spec})`, 'remote_unsupported');
+  private async inspectRemote(spec: RemoteModelSpec): Promise<ModelRef> {
+    if (!this.backends.describeRemote) throw new UserError(`remote models cannot be used here (${spec.text})`, 'remote_unsupported');
     const remote = await this.backends.describeRemote(spec);
-    return { path: spec, sizeBytes: 0, headerHash: '', remote };
+    return { path: spec.text, sizeBytes: 0, headerHash: '', remote };
   }
 
   // ---------------------------------------------------------------- create
@@ -247,13 +247,15 @@ export class JobManager {
     const settings = parsed.data;
     const task = typeof spec.task === 'string' ? await this.resolveTaskFn(spec.task) : spec.task;
     if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
-    const remoteOnly = isRemoteSpec(spec.generatorPath) && isRemoteSpec(spec.evaluatorPath);
-    const concurrency = spec.concurrency ?? defaultRowsInFlight(spec.generatorPath, spec.evaluatorPath, this.defaultConcurrency);
+    // The job's models as it names them; what it records is each one's text.
+    const models = parseModelPair({ generator: spec.generatorPath, evaluator: spec.evaluatorPath });
+    const remoteOnly = isRemote(models.generator) && isRemote(models.evaluator);
+    const concurrency = spec.concurrency ?? defaultRowsInFlight(models.generator, models.evaluator, this.defaultConcurrency);
     const maxConcurrency = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
     if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > maxConcurrency) {
       throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${maxConcurrency}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');
     }
-    const [generator, evaluator] = await Promise.all([this.inspectModel(spec.generatorPath), this.inspectModel(spec.evaluatorPath)]);
+    const [generator, evaluator] = await Promise.all([this.inspectModel(models.generator), this.inspectModel(models.evaluator)]);
 
     const dsOpts = {
       ...(spec.dataset.format ? { format: spec.dataset.format } : {}),
@@ -446,9 +448,9 @@ export class JobManager {
     // A remote model is reached at the endpoints the job recorded, whatever its library entry says
     // now; a model loaded for the job gets one sequence per row in flight, from every face alike.
     const sequences = job.concurrency;
-    const genLease = await this.backends.acquire(job.generator.path, { signal, sequences, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
+    const genLease = await this.backends.acquire(parseModelSpec(job.generator.path), { signal, sequences, ...(job.generator.remote ? { remote: job.generator.remote } : {}) });
     leases.push(genLease);
-    const evLease = await this.backends.acquire(job.evaluator.path, { signal, sequences, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
+    const evLease = await this.backends.acquire(parseModelSpec(job.evaluator.path), { signal, sequences, ...(job.evaluator.remote ? { remote: job.evaluator.remote } : {}) });
     leases.push(evLease);
     const wrap = this.wrappers.get(job.id);
     // Metered right on the models, so what a wrapper answers itself (a sweep's store) costs nothing.

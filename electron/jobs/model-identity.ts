@@ -2,6 +2,7 @@
 // compares its models with the ones it recorded, so rows from two different models never end up
 // under one job unless the user accepts the change (recorded in the job).
 import { stat } from 'node:fs/promises';
+import { parseModelSpec, type ModelSpec } from '../common/model-spec';
 import { inspectGgufOnce } from '../llama/inspection';
 import { modelContentHash } from '../llama/content-hash';
 import type { JobInfo, ModelRef } from './types';
@@ -44,11 +45,11 @@ function sameModel(before: ModelRef, now: ModelRef): boolean {
 }
 
 /** The job's models whose identity is not the one recorded (a file used in both roles is inspected once). */
-export async function changedModels(job: JobInfo, inspectModel: (path: string) => Promise<ModelRef>): Promise<ModelChange[]> {
+export async function changedModels(job: JobInfo, inspectModel: (model: ModelSpec) => Promise<ModelRef>): Promise<ModelChange[]> {
   const seen = new Map<string, Promise<ModelRef>>();
   const inspect = (path: string) => {
     let p = seen.get(path);
-    if (!p) seen.set(path, (p = inspectModel(path)));
+    if (!p) seen.set(path, (p = inspectModel(parseModelSpec(path))));
     return p;
   };
   const out: ModelChange[] = [];

@@ -2,6 +2,7 @@
 // it reads the rows a run would read, opens the models' tokenizers (never the weights), and picks
 // what the plan rests on: the last job on the same models, or a calibration, else assumptions.
 import { UserError } from '../common/errors';
+import type { ModelSpec } from '../common/model-spec';
 import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraResult } from '../common/tatra';
@@ -77,7 +78,7 @@ export class Planner {
   }
 
   /** One input through classify. */
-  async classify(p: PlanCommon & { settings: TatraSettings; generator: string; evaluator: string; input: string }): Promise<CostPlan> {
+  async classify(p: PlanCommon & { settings: TatraSettings; generator: ModelSpec; evaluator: ModelSpec; input: string }): Promise<CostPlan> {
     const inputs = await this.inputs(p, p.generator, p.evaluator, [p.input], p.settings, 1);
     // classify runs on a fresh memory cache: nothing cached counts.
     const { cache: _cache, ...rest } = inputs;
@@ -85,14 +86,14 @@ export class Planner {
   }
 
   /** A new evaluation job. */
-  async eval(p: PlanCommon & { settings: TatraSettings; generator: string; evaluator: string; data: PlanData; baseline?: boolean; concurrency?: number }): Promise<CostPlan> {
+  async eval(p: PlanCommon & { settings: TatraSettings; generator: ModelSpec; evaluator: ModelSpec; data: PlanData; baseline?: boolean; concurrency?: number }): Promise<CostPlan> {
     const rows = await this.readInputs(p.data, p.signal);
     const inputs = await this.inputs(p, p.generator, p.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(p.generator, p.evaluator));
     return (await planJob({ ...inputs, settings: p.settings, inputs: rows, ...(p.baseline ? { baseline: true } : {}) })).plan;
   }
 
   /** A new sweep over a grid (one job per (n, k, seed) at the largest r). */
-  async sweep(p: PlanCommon & { grid: { n: number[]; k: number[]; r: number[]; seeds: number[] }; generator: string; evaluator: string; data: PlanData; concurrency?: number }): Promise<CostPlan> {
+  async sweep(p: PlanCommon & { grid: { n: number[]; k: number[]; r: number[]; seeds: number[] }; generator: ModelSpec; evaluator: ModelSpec; data: PlanData; concurrency?: number }): Promise<CostPlan> {
     const rows = await this.readInputs(p.data, p.signal);
     const rMax = Math.max(...p.grid.r);
     const first: TatraSettings = { n: p.grid.n[0]!, k: p.grid.k[0]!, r: rMax, seed: p.grid.seeds[0]!, scope: 'run' };
@@ -101,7 +102,7 @@ export class Planner {
   }
 
   /** A comparison of generator × evaluator pairs. */
-  async compare(p: PlanCommon & { settings: TatraSettings; generators: string[]; evaluators: string[]; pairs: { generator: string; evaluator: string }[]; data: PlanData; concurrency?: number }): Promise<CostPlan> {
+  async compare(p: PlanCommon & { settings: TatraSettings; pairs: { generator: ModelSpec; evaluator: ModelSpec }[]; data: PlanData; concurrency?: number }): Promise<CostPlan> {
     const rows = await this.readInputs(p.data, p.signal);
     const pairs = await Promise.all(p.pairs.map(async (x) => ({ generator: await this.model(x.generator), evaluator: await this.model(x.evaluator) })));
     const first = p.pairs[0]!;
@@ -109,12 +110,12 @@ export class Planner {
     return planCompare({ ...inputs, settings: p.settings, pairs, inputs: rows });
   }
 
-  private async model(spec: string): Promise<PlanModelInfo> {
+  private async model(spec: ModelSpec): Promise<PlanModelInfo> {
     try {
       return await this.models.get(spec);
     } catch (e) {
       if (e instanceof UserError) throw e;
-      throw new UserError(`cannot plan with ${spec}: ${e instanceof Error ? e.message : String(e)}`, 'model_missing');
+      throw new UserError(`cannot plan with ${spec.text}: ${e instanceof Error ? e.message : String(e)}`, 'model_missing');
     }
   }
 
@@ -131,10 +132,10 @@ export class Planner {
   }
 
   /** Models, lengths and speed for a plan on (generator, evaluator). */
-  private async inputs(p: PlanCommon, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, concurrency: number): Promise<PlanInputs> {
+  private async inputs(p: PlanCommon, generatorSpec: ModelSpec, evaluatorSpec: ModelSpec, rows: readonly string[], settings: TatraSettings, concurrency: number): Promise<PlanInputs> {
     const [generator, evaluator] = await Promise.all([this.model(generatorSpec), this.model(evaluatorSpec)]);
     const { store } = this.opts;
-    const recent = jobsOn(store, p.task.id, generatorSpec, evaluatorSpec);
+    const recent = jobsOn(store, p.task.id, generatorSpec.text, evaluatorSpec.text);
     const last = recent[0] ?? null;
     const key = calibrationKey(generator.id, evaluator.id, this.opts.threads, concurrency);
     // A new calibration is the plan's speed; otherwise the last job's, else the kept calibration's
@@ -159,7 +160,7 @@ export class Planner {
    * give what a generator call, a token and an evaluation cost at full load. Kept in the data
    * folder so later plans on the same models use it.
    */
-  private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: string, evaluatorSpec: string, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
+  private async calibrate(p: PlanCommon, planned: PlanModelInfo, generatorSpec: ModelSpec, evaluatorSpec: ModelSpec, rows: readonly string[], settings: TatraSettings, key: string, concurrency: number): Promise<Throughput | null> {
     const { pool } = p.calibrate!;
     const signal = p.signal;
     const one: TatraSettings = { ...settings, r: 1, earlyStop: false };

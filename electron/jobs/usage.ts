@@ -15,7 +15,7 @@
 //     pauses, stopped by its budget.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Budget, type Price, type Usage, emptyUsage, priceOf } from '../common/plan';
-import { isRemoteSpec, parseRemoteSpec } from '../common/remote';
+import type { ModelSpec } from '../common/model-spec';
 import type { RemoteLookup } from '../remote';
 import { UserError } from '../common/errors';
 import type { TaskDefinition } from '../common/task';
@@ -32,12 +32,10 @@ export interface JobBudget extends Budget {
  * A budget with the prices a money budget counts with: `price` for every model when given, else
  * each remote library entry's own price (a local model, or a remote one without a price, is free).
  */
-export async function pricedBudget(budget: Budget, models: { generator: string; evaluator: string }, opts: { price?: Price | undefined; lookup?: RemoteLookup | undefined }): Promise<JobBudget> {
-  const priceOf = async (spec: string): Promise<Price | null> => {
+export async function pricedBudget(budget: Budget, models: { generator: ModelSpec; evaluator: ModelSpec }, opts: { price?: Price | undefined; lookup?: RemoteLookup | undefined }): Promise<JobBudget> {
+  const priceOf = async (spec: ModelSpec): Promise<Price | null> => {
     if (opts.price) return opts.price;
-    if (!isRemoteSpec(spec)) return null;
-    const parsed = parseRemoteSpec(spec);
-    return parsed.type === 'library' && opts.lookup ? ((await opts.lookup.entry(parsed.name)).price ?? null) : null;
+    return spec.kind === 'library' && opts.lookup ? ((await opts.lookup.entry(spec.entry)).price ?? null) : null;
   };
   return { kind: budget.kind, limit: budget.limit, prices: { generator: await priceOf(models.generator), evaluator: await priceOf(models.evaluator) } };
 }

@@ -12,7 +12,6 @@ export type {
   DownloadState,
   PartialDownload,
 } from '../common/contract/models';
-export { modelLabel } from '../common/contract/models';
 
 export { scanLibrary, ModelLibrary, type ScanResult, type ModelLibraryOptions } from './library';
 export { inspectModelFile, validateModelFile, invalidReason, invalidCode, type ModelHeader } from './gguf';

@@ -3,7 +3,8 @@
 // an entry names, or from the host's key store (a key typed into the app); an inline spec may take
 // one from $TATRA_API_KEY. No file access here: the library lookup is passed in.
 import { UserError } from '../common/errors';
-import { parseRemoteSpec, type RemoteModelEntry, type RemoteModelRef } from '../common/remote';
+import type { RemoteModelSpec } from '../common/model-spec';
+import type { RemoteModelEntry, RemoteModelRef } from '../common/remote';
 import { connectRemoteBackend, type RemoteBackend, type RemoteBackendOptions } from './backend';
 
 /** The model library's remote entries and stored keys, as the host has them. */
@@ -45,7 +46,7 @@ async function keyFor(source: { name?: string; keyEnv?: string; keyStored?: bool
 }
 
 /** The backend options for a spec or a recorded ref (key resolved, never stored in the result's source). */
-export async function remoteBackendOptions(spec: string, opts: ConnectRemoteOptions = {}): Promise<RemoteBackendOptions> {
+export async function remoteBackendOptions(spec: RemoteModelSpec, opts: ConnectRemoteOptions = {}): Promise<RemoteBackendOptions> {
   const tuning = opts.tuning ?? {};
   const signal = opts.signal ? { signal: opts.signal } : {};
   if (opts.ref) {
@@ -66,14 +67,13 @@ export async function remoteBackendOptions(spec: string, opts: ConnectRemoteOpti
       ...(ref.maxInFlight ? { maxInFlight: ref.maxInFlight } : {}),
     };
   }
-  const parsed = parseRemoteSpec(spec);
-  if (parsed.type === 'inline') {
+  if (spec.kind === 'inline') {
     const env = opts.env ?? process.env;
     const key = env[INLINE_KEY_ENV];
-    return { ...tuning, ...signal, urls: [parsed.url], model: parsed.model, ...(key ? { key, keyEnv: INLINE_KEY_ENV } : {}), ...(parsed.maxInFlight ? { maxInFlight: parsed.maxInFlight } : {}) };
+    return { ...tuning, ...signal, urls: [spec.url], model: spec.model, ...(key ? { key, keyEnv: INLINE_KEY_ENV } : {}), ...(spec.maxInFlight ? { maxInFlight: spec.maxInFlight } : {}) };
   }
-  if (!opts.lookup) throw new UserError(`remote:${parsed.name} needs the model library of a data folder`, 'remote_unknown');
-  const entry = await opts.lookup.entry(parsed.name);
+  if (!opts.lookup) throw new UserError(`${spec.text} needs the model library of a data folder`, 'remote_unknown');
+  const entry = await opts.lookup.entry(spec.entry);
   const key = await keyFor(entry, opts);
   return {
     ...tuning,
@@ -91,6 +91,6 @@ export async function remoteBackendOptions(spec: string, opts: ConnectRemoteOpti
 }
 
 /** Connects a remote model (probing its endpoints); one clear UserError line when it cannot. */
-export async function connectRemote(spec: string, opts: ConnectRemoteOptions = {}): Promise<RemoteBackend> {
+export async function connectRemote(spec: RemoteModelSpec, opts: ConnectRemoteOptions = {}): Promise<RemoteBackend> {
   return connectRemoteBackend(await remoteBackendOptions(spec, opts));
 }

@@ -1,8 +1,7 @@
 // What `tatra api` serves: one model id per task and model pairing. `tatra/<task>` is the task on
 // the first (default) pairing; with several pairings each is also `tatra/<task>@<pairing>`.
-import { basename } from 'node:path';
+import type { ModelSpec } from '../common/model-spec';
 import type { TaskDefinition } from '../common/task';
-import { isRemoteSpec } from '../common/remote';
 import { taskContentHash } from '../engine/cache';
 import type { TatraBackend } from '../engine/backend';
 import { notFound } from './errors';
@@ -12,8 +11,8 @@ export const MODEL_PREFIX = 'tatra/';
 /** A generator and an evaluator served under one name. */
 export interface Pairing {
   name: string;
-  generator: string;
-  evaluator: string;
+  generator: ModelSpec;
+  evaluator: ModelSpec;
 }
 
 /** A pairing with its models loaded (held for as long as the service runs). */
@@ -37,16 +36,9 @@ export interface Target {
 
 export const PAIRING_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/** What a model is called in a model id: the file's name without .gguf, a library name, a server's model name. */
-export function modelName(spec: string): string {
-  if (isRemoteSpec(spec)) return spec.startsWith('remote:') ? spec.slice('remote:'.length) : (spec.split('#').pop() ?? spec);
-  return basename(spec).replace(/\.gguf$/i, '');
-}
-
-/** The default name of a pairing: its model's name, or `generator+evaluator`. */
-export function pairingName(generator: string, evaluator: string): string {
-  const g = modelName(generator);
-  const raw = generator === evaluator ? g : `${g}+${modelName(evaluator)}`;
+/** The default name of a pairing: its model's name (ModelSpec.name), or `generator+evaluator`. */
+export function pairingName(generator: ModelSpec, evaluator: ModelSpec): string {
+  const raw = generator.text === evaluator.text ? generator.name : `${generator.name}+${evaluator.name}`;
   const name = raw.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
   return name === '' ? 'default' : name;
 }

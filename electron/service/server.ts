@@ -18,7 +18,7 @@ import { HttpError, bugLine, createHttpApp, frameworkError, refuseOtherMethods }
 import { publicOrigin } from '../web/listen';
 import { Admission } from './admission';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
-import { Catalog, modelName, type LoadedPairing, type Target } from './catalog';
+import { Catalog, type LoadedPairing, type Target } from './catalog';
 import { Classifier } from './classifier';
 import { ApiFailure, failureOf, notFound, parseBody } from './errors';
 import type { ApiKeyStore } from './keys';
@@ -300,8 +300,8 @@ function modelEntry(ctx: Context, m: Pick<Target, 'id' | 'served' | 'pairing'>) 
       kind: task.kind,
       labels: task.kind === 'math' ? null : task.labels.map((l) => l.name),
       pairing: m.pairing.name,
-      generator: modelName(m.pairing.generator),
-      evaluator: modelName(m.pairing.evaluator),
+      generator: m.pairing.generator.name,
+      evaluator: m.pairing.evaluator.name,
     },
   };
 }

@@ -6,6 +6,7 @@ import { DEFAULT_SETTINGS } from '../../electron/common/tatra';
 import { ApiKeyStore, startApiService, type ApiServiceOptions, type RunningApiService } from '../../electron/service';
 import { loadBuiltInTasks } from '../../electron/tasks';
 import { ScriptedBackend, politeScript } from './scripted-backend';
+import { parseModelSpec } from '../../electron/common/model-spec';
 
 export interface ScriptedApiOptions extends Partial<Pick<ApiServiceOptions, 'maxQueue' | 'concurrency' | 'log' | 'testRoutes'>> {
   /** The evaluator's label for a candidate (default: always positive). */
@@ -20,7 +21,7 @@ export async function startScriptedApi(dataDir: string, opts: ScriptedApiOptions
   const backend = new ScriptedBackend(politeScript({ answer: opts.answer ?? (() => 'positive') }), { id: 'scripted:model', contextSize: opts.contextSize ?? 8192 });
   const api = await startApiService({
     tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
-    pairings: [{ name: 'scripted', generator: 's.gguf', evaluator: 's.gguf', generatorBackend: backend, evaluatorBackend: backend }],
+    pairings: [{ name: 'scripted', generator: parseModelSpec('s.gguf'), evaluator: parseModelSpec('s.gguf'), generatorBackend: backend, evaluatorBackend: backend }],
     keys,
     defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1 },
     port: 0,

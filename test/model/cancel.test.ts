@@ -14,6 +14,7 @@ import { ModelPool } from '../../electron/hold';
 import { loadLlamaBackend, type LlamaBackend } from '../../electron/llama';
 import { resolveTask } from '../../electron/tasks';
 import { tinyModelPath } from '../helpers/models';
+import { parseModelSpec } from '../../electron/common/model-spec';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cancel-'));
 let tiny = '';
@@ -64,7 +65,7 @@ describe('a cancel is the signal reason, from every layer', () => {
     const pool = new ModelPool({ defaults: { threads: 1 } });
     try {
       const acquire = aborted();
-      await expectCancel(pool.acquire(tiny, { signal: acquire.signal }), acquire);
+      await expectCancel(pool.acquire(parseModelSpec(tiny), { signal: acquire.signal }), acquire);
     } finally {
       await pool.dispose();
     }

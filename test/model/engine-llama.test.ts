@@ -8,6 +8,7 @@ import { resolveTask } from '../../electron/tasks';
 import { ModelPool } from '../../electron/hold';
 import { type LlamaBackend } from '../../electron/llama';
 import { tinyModelPath } from '../helpers/models';
+import { parseModelSpec } from '../../electron/common/model-spec';
 
 let pool: ModelPool;
 let backend: TatraBackend;
@@ -15,7 +16,7 @@ let release: () => Promise<void>;
 
 beforeAll(async () => {
   pool = new ModelPool({ defaults: { threads: 1 } });
-  const lease = await pool.acquire(await tinyModelPath());
+  const lease = await pool.acquire(parseModelSpec(await tinyModelPath()));
   backend = lease.backend;
   release = lease.release;
 });
@@ -60,7 +61,7 @@ describe('engine on the tiny model', () => {
     // change to prompts or sampling that moves it shows up here.
     const settings = { n: 2, k: 4, r: 5, seed: 2, scope: 'run' as const };
     const input = 'a fine film with a clumsy ending';
-    const lease = await pool.acquire(await tinyModelPath());
+    const lease = await pool.acquire(parseModelSpec(await tinyModelPath()));
     const backend = lease.backend as LlamaBackend;
     try {
       const before = backend.stats().requests;

@@ -14,6 +14,7 @@ import { withHeldModels } from '../../electron/hold';
 import { startInstantServer, type InstantServer } from '../helpers/instant-server';
 import { tinyModelPath } from '../helpers/models';
 import { CLI_ENV, TATRA, lastJson, repoRoot } from '../helpers/tatra-cli';
+import { parseModelSpec } from '../../electron/common/model-spec';
 
 let dir: string;
 let server: InstantServer;
@@ -55,11 +56,12 @@ describe('tatra classify', () => {
 describe('tatra api', () => {
   /** Holds a copy of the tiny model and lets go of it, deletes the file, then asks for it again. */
   async function askAgainAfterDelete(services: CliServices, name: string): Promise<string> {
-    const model = join(dir, `${name}.gguf`);
-    await copyFile(await tinyModelPath(), model);
+    const path = join(dir, `${name}.gguf`);
+    const model = parseModelSpec(path);
+    await copyFile(await tinyModelPath(), path);
     try {
       await withHeldModels(services.pool, { generator: model, evaluator: model }, async (g) => void expect(g.contextSize).toBeGreaterThan(0));
-      await rm(model);
+      await rm(path);
       // Still loaded: held again without the file. Unloaded: loading it again finds no file.
       return await withHeldModels(services.pool, { generator: model, evaluator: model }, async () => 'held again').catch((e: { code?: string }) => e.code ?? 'failed');
     } finally {

@@ -22,8 +22,9 @@ function countingProvider(pool: ModelPool) {
   const sampled = new Map<string, number>();
   const greedy = new Map<string, number>();
   const provider: BackendProvider = {
-    async acquire(path) {
-      const lease = await pool.acquire(path);
+    async acquire(model) {
+      const path = model.text;
+      const lease = await pool.acquire(model);
       const inner = lease.backend;
       const backend: TatraBackend = {
         id: inner.id,

@@ -8,6 +8,7 @@ import { type LlamaBackend, loadLlamaBackend } from '../../electron/llama/backen
 import { ModelPool } from '../../electron/hold/pool';
 import { contentionWatch, disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { storiesModelPath, tinyModelPath } from '../helpers/models';
+import { parseModelSpec } from '../../electron/common/model-spec';
 
 const LABELS = ['negative', 'positive', 'neutral'];
 const labelGrammar = `root ::= " " (${LABELS.map((l) => `"${l}"`).join(' | ')})`;
@@ -363,7 +364,7 @@ describe('ModelPool', () => {
   it('shares one backend for the same file and disposes it at zero refs', async () => {
     const pool = new ModelPool({ defaults: { threads: 1, sequences: 2, contextSize: 1024 } });
     try {
-      const [a, b] = await Promise.all([pool.acquire(tiny), pool.acquire(relative(process.cwd(), tiny))]);
+      const [a, b] = await Promise.all([pool.acquire(parseModelSpec(tiny)), pool.acquire(parseModelSpec(relative(process.cwd(), tiny)))]);
       // One loaded copy, two holders' views of it.
       expect(b.backend.id).toBe(a.backend.id);
       // The entry keeps the path of whichever acquire resolved it first (either spelling).
@@ -379,7 +380,7 @@ describe('ModelPool', () => {
       expect(pool.loaded()).toEqual([]);
       await expect(b.backend.generate([classify('gone')])).rejects.toThrow(/disposed/);
       // Acquiring again loads a new one.
-      const c = await pool.acquire(tiny);
+      const c = await pool.acquire(parseModelSpec(tiny));
       const [again] = await c.backend.generate([classify('loaded again')]);
       expect(LABELS.map((l) => ` ${l}`)).toContain(again!.text);
       await c.release();
@@ -390,7 +391,7 @@ describe('ModelPool', () => {
 
   it('reports a bad file as the UserError of inspectGguf and keeps no entry', async () => {
     const pool = new ModelPool();
-    await expect(pool.acquire('/nonexistent/model.gguf')).rejects.toMatchObject({ code: 'gguf_missing' });
+    await expect(pool.acquire(parseModelSpec('/nonexistent/model.gguf'))).rejects.toMatchObject({ code: 'gguf_missing' });
     expect(pool.loaded()).toEqual([]);
     await pool.dispose();
   });
@@ -398,10 +399,10 @@ describe('ModelPool', () => {
   it('keeps an unused model for keepAliveMs, and a new acquire in that time reuses it', async () => {
     const pool = new ModelPool({ keepAliveMs: 60_000, defaults: { threads: 1, sequences: 1, contextSize: 512 } });
     try {
-      const a = await pool.acquire(tiny);
+      const a = await pool.acquire(parseModelSpec(tiny));
       await a.release();
       expect(pool.loaded()).toEqual([{ path: tiny, refs: 0 }]);
-      const b = await pool.acquire(tiny);
+      const b = await pool.acquire(parseModelSpec(tiny));
       // One loaded copy, two holders' views of it.
       expect(b.backend.id).toBe(a.backend.id);
       await b.release();

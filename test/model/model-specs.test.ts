@@ -60,11 +60,15 @@ describe.each(['gguf', 'library', 'inline'] as const)('a %s model spec', (kind) 
   it.skipIf(kind === 'gguf')('runs a comparison on it', async () => {
     const spec = specs[kind];
     const { stdout } = await cli(['compare', ...ROWS, '--generators', spec, '--evaluators', spec, ...SMALL, '--json', '--data-dir', dataDir]);
-    const rec = lastJson<{ status: string; spec: { generators: string[] }; pairs: { status: string; rowsDone: number }[] }>(stdout);
+    const rec = lastJson<{ status: string; spec: { generators: string[] }; pairs: { status: string; rowsDone: number; jobId: string }[] }>(stdout);
     expect(rec.status).toBe('done');
     // Kept as written, so a resume reaches the same server.
     expect(rec.spec.generators).toEqual([spec]);
     expect(rec.pairs).toMatchObject([{ status: 'done', rowsDone: 2 }]);
+    // Its job is named with the model's one label (common/model-spec.ts), as the app shows it.
+    const label = kind === 'library' ? 'remote:inst' : `m @ ${new URL(server.origin).host}`;
+    const jobs = lastJson<{ id: string; name: string }[]>((await cli(['jobs', 'list', '--json', '--data-dir', dataDir])).stdout);
+    expect(jobs.find((j) => j.id === rec.pairs[0]!.jobId)?.name).toContain(`: ${label} → ${label}`);
   });
 
   it('is served by tatra api', async () => {

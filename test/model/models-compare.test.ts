@@ -42,9 +42,9 @@ describe('comparisons on real models', () => {
     const snapshots: { acquiring: string; running: string[] | null; loaded: { path: string; refs: number }[] }[] = [];
     let running: string[] | null = null;
     const watched: BackendProvider = {
-      async acquire(path) {
-        const lease = await pool.acquire(path);
-        snapshots.push({ acquiring: path, running, loaded: pool.loaded() });
+      async acquire(model) {
+        const lease = await pool.acquire(model);
+        snapshots.push({ acquiring: model.text, running, loaded: pool.loaded() });
         return lease;
       },
     };
@@ -169,9 +169,9 @@ describe('comparisons on real models', () => {
     await writeFile(refused, ggufMutants(await readFile(a)).find((m) => m.id === 'tokenizer.ggml.model "nonexistent"')!.make());
     const acquired: string[] = [];
     const counted: BackendProvider = {
-      acquire(path, opts) {
-        acquired.push(path);
-        return pool.acquire(path, opts);
+      acquire(model, opts) {
+        acquired.push(model.text);
+        return pool.acquire(model, opts);
       },
     };
     const jobs = new JobManager({ store, backends: counted, defaultConcurrency: 1 });
@@ -187,7 +187,8 @@ describe('comparisons on real models', () => {
     expect(failed.error).not.toContain('\n');
     expect(record.pairs.find((p) => p.generator === a)).toMatchObject({ status: 'done', error: null });
     expect(record.status).toBe('failed');
-    expect(record.error).toBe(`1 of 2 jobs failed: job ${failed.jobId} (refused.gguf → ${basename(a)}) failed: ${failed.error}`);
+    // The pair named by its models' labels, as every face shows them (common/model-spec.ts).
+    expect(record.error).toBe(`1 of 2 jobs failed: job ${failed.jobId} (refused → ${basename(a, '.gguf')}) failed: ${failed.error}`);
     // Loaded once, by the hold: the pair's job did not start only to try the same load again.
     expect(acquired.filter((p) => p === refused)).toHaveLength(1);
     expect(jobs.get(failed.jobId!)).toMatchObject({ status: 'failed', error: failed.error, rowsDone: 0 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../electron/api/services';
 import { countMax } from '../../electron/common/plan';
 import { tinyModelPath } from '../helpers/models';
+import { parseModelSpec, type ModelSpec } from '../../electron/common/model-spec';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-plan-cal-'));
 const services = openServices({ dataDir: join(dir, 'data'), threads: 2, keepAliveMs: 0 });
@@ -18,10 +19,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-let model: string;
+let model: ModelSpec;
 const data = join(dir, 'reviews.jsonl');
 beforeAll(async () => {
-  model = await tinyModelPath();
+  model = parseModelSpec(await tinyModelPath());
   const texts = ['a warm, funny film', 'dull and slow', 'superb acting', 'makes no sense', 'a delight', 'a tedious mess', 'fine', 'bad'];
   writeFileSync(data, texts.map((t) => JSON.stringify({ input: t })).join('\n'));
 });
@@ -81,7 +82,7 @@ describe('a plan from the last job on the same models', () => {
     const task = await services.tasks.resolve('sst2');
     const settings = { n: 2, k: 2, r: 2, seed: 5, scope: 'run' as const };
     const jobs = services.jobs();
-    const job = await jobs.create({ task: 'sst2', settings, generatorPath: model, evaluatorPath: model, dataset: { path: data, mapping: { textColumn: 'input', labelColumn: null } }, concurrency: 2 });
+    const job = await jobs.create({ task: 'sst2', settings, generatorPath: model.text, evaluatorPath: model.text, dataset: { path: data, mapping: { textColumn: 'input', labelColumn: null } }, concurrency: 2 });
     await jobs.start(job.id);
     await jobs.wait(job.id);
     const ran = jobs.get(job.id);

@@ -18,6 +18,7 @@ import { connectRemoteBackend, type RemoteBackend } from '../../electron/remote'
 import { freePort, startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';
 import { tinyModelPath } from '../helpers/models';
 import { fakeServer, type json } from '../unit/remote/fake-server';
+import { parseModelSpec } from '../../electron/common/model-spec';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-remote-'));
@@ -240,7 +241,7 @@ describe('llama-server as a remote model', () => {
       });
       expect(job.evaluator.remote?.urls).toEqual([a!.url, b!.url]);
       // Hold the job's backend to read its endpoint counters (same recorded endpoints: the same pooled backend).
-      const lease = await pool.acquire(job.evaluator.path, { remote: job.evaluator.remote! });
+      const lease = await pool.acquire(parseModelSpec(job.evaluator.path), { remote: job.evaluator.remote! });
       const backend = lease.backend as RemoteBackend;
       let killed = false;
       const off = manager.on('progress', (ev) => {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
-import { isRemoteSpec, parseRemoteSpec } from '../../common/remote';
+import { parseModelSpec } from '../../common/model-spec';
 import type { ClassifyRunState, classifyMethods } from '../../common/contract/classify';
 import { UserError, isAbortError } from '../../common/errors';
 import { withEarlyStop } from '../../common/settings';
@@ -42,9 +42,10 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
       'classify.start': async (request) => {
         const { task } = await deps.services.tasks.find(request.taskId);
         // A missing file is the commonest mistake: say so now rather than in the first event.
-        for (const [role, path] of [['generator', request.generator], ['evaluator', request.evaluator]] as const) {
-          if (isRemoteSpec(path)) parseRemoteSpec(path);
-          else if (!existsSync(path)) throw new UserError(`${role} model not found: ${path}`, 'gguf_missing');
+        const models = { generator: parseModelSpec(request.generator), evaluator: parseModelSpec(request.evaluator) };
+        for (const role of ['generator', 'evaluator'] as const) {
+          const model = models[role];
+          if (model.kind === 'gguf' && !existsSync(model.path)) throw new UserError(`${role} model not found: ${model.path}`, 'gguf_missing');
         }
         const runId = randomUUID();
         const ac = new AbortController();
@@ -64,8 +65,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
               input: request.input,
               settings: withEarlyStop(request.settings, 'input'),
               // The same file twice shares one loaded copy (the pool keys by real path).
-              generator: request.generator,
-              evaluator: request.evaluator,
+              ...models,
               cache: new MemoryGenerationCache(),
               signal: ac.signal,
               onEvent: (event) => {

@@ -4,6 +4,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExperimentKind, ExperimentResult, ExperimentSummary, experimentsMethods } from '../../common/contract/experiments';
+import { parseModelPair } from '../../common/model-spec';
 import { UserError } from '../../common/errors';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { pricedBudget, sharedPriceBudget, type JobBudget } from '../../jobs';
@@ -39,7 +40,7 @@ export function createExperimentsHandlers(deps: HostDeps): HandlerGroup<typeof e
         // Bad models, data sets and columns answer the call itself, not a later event.
         if (input.kind === 'sweep') {
           const { spec } = input;
-          const budget = spec.budget ? await pricedBudget(spec.budget, spec, { price: spec.price, lookup: services.remotes }) : undefined;
+          const budget = spec.budget ? await pricedBudget(spec.budget, parseModelPair(spec), { price: spec.price, lookup: services.remotes }) : undefined;
           const sweeps = managers.sweep();
           const { id } = await sweeps.create(spec);
           return { kind: 'sweep', ...sweeps.start(id, budget ? { budget } : {}) };

@@ -4,6 +4,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DataPreview, JobMetrics as ApiJobMetrics, jobsMethods } from '../../common/contract/jobs';
 import { UserError } from '../../common/errors';
+import { parseModelPair } from '../../common/model-spec';
 import { jobSummary, previewDataset, pricedBudget, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { HandlerGroup, HostDeps } from '../deps';
@@ -107,7 +108,7 @@ export function createJobsHandlers(deps: HostDeps): HandlerGroup<typeof jobsMeth
           ...(input.limit !== undefined ? { limit: input.limit } : {}),
           baseline: input.baseline,
           ...(input.name ? { name: input.name } : {}),
-          ...(input.budget ? { budget: await pricedBudget(input.budget, input, { price: input.price, lookup: deps.services.remotes }) } : {}),
+          ...(input.budget ? { budget: await pricedBudget(input.budget, parseModelPair(input), { price: input.price, lookup: deps.services.remotes }) } : {}),
         });
         return jobSummary(await m.start(created.id));
       },

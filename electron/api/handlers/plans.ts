@@ -1,6 +1,7 @@
 // Plans beside every Start button: what a classify, an evaluation, a sweep or a comparison would
 // cost, made by the one planner of the composition root (jobs/planner.ts) from the same input the
 // Start button sends. Nothing runs; only the models' tokenizers are read.
+import { parseModelPair } from '../../common/model-spec';
 import type { plansMethods } from '../../common/contract/plans';
 import { planComparison } from '../../experiments';
 import type { HandlerGroup, HostDeps } from '../deps';
@@ -11,13 +12,12 @@ export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMe
   return {
     handlers: {
       'plans.classify': async (input) =>
-        planner().classify({ task: await task(input.taskId), settings: input.settings, generator: input.generator, evaluator: input.evaluator, input: input.input, ...(input.price ? { price: input.price } : {}) }),
+        planner().classify({ task: await task(input.taskId), settings: input.settings, ...parseModelPair(input), input: input.input, ...(input.price ? { price: input.price } : {}) }),
       'plans.job': async (input) =>
         planner().eval({
           task: await task(input.taskId),
           settings: input.settings,
-          generator: input.generator,
-          evaluator: input.evaluator,
+          ...parseModelPair(input),
           data: { path: input.dataPath, textColumn: input.inputColumn, ...(input.limit !== undefined ? { limit: input.limit } : {}) },
           baseline: input.baseline,
           ...(input.price ? { price: input.price } : {}),
@@ -26,8 +26,7 @@ export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMe
         planner().sweep({
           task: await task(input.taskId),
           grid: input.grid,
-          generator: input.generator,
-          evaluator: input.evaluator,
+          ...parseModelPair(input),
           data: { path: input.dataPath, textColumn: input.inputColumn, ...(input.limit !== undefined ? { limit: input.limit } : {}) },
           ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
           ...(input.price ? { price: input.price } : {}),

@@ -3,6 +3,7 @@
 // the models loaded and held, and the service started.
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
+import type { ModelSpec } from '../../common/model-spec';
 import { withEarlyStop } from '../../common/settings';
 import { TatraSettings } from '../../common/tatra';
 import type { TaskDefinition } from '../../common/task';
@@ -18,6 +19,7 @@ import {
   addRuntimeOptions,
   addTatraSettingsOptions,
   intOption,
+  modelArgument,
   tatraSettingsFrom,
 } from '../options';
 import { openCliServices, startLlamaFor, type CliServiceOptions, type CliServices } from '../session';
@@ -49,7 +51,8 @@ function parsePairing(value: string): Pairing {
   if (!PAIRING_NAME.test(name) || models.length < 1 || models.length > 2 || models.some((m) => m.trim() === '')) {
     throw new UserError(`--pairing must look like NAME=MODEL or NAME=GENERATOR,EVALUATOR (NAME: letters, digits, . _ -), got "${value}"`, 'bad_option');
   }
-  return { name, generator: models[0]!.trim(), evaluator: (models[1] ?? models[0]!).trim() };
+  const [generator, evaluator = generator] = models.map(modelArgument) as [ModelSpec, ModelSpec?];
+  return { name, generator, evaluator };
 }
 
 function pairingsFrom(o: ApiCliOptions): Pairing[] {
@@ -58,7 +61,8 @@ function pairingsFrom(o: ApiCliOptions): Pairing[] {
   const evaluator = o.evaluator ?? o.model;
   if (generator || evaluator) {
     if (!generator || !evaluator) throw new UserError('give --model, or both --generator and --evaluator', 'model_missing');
-    pairings.push({ name: pairingName(generator, evaluator), generator, evaluator });
+    const models = { generator: modelArgument(generator), evaluator: modelArgument(evaluator) };
+    pairings.push({ name: pairingName(models.generator, models.evaluator), ...models });
   }
   pairings.push(...o.pairing.map(parsePairing));
   if (pairings.length === 0) {

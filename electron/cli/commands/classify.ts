@@ -18,7 +18,7 @@ import {
   earlyStopFrom,
   type EarlyStopCliValue,
   intOption,
-  modelPathsFrom,
+  modelsFrom,
   readStdinIfPiped,
   tatraSettingsFrom,
 } from '../options';
@@ -134,31 +134,31 @@ export function registerClassify(program: Command): void {
     .action(async (words: string[], opts: ClassifyCliOptions) => {
       await withCliServices(opts, async (services) => {
         const task = await services.tasks.resolve(opts.task);
-        const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
+        const { generator, evaluator } = modelsFrom(opts);
         // `--early-stop an unforgettable film`: the value the option took is the text's first word.
         const early = opts.earlyStop;
         const input = await readText(typeof early === 'object' && 'text' in early ? [early.text, ...words] : words);
         const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'input');
         if (opts.dryRun) {
           const price = priceFrom(opts);
-          const plan = await services.planner().classify({ task, settings, generator: generatorPath, evaluator: evaluatorPath, input, ...(price ? { price } : {}), ...(opts.calibrate ? { calibrate: { pool: services.pool } } : {}) });
+          const plan = await services.planner().classify({ task, settings, generator, evaluator, input, ...(price ? { price } : {}), ...(opts.calibrate ? { calibrate: { pool: services.pool } } : {}) });
           return printPlan(plan, opts.json === true);
         }
 
-        await startLlamaFor([generatorPath, evaluatorPath]);
+        await startLlamaFor([generator, evaluator]);
         const { signal, off } = interruptSignal();
         try {
           const result = await classifyWithHeld(services.pool, {
             task,
             input,
             settings,
-            generator: generatorPath,
-            evaluator: evaluatorPath,
+            generator,
+            evaluator,
             cache: new MemoryGenerationCache(),
             signal,
             ...(opts.json ? {} : { onEvent: progressReporter(settings, labelNames(task).length) }),
           });
-          if (opts.json) outJson({ task: task.id, generator: generatorPath, evaluator: evaluatorPath, ...result });
+          if (opts.json) outJson({ task: task.id, generator: generator.text, evaluator: evaluator.text, ...result });
           else out(humanReport(task, result));
         } finally {
           off();

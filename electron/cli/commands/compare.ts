@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
-import { modelLabel } from '../../common/contract/models';
+import { modelLabel } from '../../common/model-spec';
 import { comparisonMatrix, type ComparisonRecord } from '../../common/contract/comparisons';
 import type { ComparisonManager } from '../../experiments';
 import { sharedPriceBudget, type JobBudget } from '../../jobs';
@@ -94,7 +94,8 @@ export function formatComparison(rec: ComparisonRecord): string {
 function splitList(v: string | undefined, flag: string): string[] {
   const items = (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (items.length === 0) throw new UserError(`${flag} needs at least one model`, 'bad_option');
-  return items.map(modelArgument);
+  // As the comparison records them (a GGUF's absolute path, a remote spec as written).
+  return items.map((item) => modelArgument(item).text);
 }
 
 /** A line per pair as its status changes (stderr), until the comparison ends. */

@@ -6,7 +6,7 @@ import { type Command, Option } from 'commander';
 import { openDataset } from '../../jobs';
 import { shownName } from '../../jobs/dataset';
 import { CONCURRENCY, ROW_LIMIT, withEarlyStop } from '../../common/settings';
-import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, minConfidenceOption, modelPathsFrom, outputFolder, parseLabelMap, tatraSettingsFrom, viewFrom } from '../options';
+import { type EarlyStopCliValue, type ModelCliOptions, type TatraSettingsCliOptions, addEarlyStopOptions, earlyStopFrom, addModelOptions, addRuntimeOptions, addTatraSettingsOptions, dataColumnsFrom, intOption, minConfidenceOption, modelsFrom, outputFolder, parseLabelMap, tatraSettingsFrom, viewFrom } from '../options';
 import { type PlanCliOptions, addPlanOptions, budgetOption, jobBudgetFrom, priceFrom, withPlan } from '../plan';
 import type { Budget } from '../../common/plan';
 import { printJobOutcome, runJobWithProgress } from '../job-output';
@@ -66,7 +66,7 @@ export function registerEval(program: Command): void {
     .addOption(minConfidenceOption())
     .addOption(budgetOption())
     .action(async (opts: EvalCliOptions & { label?: boolean }) => {
-      const { generator: generatorPath, evaluator: evaluatorPath } = modelPathsFrom(opts);
+      const { generator, evaluator } = modelsFrom(opts);
       const settings = withEarlyStop({ ...tatraSettingsFrom(opts), ...earlyStopFrom(opts.earlyStop) }, 'dataset');
       const dataPath = resolve(opts.data);
       // Opened once: the columns are guessed from its head, and the job reads it in one more pass.
@@ -79,8 +79,8 @@ export function registerEval(program: Command): void {
           services.planner().eval({
             task: await services.tasks.resolve(opts.task),
             settings,
-            generator: generatorPath,
-            evaluator: evaluatorPath,
+            generator,
+            evaluator,
             data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.allowRagged ? { allowRagged: true } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
             baseline: opts.baseline === true,
             concurrency: opts.concurrency,
@@ -94,12 +94,12 @@ export function registerEval(program: Command): void {
       const outDir = opts.out ? await outputFolder(resolve(opts.out), 'eval writes <job id>.csv and <job id>.json into it') : null;
       await withCliServices(opts, async (services) => {
         const jobs = services.jobs();
-        const budget = await jobBudgetFrom(opts, services.remotes, generatorPath, evaluatorPath);
+        const budget = await jobBudgetFrom(opts, services.remotes, { generator, evaluator });
         const job = await jobs.create({
           task: opts.task,
           settings,
-          generatorPath,
-          evaluatorPath,
+          generatorPath: generator.text,
+          evaluatorPath: evaluator.text,
           dataset: {
             path: dataPath,
             mapping: { textColumn, labelColumn, ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}) },

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { formatBytes } from '../../common/bytes';
 import { UserError } from '../../common/errors';
+import { parseModelPair } from '../../common/model-spec';
 import { answeredAt, jobSummary } from '../../jobs';
 import type { Budget } from '../../common/plan';
 import { budgetOption, jobBudgetFrom, priceOption } from '../plan';
@@ -84,7 +85,7 @@ export function registerJobs(program: Command): void {
         const jobs = services.jobs();
         const job = jobs.get(id);
         // A new budget replaces the job's (a resume may raise it); none keeps the job's.
-        const budget = await jobBudgetFrom(opts, services.remotes, job.generator.path, job.evaluator.path);
+        const budget = await jobBudgetFrom(opts, services.remotes, parseModelPair({ generator: job.generator.path, evaluator: job.evaluator.path }));
         const end = await runJobWithProgress(jobs, job.id, {
           quiet: opts.json === true,
           start: { acceptModelChange: opts.acceptModelChange === true, ...(budget ? { budget } : {}) },

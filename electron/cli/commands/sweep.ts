@@ -5,11 +5,12 @@ import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
+import { parseModelPair } from '../../common/model-spec';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
 import type { SweepManager } from '../../experiments';
 import { type JobBudget, openDataset } from '../../jobs';
-import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelArgument, modelPathsFrom, outputFolder, parseLabelMap } from '../options';
+import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { runExperimentToEnd } from '../experiment-run';
 import { err, eta, out, outJson, pct as percent, table } from '../ui';
@@ -164,7 +165,7 @@ export function registerSweep(program: Command): void {
         const s = sweeps.summary(id);
         // A new budget for its jobs together, counted with the prices it had (or given now).
         const before = sweeps.budgetOf(s.id);
-        const budget = opts.budget ? await jobBudgetFrom(opts, services.remotes, s.generator, s.evaluator).then((b) => (b && before?.prices && priceFrom(opts) === undefined ? { ...b, prices: before.prices } : b)) : undefined;
+        const budget = opts.budget ? await jobBudgetFrom(opts, services.remotes, parseModelPair(s)).then((b) => (b && before?.prices && priceFrom(opts) === undefined ? { ...b, prices: before.prices } : b)) : undefined;
         if (action === 'resume' && s.status !== 'done') await runSweep(sweeps, s.id, opts.json === true, budget);
         await finish(sweeps, s.id, opts);
       });
@@ -185,7 +186,7 @@ async function listSweeps(opts: SweepRuntimeOptions): Promise<void> {
 async function newSweep(opts: SweepCliOptions): Promise<void> {
   if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
   if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
-  const { generator, evaluator } = modelPathsFrom(opts);
+  const { generator, evaluator } = modelsFrom(opts);
   const dataPath = resolve(opts.data);
   const opened = await openDataset(dataPath, opts.format ? { format: opts.format } : {});
   const { textColumn, labelColumn } = dataColumnsFrom(opened, { ...opts, data: opts.data }, 'required');
@@ -198,9 +199,8 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       services.planner().sweep({
         task: await services.tasks.resolve(opts.task!),
         grid,
-        // The paths the sweep's jobs will name the models by: the cache keys hold them.
-        generator: modelArgument(generator),
-        evaluator: modelArgument(evaluator),
+        generator,
+        evaluator,
         data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
         concurrency: opts.concurrency,
         ...(price ? { price } : {}),
@@ -216,15 +216,15 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
       inputColumn: textColumn,
       goldColumn: labelColumn,
       labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
-      generator: modelArgument(generator),
-      evaluator: modelArgument(evaluator),
+      generator: generator.text,
+      evaluator: evaluator.text,
       grid,
       ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
       concurrency: opts.concurrency,
       ...(opts.name ? { name: opts.name } : {}),
     });
     err(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}`);
-    await runSweep(sweeps, created.id, opts.json === true, await jobBudgetFrom(opts, services.remotes, modelArgument(generator), modelArgument(evaluator)));
+    await runSweep(sweeps, created.id, opts.json === true, await jobBudgetFrom(opts, services.remotes, { generator, evaluator }));
     await finish(sweeps, created.id, opts);
   });
 }

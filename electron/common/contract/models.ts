@@ -212,16 +212,6 @@ export const DownloadState = z.object({
 });
 export type DownloadState = z.infer<typeof DownloadState>;
 
-/** Short display name of a model path (file name without .gguf), for tables and charts. */
-export function modelLabel(path: string): string {
-  // Remote models: remote:NAME as is; an inline openai+http://host:port/v1#MODEL as MODEL@host:port.
-  if (path.startsWith('remote:')) return path;
-  const inline = /^openai\+https?:\/\/([^/#]+)[^#]*#([^?]+)/i.exec(path);
-  if (inline) return `${inline[2]}@${inline[1]}`;
-  const base = path.split(/[\\/]/).pop() ?? path;
-  return base.replace(/\.gguf$/i, '');
-}
-
 // ---------------------------------------------------------------- remote models
 
 /** One endpoint of a remote model as probed now: up, or down with the reason in one line. */

@@ -5,6 +5,7 @@
 import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ModelEntry, RemoteModelStatus } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
+import { writtenAsRemote } from '../../../electron/common/model-spec';
 import { useStore } from '../store';
 import { BreakableName } from './Common';
 import { fitOf } from '../store/modelsSlice';
@@ -56,7 +57,7 @@ export function useModelOptions(): { options: ModelOption[]; loaded: boolean } {
 }
 
 /** Typed text that names a model by where it is rather than by name. */
-const looksLikeSpec = (text: string) => /[\\/]/.test(text) || /^(remote:|openai\+)/i.test(text.trim());
+const looksLikeSpec = (text: string) => /[\\/]/.test(text) || writtenAsRemote(text);
 
 /** Everything known about one option, for the panel beside the list. */
 function Details({ option }: { option: ModelOption }) {

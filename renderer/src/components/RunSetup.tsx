@@ -6,7 +6,7 @@ import { ROW_LIMIT } from '../../../electron/common/settings';
 import { ModelPicker } from './ModelPicker';
 import { TaskSelect } from './TaskSelect';
 import { useSeededField } from './seededFields';
-import { shortModel } from './labels';
+import { modelLabel } from '../../../electron/common/model-spec';
 import { useStore } from '../store';
 import type { EvalDraft } from '../store/jobsSlice';
 
@@ -118,5 +118,5 @@ export function StatusChip({ status, testId, title }: { status: WorkStatus; test
 
 /** "gen → eval", or one name when one model does both. */
 export function modelPairText(generator: string, evaluator: string): string {
-  return evaluator !== generator ? `${shortModel(generator)} → ${shortModel(evaluator)}` : shortModel(generator);
+  return evaluator !== generator ? `${modelLabel(generator)} → ${modelLabel(evaluator)}` : modelLabel(generator);
 }

@@ -37,11 +37,6 @@ export function count(n: number, noun: string, plural = `${noun}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
 }
 
-export function shortModel(path: string | null | undefined): string {
-  if (!path) return '–';
-  return (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');
-}
-
 /**
  * A heat-map cell: a tint of `base` as strong as `strength` (0..1), text always in the page's own
  * colour, which holds 4.5:1 on every tint in both themes (the tint stops at half strength); null

@@ -1,7 +1,7 @@
 // The one zustand store, made of slices; event wiring from the API client into the slices.
 import { create } from 'zustand';
 import { getApi } from '../api/client';
-import { shortModel } from '../components/labels';
+import { modelLabel } from '../../../electron/common/model-spec';
 import { createClassifySlice } from './classifySlice';
 import { createExperimentsSlice } from './experimentsSlice';
 import { createJobsSlice } from './jobsSlice';
@@ -47,7 +47,7 @@ export function connectStore(store: typeof useStore = useStore): () => void {
       store.setState({ settings: s });
       // The first model has arrived and the host chose it for every form: say so once.
       if (before && !before.generator && s.generator) {
-        const name = store.getState().library?.models.find((m) => m.path === s.generator)?.name ?? shortModel(s.generator);
+        const name = store.getState().library?.models.find((m) => m.path === s.generator)?.name ?? modelLabel(s.generator);
         store.getState().notify('success', `${name} is ready: chosen as generator and evaluator in every form.`);
       }
     }),

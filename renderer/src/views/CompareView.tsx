@@ -4,7 +4,7 @@
 // and grouped bars like the paper's cross-model table.
 import { useEffect, useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { modelLabel } from '../../../electron/common/contract/models';
+import { modelLabel } from '../../../electron/common/model-spec';
 import { comparisonMatrix, type ComparisonRecord } from '../../../electron/common/contract/comparisons';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ChartFigure } from '../components/ChartFigure';

@@ -2,6 +2,7 @@
 // both back" of every face: both claims are given back however the work ends, a cancel stops the
 // wait for a model still loading, and a release that fails is not swallowed.
 import { describe, expect, it, vi } from 'vitest';
+import { parseModelSpec } from '../../../electron/common/model-spec';
 import type { TatraBackend } from '../../../electron/engine/backend';
 import { ModelPool, withHeldModels, type BackendProvider } from '../../../electron/hold';
 import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
@@ -28,9 +29,9 @@ function pool(opts: { failDispose?: boolean; hold?: Promise<void> } = {}) {
 describe('withHeldModels', () => {
   it('gives both claims back when the work succeeds and when it fails', async () => {
     const { models, disposed } = pool();
-    expect(await withHeldModels(models, { generator: '/m/g.gguf', evaluator: '/m/e.gguf' }, async (g, e) => `${g.id} ${e.id}`)).toBe('/m/g.gguf /m/e.gguf');
+    expect(await withHeldModels(models, { generator: parseModelSpec('/m/g.gguf'), evaluator: parseModelSpec('/m/e.gguf') }, async (g, e) => `${g.id} ${e.id}`)).toBe('/m/g.gguf /m/e.gguf');
     expect(disposed).toEqual(['/m/e.gguf', '/m/g.gguf']);
-    await expect(withHeldModels(models, { generator: '/m/g.gguf', evaluator: '/m/g.gguf' }, async () => Promise.reject(new Error('the work failed')))).rejects.toThrow('the work failed');
+    await expect(withHeldModels(models, { generator: parseModelSpec('/m/g.gguf'), evaluator: parseModelSpec('/m/g.gguf') }, async () => Promise.reject(new Error('the work failed')))).rejects.toThrow('the work failed');
     expect(models.loaded()).toEqual([]);
   });
 
@@ -38,7 +39,7 @@ describe('withHeldModels', () => {
     const { models } = pool({ hold: new Promise<void>(() => undefined) });
     const ac = new AbortController();
     const work = vi.fn(async () => 'ran');
-    const held = withHeldModels(models, { generator: '/m/g.gguf', evaluator: '/m/e.gguf', signal: ac.signal }, work);
+    const held = withHeldModels(models, { generator: parseModelSpec('/m/g.gguf'), evaluator: parseModelSpec('/m/e.gguf'), signal: ac.signal }, work);
     await vi.waitFor(() => expect(models.loaded().length).toBeGreaterThan(0));
     ac.abort();
     await expect(held).rejects.toMatchObject({ name: 'AbortError' });
@@ -48,15 +49,15 @@ describe('withHeldModels', () => {
 
   it('fails a run whose models could not be given back, rather than swallow it', async () => {
     const { models } = pool({ failDispose: true });
-    await expect(withHeldModels(models, { generator: '/m/g.gguf', evaluator: '/m/g.gguf' }, async () => 'done')).rejects.toThrow('cannot unload /m/g.gguf');
+    await expect(withHeldModels(models, { generator: parseModelSpec('/m/g.gguf'), evaluator: parseModelSpec('/m/g.gguf') }, async () => 'done')).rejects.toThrow('cannot unload /m/g.gguf');
   });
 
   it('holds through any provider: a scripted one sees each claim given back once', async () => {
     const released: string[] = [];
     const provider: BackendProvider = {
-      acquire: async (path) => ({ backend: { id: path } as TatraBackend, release: async () => void released.push(path) }),
+      acquire: async ({ text }) => ({ backend: { id: text } as TatraBackend, release: async () => void released.push(text) }),
     };
-    await withHeldModels(provider, { generator: 'a', evaluator: 'b' }, async () => undefined);
+    await withHeldModels(provider, { generator: parseModelSpec('a'), evaluator: parseModelSpec('b') }, async () => undefined);
     expect(released).toEqual(['b', 'a']);
   });
 });

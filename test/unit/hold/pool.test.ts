@@ -3,6 +3,7 @@
 // while the models load), the load itself is stopped instead of finishing only to be disposed.
 // A scripted loader pins exactly that: it settles only when told to, or when its signal aborts.
 import { describe, expect, it, vi } from 'vitest';
+import { parseModelSpec } from '../../../electron/common/model-spec';
 import type { TatraBackend } from '../../../electron/engine/backend';
 import { ModelPool } from '../../../electron/hold/pool';
 import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
@@ -36,13 +37,13 @@ describe('a load nobody waits for any more is stopped', () => {
   it('the only caller gives up: the load is aborted, and the next acquire loads afresh', async () => {
     const { pool, loads } = scriptedPool();
     const ac = new AbortController();
-    const acquiring = settled(pool.acquire('/m/a.gguf', { signal: ac.signal }));
+    const acquiring = settled(pool.acquire(parseModelSpec('/m/a.gguf'), { signal: ac.signal }));
     await vi.waitFor(() => expect(loads).toHaveLength(1));
     ac.abort();
     expect(await acquiring).toBe(ac.signal.reason);
     expect(loads[0]!.signal.aborted).toBe(true);
     expect(pool.loaded()).toEqual([]);
-    const again = pool.acquire('/m/a.gguf');
+    const again = pool.acquire(parseModelSpec('/m/a.gguf'));
     await vi.waitFor(() => expect(loads).toHaveLength(2));
     loads[1]!.finish();
     await (await again).release();
@@ -51,8 +52,8 @@ describe('a load nobody waits for any more is stopped', () => {
   it('one of two callers gives up: the load goes on for the other', async () => {
     const { pool, loads, disposed } = scriptedPool();
     const ac = new AbortController();
-    const first = settled(pool.acquire('/m/b.gguf', { signal: ac.signal }));
-    const second = pool.acquire('/m/b.gguf');
+    const first = settled(pool.acquire(parseModelSpec('/m/b.gguf'), { signal: ac.signal }));
+    const second = pool.acquire(parseModelSpec('/m/b.gguf'));
     await vi.waitFor(() => expect(pool.loaded()).toEqual([{ path: '/m/b.gguf', refs: 2 }]));
     ac.abort();
     expect(await first).toBe(ac.signal.reason);
@@ -67,8 +68,8 @@ describe('a load nobody waits for any more is stopped', () => {
 
   it('a loaded model is not aborted by a later release, and dispose stops loads under way', async () => {
     const { pool, loads, disposed } = scriptedPool();
-    const held = pool.acquire('/m/c.gguf');
-    const loading = settled(pool.acquire('/m/d.gguf'));
+    const held = pool.acquire(parseModelSpec('/m/c.gguf'));
+    const loading = settled(pool.acquire(parseModelSpec('/m/d.gguf')));
     await vi.waitFor(() => expect(loads).toHaveLength(2));
     const c = loads.find((l) => l.path === '/m/c.gguf')!;
     c.finish();
@@ -84,7 +85,7 @@ describe('a load nobody waits for any more is stopped', () => {
 describe('a lease is one holder’s claim (IReference): using it never unloads the model for the others', () => {
   it('disposing a lease’s backend releases that claim only; the last claim unloads the model', async () => {
     const { pool, loads, disposed } = scriptedPool();
-    const [a, b] = [pool.acquire('/m/e.gguf'), pool.acquire('/m/e.gguf')];
+    const [a, b] = [pool.acquire(parseModelSpec('/m/e.gguf')), pool.acquire(parseModelSpec('/m/e.gguf'))];
     await vi.waitFor(() => expect(loads).toHaveLength(1));
     loads[0]!.finish();
     const [first, second] = await Promise.all([a, b]);

@@ -51,7 +51,7 @@ function setup(opts: { delayMs?: number; contextSize?: number; failOn?: string; 
   let released = 0;
   const acquired: { path: string; sequences: number | undefined }[] = [];
   const provider: BackendProvider = {
-    acquire: async (path, o) => {
+    acquire: async ({ text: path }, o) => {
       acquired.push({ path, sequences: o?.sequences });
       if (!backends.has(path)) backends.set(path, make(path));
       return { backend: backends.get(path)!, release: async () => void released++ };
@@ -402,7 +402,7 @@ describe('JobManager', () => {
     const remote = 'openai+http://gpu1:8000/v1#m';
     const ref = { urls: ['http://gpu1:8000/v1'], model: 'm', kind: 'vllm' as const, version: '0.12.0', constrained: 'structured-outputs' as const };
     const provider: BackendProvider = {
-      acquire: async (path) => {
+      acquire: async ({ text: path }) => {
         if (!backends.has(path)) backends.set(path, new ScriptedBackend(politeScript({ answer }), { id: `scripted:${path}` }));
         return { backend: backends.get(path)!, release: async () => undefined };
       },

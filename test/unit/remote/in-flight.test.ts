@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { connectRemote, connectRemoteBackend, type RemoteBackend } from '../../../electron/remote';
 import { chatCompletion, fakeServerScope, json, type RecordedRequest } from './fake-server';
+import { parseModelSpec, type RemoteModelSpec } from '../../../electron/common/model-spec';
 
 const { serve, track } = fakeServerScope();
 const models = { object: 'list', data: [{ id: 'm', object: 'model' }] };
@@ -73,7 +74,7 @@ describe('requests in flight per endpoint', () => {
     const gb = track(await connectRemoteBackend({ urls: [`${generic.server.origin}/v1`], model: 'm' }));
     expect(gb.stats().endpoints[0]?.maxInFlight).toBe(8);
     expect(await inFlightOf(gb, generic, 20)).toBe(8);
-    const mine = track(await connectRemote(`openai+${generic.server.origin}/v1#m?inflight=40`));
+    const mine = track(await connectRemote(parseModelSpec(`openai+${generic.server.origin}/v1#m?inflight=40`) as RemoteModelSpec));
     expect(mine.stats().endpoints[0]?.maxInFlight).toBe(40);
     expect(mine.describe().maxInFlight).toBe(40);
     expect(await inFlightOf(mine, generic, 100)).toBe(40);

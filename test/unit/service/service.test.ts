@@ -14,6 +14,7 @@ import { ApiKeyStore, startApiService, type RunningApiService } from '../../../e
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { parseMetrics, sampleValue } from '../../helpers/prometheus';
 import { ScriptedBackend, politeScript, requestStage } from '../../helpers/scripted-backend';
+import { parseModelSpec } from '../../../electron/common/model-spec';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-api-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,7 +69,7 @@ async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?
   );
   const service = await startApiService({
     tasks,
-    pairings: [{ name: 'scripted', generator: 'scripted.gguf', evaluator: 'scripted.gguf', generatorBackend: backend, evaluatorBackend: backend }],
+    pairings: [{ name: 'scripted', generator: parseModelSpec('scripted.gguf'), evaluator: parseModelSpec('scripted.gguf'), generatorBackend: backend, evaluatorBackend: backend }],
     keys: opts.keys ?? keys,
     defaults: { ...DEFAULT_SETTINGS, n: 1, k: 2, r: 1, earlyStop: true },
     port: 0,
