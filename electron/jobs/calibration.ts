@@ -1,6 +1,7 @@
 // How far to trust a row's confidence (the winner's share of the vote): pure functions over
-// (confidence, correct) pairs of the finished rows that have gold, so each figure can be checked
-// against hand-computed values.
+// (confidence, correct) pairs of the finished rows that have gold, or over those pairs counted by
+// confidence (a job's metric counts keep them so: metric-counts.ts), so each figure can be
+// checked against hand-computed values.
 //   - reliability bins: ten equal-width confidence bins, each with its count, mean confidence and
 //     accuracy (the reliability diagram);
 //   - expected calibration error: the bins' |accuracy − confidence|, weighted by their counts;
@@ -12,6 +13,26 @@ export interface Scored {
   /** The winner's vote share, 0..1 (0 for a row with no valid vote). */
   confidence: number;
   correct: boolean;
+}
+
+/** The scored rows at one confidence: how many, and how many of them correct. */
+export interface ScoredGroup {
+  confidence: number;
+  rows: number;
+  correct: number;
+}
+
+/** Rows one by one or counted by confidence: each function takes both. */
+export type ScoredRows = ReadonlyArray<Scored | ScoredGroup>;
+
+function groupOf(s: Scored | ScoredGroup): ScoredGroup {
+  return 'rows' in s ? s : { confidence: s.confidence, rows: 1, correct: s.correct ? 1 : 0 };
+}
+
+function rowCount(rows: ScoredRows): number {
+  let n = 0;
+  for (const r of rows) n += 'rows' in r ? r.rows : 1;
+  return n;
 }
 
 export interface ReliabilityBin {
@@ -62,13 +83,14 @@ export function binOf(confidence: number, bins = RELIABILITY_BINS): number {
   return Math.min(bins - 1, Math.max(0, Math.floor(confidence * bins + 1e-9)));
 }
 
-export function reliabilityBins(rows: readonly Scored[], bins = RELIABILITY_BINS): ReliabilityBin[] {
+export function reliabilityBins(rows: ScoredRows, bins = RELIABILITY_BINS): ReliabilityBin[] {
   const acc = Array.from({ length: bins }, () => ({ count: 0, confidence: 0, correct: 0 }));
-  for (const r of rows) {
-    const b = acc[binOf(r.confidence, bins)]!;
-    b.count++;
-    b.confidence += r.confidence;
-    if (r.correct) b.correct++;
+  for (const s of rows) {
+    const g = groupOf(s);
+    const b = acc[binOf(g.confidence, bins)]!;
+    b.count += g.rows;
+    b.confidence += g.confidence * g.rows;
+    b.correct += g.correct;
   }
   return acc.map((b, i) => ({
     from: i / bins,
@@ -79,31 +101,37 @@ export function reliabilityBins(rows: readonly Scored[], bins = RELIABILITY_BINS
   }));
 }
 
-export function calibration(rows: readonly Scored[], bins = RELIABILITY_BINS): Calibration {
+export function calibration(rows: ScoredRows, bins = RELIABILITY_BINS): Calibration {
   const reliability = reliabilityBins(rows, bins);
-  if (rows.length === 0) return { ece: null, brier: null, bins: reliability };
+  const total = rowCount(rows);
+  if (total === 0) return { ece: null, brier: null, bins: reliability };
   let ece = 0;
-  for (const b of reliability) if (b.count > 0) ece += (b.count / rows.length) * Math.abs(b.accuracy! - b.confidence!);
-  const brier = rows.reduce((s, r) => s + (r.confidence - (r.correct ? 1 : 0)) ** 2, 0) / rows.length;
-  return { ece, brier, bins: reliability };
+  for (const b of reliability) if (b.count > 0) ece += (b.count / total) * Math.abs(b.accuracy! - b.confidence!);
+  let squares = 0;
+  for (const s of rows) {
+    const g = groupOf(s);
+    squares += g.correct * (g.confidence - 1) ** 2 + (g.rows - g.correct) * g.confidence ** 2;
+  }
+  return { ece, brier: squares / total, bins: reliability };
 }
 
 /**
  * The accuracy–coverage curve: one point per distinct confidence t (ascending), answering the rows
  * with confidence ≥ t. The first point answers every row (coverage 1, the plain accuracy).
  */
-export function selectiveCurve(rows: readonly Scored[]): SelectivePoint[] {
-  if (rows.length === 0) return [];
-  const sorted = [...rows].sort((a, b) => b.confidence - a.confidence);
+export function selectiveCurve(rows: ScoredRows): SelectivePoint[] {
+  const total = rowCount(rows);
+  if (total === 0) return [];
+  const sorted = rows.map(groupOf).sort((a, b) => b.confidence - a.confidence);
   const points: SelectivePoint[] = [];
   let answered = 0;
   let correct = 0;
   for (let i = 0; i < sorted.length; i++) {
-    answered++;
-    if (sorted[i]!.correct) correct++;
+    answered += sorted[i]!.rows;
+    correct += sorted[i]!.correct;
     // A point where the next row has a lower confidence (rows tied at t are answered together).
     if (i === sorted.length - 1 || sorted[i + 1]!.confidence < sorted[i]!.confidence) {
-      points.push({ threshold: sorted[i]!.confidence, coverage: answered / rows.length, accuracy: correct / answered });
+      points.push({ threshold: sorted[i]!.confidence, coverage: answered / total, accuracy: correct / answered });
     }
   }
   return points.reverse();
@@ -115,20 +143,22 @@ export function answeredAt(confidence: number | null, minConfidence: number): bo
 }
 
 /** Coverage and accuracy on the answered rows at one minimum confidence. */
-export function answeredMetrics(rows: readonly Scored[], minConfidence: number): AnsweredMetrics {
+export function answeredMetrics(rows: ScoredRows, minConfidence: number): AnsweredMetrics {
+  const total = rowCount(rows);
   let answered = 0;
   let correct = 0;
-  for (const r of rows) {
-    if (!answeredAt(r.confidence, minConfidence)) continue;
-    answered++;
-    if (r.correct) correct++;
+  for (const s of rows) {
+    const g = groupOf(s);
+    if (!answeredAt(g.confidence, minConfidence)) continue;
+    answered += g.rows;
+    correct += g.correct;
   }
   return {
     minConfidence,
     answered,
     correct,
-    abstained: rows.length - answered,
-    coverage: rows.length === 0 ? 0 : answered / rows.length,
+    abstained: total - answered,
+    coverage: total === 0 ? 0 : answered / total,
     accuracy: answered === 0 ? null : correct / answered,
   };
 }

@@ -155,6 +155,16 @@ function flattenJsonObject(obj: Record<string, unknown>): Record<string, string>
   return out;
 }
 
+/**
+ * A data file's records as they are, every value a string, in one pass (format, encoding and
+ * ragged rows checked as a job's import checks them): for files that are not a job's rows, such as
+ * the decisions `tatra jobs review --import` reads.
+ */
+export async function readRecords(path: string, opts: Pick<DatasetOptions, 'signal'> = {}): Promise<AsyncIterable<{ line: number; values: Record<string, string> }>> {
+  await assertReadableFile(path);
+  return (await openRecords(path, opts)).records;
+}
+
 /** The file's records, in one pass; `detected`: its format as openDataset found it (else read from its head now). */
 async function openRecords(path: string, opts: DatasetOptions, detected?: DetectedFormat): Promise<RecordStream> {
   const { format, delimiter } = detected ?? (await detectFormat(path, opts));
@@ -426,7 +436,10 @@ function mappedReader(path: string, mapping: ColumnMapping, opts: DatasetOptions
         }
       }
       stats.rows++;
-      yield { index: index++, line: rec.line, input, gold, goldRaw };
+      // Every column as the file had it, kept with the row for the final export (the input once: its own column).
+      const record: Record<string, string | null> = Object.assign(emptyRecord<string | null>(), rec.values);
+      record[mapping.textColumn] = null;
+      yield { index: index++, line: rec.line, input, gold, goldRaw, record: JSON.stringify(record) };
     }
     stats.ragged = src.ragged();
   }

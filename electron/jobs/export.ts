@@ -83,7 +83,7 @@ async function exportTarget(outPath: string): Promise<{ path: string; atomic: bo
   return { path: outPath, atomic: false };
 }
 
-async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>, signal?: AbortSignal): Promise<void> {
+export async function writeAtomically(outPath: string, body: (write: (s: string) => Promise<void>) => Promise<void>, signal?: AbortSignal): Promise<void> {
   const target = await exportTarget(outPath);
   const tmp = target.atomic ? `${target.path}.partial` : null;
   const out = createWriteStream(tmp ?? target.path, { encoding: 'utf8' });
@@ -112,7 +112,7 @@ async function writeAtomically(outPath: string, body: (write: (s: string) => Pro
 }
 
 /** Vote columns: the task's labels; for math (free-form answers) one JSON column. */
-function voteLabels(job: JobInfo): string[] | null {
+export function voteLabels(job: JobInfo): string[] | null {
   return job.task.kind === 'math' ? null : job.task.labels.map((l) => l.name);
 }
 

@@ -9,12 +9,14 @@
 //   migrations.ts  the job database's schema, one migration per version
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
 //   import.ts, row-progress.ts, model-identity.ts  a job's import, its progress, its models' identity
-//   metrics.ts  pure metric functions over stored rows
+//   metrics.ts  pure metric functions over a job's metric counts (metric-counts*.ts: kept as rows finish)
 //   calibration.ts  reliability bins, ECE, Brier, the accuracy–coverage curve
 //   export.ts   CSV/JSON export and readers for round trips
 //   experiment-store.ts  the experiments' rows in the job database (their runner: electron/experiments/)
 //   owner.ts    who runs a job or an experiment, and whether that process still lives
 //   plan*.ts    what a run will cost before it starts (--dry-run, the app's plan)
+//   review*.ts  a person's review of a job's rows: the queue, decisions, what review gives back,
+//               the labelled data set out (final export), decisions made elsewhere in (import)
 export * from './types';
 export {
   previewDataset,
@@ -29,7 +31,12 @@ export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOpti
 export { plainModelRef } from './model-identity';
 export { ExperimentStore, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';
 export { calibration, reliabilityBins, selectiveCurve, answeredMetrics, answeredAt, binOf, RELIABILITY_BINS, type Scored, type ReliabilityBin, type Calibration, type SelectivePoint, type AnsweredMetrics } from './calibration';
-export { computeMetrics, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
+export { computeMetrics, metricsFromCounts, revote, isCorrect, labelScores, type MetricsInput } from './metrics';
+export { JobReview, type ReviewSummary } from './review';
+export type { ReviewOrder, QueueCursor, QueueQuery, QueueRow, QueuePage } from './review-queue';
+export type { ReviewDecision, ReviewHistoryEntry, ReviewProgress, ReviewQueueName } from './review-store';
+export type { AuditEstimate, TriagePlan, TriageStep } from './review-report';
+export type { FinalFormat } from './review-export';
 export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type CsvExportRow } from './export';
 export { Planner, type PlannerOptions, type PlanData, type PlanCommon } from './planner';
 export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, jobsOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';

@@ -23,7 +23,7 @@ import { resolveTask as engineResolveTask } from '../tasks';
 import { openDataset, shownName } from './dataset';
 import { importRows } from './import';
 import { exportJob } from './export';
-import { computeMetrics, isCorrect } from './metrics';
+import { isCorrect, metricsFromCounts } from './metrics';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
@@ -206,7 +206,7 @@ export class JobManager {
   /** `minConfidence`: rows below it count as abstained (metrics.answered). */
   metrics(id: string, opts: ViewOptions = {}): JobMetrics {
     const job = this.get(id);
-    return computeMetrics({ task: job.task, r: job.settings.r, rowsTotal: job.rowsTotal, rows: this.store.iterateRows(job.id), ...opts });
+    return metricsFromCounts(job.task, job.rowsTotal, this.store.metricCounts.counts(job.id, () => this.store.iterateRows(job.id)), opts.minConfidence);
   }
 
   /** Writes the export (CSV: one row per input; JSON: everything) and returns its path; `minConfidence` marks rows below it abstained. */

@@ -3,10 +3,10 @@
 // has shipped: a file on someone's disk went through it; a change is a new entry.
 import type Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
-import { compressStoredText, storedCacheKey } from './stored-text';
+import { compressStoredText, storedCacheKey, unpackText } from './stored-text';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** SQL, or a step that needs code (it runs inside the version's transaction). */
 type Migration = string | ((db: Database.Database) => void);
@@ -212,6 +212,60 @@ const MIGRATIONS: Migration[] = [
   // since v10, no longer name the row they served) until `tatra jobs gc` finds their outputs by
   // content (run-texts.ts, referStoredParaphrases).
   '',
+  // v12: a person's review of a job's rows (jobs/review-store.ts) and the metrics kept as rows
+  // finish (jobs/metric-counts.ts), so neither reads every row of a large job:
+  // - review_log: every decision as it was made (a label, a skip, an undo), what it replaced and
+  //   when, never changed; review_decisions: each reviewed row's decision now (the log's latest
+  //   entry for it that is not undone). client_id makes a decision sent twice (a retry after a
+  //   lost answer) one entry.
+  // - job_metrics: a job's metric counts (metric-counts.ts), added to in the transaction that
+  //   saves each row; a job without them (before v12) has them counted on first read.
+  // - job_rows.runs_done: the runs a row made (fewer than r: its vote stopped early), backfilled
+  //   for the jobs that stop early; job_rows.record_json: the row's columns as the file had them,
+  //   a JSON object whose input column is null (the input is job_rows.input), so the final export
+  //   gives every column back; NULL for rows imported before v12.
+  // - job_rows_queue: the review queue's orders and filters and a job's row counts read from an
+  //   index instead of the rows (building it reads every row once).
+  (db) => {
+    db.function('tatra_runs_done', { deterministic: true }, (runs: unknown) => {
+      const text = unpackText(runs as string | Buffer | null);
+      return text === null ? null : (JSON.parse(text) as unknown[]).length;
+    });
+    db.exec(`
+      ALTER TABLE job_rows ADD COLUMN runs_done INTEGER;
+      ALTER TABLE job_rows ADD COLUMN record_json TEXT;
+      UPDATE job_rows SET runs_done = tatra_runs_done(runs_json)
+        WHERE status = 'done' AND job_id IN (SELECT id FROM jobs WHERE json_extract(settings_json, '$.earlyStop') = 1);
+      CREATE INDEX job_rows_queue ON job_rows(job_id, status, confidence, idx, prediction, correct, runs_done);
+      CREATE TABLE review_log (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        label TEXT,
+        replaced TEXT,
+        prev INTEGER,
+        queue TEXT NOT NULL,
+        client_id TEXT UNIQUE,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX review_log_row ON review_log(job_id, idx);
+      CREATE TABLE review_decisions (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        log_id INTEGER NOT NULL,
+        label TEXT,
+        queue TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (job_id, idx)
+      ) WITHOUT ROWID;
+      CREATE TABLE job_metrics (
+        job_id TEXT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        counts_json TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `);
+  },
 ];
 
 /** Brings the open file `path` up to SCHEMA_VERSION, each version in its own transaction; a file from a newer version is refused. */

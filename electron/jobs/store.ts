@@ -45,6 +45,8 @@ import type {
   StoredRunExamples,
 } from './types';
 import { SCHEMA_VERSION, migrate } from './migrations';
+import { MetricCountsStore } from './metric-counts-store';
+import { ReviewStore } from './review-store';
 
 export { SCHEMA_VERSION };
 
@@ -164,6 +166,10 @@ export class JobStore {
   private cacheTimer: NodeJS.Timeout | undefined;
   /** paraphraseOrigin → the cache keys of the paraphrase outputs read or written for it, oldest first. */
   private readonly paraphraseSources = new Map<string, Set<string>>();
+  /** Each job's metric counts, added to as its rows are saved. */
+  readonly metricCounts: MetricCountsStore;
+  /** A person's decisions on each job's rows. */
+  readonly reviews: ReviewStore;
 
   constructor(dbPath: string) {
     this.path = dbPath;
@@ -180,6 +186,8 @@ export class JobStore {
       this.db.pragma('foreign_keys = ON');
       this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
       migrate(this.db, this.path);
+      this.metricCounts = new MetricCountsStore(this.db);
+      this.reviews = new ReviewStore(this.db);
     } catch (e) {
       this.db.close();
       throw e;
@@ -282,6 +290,7 @@ export class JobStore {
         rec.concurrency,
         rec.budget ? JSON.stringify(rec.budget) : null,
       );
+    this.metricCounts.jobCreated(id, rec.settings.r);
     return id;
   }
 
@@ -291,9 +300,9 @@ export class JobStore {
    * until an automatic checkpoint at 4 MiB, twice the space, all of it needed again to delete it.
    */
   insertRows(jobId: string, rows: readonly DatasetRow[]): void {
-    const ins = this.db.prepare(`INSERT INTO job_rows (job_id, idx, line, input, gold, gold_raw) VALUES (?, ?, ?, ?, ?, ?)`);
+    const ins = this.db.prepare(`INSERT INTO job_rows (job_id, idx, line, input, gold, gold_raw, record_json) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
-      for (const r of rows) ins.run(jobId, r.index, r.line, r.input, r.gold, r.goldRaw);
+      for (const r of rows) ins.run(jobId, r.index, r.line, r.input, r.gold, r.goldRaw, r.record ?? null);
       this.db.prepare(`UPDATE jobs SET rows_total = rows_total + ? WHERE id = ?`).run(rows.length, jobId);
     })();
     this.checkpoint();
@@ -477,6 +486,7 @@ export class JobStore {
     return rows.map((r) => this.toInfo(r));
   }
 
+  /** A done row has `correct` exactly when it has gold, so every count is read from the queue index, never the rows. */
   private counts(jobId: string): { done: number; failed: number; correct: number; withGold: number } {
     return this.db
       .prepare(
@@ -484,8 +494,8 @@ export class JobStore {
            COALESCE(SUM(status = 'done'), 0) AS done,
            COALESCE(SUM(status = 'failed'), 0) AS failed,
            COALESCE(SUM(status = 'done' AND correct = 1), 0) AS correct,
-           COALESCE(SUM(status = 'done' AND gold IS NOT NULL), 0) AS withGold
-         FROM job_rows WHERE job_id = ?`,
+           COALESCE(SUM(status = 'done' AND correct IS NOT NULL), 0) AS withGold
+         FROM job_rows INDEXED BY job_rows_queue WHERE job_id = ?`,
       )
       .get(jobId) as { done: number; failed: number; correct: number; withGold: number };
   }
@@ -589,9 +599,10 @@ export class JobStore {
   saveRowResult(jobId: string, index: number, res: RowResultRecord): void {
     const update = this.statement(
       `UPDATE job_rows SET status = 'done', prediction = ?, correct = ?, lenient_correct = ?, confidence = ?, votes_json = ?, tie_break = ?,
-         runs_json = ?, baseline_json = ?, stages_json = ?, ms = ?, error = NULL, finished = ?
+         runs_json = ?, baseline_json = ?, stages_json = ?, ms = ?, error = NULL, finished = ?, runs_done = ?
        WHERE job_id = ? AND idx = ?`,
     );
+    const gold = this.statement(`SELECT gold FROM job_rows WHERE job_id = ? AND idx = ?`);
     this.db.transaction(() => {
       this.flushCache();
       update.run(
@@ -606,9 +617,12 @@ export class JobStore {
         packText(JSON.stringify(res.stages)),
         res.ms,
         new Date().toISOString(),
+        res.runs.length,
         jobId,
         index,
       );
+      const row = gold.get(jobId, index) as { gold: string | null } | undefined;
+      if (row) this.metricCounts.rowDone(jobId, { status: 'done', gold: row.gold, prediction: res.prediction, confidence: res.confidence, lenientCorrect: res.lenientCorrect, runs: res.runs, baseline: res.baseline });
     })();
   }
 

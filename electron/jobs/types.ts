@@ -82,6 +82,8 @@ export interface DatasetRow {
   gold: string | null;
   /** The gold value as it was in the file (trimmed), null when there is no gold column. */
   goldRaw: string | null;
+  /** Every column of the row as the file had it, JSON, the input column's value null (job_rows.record_json). */
+  record?: string | null;
 }
 
 export interface DatasetStats {

@@ -28,3 +28,12 @@ export async function storePausedJob(store: JobStore, opts: { name: string; rows
   store.setStatus(id, 'paused');
   return id;
 }
+
+/**
+ * What schema v12 added, taken out again, for a test that turns a database back into what an older
+ * version wrote (its migration then adds them back).
+ */
+export const UNDO_V12 = `
+  DROP INDEX job_rows_queue; ALTER TABLE job_rows DROP COLUMN runs_done; ALTER TABLE job_rows DROP COLUMN record_json;
+  DROP TABLE review_decisions; DROP TABLE review_log; DROP TABLE job_metrics;
+`;

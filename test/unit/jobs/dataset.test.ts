@@ -164,8 +164,9 @@ describe('JSONL import', () => {
     expect(prev.suggestedLabelColumn).toBe('solution');
     const { rows } = await readAll(p, { textColumn: 'input', labelColumn: 'solution' });
     expect(rows).toEqual([
-      { index: 0, line: 1, input: 'bad film', gold: 'negative', goldRaw: 'negative' },
-      { index: 1, line: 3, input: 'good "film"', gold: 'positive', goldRaw: 'positive' },
+      // Every column kept with the row, the input's in its place (the final export gives them back).
+      { index: 0, line: 1, input: 'bad film', gold: 'negative', goldRaw: 'negative', record: '{"input":null,"solution":"negative"}' },
+      { index: 1, line: 3, input: 'good "film"', gold: 'positive', goldRaw: 'positive', record: '{"input":null,"solution":"positive"}' },
     ]);
   });
 

@@ -23,6 +23,7 @@ import {
   type JobStore,
 } from '../../../electron/jobs';
 import { ScriptedBackend, politeScript, requestStage } from '../../helpers/scripted-backend';
+import { UNDO_V12 } from '../../helpers/stored-job';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-jobs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -539,7 +540,7 @@ describe('store migrations and crash during import', () => {
     };
     store.db.prepare(`INSERT INTO model_comparisons VALUES ('c1', ?, 'running', ?)`).run(record.createdAt, JSON.stringify(record));
     // v7's columns go too: the migration adds them again.
-    store.db.exec('ALTER TABLE jobs DROP COLUMN usage_json; ALTER TABLE jobs DROP COLUMN budget_json; ALTER TABLE jobs DROP COLUMN stopped_by;');
+    store.db.exec(`ALTER TABLE jobs DROP COLUMN usage_json; ALTER TABLE jobs DROP COLUMN budget_json; ALTER TABLE jobs DROP COLUMN stopped_by; ${UNDO_V12}`);
     store.db.pragma('user_version = 5');
     store.close();
 
@@ -565,7 +566,7 @@ describe('store migrations and crash during import', () => {
     const job = await manager.create(spec({ limit: 2 }));
     // Pretend the file is v1: drop the v2 column, the later tables and the version.
     store.db.exec(
-      'ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; ALTER TABLE jobs DROP COLUMN usage_json; ALTER TABLE jobs DROP COLUMN budget_json; ALTER TABLE jobs DROP COLUMN stopped_by; DROP TABLE experiment_jobs; DROP TABLE experiments;',
+      `ALTER TABLE jobs DROP COLUMN imported; ALTER TABLE jobs DROP COLUMN deterministic; ALTER TABLE jobs DROP COLUMN usage_json; ALTER TABLE jobs DROP COLUMN budget_json; ALTER TABLE jobs DROP COLUMN stopped_by; DROP TABLE experiment_jobs; DROP TABLE experiments; ${UNDO_V12}`,
     );
     store.db.pragma('user_version = 1');
     store.close();
