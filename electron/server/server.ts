@@ -1,15 +1,15 @@
 // `tatra serve`: the built renderer and the API contract over HTTP (POST /api/invoke) and a
 // WebSocket (/api/events), in front of one ApiHost, on the faces' one HTTP stack (web/http-app.ts).
-// Everything needs the token; API calls and WebSocket upgrades also need an allowed Origin. See
+// Everything needs the token; API calls and the event socket also need an allowed Origin. See
 // auth.ts for the reasoning. Failures are plain text (`<message>\n`) with their status.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { realpath, rm, stat } from 'node:fs/promises';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WebSocketServer, type WebSocket } from 'ws';
+import websocket from '@fastify/websocket';
+import type { WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
 import { HttpError, createHttpApp, frameworkError, isClosedConnection, refuseOtherMethods } from '../web/http-app';
 import { mimeTypeFor } from '../web/mime';
@@ -72,9 +72,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     notFound: () => new HttpError(405, 'method not allowed'),
     answerFailure: (e, _request, reply, bug) => answerFailure(ctx, e, reply, bug),
   });
+  await addEventSocket(ctx, app);
   addRoutes(ctx, app);
   opts.testRoutes?.(app);
-  const events = attachEventSocket(ctx, app.server);
   await app.listen({ port: opts.port, host: ctx.hostname });
   // The port (0 picks one) is known now; the token cookie and the allowed origins name it.
   ctx.port = (app.server.address() as AddressInfo).port;
@@ -90,10 +90,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     port: ctx.port,
     token: ctx.token,
     close() {
-      closing ??= (async () => {
-        events.close();
-        await app.close();
-      })();
+      closing ??= app.close();
       return closing;
     },
   };
@@ -192,12 +189,7 @@ function addRoutes(ctx: ServerContext, app: FastifyInstance): void {
   refuseOtherMethods(app, '/api/download', ['GET'], useGet);
 
   // Every other /api/ path, whatever the method: before its body is read.
-  app.all('/api/*', {
-    onRequest: async () => {
-      throw new HttpError(404, 'no such endpoint');
-    },
-    handler: async () => undefined,
-  });
+  app.all('/api/*', { onRequest: async () => noSuchEndpoint(), handler: async () => undefined });
 
   // Everything else is the renderer: the same lookup as the desktop app's protocol (web/static.ts).
   app.get('/*', (request, reply) => serveStatic(ctx, request, reply));
@@ -272,48 +264,43 @@ async function handleDownload(ctx: ServerContext, request: FastifyRequest, reply
     .send(createReadStream(file));
 }
 
-/** The event socket (/api/events): the same token and Origin checks as the API, then the host's events out. */
-function attachEventSocket(ctx: ServerContext, server: Server): { close(): void } {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-  // An 'error' event nobody listens to is thrown by EventEmitter and ends the process (every job
-  // it runs with it). A protocol error (frame over maxPayload, invalid UTF-8, a bad opcode) is one
-  // client's fault: ws closes that socket itself (1009/1007/1002); we only note it.
-  wss.on('error', (e) => ctx.log(`tatra serve: event socket server: ${e.message}`));
-  const sockets = new Set<WebSocket>();
-  server.on('upgrade', (req, socket, head) => {
-    // The raw socket can fail (reset) before the handshake completes.
-    socket.on('error', () => socket.destroy());
-    const refuse = (status: number, text: string) => {
-      socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
-      socket.destroy();
-    };
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://local');
-    } catch {
-      return refuse(400, 'Bad Request');
-    }
-    if (url.pathname !== '/api/events') return refuse(404, 'Not Found');
-    if (!requestTokenSource(req, url, ctx.token, ctx.port)) return refuse(401, 'Unauthorized');
-    if (!originAllowed(req.headers.origin, req.headers.host, ctx.origins, ctx.hostname)) return refuse(403, 'Forbidden');
-    wss.handleUpgrade(req, socket, head, (ws) => serveEvents(ctx, ws, sockets));
-  });
-  return {
-    close() {
-      for (const ws of sockets) ws.terminate();
-      wss.close();
+/**
+ * The event socket (GET /api/events, upgraded): a route like any other, so the one request hook
+ * (the token, then the Origin) refuses it with the same status, headers and text as any request.
+ * An ordinary GET of it is no endpoint; an upgrade of any other route is refused the same way.
+ */
+async function addEventSocket(ctx: ServerContext, app: FastifyInstance): Promise<void> {
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // A protocol error (a frame over maxPayload, invalid UTF-8, a bad opcode) is one client's
+    // fault: ws closes that socket itself (1009/1007/1002); a page that went away is normal.
+    errorHandler: (e, socket) => {
+      if (!isClosedConnection(e)) ctx.log(`tatra serve: closed an event socket: ${e.message}`);
+      socket.terminate();
     },
-  };
+    // Closing ends every socket at once, as every other connection of `tatra serve`.
+    preClose(done) {
+      for (const ws of this.websocketServer.clients) ws.terminate();
+      this.websocketServer.close(() => done());
+    },
+  });
+  app.route({
+    method: 'GET',
+    url: '/api/events',
+    handler: noSuchEndpoint,
+    wsHandler: (ws) => serveEvents(ctx, ws),
+  });
+  app.addHook('preHandler', async (request) => {
+    if (request.ws && request.routeOptions.url !== '/api/events') noSuchEndpoint();
+  });
+}
+
+function noSuchEndpoint(): never {
+  throw new HttpError(404, 'no such endpoint');
 }
 
 /** One event socket: the host's events out, kept alive by pings; anything the page sends is ignored. */
-function serveEvents(ctx: ServerContext, ws: WebSocket, sockets: Set<WebSocket>): void {
-  sockets.add(ws);
-  ws.on('error', (e) => {
-    // A page that went away is normal; a protocol error (ws closes the socket itself) is noted.
-    if (!isClosedConnection(e)) ctx.log(`tatra serve: closed an event socket: ${e.message}`);
-    ws.terminate();
-  });
+function serveEvents(ctx: ServerContext, ws: WebSocket): void {
   const off = ctx.host.subscribe((event, payload) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event, payload }));
   });
@@ -327,7 +314,6 @@ function serveEvents(ctx: ServerContext, ws: WebSocket, sockets: Set<WebSocket>)
   ws.on('close', () => {
     clearInterval(ping);
     off();
-    sockets.delete(ws);
   });
   ws.on('message', () => undefined);
   ws.send(JSON.stringify({ event: 'hello', payload: { ok: true } }));

@@ -104,6 +104,17 @@ function bodyUnread(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/**
+ * A request that asks to switch protocols (the event socket's upgrade) and is refused: Node hands
+ * such a connection over before any route sees it and manages it no more, so it ends with the
+ * answer here (a client holding it half-open would otherwise keep it, and the server's close, forever).
+ */
+function closeWithAnswer(request: FastifyRequest, reply: FastifyReply): void {
+  const socket = request.raw.socket;
+  reply.header('connection', 'close');
+  reply.raw.once('finish', () => socket.destroy());
+}
+
 /** A Fastify app with the faces' shared rules installed; the face adds its hooks and routes. */
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   const fail = (e: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -114,6 +125,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
       // Mid-answer there is no status left to send: the connection is cut.
       if (reply.raw.headersSent || reply.raw.destroyed) return void reply.raw.destroy();
       reply.headers(SECURITY_HEADERS);
+      if (request.headers.upgrade !== undefined) closeWithAnswer(request, reply);
       opts.answerFailure(e, request, reply, !known);
     } catch (again) {
       opts.log(bugLine(`${opts.face}: could not answer a failed request`, again));

@@ -1,6 +1,7 @@
 // A real `tatra serve` server (startServer over a real ApiHost on a temp data folder, port 0):
 // token, cookie trade, Origin, static files, uploads, exports and the event socket.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import WebSocket from 'ws';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import { cookieName } from '../../../electron/server/auth';
 import { startServer, type RunningServer } from '../../../electron/server/server';
+import { SECURITY_HEADERS } from '../../../electron/web/headers';
 
 let dir: string;
 let host: ApiHost;
@@ -43,6 +45,34 @@ function wsOpen(url: string, headers: Record<string, string>): Promise<{ ws: Web
       resolve({ ws: null, status: res.statusCode ?? 0 });
     });
     ws.once('error', reject);
+  });
+}
+
+interface RawAnswer {
+  status: number;
+  /** The headers that describe the answer (transport headers such as Date and Connection left out). */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Writes `head` on a raw connection and reads the answer until the server closes it (an upgrade refused or not). */
+function rawAnswer(head: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, '127.0.0.1');
+    let text = '';
+    socket.on('error', reject);
+    socket.on('data', (d: Buffer) => void (text += d.toString('latin1')));
+    socket.on('close', () => {
+      const [top = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = top.split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const [name = '', ...value] = line.split(':');
+        if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name.toLowerCase())) headers[name.toLowerCase()] = value.join(':').trim();
+      }
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: body.replace(/^[0-9a-f]+\r\n|\r\n0\r\n$/g, '') });
+    });
+    socket.on('connect', () => socket.write(head));
   });
 }
 
@@ -114,6 +144,24 @@ describe('tatra serve', () => {
     await invoke({ method: 'settings.set', input: { theme: 'dark' } }, { 'x-tatra-token': server.token });
     expect((await got).payload.theme).toBe('dark');
     ws!.close();
+  });
+
+  it('refuses an event socket without the token or from a foreign Origin as it refuses any request: the same status, headers and text', async () => {
+    const hostLine = `host: 127.0.0.1:${server.port}\r\n`;
+    const upgrade = 'connection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    const cases: [string, string, number][] = [
+      ['no token', '', 401],
+      ['a foreign Origin', `x-tatra-token: ${server.token}\r\norigin: http://evil.example\r\n`, 403],
+    ];
+    for (const [what, credentials, status] of cases) {
+      const socket = await rawAnswer(`GET /api/events HTTP/1.1\r\n${hostLine}${credentials}${upgrade}\r\n`);
+      const request = await rawAnswer(`GET /api/events HTTP/1.1\r\n${hostLine}${credentials}connection: close\r\n\r\n`);
+      const invoke = await rawAnswer(`POST /api/invoke HTTP/1.1\r\n${hostLine}${credentials}content-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}`);
+      expect(socket.status, what).toBe(status);
+      expect(socket, what).toEqual(request);
+      expect(socket, what).toEqual(invoke);
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) expect(socket.headers[k.toLowerCase()], `${what}: ${k}`).toBe(v);
+    }
   });
 
   it('stores uploads in the data folder and serves only exports for download', async () => {
