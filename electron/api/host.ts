@@ -28,6 +28,7 @@ import { createJobsHandlers, forwardJobEvents } from './handlers/jobs';
 import { createModelsHandlers } from './handlers/models';
 import { createExperimentsHandlers } from './handlers/experiments';
 import { createPlansHandlers } from './handlers/plans';
+import { createReviewHandlers } from './handlers/review';
 import { MODEL_KEEP_ALIVE_MS, openServices } from './services';
 
 export interface ApiHostOptions {
@@ -125,6 +126,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createClassifyHandlers(deps));
   add(createExperimentsHandlers(deps));
   add(createPlansHandlers(deps));
+  add(createReviewHandlers(deps));
   lifetime.add(() => shutdown.abort());
 
   const invoke = contractInvoke(table, { log, strict, live: () => !disposed });

@@ -12,6 +12,7 @@ import { accuracyOf, jobStatus } from '../../common/contract/jobs';
 import { formatMetrics, printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { clip, err, interruptSignal, out, outJson, pct, table } from '../ui';
+import { exportFinalLabels, registerReview } from './review';
 
 
 export function registerJobs(program: Command): void {
@@ -98,28 +99,33 @@ export function registerJobs(program: Command): void {
 
   jobs
     .command('export')
-    .description('write a job as CSV (one row per input) or JSON (everything, examples and paraphrases included)')
+    .description('write a job as CSV (one row per input) or JSON (everything, examples and paraphrases included); --final: the labelled data set')
     .argument('<id>', 'job id (a unique prefix is enough)')
-    .addOption(new Option('--format <format>', 'csv or json').choices(['csv', 'json']).default('csv'))
-    .option('--out <file>', 'output file (default <job id>.<format> here)')
+    .addOption(new Option('--format <format>', 'csv or json (--final: csv or jsonl)').choices(['csv', 'json', 'jsonl']).default('csv'))
+    .option('--final', "the labelled data set: every row with the file's own columns, the final label (a person's where reviewed, else the file's gold, else TATRA's), its source, TATRA's label, confidence and votes")
+    .option('--out <file>', 'output file (default <job id>.<format> here; --final: <job id>-labels.<format>)')
     .option('--data-dir <dir>', 'data folder')
     .addOption(minConfidenceOption())
-    .action((id: string, opts: { format: 'csv' | 'json'; out?: string; dataDir?: string; minConfidence?: number }) =>
+    .action((id: string, opts: { format: 'csv' | 'json' | 'jsonl'; final?: boolean; out?: string; dataDir?: string; minConfidence?: number }) =>
       withCliServices(opts, async (services) => {
-        const jobs = services.jobs();
-        const job = jobs.get(id);
-        const file = resolve(opts.out ?? `${job.id}.${opts.format}`);
+        if (!opts.final && opts.format === 'jsonl') throw new UserError('--format jsonl is for --final (a job export is csv or json)', 'bad_option');
         // Ctrl-C or a kill mid-export: stop writing and remove <file>.partial (the default
         // handlers would exit at once and leave it behind).
         const { signal, off } = interruptSignal(['SIGTERM']);
         try {
-          await jobs.export(job.id, opts.format, file, signal, viewFrom(opts));
+          if (opts.final) return out(await exportFinalLabels(services, id, opts.format, opts.out, signal));
+          const jobs = services.jobs();
+          const job = jobs.get(id);
+          const file = resolve(opts.out ?? `${job.id}.${opts.format}`);
+          await jobs.export(job.id, opts.format as 'csv' | 'json', file, signal, viewFrom(opts));
+          out(file);
         } finally {
           off();
         }
-        out(file);
       }),
     );
+
+  registerReview(jobs);
 
   jobs
     .command('delete')

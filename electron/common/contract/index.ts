@@ -10,6 +10,7 @@ import { settingsEvents, settingsMethods } from './settings';
 import { experimentsEvents, experimentsMethods } from './experiments';
 import { tasksEvents, tasksMethods } from './tasks';
 import { plansEvents, plansMethods } from './plans';
+import { reviewEvents, reviewMethods } from './review';
 
 export * from './define';
 export * from './tasks';
@@ -21,6 +22,7 @@ export * from './comparisons';
 export * from './experiment-progress';
 export * from './experiments';
 export * from './plans';
+export * from './review';
 
 export const apiMethods = {
   ...tasksMethods,
@@ -30,6 +32,7 @@ export const apiMethods = {
   ...modelsMethods,
   ...experimentsMethods,
   ...plansMethods,
+  ...reviewMethods,
 };
 
 export const apiEvents = {
@@ -40,6 +43,7 @@ export const apiEvents = {
   ...modelsEvents,
   ...experimentsEvents,
   ...plansEvents,
+  ...reviewEvents,
 };
 
 export type ApiMethods = typeof apiMethods;
