@@ -11,7 +11,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
-import { HttpError, createHttpApp, frameworkError, isClosedConnection, refuseOtherMethods } from '../web/http-app';
+import { createHttpApp, isClosedConnection, refuseOtherMethods } from '../web/http-app';
+import { HttpError } from '../web/http-error';
 import { mimeTypeFor } from '../web/mime';
 import { isInside } from '../web/inside';
 import { safeFileName, uploadDestination } from '../web/file-name';
@@ -67,10 +68,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     bodyLimit: ctx.maxInvoke,
     log: ctx.log,
     closeAllOnClose: true,
-    isAnswer: () => false,
+    // The face's failures are all HttpErrors: anything else is a bug.
+    failureOf: () => null,
+    sendFailure,
     // Every path takes GET (the renderer, or a 404 for an unknown /api/ path): what reaches here is a method no route knows.
     notFound: () => new HttpError(405, 'method not allowed'),
-    answerFailure: (e, _request, reply, bug) => answerFailure(ctx, e, reply, bug),
   });
   await addEventSocket(ctx, app);
   addRoutes(ctx, app);
@@ -129,21 +131,10 @@ function serverContext(opts: ServeOptions): ServerContext {
   };
 }
 
-/** A failure as text: its status and message; a bug is only "internal error" (the details are in the log). */
-function answerFailure(ctx: ServerContext, e: unknown, reply: FastifyReply, bug: boolean): void {
-  const framework = frameworkError(e);
-  const status = bug ? 500 : e instanceof HttpError ? e.status : (framework?.statusCode ?? 500);
-  let message = bug ? 'internal error' : errorText(e);
-  if (framework?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `request body over ${reply.request.routeOptions.bodyLimit ?? ctx.maxInvoke} bytes`;
-  else if (framework?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'send application/json';
-  else if (framework?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || framework?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') message = 'the body is not JSON';
-  else if (framework?.code === 'FST_ERR_BAD_URL') message = 'malformed escape';
-  reply.code(status).headers({ 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...(e instanceof HttpError ? e.headers : {}) });
-  reply.send(`${message}\n`);
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+/** A failure as text: its status and message. */
+function sendFailure(failure: HttpError, reply: FastifyReply): void {
+  reply.code(failure.status).headers({ 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...failure.headers });
+  reply.send(`${failure.message}\n`);
 }
 
 /** The token on everything, then the Origin for the API, then the cookie trade for a page opened from the printed URL. */

@@ -4,7 +4,7 @@
 // - classifications running through the engine are at most `concurrency`; the rest wait their turn
 //   in arrival order (a batch's inputs take turns with everyone else's, one slot each, so a batch
 //   of thousands cannot starve a chat request that came after it).
-import { ApiFailure } from './errors';
+import { HttpError } from '../web/http-error';
 
 export interface AdmissionOptions {
   maxQueue: number;
@@ -41,8 +41,9 @@ export class Admission {
   admit(): () => void {
     if (this.admittedCount >= this.opts.maxQueue) {
       const seconds = this.retryAfterSeconds();
-      throw new ApiFailure(429, `the server is busy: ${this.admittedCount} requests are queued or running (the limit is ${this.opts.maxQueue}); retry in ${seconds} s`, 'rate_limit_error', 'queue_full', null, {
-        'Retry-After': String(seconds),
+      throw new HttpError(429, `the server is busy: ${this.admittedCount} requests are queued or running (the limit is ${this.opts.maxQueue}); retry in ${seconds} s`, {
+        code: 'queue_full',
+        headers: { 'Retry-After': String(seconds) },
       });
     }
     this.admittedCount++;

@@ -14,9 +14,9 @@ import { raceAbort } from '../common/errors';
 import type { TatraEvent, TatraResult, TatraSettings } from '../common/tatra';
 import { classify, type GenerationCache } from '../engine';
 import { stableStringify } from '../engine/hash';
+import { HttpError } from '../web/http-error';
 import type { Admission } from './admission';
 import type { Target } from './catalog';
-import { ApiFailure } from './errors';
 import type { Lru } from './lru';
 import type { ServiceMetrics } from './metrics';
 
@@ -93,7 +93,7 @@ export class Classifier {
     } catch (e) {
       if (timedOut) {
         metrics.classifications.inc({ outcome: 'timeout' });
-        throw new ApiFailure(504, `the classification took longer than the server's limit of ${Math.round(this.opts.timeoutMs / 1000)} s (tatra api --timeout)`, 'timeout_error', 'timeout');
+        throw new HttpError(504, `the classification took longer than the server's limit of ${Math.round(this.opts.timeoutMs / 1000)} s (tatra api --timeout)`, { code: 'timeout' });
       }
       metrics.classifications.inc({ outcome: giveUp.signal.aborted ? 'cancelled' : 'failed' });
       if (giveUp.signal.aborted) throw ask.signal.reason;

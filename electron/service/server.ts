@@ -14,13 +14,14 @@ import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
 import { SECURITY_HEADERS } from '../web/headers';
 import { hostHeaderName, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
-import { HttpError, bugLine, createHttpApp, frameworkError, refuseOtherMethods } from '../web/http-app';
+import { bugLine, createHttpApp, refuseOtherMethods } from '../web/http-app';
+import { HttpError, internalError } from '../web/http-error';
 import { publicOrigin } from '../web/listen';
 import { Admission } from './admission';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
 import { Catalog, type LoadedPairing, type Target } from './catalog';
 import { Classifier } from './classifier';
-import { ApiFailure, failureOf, notFound, parseBody } from './errors';
+import { badRequest, failureOf, notFound, openAiError, openAiType, parseBody, type OpenAiErrorBody } from './errors';
 import type { ApiKeyStore } from './keys';
 import { LruGenerationCache, Lru } from './lru';
 import { ROUTES, ServiceMetrics, type RouteLabel } from './metrics';
@@ -119,9 +120,8 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
     bodyLimit: MAX_CHAT_BYTES,
     log: ctx.log,
     closeAllOnClose: false,
-    // Once a shutdown's grace period is over, whatever a request was cancelled with is answered 503.
-    isAnswer: (e) => ctx.shutdown.signal.aborted || !failureOf(e).internal,
-    answerFailure: (e, request, reply, bug) => sendFailure(reply, failureFor(ctx, e, request, bug)),
+    failureOf: (e) => knownFailure(ctx, e),
+    sendFailure: (failure, reply) => void reply.code(failure.status).headers({ 'cache-control': 'no-store', ...failure.headers }).send(countedError(ctx, failure)),
     notFound: (request) => notFound(`no such endpoint: ${request.target.pathname}`),
   });
   addRoutes(ctx, app);
@@ -183,7 +183,7 @@ async function checkRequest(ctx: Context, request: FastifyRequest, reply: Fastif
     ctx.metrics.latency.observe({ route }, (performance.now() - started) / 1000);
   });
   checkCaller(ctx, request);
-  if (ctx.closing) throw new ApiFailure(503, 'the server is shutting down', 'server_error', 'shutting_down', null, { 'Retry-After': '5', Connection: 'close' });
+  if (ctx.closing) throw new HttpError(503, 'the server is shutting down', { code: 'shutting_down', headers: { 'Retry-After': '5', Connection: 'close' } });
   if (route === '/healthz' || route === '/metrics') {
     if (!isLoopbackAddress(request.raw.socket?.remoteAddress)) authenticate(ctx, request);
   } else if (path.startsWith('/v1/')) {
@@ -201,7 +201,7 @@ async function admit(ctx: Context, request: FastifyRequest, reply: FastifyReply)
 
 function addRoutes(ctx: Context, app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
-  const refuse = (method: 'GET' | 'POST') => () => new ApiFailure(405, `use ${method}`, 'invalid_request_error', 'method_not_allowed', null, { Allow: method });
+  const refuse = (method: 'GET' | 'POST') => () => new HttpError(405, `use ${method}`, { code: 'method_not_allowed', headers: { Allow: method } });
 
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send(health(ctx)));
   app.get('/metrics', async (_request, reply) => reply.header('cache-control', 'no-store').type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
@@ -219,7 +219,7 @@ function addRoutes(ctx: Context, app: FastifyInstance): void {
       try {
         done(null, JSON.parse((body as Buffer).toString('utf8')));
       } catch {
-        done(new ApiFailure(400, 'the request body is not JSON', 'invalid_request_error', 'invalid_json'), undefined);
+        done(new HttpError(400, 'the request body is not JSON', { code: 'invalid_json' }), undefined);
       }
     });
     const onRequest = (request: FastifyRequest, reply: FastifyReply) => admit(ctx, request, reply);
@@ -234,18 +234,18 @@ function decodedModelId(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new ApiFailure(400, 'the model id in the path has a malformed percent-escape', 'invalid_request_error', 'invalid_url');
+    throw badRequest('the model id in the path has a malformed percent-escape', 'invalid_url');
   }
 }
 
 /** Programs only: no web page (Origin), and on loopback no Host but this machine's (DNS rebinding). */
 function checkCaller(ctx: Context, request: FastifyRequest): void {
   if (request.headers.origin !== undefined) {
-    throw new ApiFailure(403, 'requests from web pages (with an Origin header) are refused: call this API from a program', 'permission_error', 'origin_refused');
+    throw new HttpError(403, 'requests from web pages (with an Origin header) are refused: call this API from a program', { code: 'origin_refused' });
   }
   const name = hostHeaderName(request.headers.host);
   if (isLoopbackHost(ctx.hostname) && (name === null || !isLoopbackHost(name))) {
-    throw new ApiFailure(403, 'this server answers only to its loopback name (127.0.0.1 or localhost)', 'permission_error', 'host_refused');
+    throw new HttpError(403, 'this server answers only to its loopback name (127.0.0.1 or localhost)', { code: 'host_refused' });
   }
 }
 
@@ -263,14 +263,14 @@ function verifyKey(ctx: Context, bearer: string): string | null {
     const line = errorMessage(e);
     if (ctx.keysProblem !== line) ctx.log(terminalSafe(`tatra api: cannot check API keys: ${line}`));
     ctx.keysProblem = line;
-    throw new ApiFailure(500, "the server cannot read its API keys; its operator's log says why", 'server_error', 'keys_unreadable');
+    throw new HttpError(500, "the server cannot read its API keys; its operator's log says why", { code: 'keys_unreadable' });
   }
 }
 
 function authenticate(ctx: Context, request: FastifyRequest): string {
   const header = request.headers.authorization;
   const bearer = header ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
-  const unauthorised = (message: string) => new ApiFailure(401, message, 'invalid_request_error', 'invalid_api_key', null, { 'WWW-Authenticate': 'Bearer' });
+  const unauthorised = (message: string) => new HttpError(401, message, { code: 'invalid_api_key', headers: { 'WWW-Authenticate': 'Bearer' } });
   if (!bearer) throw unauthorised('no API key: send "Authorization: Bearer <key>" (create one with `tatra api keys add NAME`)');
   const name = verifyKey(ctx, bearer);
   if (name === null) throw unauthorised('invalid API key (keys are listed by `tatra api keys list`)');
@@ -373,7 +373,7 @@ async function classifyBatch(ctx: Context, request: FastifyRequest, reply: Fasti
       // The client left or the server is closing: the batch ends (the failure is answered for it).
       if (signal.aborted) throw e;
       // One bad input (too long, empty) or one timeout costs that row only.
-      return { object: 'classification' as const, index, error: answeredFailure(ctx, e, true).body().error };
+      return { object: 'classification' as const, index, error: failureBody(ctx, e).error };
     }
   };
 
@@ -431,44 +431,25 @@ function requestSignal(ctx: Context, res: ServerResponse, release: () => void): 
   return AbortSignal.any([clientGone.signal, ctx.shutdown.signal]);
 }
 
-/**
- * What a failure is answered with, counted; a bug is logged when `log` (never a request's
- * headers, so never a key) unless the HTTP stack has logged it already.
- */
-function answeredFailure(ctx: Context, e: unknown, log: boolean): ApiFailure {
-  if (ctx.shutdown.signal.aborted && !(e instanceof ApiFailure)) {
-    return new ApiFailure(503, 'the server shut down before this request was finished', 'server_error', 'shutting_down', null, { 'Retry-After': '5' });
+/** A failure the service knows as an answer; null for a bug. Once a shutdown's grace period is over, whatever a request was cancelled with is a 503. */
+function knownFailure(ctx: Context, e: unknown): HttpError | null {
+  if (ctx.shutdown.signal.aborted && !(e instanceof HttpError)) {
+    return new HttpError(503, 'the server shut down before this request was finished', { code: 'shutting_down', headers: { 'Retry-After': '5' } });
   }
-  const { failure, internal } = failureOf(e);
-  if (internal && log) ctx.log(bugLine('tatra api', e));
-  ctx.metrics.errors.inc({ code: failure.code ?? failure.type });
-  return failure;
+  return failureOf(e);
 }
 
-/** A failure of the request itself that the framework found (a body over its route's limit, a bad URL, a bad content type), as OpenAI's error. */
-function failureFor(ctx: Context, e: unknown, request: FastifyRequest, bug: boolean): ApiFailure {
-  if (e instanceof HttpError) {
-    const failure = new ApiFailure(e.status, e.message, e.status >= 500 ? 'server_error' : 'invalid_request_error', e.code, null, e.headers);
-    ctx.metrics.errors.inc({ code: failure.code ?? failure.type });
-    return failure;
-  }
-  const framework = frameworkError(e);
-  if (framework && !(e instanceof ApiFailure)) {
-    const failure =
-      framework.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? new ApiFailure(413, `the request body is over ${request.routeOptions.bodyLimit ?? MAX_CHAT_BYTES} bytes`, 'invalid_request_error', 'request_too_large')
-        : framework.code === 'FST_ERR_BAD_URL'
-          ? new ApiFailure(400, 'the request target has a malformed percent-escape', 'invalid_request_error', 'invalid_url')
-          : new ApiFailure(framework.statusCode, framework.message, 'invalid_request_error', framework.statusCode === 415 ? 'unsupported_media_type' : 'invalid_request');
-    ctx.metrics.errors.inc({ code: failure.code ?? failure.type });
-    return failure;
-  }
-  return answeredFailure(ctx, e, !bug);
+/** A failure as OpenAI's error, counted by its code. */
+function countedError(ctx: Context, failure: HttpError): OpenAiErrorBody {
+  ctx.metrics.errors.inc({ code: failure.code ?? openAiType(failure.status) });
+  return openAiError(failure);
 }
 
-function sendFailure(reply: FastifyReply, failure: ApiFailure): void {
-  reply.code(failure.status).headers({ 'cache-control': 'no-store', ...failure.headers });
-  reply.send(failure.body());
+/** What a failure in the middle of an answer (a row of a batch, the end of a stream) is answered with; a bug is logged (never a request's headers, so never a key). */
+function failureBody(ctx: Context, e: unknown): OpenAiErrorBody {
+  const failure = knownFailure(ctx, e);
+  if (!failure) ctx.log(bugLine('tatra api', e));
+  return countedError(ctx, failure ?? internalError());
 }
 
 /** Takes over the response for a stream: its headers now, with those already set (security, request id). */
@@ -483,7 +464,7 @@ function endStream(ctx: Context, reply: FastifyReply, e: unknown, item: (json: s
   // The client has gone: there is nobody to answer.
   if (res.destroyed || (res.writableEnded && !res.writableFinished)) return;
   try {
-    res.end(item(JSON.stringify(answeredFailure(ctx, e, true).body())));
+    res.end(item(JSON.stringify(failureBody(ctx, e))));
   } catch (again) {
     ctx.log(bugLine('tatra api: could not end a stream', again));
     res.destroy();

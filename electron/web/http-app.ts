@@ -8,32 +8,11 @@
 // nobody to answer; a bug of ours is logged once (control characters escaped) and answered 500.
 // Nothing a request does ends the process: only a signal does.
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
 import { SECURITY_HEADERS } from './headers';
-
-/** A failure with the status it is answered with (a face turns it into its own shape). */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    /** Extra response headers (Retry-After, Allow, WWW-Authenticate). */
-    readonly headers: Readonly<Record<string, string>> = {},
-    /** A short machine-readable name of the failure, for faces whose errors carry one. */
-    readonly code: string | null = null,
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
-
-/** An error Fastify raised about the request itself (a body over its limit, bad JSON, a bad URL): the client's, with its status. */
-export function frameworkError(e: unknown): (FastifyError & { statusCode: number }) | null {
-  const err = e as Partial<FastifyError> | null;
-  if (!err || typeof err.code !== 'string' || !err.code.startsWith('FST_') || typeof err.statusCode !== 'number') return null;
-  return err.statusCode >= 400 && err.statusCode < 500 ? (err as FastifyError & { statusCode: number }) : null;
-}
+import { HttpError, frameworkError, internalError, requestError } from './http-error';
 
 // How Node reports a peer that went away: the request body ended early ('aborted', ECONNRESET),
 // a write met a closed socket (EPIPE), a stream was cut (ERR_STREAM_PREMATURE_CLOSE).
@@ -83,15 +62,15 @@ export interface HttpAppOptions {
   /** Closing the server ends every connection at once (`tatra serve`), or only idle ones (`tatra api` waits for its answers). */
   closeAllOnClose: boolean;
   /**
-   * Answers a failed request in the face's own shape. `e` is what was thrown: an HttpError, one of
-   * the face's own, a framework error about the request (frameworkError), or anything else: a bug,
-   * which the face answers 500 (already logged once here).
+   * A failure the face knows as an answer, beyond HttpErrors and Fastify's errors about the request
+   * (its own error classes, a shutdown), as the HttpError it is answered with; null for a bug, which
+   * is logged once here and answered 500.
    */
-  answerFailure(e: unknown, request: FastifyRequest, reply: FastifyReply, bug: boolean): void;
-  /** Whether the face knows `e` as an answer rather than a bug (its own error classes). */
-  isAnswer(e: unknown): boolean;
+  failureOf(e: unknown): HttpError | null;
+  /** Sends a failure in the face's own shape; the security headers are set already. */
+  sendFailure(failure: HttpError, reply: FastifyReply): void;
   /** What a request no route takes (no such path, or a method no route knows) is refused with. */
-  notFound(request: FastifyRequest): Error;
+  notFound(request: FastifyRequest): HttpError;
 }
 
 /**
@@ -119,14 +98,14 @@ function closeWithAnswer(request: FastifyRequest, reply: FastifyReply): void {
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   const fail = (e: unknown, request: FastifyRequest, reply: FastifyReply) => {
     try {
-      const known = e instanceof HttpError || frameworkError(e) !== null || opts.isAnswer(e);
-      if (!known && clientWentAway({ req: request.raw, res: reply.raw }, e)) return void reply.raw.destroy();
-      if (!known) opts.log(bugLine(opts.face, e));
+      const failure = requestError(e, () => request.routeOptions.bodyLimit ?? opts.bodyLimit) ?? opts.failureOf(e);
+      if (!failure && clientWentAway({ req: request.raw, res: reply.raw }, e)) return void reply.raw.destroy();
+      if (!failure) opts.log(bugLine(opts.face, e));
       // Mid-answer there is no status left to send: the connection is cut.
       if (reply.raw.headersSent || reply.raw.destroyed) return void reply.raw.destroy();
       reply.headers(SECURITY_HEADERS);
       if (request.headers.upgrade !== undefined) closeWithAnswer(request, reply);
-      opts.answerFailure(e, request, reply, !known);
+      opts.sendFailure(failure ?? internalError(), reply);
     } catch (again) {
       opts.log(bugLine(`${opts.face}: could not answer a failed request`, again));
       reply.raw.destroy();
@@ -153,7 +132,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
       request.target = new URL(request.url, 'http://local');
     } catch {
       // `GET //x:99999/`, `GET http://[::1:9/`: no URL can be made of them.
-      throw new HttpError(400, 'the request target is not a valid URL path', {}, 'invalid_url');
+      throw new HttpError(400, 'the request target is not a valid URL path', { code: 'invalid_url' });
     }
   });
   // Fastify's not-found route reads (and parses) a body before its handler runs; refused here,
@@ -178,7 +157,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
 /** Answers the methods `url` does not take with the face's 405 (Fastify alone would say 404). */
-export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: readonly string[], refusal: () => Error): void {
+export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: readonly string[], refusal: () => HttpError): void {
   const others = METHODS.filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
   app.route({
     method: others,

@@ -1,7 +1,7 @@
 // The service's two bounds: admitted requests (429 beyond) and engine slots (first come, first served).
 import { describe, expect, it } from 'vitest';
 import { Admission } from '../../../electron/service/admission';
-import { ApiFailure } from '../../../electron/service/errors';
+import { HttpError } from '../../../electron/web/http-error';
 
 describe('Admission', () => {
   it('admits up to maxQueue, then throws a 429 with Retry-After', () => {
@@ -14,9 +14,9 @@ describe('Admission', () => {
     } catch (e) {
       failure = e;
     }
-    expect(failure).toBeInstanceOf(ApiFailure);
-    expect((failure as ApiFailure).status).toBe(429);
-    expect(Number((failure as ApiFailure).headers['Retry-After'])).toBeGreaterThanOrEqual(1);
+    expect(failure).toBeInstanceOf(HttpError);
+    expect((failure as HttpError).status).toBe(429);
+    expect(Number((failure as HttpError).headers['Retry-After'])).toBeGreaterThanOrEqual(1);
     r1();
     r1(); // releasing twice frees one place only
     expect(a.admitted).toBe(1);

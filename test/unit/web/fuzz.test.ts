@@ -7,15 +7,13 @@
 //
 // Budget: TATRA_FUZZ_SECONDS (default 60) of new cases; TATRA_FUZZ_SEED makes a run repeatable
 // (the seed of each run is printed, and named in every failure).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { startServer, type RunningServer } from '../../../electron/server/server';
+import type { RunningServer } from '../../../electron/server/server';
 import type { RunningApiService } from '../../../electron/service';
-import { startScriptedApi } from '../../helpers/scripted-api';
+import { startBothFaces, type BothFaces } from '../../helpers/both-faces';
 
 const SECONDS = Number(process.env.TATRA_FUZZ_SECONDS ?? 60);
 const SEED = Number(process.env.TATRA_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -37,8 +35,8 @@ function prng(seed: number) {
 }
 type Rng = ReturnType<typeof prng>;
 
-const dir = mkdtempSync(join(tmpdir(), 'tatra-fuzz-'));
-let host: ApiHost;
+let faces: BothFaces;
+let dir = '';
 let serve: RunningServer;
 let api: RunningApiService;
 let key = '';
@@ -53,31 +51,26 @@ const onUnhandled = (e: unknown) => {
 
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
-  const web = join(dir, 'web');
-  mkdirSync(join(web, 'assets'), { recursive: true });
-  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
-  writeFileSync(join(web, 'assets', 'app.js'), 'console.log(1)');
-  writeFileSync(join(web, 'assets', 'big.js'), Buffer.alloc(2 * 1024 * 1024, 0x61));
-  host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
+  faces = await startBothFaces('tatra-fuzz-', {
+    web: { 'assets/app.js': 'console.log(1)', 'assets/big.js': Buffer.alloc(2 * 1024 * 1024, 0x61) },
+    // A small upload limit, so uploads reach it within the budget.
+    serve: { maxUploadBytes: 256 * 1024, maxInvokeBytes: 256 * 1024, log: (line) => logs.push({ face: 'serve', line }) },
+    api: {
+      answer: (c) => (/good/.test(c) ? 'positive' : 'negative'),
+      contextSize: 2048,
+      maxQueue: 6,
+      concurrency: 2,
+      log: (line) => logs.push({ face: 'api', line }),
+    },
+  });
+  ({ dir, serve, api, key } = faces);
   mkdirSync(join(dir, 'serve', 'exports'), { recursive: true });
   writeFileSync(join(dir, 'serve', 'exports', 'big.csv'), Buffer.alloc(2 * 1024 * 1024, 0x62));
-  // A small upload limit, so uploads reach it within the budget.
-  serve = await startServer({ host, port: 0, staticDir: web, maxUploadBytes: 256 * 1024, maxInvokeBytes: 256 * 1024, log: (line) => logs.push({ face: 'serve', line }) });
-  ({ api, key } = await startScriptedApi(join(dir, 'api'), {
-    answer: (c) => (/good/.test(c) ? 'positive' : 'negative'),
-    contextSize: 2048,
-    maxQueue: 6,
-    concurrency: 2,
-    log: (line) => logs.push({ face: 'api', line }),
-  }));
 });
 
 afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
-  await serve?.close();
-  await api?.close(0);
-  await host?.dispose();
-  rmSync(dir, { recursive: true, force: true });
+  await faces?.close();
 });
 
 // ---------------------------------------------------------------------------------------------

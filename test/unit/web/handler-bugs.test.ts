@@ -2,18 +2,13 @@
 // option, behind the face's own checks) whose handlers throw, reject, or throw something that is
 // not an Error; each is answered 500 in the face's shape, logged once with its control characters
 // escaped, nothing is an unhandled rejection, and the server answers the next request.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { startServer, type RunningServer } from '../../../electron/server/server';
+import type { RunningServer } from '../../../electron/server/server';
 import type { RunningApiService } from '../../../electron/service';
-import { startScriptedApi } from '../../helpers/scripted-api';
+import { startBothFaces, type BothFaces } from '../../helpers/both-faces';
 
-const dir = mkdtempSync(join(tmpdir(), 'tatra-handler-bugs-'));
-let host: ApiHost;
+let faces: BothFaces;
 let serve: RunningServer;
 let api: RunningApiService;
 let key = '';
@@ -47,20 +42,16 @@ function buggyRoutes(prefix: string) {
 
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
-  const web = join(dir, 'web');
-  mkdirSync(web, { recursive: true });
-  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
-  host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
-  serve = await startServer({ host, port: 0, staticDir: web, log: (l) => serveLogs.push(l), testRoutes: buggyRoutes('/api/test') });
-  ({ api, key } = await startScriptedApi(join(dir, 'api'), { log: (l) => apiLogs.push(l), testRoutes: buggyRoutes('/v1/test') }));
+  faces = await startBothFaces('tatra-handler-bugs-', {
+    serve: { log: (l) => serveLogs.push(l), testRoutes: buggyRoutes('/api/test') },
+    api: { log: (l) => apiLogs.push(l), testRoutes: buggyRoutes('/v1/test') },
+  });
+  ({ serve, api, key } = faces);
 });
 
 afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
-  await serve?.close();
-  await api?.close(0);
-  await host?.dispose();
-  rmSync(dir, { recursive: true, force: true });
+  await faces?.close();
 });
 
 const ROUTES: [path: string, method: 'GET' | 'POST', kind: string][] = [
@@ -89,7 +80,7 @@ describe("a handler's bug", () => {
       body: method === 'POST' ? JSON.stringify({ some: 'body' }) : undefined,
     });
     expect(res.status).toBe(500);
-    expect(await res.text()).toBe('internal error\n');
+    expect(await res.text()).toBe('internal error; the server logged the details\n');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     const line = oneEscapedLine(serveLogs, kind);
     expect(line.startsWith('tatra serve: ')).toBe(true);

@@ -2,18 +2,13 @@
 // `tatra api` (a body over the limit, a body cut short, a request target no URL can be made of, a
 // malformed percent-escape) goes through every route of both faces, on raw sockets; afterwards
 // each server still answers, nothing was an unhandled rejection, and a client's mistake is a 4xx.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { startServer, type RunningServer } from '../../../electron/server/server';
+import type { RunningServer } from '../../../electron/server/server';
 import type { RunningApiService } from '../../../electron/service';
-import { startScriptedApi } from '../../helpers/scripted-api';
+import { startBothFaces, type BothFaces } from '../../helpers/both-faces';
 
-const dir = mkdtempSync(join(tmpdir(), 'tatra-one-request-'));
-let host: ApiHost;
+let faces: BothFaces;
 let serve: RunningServer;
 let api: RunningApiService;
 let key = '';
@@ -23,23 +18,14 @@ const onUnhandled = (e: unknown) => void unhandled.push(e);
 
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
-  const web = join(dir, 'web');
-  mkdirSync(join(web, 'assets'), { recursive: true });
-  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
-  writeFileSync(join(web, 'assets', 'app.js'), 'console.log(1)');
-  host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
   // The default invoke limit (40 MB), so the body over it is the one that ended the process.
-  serve = await startServer({ host, port: 0, staticDir: web, log: (l) => logs.push(l) });
-
-  ({ api, key } = await startScriptedApi(join(dir, 'api'), { log: (l) => logs.push(l) }));
+  faces = await startBothFaces('tatra-one-request-', { web: { 'assets/app.js': 'console.log(1)' }, serve: { log: (l) => logs.push(l) }, api: { log: (l) => logs.push(l) } });
+  ({ serve, api, key } = faces);
 });
 
 afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
-  await serve?.close();
-  await api?.close(0);
-  await host?.dispose();
-  rmSync(dir, { recursive: true, force: true });
+  await faces?.close();
 });
 
 /**

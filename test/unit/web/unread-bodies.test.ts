@@ -3,37 +3,23 @@
 // comes while the body has not even been sent, and says `Connection: close`, and the server then
 // closes the connection rather than read (and throw away) the body to keep it alive. Each case is
 // a raw socket that declares a 1 GiB body (or a chunked one) and never sends a byte of it.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHost, type ApiHost } from '../../../electron/api/host';
-import { startServer, type RunningServer } from '../../../electron/server/server';
+import type { RunningServer } from '../../../electron/server/server';
 import type { RunningApiService } from '../../../electron/service';
-import { startScriptedApi } from '../../helpers/scripted-api';
+import { startBothFaces, type BothFaces } from '../../helpers/both-faces';
 
-const dir = mkdtempSync(join(tmpdir(), 'tatra-unread-bodies-'));
-let host: ApiHost;
+let faces: BothFaces;
 let serve: RunningServer;
 let api: RunningApiService;
 let key = '';
 
 beforeAll(async () => {
-  const web = join(dir, 'web');
-  mkdirSync(web, { recursive: true });
-  writeFileSync(join(web, 'index.html'), '<!doctype html><title>t</title>');
-  host = await createApiHost({ dataDir: join(dir, 'serve'), threads: 1, mode: 'test' });
-  serve = await startServer({ host, port: 0, staticDir: web, log: () => undefined });
-  ({ api, key } = await startScriptedApi(join(dir, 'api')));
+  faces = await startBothFaces('tatra-unread-bodies-');
+  ({ serve, api, key } = faces);
 });
 
-afterAll(async () => {
-  await serve?.close();
-  await api?.close(0);
-  await host?.dispose();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => faces?.close());
 
 interface Refusal {
   status: number;
