@@ -64,7 +64,6 @@ export interface TatraBackend {
   generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]>;
   /** Tokens the rendered prompt (chat template included) would take. */
   countPromptTokens(prompt: ChatPrompt): Promise<number>;
-  dispose(): Promise<void>;
   /**
    * How this backend holds an output to a request's grammar, for a general GBNF grammar (examples,
    * paraphrases, math answers) and for one that is a set of literal strings (a label set). A
@@ -75,10 +74,19 @@ export interface TatraBackend {
 }
 
 /**
+ * A backend as its loader hands it over (LlamaBackend, RemoteBackend): whoever loaded it unloads it
+ * with `dispose()`. The pool (hold/pool.ts) owns every model it loads and lends it out as a
+ * TatraBackend, which has no dispose: a holder gives back its claim, never the model.
+ */
+export interface LoadedBackend extends TatraBackend {
+  dispose(): Promise<void>;
+}
+
+/**
  * `inner` in everything but generate: for a wrapper that counts, gates or answers some requests
- * itself (a sweep's shared evaluations, a job's meter). The wrapper owns nothing, so disposing it
- * leaves `inner` (which its lease owns) alone; it keeps inner's promises (deterministic,
- * constraints), so what it answers itself must be what inner would.
+ * itself (a sweep's shared evaluations, a job's meter). The wrapper owns nothing, as no holder
+ * does; it keeps inner's promises (deterministic, constraints), so what it answers itself must be
+ * what inner would.
  */
 export function withGenerate(inner: TatraBackend, generate: TatraBackend['generate']): TatraBackend {
   return {
@@ -95,7 +103,6 @@ export function withGenerate(inner: TatraBackend, generate: TatraBackend['genera
       return inner.outputConstraint;
     },
     countPromptTokens: (prompt) => inner.countPromptTokens(prompt),
-    dispose: () => Promise.resolve(),
     generate,
   };
 }

@@ -9,10 +9,10 @@ import { resolve } from 'node:path';
 import { raceAbort } from '../common/errors';
 import type { ModelSpec, RemoteModelSpec } from '../common/model-spec';
 import type { RemoteModelRef } from '../common/remote';
-import type { TatraBackend } from '../engine/backend';
+import type { LoadedBackend } from '../engine/backend';
 import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
 import { loadLlamaBackend, type LoadLlamaBackendOptions } from '../llama/backend';
-import { leaseOf, type BackendLease } from './lease';
+import type { BackendLease } from './lease';
 
 /** Load settings; they apply when the model is first loaded. A later acquire of the same file shares what is loaded. */
 export type AcquireOptions = Omit<LoadLlamaBackendOptions, 'modelPath'> & {
@@ -36,16 +36,19 @@ export interface ModelPoolOptions {
   /** Defaults for every load (contextSize, sequences, threads, gpuLayers). */
   defaults?: Omit<AcquireOptions, 'signal'>;
   /** How to load a backend; default loadLlamaBackend. Tests may pass a scripted one. */
-  load?: (opts: LoadLlamaBackendOptions) => Promise<TatraBackend>;
+  load?: (opts: LoadLlamaBackendOptions) => Promise<LoadedBackend>;
   /** Remote models; without a lookup only inline `openai+http://…#MODEL` specs work. */
   remote?: RemoteModelsOptions;
 }
+
+/** What an entry holds: a loaded model, or a connected remote one (which also describes itself for a job's record). */
+type Held = { kind: 'local'; backend: LoadedBackend } | { kind: 'remote'; backend: RemoteBackend };
 
 interface Entry {
   key: string;
   path: string;
   refs: number;
-  backend: Promise<TatraBackend>;
+  held: Promise<Held>;
   /** Aborts the load itself; used once every caller waiting for it has given up. */
   loading: AbortController | null;
   timer?: NodeJS.Timeout;
@@ -54,7 +57,7 @@ interface Entry {
 export class ModelPool {
   private readonly entries = new Map<string, Entry>();
   private readonly keepAliveMs: number;
-  private readonly load: (opts: LoadLlamaBackendOptions) => Promise<TatraBackend>;
+  private readonly load: (opts: LoadLlamaBackendOptions) => Promise<LoadedBackend>;
   private disposed = false;
 
   constructor(private readonly opts: ModelPoolOptions = {}) {
@@ -68,6 +71,23 @@ export class ModelPool {
    * inspectGguf; `signal` aborts this caller's wait (the load goes on for others).
    */
   async acquire(model: ModelSpec, opts: AcquireOptions = {}): Promise<BackendLease> {
+    const { held, release } = await this.hold(model, opts);
+    return { backend: held.backend, release };
+  }
+
+  /** A remote model's record for a job (probes it, sharing the connection with later acquires). */
+  async describeRemote(spec: RemoteModelSpec, opts: { signal?: AbortSignal } = {}): Promise<RemoteModelRef> {
+    const { held, release } = await this.hold(spec, opts);
+    try {
+      if (held.kind !== 'remote') throw new Error(`${spec.text} is held as a local model`);
+      return held.backend.describe();
+    } finally {
+      await release();
+    }
+  }
+
+  /** A claim on `model`'s entry, loading it if need be; `release` gives the claim back once. */
+  private async hold(model: ModelSpec, opts: AcquireOptions): Promise<{ held: Held; release: () => Promise<void> }> {
     if (this.disposed) throw new Error('the model pool has been disposed');
     opts.signal?.throwIfAborted();
     const key = model.kind === 'gguf' ? await realpath(model.path).catch(() => resolve(model.path)) : remoteKey(model, opts.remote);
@@ -84,12 +104,15 @@ export class ModelPool {
         path: model.text,
         refs: 0,
         loading,
-        backend: model.kind === 'gguf' ? this.load({ ...this.opts.defaults, ...loadOpts, modelPath: model.path, signal: loading.signal }) : this.connectRemote(model, ref),
+        held:
+          model.kind === 'gguf'
+            ? this.load({ ...this.opts.defaults, ...loadOpts, modelPath: model.path, signal: loading.signal }).then((backend) => ({ kind: 'local', backend }))
+            : this.connectRemote(model, ref).then((backend) => ({ kind: 'remote', backend })),
       };
       entry = created;
       this.entries.set(key, created);
       // A failed load leaves no entry behind, so the next acquire tries again.
-      created.backend.then(
+      created.held.then(
         () => (created.loading = null),
         () => {
           if (this.entries.get(key) === created) this.entries.delete(key);
@@ -101,28 +124,19 @@ export class ModelPool {
       entry.timer = undefined;
     }
     entry.refs++;
-    const held = entry;
-    let backend: TatraBackend;
+    const claimed = entry;
+    let held: Held;
     try {
-      backend = await raceAbort(held.backend, opts.signal);
+      held = await raceAbort(claimed.held, opts.signal);
     } catch (e) {
-      await this.unref(held);
+      await this.unref(claimed);
       throw e;
     }
-    return leaseOf(backend, () => this.unref(held));
+    let released: Promise<void> | undefined;
+    return { held, release: () => (released ??= this.unref(claimed)) };
   }
 
-  /** A remote model's record for a job (probes it, sharing the connection with later acquires). */
-  async describeRemote(spec: RemoteModelSpec, opts: { signal?: AbortSignal } = {}): Promise<RemoteModelRef> {
-    const lease = await this.acquire(spec, opts);
-    try {
-      return (lease.backend as RemoteBackend).describe();
-    } finally {
-      await lease.release();
-    }
-  }
-
-  private connectRemote(spec: RemoteModelSpec, ref: RemoteModelRef | undefined): Promise<TatraBackend> {
+  private connectRemote(spec: RemoteModelSpec, ref: RemoteModelRef | undefined): Promise<RemoteBackend> {
     const r = this.opts.remote ?? {};
     return (r.connect ?? connectRemote)(spec, { ...(ref ? { ref } : {}), ...(r.lookup ? { lookup: r.lookup } : {}), ...(r.tuning ? { tuning: r.tuning } : {}) });
   }
@@ -169,8 +183,8 @@ export class ModelPool {
 
   private async disposeEntry(entry: Entry): Promise<void> {
     if (entry.timer) clearTimeout(entry.timer);
-    await entry.backend.then(
-      (backend) => backend.dispose(),
+    await entry.held.then(
+      (held) => held.backend.dispose(),
       // A load that failed left nothing to unload; whoever waited for it was told why.
       () => undefined,
     );

@@ -41,7 +41,7 @@ import {
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
-import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
+import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../engine/backend';
 import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { type GgufInspection } from './gguf';
@@ -166,7 +166,7 @@ export function llamaBackendId(inspection: Pick<GgufInspection, 'path' | 'header
   return `${inspection.path}#${inspection.headerHash.slice(0, 12)}`;
 }
 
-export class LlamaBackend implements TatraBackend {
+export class LlamaBackend implements LoadedBackend {
   readonly id: string;
   readonly contextSize: number;
   /** Name of the chat template in use (e.g. "Qwen", "ChatML", "General" for the fallback). */

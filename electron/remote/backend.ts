@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
 import type { OutputConstraint } from '../common/tatra';
-import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../engine/backend';
+import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../engine/backend';
 import { Endpoint, EndpointSet, type EndpointState } from './endpoints';
 import { HttpFailure, backoffDelay, httpJson, sleep } from '../net/http';
 import { checkModelListed, describeFailure, oneLine, probeServer, serverRoot } from './probe';
@@ -91,7 +91,7 @@ export function remoteBackendId(model: string, urls: readonly string[]): string 
   return `remote:${model}@${[...urls].sort().join(',')}`;
 }
 
-export class RemoteBackend implements TatraBackend {
+export class RemoteBackend implements LoadedBackend {
   readonly id: string;
   readonly contextSize: number;
   /** A server's batching decides which requests decode together: the same seed need not give the same text. */

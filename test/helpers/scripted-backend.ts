@@ -1,7 +1,7 @@
 // A TatraBackend whose outputs a test scripts: it pins the engine's exact semantics (what was
 // asked, with which seed, in which batch) where a real model's text would be noise. Every
 // request is recorded. Real inference is tested elsewhere; this is for exact semantics only.
-import { type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type TatraBackend } from '../../electron/engine/backend';
+import { type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../../electron/engine/backend';
 
 export type RequestStage = 'examples' | 'paraphrases' | 'evaluation';
 
@@ -59,7 +59,7 @@ export interface ScriptedBackendOptions {
   deterministic?: boolean;
 }
 
-export class ScriptedBackend implements TatraBackend {
+export class ScriptedBackend implements LoadedBackend {
   readonly id: string;
   readonly contextSize: number;
   readonly deterministic: boolean;

@@ -79,7 +79,6 @@ describe('a cancel is the signal reason, from every layer', () => {
       id: backend.id,
       contextSize: backend.contextSize,
       countPromptTokens: (p) => backend.countPromptTokens(p),
-      dispose: async () => undefined,
       generate: async (requests, onResult) => {
         const results = await backend.generate(requests, onResult);
         ac.abort();

@@ -37,7 +37,6 @@ function countingProvider(pool: ModelPool) {
           return inner.generate(requests);
         },
         countPromptTokens: (p) => inner.countPromptTokens(p),
-        dispose: () => inner.dispose(),
       };
       return { backend, release: () => lease.release() };
     },

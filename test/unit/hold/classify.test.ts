@@ -3,14 +3,14 @@
 // wait for a model still loading, and a release that fails is not swallowed.
 import { describe, expect, it, vi } from 'vitest';
 import { parseModelSpec } from '../../../electron/common/model-spec';
-import type { TatraBackend } from '../../../electron/engine/backend';
+import type { LoadedBackend, TatraBackend } from '../../../electron/engine/backend';
 import { ModelPool, withHeldModels, type BackendProvider } from '../../../electron/hold';
 import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
 
 function pool(opts: { failDispose?: boolean; hold?: Promise<void> } = {}) {
   const disposed: string[] = [];
   const load = (o: LoadLlamaBackendOptions) =>
-    new Promise<TatraBackend>((resolve, reject) => {
+    new Promise<LoadedBackend>((resolve, reject) => {
       // Like llama.cpp's load, stopped by its signal.
       o.signal?.addEventListener('abort', () => reject(o.signal!.reason), { once: true });
       const backend = {
@@ -20,7 +20,7 @@ function pool(opts: { failDispose?: boolean; hold?: Promise<void> } = {}) {
           disposed.push(o.modelPath);
           if (opts.failDispose) throw new Error(`cannot unload ${o.modelPath}`);
         },
-      } as unknown as TatraBackend;
+      } as unknown as LoadedBackend;
       void (opts.hold ?? Promise.resolve()).then(() => resolve(backend));
     });
   return { models: new ModelPool({ load }), disposed };

@@ -3,8 +3,9 @@
 // while the models load), the load itself is stopped instead of finishing only to be disposed.
 // A scripted loader pins exactly that: it settles only when told to, or when its signal aborts.
 import { describe, expect, it, vi } from 'vitest';
-import { parseModelSpec } from '../../../electron/common/model-spec';
-import type { TatraBackend } from '../../../electron/engine/backend';
+import { parseModelSpec, type RemoteModelSpec } from '../../../electron/common/model-spec';
+import type { RemoteBackend } from '../../../electron/remote';
+import type { LoadedBackend } from '../../../electron/engine/backend';
 import { ModelPool } from '../../../electron/hold/pool';
 import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
 
@@ -18,9 +19,9 @@ function scriptedPool(): { pool: ModelPool; loads: ScriptedLoad[]; disposed: str
   const loads: ScriptedLoad[] = [];
   const disposed: string[] = [];
   const load = (opts: LoadLlamaBackendOptions) =>
-    new Promise<TatraBackend>((res, rej) => {
+    new Promise<LoadedBackend>((res, rej) => {
       const signal = opts.signal!;
-      const backend = { id: opts.modelPath, dispose: async () => void disposed.push(opts.modelPath) } as unknown as TatraBackend;
+      const backend = { id: opts.modelPath, dispose: async () => void disposed.push(opts.modelPath) } as unknown as LoadedBackend;
       loads.push({ path: opts.modelPath, signal, finish: () => res(backend) });
       signal.addEventListener('abort', () => rej(signal.reason), { once: true });
     });
@@ -83,21 +84,40 @@ describe('a load nobody waits for any more is stopped', () => {
 });
 
 describe('a lease is one holder’s claim (IReference): using it never unloads the model for the others', () => {
-  it('disposing a lease’s backend releases that claim only; the last claim unloads the model', async () => {
+  it('hands out the shared model itself; releasing gives back that claim only, once; the last claim unloads the model', async () => {
     const { pool, loads, disposed } = scriptedPool();
     const [a, b] = [pool.acquire(parseModelSpec('/m/e.gguf')), pool.acquire(parseModelSpec('/m/e.gguf'))];
     await vi.waitFor(() => expect(loads).toHaveLength(1));
     loads[0]!.finish();
     const [first, second] = await Promise.all([a, b]);
-    expect(first.backend.id).toBe(second.backend.id);
-    // Before, the lease handed out the shared backend itself: this unloaded it for `second` too.
-    await first.backend.dispose();
-    await first.backend.dispose();
+    // One object, no view around it: what the engine is given is the model the pool loaded.
+    expect(first.backend).toBe(second.backend);
+    // @ts-expect-error A holder's backend has no dispose (engine/backend.ts): only the pool unloads.
+    void first.backend.dispose;
+    await first.release();
     await first.release();
     expect(disposed).toEqual([]);
     expect(pool.loaded()).toEqual([{ path: '/m/e.gguf', refs: 1 }]);
-    await second.backend.dispose();
+    await second.release();
     expect(disposed).toEqual(['/m/e.gguf']);
     expect(pool.loaded()).toEqual([]);
+  });
+
+  it('describes a remote model from its connection, sharing it with the holders', async () => {
+    const described = { urls: ['http://gpu1:8000/v1'], model: 'm', kind: 'vllm' as const, version: null, constrained: 'structured-outputs' as const };
+    const connected: string[] = [];
+    const disposed: string[] = [];
+    const connect = async (spec: RemoteModelSpec) => {
+      connected.push(spec.text);
+      return { id: spec.text, describe: () => described, dispose: async () => void disposed.push(spec.text) } as unknown as RemoteBackend;
+    };
+    const pool = new ModelPool({ remote: { connect } });
+    const spec = parseModelSpec('openai+http://gpu1:8000/v1#m') as RemoteModelSpec;
+    const lease = await pool.acquire(spec);
+    expect(await pool.describeRemote(spec)).toEqual(described);
+    expect(connected).toEqual([spec.text]);
+    expect(disposed).toEqual([]);
+    await lease.release();
+    expect(disposed).toEqual([spec.text]);
   });
 });
