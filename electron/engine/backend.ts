@@ -83,10 +83,11 @@ export interface LoadedBackend extends TatraBackend {
 }
 
 /**
- * `inner` in everything but generate: for a wrapper that counts, gates or answers some requests
- * itself (a sweep's shared evaluations, a job's meter). The wrapper owns nothing, as no holder
- * does; it keeps inner's promises (deterministic, constraints), so what it answers itself must be
- * what inner would.
+ * `inner` in everything but generate: the one way a backend is decorated, for a wrapper that
+ * counts, gates or answers some requests itself (a job's meter, a sweep's shared evaluations,
+ * `tatra api`'s metrics). Decorators compose: each wraps what it is given, decorated or not, and
+ * calls its generate. The wrapper owns nothing, as no holder does; it keeps inner's promises
+ * (deterministic, constraints), so what it answers itself must be what inner would.
  */
 export function withGenerate(inner: TatraBackend, generate: TatraBackend['generate']): TatraBackend {
   return {

@@ -2,7 +2,7 @@
 // so two services in one process (tests) never share counters. Model calls and tokens are counted
 // at the backends, each call as it finishes, so work a client abandoned halfway still shows.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { GenerateRequest, GenerateResultListener, TatraBackend } from '../engine/backend';
+import { withGenerate, type TatraBackend } from '../engine/backend';
 import type { Admission } from './admission';
 
 /** Routes as metric labels: a fixed set, so no client can grow the series without bound. */
@@ -66,20 +66,13 @@ export class ServiceMetrics {
     const calls = this.modelCalls.labels(pairing, role);
     const prompt = this.tokens.labels(pairing, role, 'prompt');
     const completion = this.tokens.labels(pairing, role, 'completion');
-    const generate = (requests: readonly GenerateRequest[], onResult?: GenerateResultListener) =>
+    return withGenerate(backend, (requests, onResult) =>
       backend.generate(requests, (i, r) => {
         calls.inc();
         prompt.inc(r.promptTokens);
         completion.inc(r.completionTokens);
         onResult?.(i, r);
-      });
-    // Everything else (id, contextSize, deterministic, outputConstraint, countPromptTokens) is the backend's own.
-    return new Proxy(backend, {
-      get: (target, key) => {
-        if (key === 'generate') return generate;
-        const value: unknown = Reflect.get(target, key);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+      }),
+    );
   }
 }
