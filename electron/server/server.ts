@@ -7,11 +7,12 @@ import { realpath, rm, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import type { ApiHost } from '../api/host';
-import { createHttpApp, isClosedConnection, refuseOtherMethods } from '../web/http-app';
+import { InvokeRequest } from '../common/contract';
+import { createHttpApp, isClosedConnection, readJsonBodies, refuseOtherMethods, type HttpApp } from '../web/http-app';
 import { HttpError } from '../web/http-error';
 import { mimeTypeFor } from '../web/mime';
 import { isInside } from '../web/inside';
@@ -47,7 +48,7 @@ export interface ServeOptions {
   maxUploadBytes?: number;
   log?: (line: string) => void;
   /** Tests only: more routes beside the server's own, behind the same checks (a handler that throws). */
-  testRoutes?: (app: FastifyInstance) => void;
+  testRoutes?: (app: HttpApp) => void;
 }
 
 export interface RunningServer {
@@ -150,20 +151,18 @@ async function checkRequest(ctx: ServerContext, request: FastifyRequest, reply: 
   return undefined;
 }
 
-function addRoutes(ctx: ServerContext, app: FastifyInstance): void {
+function addRoutes(ctx: ServerContext, app: HttpApp): void {
   app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
   const usePost = () => new HttpError(405, 'use POST');
   const useGet = () => new HttpError(405, 'use GET');
 
   // POST /api/invoke: JSON only. A JSON content type forces a CORS preflight on cross-site
   // requests, a second wall after Origin; anything else is a 415 before a byte is read.
-  void app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'));
-    scope.post('/api/invoke', { bodyLimit: ctx.maxInvoke }, async (request, reply) => {
-      const msg = request.body as { method?: unknown; input?: unknown } | null | undefined;
-      if (!msg || typeof msg !== 'object' || typeof msg.method !== 'string') throw new HttpError(400, 'expected {"method": string, "input": …}');
-      return reply.header('cache-control', 'no-store').send(await ctx.host.invoke(msg.method, msg.input));
+  void app.register(async (plugin) => {
+    const scope = readJsonBodies(plugin, 'application/json');
+    scope.post('/api/invoke', { bodyLimit: ctx.maxInvoke, schema: { body: InvokeRequest } }, async (request, reply) => {
+      const { method, input } = request.body;
+      return reply.header('cache-control', 'no-store').send(await ctx.host.invoke(method, input));
     });
     refuseOtherMethods(scope, '/api/invoke', ['POST'], usePost);
   });
@@ -260,7 +259,7 @@ async function handleDownload(ctx: ServerContext, request: FastifyRequest, reply
  * (the token, then the Origin) refuses it with the same status, headers and text as any request.
  * An ordinary GET of it is no endpoint; an upgrade of any other route is refused the same way.
  */
-async function addEventSocket(ctx: ServerContext, app: FastifyInstance): Promise<void> {
+async function addEventSocket(ctx: ServerContext, app: HttpApp): Promise<void> {
   await app.register(websocket, {
     options: { maxPayload: 64 * 1024 },
     // A protocol error (a frame over maxPayload, invalid UTF-8, a bad opcode) is one client's

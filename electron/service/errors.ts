@@ -2,8 +2,6 @@
 // `{"error": {"message", "type", "param", "code"}}`, so the official clients raise their own error
 // classes (NotFoundError, AuthenticationError, RateLimitError…) with our message in them. A failure
 // is the faces' one HttpError (web/http-error.ts); OpenAI's `type` follows from its status.
-import type { z } from 'zod';
-import { describeZodError } from '../common/contract';
 import { UserError } from '../common/errors';
 import { environmentError } from '../common/env-errors';
 import { HttpError } from '../web/http-error';
@@ -30,21 +28,6 @@ export function openAiError(failure: HttpError): OpenAiErrorBody {
 export const badRequest = (message: string, code = 'invalid_request', param: string | null = null) => new HttpError(400, message, { code, param });
 
 export const notFound = (message: string, code = 'not_found', param: string | null = null) => new HttpError(404, message, { code, param });
-
-/** A zod failure of a request body: the first issues in one line (saying what each value was), the first one's path as `param`. */
-export function invalidBody(error: z.ZodError, body: unknown): HttpError {
-  const first = error.issues[0];
-  const param = first && first.path.length > 0 ? first.path.map(String).join('.') : null;
-  return badRequest(describeZodError(error, '', body), 'invalid_request', param);
-}
-
-/** A request body parsed with `schema`, or the 400 saying what was wrong (a body that is no object at all said so). */
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body must be a JSON object', 'invalid_request');
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw invalidBody(parsed.error, body);
-  return parsed.data;
-}
 
 /** Codes of UserErrors the engine and the backends raise that are the server's side, not the caller's. */
 const UPSTREAM_CODES = new Set(['remote_unreachable', 'remote_http', 'remote_not_openai', 'remote_bad_request', 'remote_unknown', 'remote_key_missing']);

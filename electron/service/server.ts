@@ -7,21 +7,21 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
 import { SECURITY_HEADERS } from '../web/headers';
 import { hostHeaderName, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
-import { bugLine, createHttpApp, refuseOtherMethods } from '../web/http-app';
+import { bugLine, createHttpApp, readJsonBodies, refuseOtherMethods, type HttpApp } from '../web/http-app';
 import { HttpError, internalError } from '../web/http-error';
 import { publicOrigin } from '../web/listen';
 import { Admission } from './admission';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
 import { Catalog, type LoadedPairing, type Target } from './catalog';
 import { Classifier } from './classifier';
-import { badRequest, failureOf, notFound, openAiError, openAiType, parseBody, type OpenAiErrorBody } from './errors';
+import { badRequest, failureOf, notFound, openAiError, openAiType, type OpenAiErrorBody } from './errors';
 import type { ApiKeyStore } from './keys';
 import { LruGenerationCache, Lru } from './lru';
 import { ROUTES, ServiceMetrics, type RouteLabel } from './metrics';
@@ -49,7 +49,7 @@ export interface ApiServiceOptions {
   cacheBytes?: number;
   log?: (line: string) => void;
   /** Tests only: more routes beside the service's own, behind the same checks (a handler that throws). */
-  testRoutes?: (app: FastifyInstance) => void;
+  testRoutes?: (app: HttpApp) => void;
 }
 
 export interface RunningApiService {
@@ -199,7 +199,7 @@ async function admit(ctx: Context, request: FastifyRequest, reply: FastifyReply)
   signals.set(request, requestSignal(ctx, reply.raw, ctx.admission.admit()));
 }
 
-function addRoutes(ctx: Context, app: FastifyInstance): void {
+function addRoutes(ctx: Context, app: HttpApp): void {
   app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
   const refuse = (method: 'GET' | 'POST') => () => new HttpError(405, `use ${method}`, { code: 'method_not_allowed', headers: { Allow: method } });
 
@@ -213,18 +213,11 @@ function addRoutes(ctx: Context, app: FastifyInstance): void {
   for (const url of ['/healthz', '/metrics', '/v1/models', '/v1/models/*']) refuseOtherMethods(app, url, ['GET'], refuse('GET'));
 
   // The bodies: JSON whatever the content type says (OpenAI's clients and curl alike), within each route's limit.
-  void app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
-      try {
-        done(null, JSON.parse((body as Buffer).toString('utf8')));
-      } catch {
-        done(new HttpError(400, 'the request body is not JSON', { code: 'invalid_json' }), undefined);
-      }
-    });
+  void app.register(async (plugin) => {
+    const scope = readJsonBodies(plugin, '*');
     const onRequest = (request: FastifyRequest, reply: FastifyReply) => admit(ctx, request, reply);
-    scope.post('/v1/chat/completions', { bodyLimit: MAX_CHAT_BYTES, onRequest }, (request, reply) => chatCompletions(ctx, request, reply));
-    scope.post('/v1/classify', { bodyLimit: MAX_CLASSIFY_BYTES, onRequest }, (request, reply) => classifyBatch(ctx, request, reply));
+    scope.post('/v1/chat/completions', { bodyLimit: MAX_CHAT_BYTES, onRequest, schema: { body: ChatCompletionRequest } }, (request, reply) => chatCompletions(ctx, request.body, request, reply));
+    scope.post('/v1/classify', { bodyLimit: MAX_CLASSIFY_BYTES, onRequest, schema: { body: ClassifyRequest } }, (request, reply) => classifyBatch(ctx, request.body, request, reply));
     for (const url of ['/v1/chat/completions', '/v1/classify']) refuseOtherMethods(scope, url, ['POST'], refuse('POST'));
   });
 }
@@ -309,8 +302,7 @@ function modelEntry(ctx: Context, m: Pick<Target, 'id' | 'served' | 'pairing'>) 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/chat/completions
 
-async function chatCompletions(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  const body = parseBody(ChatCompletionRequest, request.body);
+async function chatCompletions(ctx: Context, body: ChatCompletionRequest, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   const target = ctx.catalog.resolve(body.model);
   const input = lastUserText(body.messages);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
@@ -359,8 +351,7 @@ async function chatCompletions(ctx: Context, request: FastifyRequest, reply: Fas
 // ---------------------------------------------------------------------------------------------
 // POST /v1/classify
 
-async function classifyBatch(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  const body = parseBody(ClassifyRequest, request.body);
+async function classifyBatch(ctx: Context, body: ClassifyRequest, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   const target = ctx.catalog.resolve(body.model);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
   const signal = signalOf(request);

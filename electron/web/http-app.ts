@@ -8,11 +8,12 @@
 // nobody to answer; a bug of ours is logged once (control characters escaped) and answered 500.
 // Nothing a request does ends the process: only a signal does.
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyTypeProvider } from 'fastify';
+import type { z } from 'zod';
 import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
 import { SECURITY_HEADERS } from './headers';
-import { HttpError, frameworkError, internalError, requestError } from './http-error';
+import { HttpError, frameworkError, internalError, invalidBody, notAnObject, requestError } from './http-error';
 
 // How Node reports a peer that went away: the request body ended early ('aborted', ECONNRESET),
 // a write met a closed socket (EPIPE), a stream was cut (ERR_STREAM_PREMATURE_CLOSE).
@@ -52,6 +53,15 @@ declare module 'fastify' {
     target: URL;
   }
 }
+
+/** Route schemas are the contract's zod schemas: a route's `request.body` has its schema's type. */
+export interface ZodTypeProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends z.ZodType ? z.output<this['schema']> : unknown;
+  serializer: this['schema'] extends z.ZodType ? z.input<this['schema']> : unknown;
+}
+
+/** The app both faces build on: Fastify with zod route schemas. */
+export type HttpApp = ReturnType<typeof createHttpApp>;
 
 export interface HttpAppOptions {
   /** The face's name, first in each of its log lines (`tatra serve`). */
@@ -94,8 +104,33 @@ function closeWithAnswer(request: FastifyRequest, reply: FastifyReply): void {
   reply.raw.once('finish', () => socket.destroy());
 }
 
+/**
+ * A route's body checked against its zod schema once it is parsed: a body that is no object at all
+ * is said so; a zod failure says what each value was and names the first field at fault.
+ */
+function bodyValidator(schema: z.ZodType) {
+  return (body: unknown) => {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return { error: notAnObject() };
+    const parsed = schema.safeParse(body);
+    return parsed.success ? { value: parsed.data } : { error: invalidBody(parsed.error, body) };
+  };
+}
+
+/**
+ * The one JSON body parser of both faces, for the routes of `scope` (a plugin's own instance):
+ * Fastify's own (secure-json-parse), which refuses a body with a `__proto__` key or a
+ * `constructor.prototype` as not JSON, so no parsed body can carry a prototype into what merges it.
+ * `contentType`: what it reads ('*': whatever the client says); any other is a 415. Returns the
+ * scope with its routes' bodies typed by their schemas (a plugin does not inherit the app's types).
+ */
+export function readJsonBodies(scope: FastifyInstance, contentType: string): HttpApp {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser(contentType, { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'));
+  return scope.withTypeProvider<ZodTypeProvider>();
+}
+
 /** A Fastify app with the faces' shared rules installed; the face adds its hooks and routes. */
-export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
+export function createHttpApp(opts: HttpAppOptions) {
   const fail = (e: unknown, request: FastifyRequest, reply: FastifyReply) => {
     try {
       const failure = requestError(e, () => request.routeOptions.bodyLimit ?? opts.bodyLimit) ?? opts.failureOf(e);
@@ -150,7 +185,9 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     if (bodyUnread(request.raw)) reply.header('connection', 'close');
   });
   app.setErrorHandler((e, request, reply) => fail(e, request, reply));
-  return app;
+  // Routes give their bodies as the contract's zod schemas; nothing else has a schema.
+  app.setValidatorCompiler(({ schema }) => bodyValidator(schema as z.ZodType));
+  return app.withTypeProvider<ZodTypeProvider>();
 }
 
 /** Methods a route may be asked for; the ones it does not take are answered 405 by `refuseOtherMethods`. */

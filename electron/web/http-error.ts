@@ -4,6 +4,8 @@
 // limit, a body that is not JSON, a malformed percent-escape, a content type no route takes) become
 // one here, each with one status and one message, whichever face answers.
 import type { FastifyError } from 'fastify';
+import type { z } from 'zod';
+import { describeZodError } from '../common/contract';
 
 export interface HttpErrorDetails {
   /** A short machine-readable name of the failure (`tatra api` answers it as OpenAI's `code`). */
@@ -67,4 +69,16 @@ export function requestError(e: unknown, bodyLimit: () => number): HttpError | n
   const framework = frameworkError(e);
   if (!framework) return null;
   return REQUEST_ERRORS[framework.code]?.(bodyLimit) ?? new HttpError(framework.statusCode, framework.message, { code: 'invalid_request' });
+}
+
+/** A body that is no JSON object at all, where a route takes one. */
+export function notAnObject(): HttpError {
+  return new HttpError(400, 'the body must be a JSON object', { code: 'invalid_request' });
+}
+
+/** A zod failure of a request body: the first issues in one line (saying what each value was), the first one's path as `param`. */
+export function invalidBody(error: z.ZodError, body: unknown): HttpError {
+  const first = error.issues[0];
+  const param = first && first.path.length > 0 ? first.path.map(String).join('.') : null;
+  return new HttpError(400, describeZodError(error, '', body), { code: 'invalid_request', param });
 }

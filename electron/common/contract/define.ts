@@ -2,7 +2,7 @@
 // dotted name ("jobs.start"); every streamed event is a zod schema under a name ("job.progress").
 // Main-process handlers, the preload, the renderer's client and browser mode all derive their
 // types from these maps, and every payload is parsed with them where it enters the main process.
-import { type z } from 'zod';
+import { z } from 'zod';
 
 export interface MethodDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   input: I;
@@ -26,3 +26,6 @@ export interface ApiErrorPayload {
   code: string;
   message: string;
 }
+
+/** One call as browser mode's transport posts it to `tatra serve` (POST /api/invoke): the method's name and its input. */
+export const InvokeRequest = z.object({ method: z.string(), input: z.unknown().optional() });

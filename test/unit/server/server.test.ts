@@ -128,6 +128,12 @@ describe('tatra serve', () => {
     expect(await unknown.json()).toMatchObject({ ok: false, error: { code: 'unknown_method' } });
     const notJson = await fetch(`${server.origin}/api/invoke`, { method: 'POST', headers: { 'x-tatra-token': server.token, 'content-type': 'text/plain' }, body: '{}' });
     expect(notJson.status).toBe(415);
+    // The body is the contract's InvokeRequest: what is wrong with it is said in a line; the input may be left out.
+    for (const [body, text] of [[{ input: {} }, 'Method is missing'], [{ method: 3 }, 'Method must be text'], [[], 'the body must be a JSON object'], [null, 'the body must be a JSON object']] as const) {
+      const bad = await invoke(body, { 'x-tatra-token': server.token });
+      expect({ status: bad.status, text: await bad.text() }, JSON.stringify(body)).toEqual({ status: 400, text: `${text}\n` });
+    }
+    expect(await (await invoke({ method: 'app.info' }, { 'x-tatra-token': server.token })).json()).toMatchObject({ ok: true });
   });
 
   it('streams events over the WebSocket to an allowed origin only', async () => {

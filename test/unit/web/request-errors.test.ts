@@ -1,7 +1,9 @@
 // A fault of the request itself, found by the framework (a body that is not JSON or is empty, a body
 // over the route's limit, a malformed percent-escape in the target), is one HttpError with one
 // status and one message (web/http-error.ts), whichever face answers: `tatra serve` sends it as
-// text, `tatra api` as OpenAI's error, with the security headers on both.
+// text, `tatra api` as OpenAI's error, with the security headers on both. Both faces read JSON with
+// the one parser (web/http-app.ts readJsonBodies), which refuses a body that would poison a
+// prototype (a `__proto__` key, a `constructor.prototype`) wherever it sits in the body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../../../electron/web/headers';
 import { startBothFaces, type BothFaces } from '../../helpers/both-faces';
@@ -46,6 +48,22 @@ describe("a request's own fault", () => {
   ])('%s: the same status and message from both faces', async (_what, body, status, message, code) => {
     expect(await viaServe('/api/invoke', body)).toEqual({ status, message, code: null });
     expect(await viaApi('/v1/chat/completions', body)).toEqual({ status, message, code });
+  });
+
+  const chat = (extra: string) => `{"model": "tatra/sst2", "messages": [{"role": "user", "content": "a good film"}], ${extra}}`;
+  const invoke = (extra: string) => `{"method": "tasks.list", "input": {}, ${extra}}`;
+  it.each([
+    ['a __proto__ key', '"__proto__": {"polluted": true}'],
+    ['a __proto__ key deep inside', '"tatra": {"__proto__": {"r": 9}}'],
+    ['a constructor.prototype', '"constructor": {"prototype": {"polluted": true}}'],
+  ])('a body with %s is refused by both faces alike, and nothing is polluted', async (_what, extra) => {
+    const refused = { status: 400, message: 'the request body is not JSON' };
+    expect(await viaServe('/api/invoke', invoke(extra))).toEqual({ ...refused, code: null });
+    expect(await viaApi('/v1/chat/completions', chat(extra))).toEqual({ ...refused, code: 'invalid_json' });
+    expect(await viaApi('/v1/classify', `{"model": "tatra/sst2", "inputs": ["x"], ${extra}}`)).toEqual({ ...refused, code: 'invalid_json' });
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    // The same bodies without the poison are answered.
+    expect((await fetch(`${faces.api.origin}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${faces.key}` }, body: chat('"seed": 1') })).status).toBe(200);
   });
 
   it('a body over the route limit: a 413 naming the limit, from both faces', async () => {
