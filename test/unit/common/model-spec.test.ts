@@ -4,7 +4,7 @@
 // as it did, and a label never throws on a record a parse would refuse.
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
-import { isRemote, modelLabel, parseModelPair, parseModelSpec } from '../../../electron/common/model-spec';
+import { isRemote, modelLabel, parseModelPair, parseModelSpec, writtenAsRemote } from '../../../electron/common/model-spec';
 
 describe('parseModelSpec', () => {
   it('parses a GGUF file, kept as given or made absolute by the face', () => {
@@ -71,6 +71,13 @@ describe('parseModelSpec', () => {
     // What a record stores parses back to the same spec.
     for (const m of parsed) expect(parseModelSpec(m.text)).toEqual(m);
     expect(parseModelPair({ generator: stored[0]!, evaluator: stored[3]! })).toEqual({ generator: parsed[0], evaluator: parsed[3] });
+  });
+});
+
+describe('writtenAsRemote', () => {
+  it('tells text written as a remote spec, well formed or not, from a file or a search (the app’s model picker)', () => {
+    expect(['remote:x', ' remote:', 'openai+http://h/v1#m', 'OPENAI+https://h', 'openai+ftp://x'].map(writtenAsRemote)).toEqual([true, true, true, true, true]);
+    expect(['qwen', 'models/remote:x.gguf', '/m/openai+x.gguf', 'remote'].map(writtenAsRemote)).toEqual([false, false, false, false]);
   });
 });
 
