@@ -11,7 +11,7 @@
 // share one draw for every pairing). A call is a row of a pairing (every row costs the same).
 //
 // Coverage: how often 95 % intervals hold the truth over simulated data sets at 50, 200 and 1,000
-// rows: Wilson for accuracy, the percentile bootstrap for macro-F1 (three labels), Newcombe's for
+// rows: Wilson for accuracy, the percentile bootstrap for macro-F1 (three labels), Tango's score interval for
 // the paired difference. Stability: the macro-F1 bootstrap's bounds over five seeds, and its time.
 import { parseArgs } from 'node:util';
 import { f1Intervals, replayRace, seededRng } from '../electron/common/stats';

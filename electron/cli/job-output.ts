@@ -7,6 +7,7 @@ import { jobStatus } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
 import { duration, err, eta, num, onInterrupt, out, outJson, pct, plural, progressBar, table } from './ui';
 import { formatBudget } from '../common/plan';
+import { INTERVALS_FOOTNOTE, boundsText, pairedText, type Interval } from '../common/contract/interval';
 
 /**
  * The human metrics report printed after `tatra eval`, `tatra jobs resume` and `tatra jobs show`
@@ -36,27 +37,44 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
   if (job.stoppedBy === 'budget') lines.push('  stopped by its budget: resume it with a larger --budget');
   if (job.error) lines.push(`  error: ${job.error}`);
   lines.push('');
-  const head: string[][] = [['metric', 'value']];
+  const iv = m.intervals;
+  const head: string[][] = [['metric', 'value', '95 % interval']];
   if (m.math) {
-    head.push(['strict accuracy (extracted answers)', `${pct(m.math.strictAccuracy)} (${m.correct}/${m.evaluated})`]);
-    head.push(['lenient accuracy (gold string in output)', pct(m.math.lenientGoldInOutputAccuracy)]);
+    head.push(['strict accuracy (extracted answers)', `${pct(m.math.strictAccuracy)} (${m.correct}/${m.evaluated})`, boundsText(iv?.accuracy ?? null)]);
+    head.push(['lenient accuracy (gold string in output)', pct(m.math.lenientGoldInOutputAccuracy), boundsText(iv?.lenientAccuracy ?? null)]);
   } else {
-    head.push(['accuracy', `${pct(m.accuracy)} (${m.correct}/${m.evaluated})`]);
-    head.push(['macro-F1', num(m.macroF1)]);
+    head.push(['accuracy', `${pct(m.accuracy)} (${m.correct}/${m.evaluated})`, boundsText(iv?.accuracy ?? null)]);
+    head.push(['macro-F1', num(m.macroF1), boundsText(iv?.macroF1 ?? null, 'number')]);
   }
   if (m.answered) {
     const a = m.answered;
-    head.push([`answered (vote share ≥ ${a.minConfidence})`, `${pct(a.coverage)} coverage (${a.answered}/${a.answered + a.abstained}, ${a.abstained} abstained)`]);
-    head.push(['accuracy on answered rows', `${pct(a.accuracy)} (${a.correct}/${a.answered})`]);
+    head.push([`answered (vote share ≥ ${a.minConfidence})`, `${pct(a.coverage)} coverage (${a.answered}/${a.answered + a.abstained}, ${a.abstained} abstained)`, '']);
+    head.push(['accuracy on answered rows', `${pct(a.accuracy)} (${a.correct}/${a.answered})`, boundsText(iv?.answeredAccuracy ?? null)]);
   }
-  if (m.baseline) head.push(['zero-shot baseline accuracy', `${pct(m.baseline.accuracy)} (${m.baseline.correct}/${m.baseline.evaluated})`]);
-  if (m.baseline && m.baseline.macroF1 !== null) head.push(['zero-shot baseline macro-F1', num(m.baseline.macroF1)]);
-  head.push(['accuracy after runs 1..r', m.accuracyAfterRuns.map((v) => pct(v)).join(' ')]);
-  head.push(['each run alone', m.perRunAccuracy.map((v) => pct(v)).join(' ')]);
-  lines.push(table(head, () => false));
+  if (m.baseline) head.push(['zero-shot baseline accuracy', `${pct(m.baseline.accuracy)} (${m.baseline.correct}/${m.baseline.evaluated})`, boundsText(iv?.baseline?.accuracy ?? null)]);
+  if (m.baseline && m.baseline.macroF1 !== null) head.push(['zero-shot baseline macro-F1', num(m.baseline.macroF1), boundsText(iv?.baseline?.macroF1 ?? null, 'number')]);
+  lines.push(table(head, (c) => c === 1));
+  const versus = iv?.baseline?.versus;
+  if (versus) lines.push(`  TATRA − zero-shot baseline: ${pairedText(versus)}`);
+  lines.push('');
+  lines.push(
+    table([
+      ['runs j', 'vote over runs 1..j', '95 % interval', 'run j alone', '95 % interval'],
+      ...m.accuracyAfterRuns.map((v, j) => [String(j + 1), pct(v), boundsText(iv?.accuracyAfterRuns[j] ?? null), pct(m.perRunAccuracy[j] ?? null), boundsText(iv?.perRunAccuracy[j] ?? null)]),
+    ]),
+  );
   if (m.labels.length > 0) {
     lines.push('');
-    lines.push(table([['label', 'precision', 'recall', 'F1', 'support', 'predicted'], ...m.perLabel.map((l) => [l.label, num(l.precision), num(l.recall), num(l.f1), String(l.support), String(l.predicted)])]));
+    const cell = (v: number, i: Interval | null | undefined) => `${num(v)} ${boundsText(i ?? null, 'number')}`.trimEnd();
+    lines.push(
+      table([
+        ['label', 'precision', 'recall', 'F1', 'support', 'predicted'],
+        ...m.perLabel.map((l, i) => {
+          const li = iv?.perLabel[i];
+          return [l.label, cell(l.precision, li?.precision), cell(l.recall, li?.recall), cell(l.f1, li?.f1), String(l.support), String(l.predicted)];
+        }),
+      ]),
+    );
     lines.push('');
     lines.push('  confusion (rows: gold, columns: predicted)');
     lines.push(table([['', ...m.predicted], ...m.labels.map((l, i) => [l, ...m.confusion[i]!.map(String)])]));
@@ -67,6 +85,7 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
     lines.push(`  winning vote share: ${hist.map((b) => `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.count}`).join('  ')}`);
   }
   lines.push(...calibrationReport(m));
+  if (iv) lines.push('', `  ${INTERVALS_FOOTNOTE}`);
   return lines.join('\n');
 }
 
@@ -74,12 +93,13 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
 function calibrationReport(m: JobMetrics): string[] {
   const c = m.calibration;
   if (c.ece === null) return [];
-  const lines = ['', `  calibration of the winning vote share: ECE ${num(c.ece)}  Brier ${num(c.brier)}`];
-  const bins = c.bins.filter((b) => b.count > 0);
-  lines.push(table([['vote share', 'rows', 'mean share', 'accuracy'], ...bins.map((b) => [`${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.count), num(b.confidence, 2), pct(b.accuracy)])]));
+  const ci = m.intervals?.calibration;
+  const lines = ['', `  calibration of the winning vote share: ECE ${num(c.ece)} ${boundsText(ci?.ece ?? null, 'number')}  Brier ${num(c.brier)} ${boundsText(ci?.brier ?? null, 'number')}`];
+  const bins = c.bins.flatMap((b, i) => (b.count > 0 ? [[b, ci?.bins[i] ?? null] as const] : []));
+  lines.push(table([['vote share', 'rows', 'mean share', 'accuracy', '95 % interval'], ...bins.map(([b, i]) => [`${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.count), num(b.confidence, 2), pct(b.accuracy), boundsText(i)])]));
   if (m.selective.length > 1) {
     lines.push('', '  answer only when the vote share is at least t (accuracy–coverage):');
-    lines.push(table([['t', 'coverage', 'accuracy'], ...m.selective.map((p) => [num(p.threshold, 2), pct(p.coverage), pct(p.accuracy)])]));
+    lines.push(table([['t', 'coverage', 'accuracy', '95 % interval'], ...m.selective.map((p, i) => [num(p.threshold, 2), pct(p.coverage), pct(p.accuracy), boundsText(ci?.selective[i] ?? null)])]));
   }
   return lines;
 }

@@ -8,7 +8,7 @@ import { UserError } from '../common/errors';
 import { parseModelSpec, type ModelSpec } from '../common/model-spec';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
-import { EARLY_STOP_CONFIDENCE, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
+import { EARLY_STOP_CONFIDENCE, confidentStopPromise, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
 import { emptyRecord } from '../common/records';
 import { shownColumns } from '../jobs/dataset';
@@ -111,7 +111,7 @@ export function addEarlyStopOptions(cmd: Command, work: keyof typeof EARLY_STOP_
   return cmd
     .option(
       '--early-stop [rule]',
-      `stop launching runs once the vote is decided: "exact" (the leader beats the runner-up plus every vote to come; same label, fewer calls) or "confident:P" (the rest would change the winner with probability at most 1-P under a Dirichlet model of the votes, e.g. confident:0.99)${on}`,
+      `stop launching runs once the vote is decided: "exact" (the leader beats the runner-up plus every vote to come; same label, fewer calls) or "confident:P" (sooner: ${confidentStopPromise()}; e.g. confident:0.99)${on}`,
       opts.textArgument ? earlyStopOrText : earlyStopOption,
     )
     .option('--no-early-stop', `always run all r runs${off}`);

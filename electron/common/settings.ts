@@ -98,3 +98,12 @@ export function defaultRowsInFlight(generator: ModelSpec, evaluator: ModelSpec, 
  * below one half the rule would stop on a coin flip; 1 is the exact rule.
  */
 export const EARLY_STOP_CONFIDENCE = { min: 0.5, choices: [0.95, 0.99] } as const;
+
+/**
+ * What the confident early stop promises, in the words every face uses (docs/method.md §10): an
+ * average over inputs under its stated model of the votes, not a bound for each input.
+ */
+export function confidentStopPromise(p: number | string = 'P'): string {
+  const risk = typeof p === 'number' ? `${+(100 * (1 - p)).toFixed(2)} %` : `1 − ${p}`;
+  return `the stopped vote disagrees with the full vote in at most ${risk} of inputs on average, if votes behaved like draws from the labels' shares (a Dirichlet model); one input's own risk at its stop may be higher, up to 49 %`;
+}

@@ -32,9 +32,10 @@ export const TatraSettings = z.object({
    */
   earlyStop: z.boolean().optional(),
   /**
-   * With earlyStop, the confident rule's level P: stop once the remaining votes would change the
-   * winner with probability at most 1 − P under the engine's stated model of the votes
-   * (engine/confident.ts). Absent or 1: the exact rule above.
+   * With earlyStop, the confident rule's level P: stop sooner, so that under the engine's stated
+   * model of the votes the stopped vote disagrees with the full vote in at most 1 − P of inputs on
+   * average (not for each input: docs/method.md §10, engine/confident-limit.ts). Absent or 1: the
+   * exact rule above.
    */
   earlyStopConfidence: z.number().min(EARLY_STOP_CONFIDENCE.min).max(1).optional(),
 });

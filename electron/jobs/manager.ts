@@ -24,6 +24,7 @@ import { openDataset, shownName } from './dataset';
 import { importRows } from './import';
 import { exportJob } from './export';
 import { isCorrect, metricsFromCounts } from './metrics';
+import { metricIntervals } from './metric-intervals';
 import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
 import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
@@ -203,10 +204,11 @@ export class JobManager {
     return this.store.runExamples(this.get(id).id);
   }
 
-  /** `minConfidence`: rows below it count as abstained (metrics.answered). */
+  /** `minConfidence`: rows below it count as abstained (metrics.answered); each score with its interval (method.md §16). */
   metrics(id: string, opts: ViewOptions = {}): JobMetrics {
     const job = this.get(id);
-    return metricsFromCounts(job.task, job.rowsTotal, this.store.metricCounts.counts(job.id, () => this.store.iterateRows(job.id)), opts.minConfidence);
+    const metrics = metricsFromCounts(job.task, job.rowsTotal, this.store.metricCounts.counts(job.id, () => this.store.iterateRows(job.id)), opts.minConfidence);
+    return { ...metrics, intervals: metricIntervals(metrics, job.id, { provisional: job.status === 'running' }) };
   }
 
   /** Writes the export (CSV: one row per input; JSON: everything) and returns its path; `minConfidence` marks rows below it abstained. */

@@ -12,9 +12,10 @@ import { mathAnswersEqual } from '../engine/math';
 import { tallyVotes, taskVoteOptions, type Vote } from '../engine/vote';
 import type { ScoredGroup } from './calibration';
 import type { JobRow } from './types';
+import type { PairedTable } from '../common/stats';
 
 /** Bump when the counts' shape or meaning changes: stored counts of another version are counted again. */
-export const METRIC_COUNTS_VERSION = 1;
+export const METRIC_COUNTS_VERSION = 2;
 
 /** Rows by (gold, prediction): key JSON [gold, prediction], prediction null for no valid vote. */
 export type PairCounts = Map<string, number>;
@@ -37,7 +38,8 @@ export interface MetricCounts {
   shares: Map<number, number>;
   /** Rows with gold by confidence: [rows, correct]. */
   scored: Map<number, [number, number]>;
-  baseline: { evaluated: number; correct: number; pairs: PairCounts };
+  /** `versus`: TATRA (first) against the baseline (second) on the rows both scored (docs/method.md §16). */
+  baseline: { evaluated: number; correct: number; pairs: PairCounts; versus: PairedTable };
 }
 
 /** What a row contributes: the stored row, or the record the runner saves (runs need only their predictions). */
@@ -62,7 +64,7 @@ export function emptyCounts(r: number): MetricCounts {
     pairs: new Map(),
     shares: new Map(),
     scored: new Map(),
-    baseline: { evaluated: 0, correct: 0, pairs: new Map() },
+    baseline: { evaluated: 0, correct: 0, pairs: new Map(), versus: { both: 0, onlyFirst: 0, onlySecond: 0, neither: 0 } },
   };
 }
 
@@ -121,7 +123,9 @@ export function countRow(counts: MetricCounts, task: TaskDefinition, row: Counte
   if (task.kind !== 'math') bump(counts.pairs, pairKey(row.gold, row.prediction), sign);
   if (row.baseline) {
     counts.baseline.evaluated += sign;
-    if (isCorrect(task, row.gold, row.baseline.label)) counts.baseline.correct += sign;
+    const baseOk = isCorrect(task, row.gold, row.baseline.label);
+    if (baseOk) counts.baseline.correct += sign;
+    counts.baseline.versus[ok ? (baseOk ? 'both' : 'onlyFirst') : baseOk ? 'onlySecond' : 'neither'] += sign;
     if (task.kind !== 'math') bump(counts.baseline.pairs, pairKey(row.gold, row.baseline.label), sign);
   }
 }
@@ -148,7 +152,7 @@ interface StoredCounts {
   pairs: Array<[string, string | null, number]>;
   shares: Array<[number, number]>;
   scored: Array<[number, number, number]>;
-  baseline: { evaluated: number; correct: number; pairs: Array<[string, string | null, number]> };
+  baseline: { evaluated: number; correct: number; pairs: Array<[string, string | null, number]>; versus: PairedTable };
 }
 
 const storedPairs = (pairs: PairCounts): StoredCounts['pairs'] => [...pairs].map(([key, n]) => [...(JSON.parse(key) as [string, string | null]), n]);
@@ -166,7 +170,7 @@ export function serializeCounts(c: MetricCounts): string {
     pairs: storedPairs(c.pairs),
     shares: [...c.shares],
     scored: [...c.scored].map(([confidence, [rows, correct]]) => [confidence, rows, correct]),
-    baseline: { evaluated: c.baseline.evaluated, correct: c.baseline.correct, pairs: storedPairs(c.baseline.pairs) },
+    baseline: { evaluated: c.baseline.evaluated, correct: c.baseline.correct, pairs: storedPairs(c.baseline.pairs), versus: c.baseline.versus },
   };
   return JSON.stringify(stored);
 }
@@ -183,6 +187,6 @@ export function parseCounts(json: string): MetricCounts {
     pairs: pairsFrom(s.pairs),
     shares: new Map(s.shares),
     scored: new Map(s.scored.map(([confidence, rows, correct]) => [confidence, [rows, correct]])),
-    baseline: { evaluated: s.baseline.evaluated, correct: s.baseline.correct, pairs: pairsFrom(s.baseline.pairs) },
+    baseline: { evaluated: s.baseline.evaluated, correct: s.baseline.correct, pairs: pairsFrom(s.baseline.pairs), versus: { ...s.baseline.versus } },
   };
 }

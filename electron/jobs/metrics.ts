@@ -50,17 +50,23 @@ export function computeMetrics(input: MetricsInput): JobMetrics {
   return metricsFromCounts(input.task, input.rowsTotal, counts, input.minConfidence);
 }
 
-/** A job's metrics from its counts: every figure of JobMetrics, in time independent of the rows. */
-export function metricsFromCounts(task: TaskDefinition, rowsTotal: number, c: MetricCounts, minConfidence?: number): JobMetrics {
-  const labels = task.kind === 'math' ? [] : labelNames(task);
+/** Gold labels as rows, predictions as columns, the last for no valid vote. */
+function confusionOf(labels: readonly string[], pairs: MetricCounts['pairs']): number[][] {
   const confusion = labels.map(() => new Array<number>(labels.length + 1).fill(0));
-  for (const [key, n] of c.pairs) {
+  for (const [key, n] of pairs) {
     const { gold, prediction } = pairOf(key);
     const gi = labels.indexOf(gold);
     if (gi < 0) continue;
     const pi = prediction === null ? -1 : labels.indexOf(prediction);
     confusion[gi]![pi >= 0 ? pi : labels.length]! += n;
   }
+  return confusion;
+}
+
+/** A job's metrics from its counts: every figure of JobMetrics, in time independent of the rows. */
+export function metricsFromCounts(task: TaskDefinition, rowsTotal: number, c: MetricCounts, minConfidence?: number): JobMetrics {
+  const labels = task.kind === 'math' ? [] : labelNames(task);
+  const confusion = confusionOf(labels, c.pairs);
   const bins = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, count: 0 }));
   for (const [confidence, n] of c.shares) bins[Math.min(9, Math.max(0, Math.floor(confidence * 10 + 1e-9)))]!.count += n;
   const scored = scoredGroups(c);
@@ -93,6 +99,8 @@ export function metricsFromCounts(task: TaskDefinition, rowsTotal: number, c: Me
             correct: c.baseline.correct,
             accuracy: accuracyOf(c.baseline.correct, c.baseline.evaluated),
             macroF1: labels.length > 0 ? labelScores(labels, weightedPairs(c.baseline.pairs)).macroF1 : null,
+            confusion: confusionOf(labels, c.baseline.pairs),
+            versus: { ...c.baseline.versus },
           },
   };
 }

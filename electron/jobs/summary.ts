@@ -2,6 +2,7 @@
 // `tatra jobs list --json` prints (one shape, so a script and the app read the same fields).
 import { accuracyOf, jobStatus, type JobSummary } from '../common/contract/jobs';
 import type { JobInfo } from './types';
+import { wilson } from '../common/stats';
 
 export function jobSummary(job: JobInfo): JobSummary {
   return {
@@ -18,6 +19,7 @@ export function jobSummary(job: JobInfo): JobSummary {
     rowsDone: job.rowsDone,
     rowsTotal: job.rowsTotal,
     accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
+    accuracyInterval: wilson(job.rowsCorrect, job.rowsWithGold),
     error: job.error,
     deterministic: job.deterministic,
     usage: job.usage,

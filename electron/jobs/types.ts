@@ -17,6 +17,8 @@ import type {
 import type { Usage } from '../common/plan';
 import type { JobBudget } from './usage';
 import type { AnsweredMetrics, Calibration, SelectivePoint } from './calibration';
+import type { JobIntervals } from '../common/contract/interval';
+import type { PairedTable } from '../common/stats';
 
 // ---------------------------------------------------------------- import
 
@@ -385,7 +387,13 @@ export interface JobMetrics {
     correct: number;
     accuracy: number | null;
     macroF1: number | null;
+    /** The baseline's confusion matrix, as `confusion` (empty for math). */
+    confusion: number[][];
+    /** TATRA (first) against the baseline (second) on the rows both scored. */
+    versus: PairedTable;
   };
+  /** Each score's 95 % interval (jobs/metric-intervals.ts); absent where metrics were computed without them. */
+  intervals?: JobIntervals;
 }
 
 // ---------------------------------------------------------------- runner seams

@@ -1,7 +1,7 @@
 // Simulated data sets with known truths, for the coverage tests (test/unit/common/stats-coverage.test.ts)
 // and the racing and coverage benchmark (bench/stats.ts): each draws from a stated population
 // with the same seeded generator as the bootstrap, so a figure can be reproduced by its seed.
-import { bootstrapTable, confusionF1, newcombeInterval, resampleCounts, seededRng, wilson, type Rng } from '../../electron/common/stats';
+import { bootstrapTable, confusionF1, tangoInterval, resampleCounts, seededRng, wilson, type Rng } from '../../electron/common/stats';
 
 export interface Coverage {
   /** Data sets simulated. */
@@ -87,7 +87,7 @@ export function pairedCoverage(cells: readonly [number, number, number, number],
   let widths = 0;
   for (let s = 0; s < sets; s++) {
     const t = drawTable(cells, n, rng);
-    const i = newcombeInterval({ both: t[0]!, onlyFirst: t[1]!, onlySecond: t[2]!, neither: t[3]! })!;
+    const i = tangoInterval({ both: t[0]!, onlyFirst: t[1]!, onlySecond: t[2]!, neither: t[3]! })!;
     if (i.low <= truth && truth <= i.high) hits++;
     widths += i.high - i.low;
   }

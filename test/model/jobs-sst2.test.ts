@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
+import { wilson } from '../../electron/common/stats';
 import { readCsvExport, readJsonExport, type JobInfo, type JobMetrics } from '../../electron/jobs';
 import { tinyModelPath } from '../helpers/models';
 
@@ -46,6 +47,12 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   expect(metrics.accuracyAfterRuns).toHaveLength(2);
   expect(metrics.accuracyAfterRuns[1]).toBe(metrics.accuracy);
   expect(metrics.baseline?.evaluated).toBe(20);
+  // Each score with its interval beside it (docs/method.md §16), the same in every later process
+  // (jobs show and the export below compare equal): the bootstrap is seeded from the job.
+  expect(metrics.intervals?.accuracy).toEqual({ ...wilson(metrics.correct, 20)!, estimate: metrics.accuracy });
+  expect(metrics.intervals?.macroF1).toMatchObject({ estimate: metrics.macroF1, method: 'bootstrap', level: 0.95 });
+  expect(metrics.intervals?.accuracyAfterRuns).toHaveLength(2);
+  expect(metrics.intervals?.baseline?.versus).toMatchObject({ rows: 20, test: 'mcnemar-exact' });
 
   // The rows are the file's first 20 (user message as input, solution as gold).
   const lines = readFileSync(sst2, 'utf8').split('\n').slice(0, 20).map((l) => JSON.parse(l) as { messages: { role: string; content: string }[]; solution: string });
@@ -78,6 +85,7 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   expect((await readJsonExport(again)).rows).toEqual(exported.rows);
   const human = await cli(['jobs', 'show', job.id.slice(0, 8), '--data-dir', dataDir]);
   expect(human).toContain(`job ${job.id}`);
-  expect(human).toMatch(/accuracy\s+\d+\.\d% \(\d+\/20\)/);
+  expect(human).toMatch(/accuracy\s+\d+\.\d% \(\d+\/20\)\s+\[\d+\.\d, \d+\.\d\]/);
+  expect(human).toContain('[low, high]: 95 % intervals: Wilson score for accuracies');
   expect(human).toContain('deterministic: yes (the same job again gives the same rows)');
 });

@@ -26,6 +26,8 @@ export function metricsPayload(jobId: string, m: JobMetrics): ApiJobMetrics {
     answered: m.answered,
     lenientAccuracy: m.math ? m.math.lenientGoldInOutputAccuracy : null,
     baselineAccuracy: m.baseline ? m.baseline.accuracy : null,
+    baselineMacroF1: m.baseline ? m.baseline.macroF1 : null,
+    intervals: m.intervals ?? null,
   };
 }
 

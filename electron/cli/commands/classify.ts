@@ -2,7 +2,7 @@
 // JSON object with everything). Thin: options are checked, the engine does the work.
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
-import { withEarlyStop } from '../../common/settings';
+import { confidentStopPromise, withEarlyStop } from '../../common/settings';
 import { type OutputConstraint, type TatraEvent, type TatraResult, type TatraSettings } from '../../common/tatra';
 import { labelNames, type TaskDefinition } from '../../common/task';
 import { deterministicLine } from '../../common/reproducible';
@@ -66,7 +66,7 @@ function humanReport(task: TaskDefinition, result: TatraResult): string {
   if (result.decidedEarly) {
     const why =
       result.earlyStop?.rule === 'confident'
-        ? `the rest would change the winner with probability ${formatRisk(result.earlyStop.risk ?? 0)} at most, within 1-${result.earlyStop.p}`
+        ? `its risk of another label at the stop was ${formatRisk(result.earlyStop.risk ?? 0)}; at ${result.earlyStop.p} ${confidentStopPromise(result.earlyStop.p)}`
         : 'the rest could not change the winner';
     lines.push(`  decided early after ${result.runs.length} of ${result.settings.r} runs: ${result.votesCast} votes cast, ${result.callsSaved} model calls saved (${why})`);
   }

@@ -7,6 +7,7 @@ import { ROW_LIMIT } from '../settings';
 import { method } from './define';
 import { safeRecord } from '../records';
 import { Budget, Price, Usage } from '../plan';
+import { Interval, JobIntervals } from './interval';
 
 export const DataFormat = z.enum(['csv', 'tsv', 'jsonl']);
 export type DataFormat = z.infer<typeof DataFormat>;
@@ -133,6 +134,8 @@ export const JobSummary = z.object({
   rowsDone: z.number().int(),
   rowsTotal: z.number().int(),
   accuracy: z.number().nullable(),
+  /** The accuracy's 95 % Wilson interval over the rows scored so far (docs/method.md §16). */
+  accuracyInterval: Interval.nullable().default(null),
   error: z.string().nullable().default(null),
   /**
    * Every session ran on backends that give the same output for the same request, so the same
@@ -265,6 +268,9 @@ export const JobMetrics = z.object({
   /** Math tasks: the paper's "gold string appears in the output" score, beside the strict one. */
   lenientAccuracy: z.number().nullable().default(null),
   baselineAccuracy: z.number().nullable().default(null),
+  baselineMacroF1: z.number().nullable().default(null),
+  /** Each score above with its 95 % interval, under the same names (docs/method.md §16). */
+  intervals: JobIntervals.nullable().default(null),
 });
 export type JobMetrics = z.infer<typeof JobMetrics>;
 

@@ -5,7 +5,7 @@ import binomialCdf from '@stdlib/stats-base-dists-binomial-cdf';
 import type { Interval, PairedComparison } from '../contract/interval';
 import { bootstrapTable, type BootstrapOptions } from './bootstrap';
 import { seedOf } from './random';
-import { LEVEL, wilson } from './wilson';
+import { LEVEL, zFor } from './wilson';
 
 /** Each row's outcome by row index: true right, false wrong, null or absent not scored. */
 export type Outcomes = ReadonlyArray<boolean | null | undefined>;
@@ -45,33 +45,47 @@ export function signTestExact(x: number, y: number): number {
 }
 
 /**
- * Newcombe's hybrid score interval for a difference of paired proportions (Newcombe 1998, method
- * 10): each accuracy's Wilson bounds, combined with the correlation of the two results on the
- * same rows. It stays inside [-1, 1], is defined at zero discordant rows, and keeps its coverage
- * near 95 % (test/unit/common/stats-coverage.test.ts).
+ * Tango's score interval for a difference of paired proportions (Tango 1998; recommended by
+ * Fagerland, Lydersen & Laake 2014): every difference δ whose score statistic
+ * Z(δ) = (b − c − nδ) / √(n·(2·p̃ + δ(1 − δ))) stays within ±z, p̃ the maximum-likelihood share of
+ * rows where only the second is right given δ, b and c the rows where only the first, only the
+ * second is right. It is the paired analogue of Wilson's interval, stays inside [-1, 1], keeps a
+ * real width when the two never disagree (where Newcombe's hybrid interval shrinks to a point), and
+ * excludes 0 exactly when McNemar's asymptotic test rejects.
  */
-export function newcombeInterval(t: PairedTable, level = LEVEL): Interval | null {
+export function tangoInterval(t: PairedTable, level = LEVEL): Interval | null {
   const n = t.both + t.onlyFirst + t.onlySecond + t.neither;
   if (n === 0) return null;
-  const p1 = (t.both + t.onlyFirst) / n;
-  const p2 = (t.both + t.onlySecond) / n;
-  const w1 = wilson(t.both + t.onlyFirst, n, level)!;
-  const w2 = wilson(t.both + t.onlySecond, n, level)!;
-  const denominator = (t.both + t.onlyFirst) * (t.onlySecond + t.neither) * (t.both + t.onlySecond) * (t.onlyFirst + t.neither);
-  const phi = denominator === 0 ? 0 : (t.both * t.neither - t.onlyFirst * t.onlySecond) / Math.sqrt(denominator);
-  const d = p1 - p2;
-  const dl1 = p1 - w1.low;
-  const du1 = w1.high - p1;
-  const dl2 = p2 - w2.low;
-  const du2 = w2.high - p2;
-  const low = d - Math.sqrt(Math.max(0, dl1 * dl1 - 2 * phi * dl1 * du2 + du2 * du2));
-  const high = d + Math.sqrt(Math.max(0, du1 * du1 - 2 * phi * du1 * dl2 + dl2 * dl2));
-  return { estimate: d, low: Math.max(-1, low), high: Math.min(1, high), method: 'newcombe', level };
+  const b = t.onlyFirst;
+  const c = t.onlySecond;
+  const z = zFor(level);
+  const score = (d: number): number => {
+    const A = 2 * n;
+    const B = -b - c + (2 * n - b + c) * d;
+    const C = -c * d * (1 - d);
+    const p = (Math.sqrt(Math.max(0, B * B - 4 * A * C)) - B) / (2 * A);
+    const variance = n * (2 * p + d * (1 - d));
+    const diff = b - c - n * d;
+    return variance <= 0 ? (diff === 0 ? 0 : Math.sign(diff) * Infinity) : diff / Math.sqrt(variance);
+  };
+  // Z falls as δ grows: each bound is where it crosses ±z, found by bisection.
+  const cross = (target: number, lo: number, hi: number): number => {
+    for (let i = 0; i < 80; i++) {
+      const mid = (lo + hi) / 2;
+      if (score(mid) > target) lo = mid;
+      else hi = mid;
+    }
+    return (lo + hi) / 2;
+  };
+  const estimate = (b - c) / n;
+  const low = score(-1) <= z ? -1 : cross(z, -1, estimate);
+  const high = score(1) >= -z ? 1 : cross(-z, estimate, 1);
+  return { estimate, low, high, method: 'tango', level };
 }
 
-/** The paired comparison of a 2×2 table: Newcombe's interval and McNemar's exact p-value. */
+/** The paired comparison of a 2×2 table: Tango's interval and McNemar's exact p-value. */
 export function compareTable(t: PairedTable, level = LEVEL): PairedComparison | null {
-  const difference = newcombeInterval(t, level);
+  const difference = tangoInterval(t, level);
   if (!difference) return null;
   return {
     rows: t.both + t.onlyFirst + t.onlySecond + t.neither,
@@ -86,7 +100,7 @@ export function compareTable(t: PairedTable, level = LEVEL): PairedComparison | 
 /**
  * Two results given as one or more seeds each (a sweep point's jobs; one seed for a job or a
  * comparison's pair), the same seeds in the same order on both sides, compared on the rows every
- * one of them scored. One seed: McNemar's exact test and Newcombe's interval. Several: an exact
+ * one of them scored. One seed: McNemar's exact test and Tango's interval. Several: an exact
  * sign test on the rows' means over the seeds (rows are independent; the seeds of one row are
  * not) and a percentile bootstrap of the mean difference over rows and seeds (a row resampled
  * with all its seeds, then the seeds resampled), seeded by `bootstrap.seed`.

@@ -128,11 +128,12 @@ export function LabelChip({ label, labels }: { label: string | null; labels: rea
   );
 }
 
-export function Metric({ name, value, hint }: { name: string; value: ReactNode; hint?: string }) {
+export function Metric({ name, value, hint, detail }: { name: string; value: ReactNode; hint?: string; detail?: ReactNode }) {
   return (
     <div className="card metric" title={hint}>
       <span className="name">{name}</span>
       <span className="value">{value}</span>
+      {detail ? <span className="detail">{detail}</span> : null}
     </div>
   );
 }

@@ -1,12 +1,12 @@
 // How sure a vote must be before its remaining runs are skipped: exactly decided (the same label
 // as every run, fewer calls) or, opt-in, sure enough at a stated level (docs/method.md §10 and the
 // README's "Early decision"). Shown beside each view's "Stop once decided" checkbox.
-import { EARLY_STOP_CONFIDENCE } from '../../../electron/common/settings';
+import { EARLY_STOP_CONFIDENCE, confidentStopPromise } from '../../../electron/common/settings';
 import type { TatraSettings } from '../../../electron/common/tatra';
 
 const HELP =
   'Exactly decided: the rest of the runs could not change the winner, so the label is the one every run would give. ' +
-  'Sure at P: the rest would change the winner with probability at most 1 − P if votes behaved like draws from the label shares seen so far; fewer calls, and now and then another label.';
+  `Sure at P: fewer calls, and now and then another label: ${confidentStopPromise()}.`;
 
 export function EarlyStopRule({ value, onChange, disabled, testId }: { value: TatraSettings; onChange: (next: TatraSettings) => void; disabled?: boolean; testId: string }) {
   const p = value.earlyStopConfidence ?? 1;

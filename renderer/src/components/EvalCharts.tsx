@@ -1,5 +1,5 @@
 // Evaluation results: confusion-matrix heatmap and the accuracy-after-j-runs curve.
-import { Bar, BarChart, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { NO_VOTE_COLUMN, type JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
 import { ChartFigure } from './ChartFigure';
@@ -59,27 +59,36 @@ export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusio
 
 export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
   const color = useResolvedColor();
-  const data = metrics.accuracyAfterRuns.map((a, j) => ({ runs: j + 1, after: a === null ? null : a * 100, own: metrics.perRunAccuracy[j] == null ? null : metrics.perRunAccuracy[j]! * 100 }));
+  const bands = metrics.intervals?.accuracyAfterRuns ?? [];
+  const data = metrics.accuracyAfterRuns.map((a, j) => {
+    const band = bands[j];
+    return { runs: j + 1, after: a === null ? null : a * 100, own: metrics.perRunAccuracy[j] == null ? null : metrics.perRunAccuracy[j]! * 100, band: band ? [band.low * 100, band.high * 100] : null };
+  });
   if (data.length === 0) return <p className="muted small">No finished rows yet.</p>;
   const text = {
-    caption: 'Accuracy after j runs: the vote over runs 1 to j, and run j alone',
-    columns: ['Runs voted (j)', 'Vote over runs 1…j', 'Run j alone'],
-    rows: data.map((d) => [d.runs, d.after === null ? '–' : `${d.after.toFixed(1)}%`, d.own === null ? '–' : `${d.own.toFixed(1)}%`]),
+    caption: 'Accuracy after j runs: the vote over runs 1 to j with its 95 % Wilson interval, and run j alone',
+    columns: ['Runs voted (j)', 'Vote over runs 1…j', '95 % interval', 'Run j alone'],
+    rows: data.map((d) => [d.runs, d.after === null ? '–' : `${d.after.toFixed(1)}%`, d.band ? `${d.band[0]!.toFixed(1)}–${d.band[1]!.toFixed(1)}%` : '–', d.own === null ? '–' : `${d.own.toFixed(1)}%`]),
   };
   return (
     <ChartFigure data={text} testId="runs-curve" style={{ width: '100%', height: 240 }}>
       <ResponsiveContainer width="100%" height={240}>
-        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
+        <ComposedChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid stroke={color('var(--border)')} />
           <XAxis dataKey="runs" stroke={color('var(--muted)')} fontSize={12} label={{ value: 'runs voted (j)', position: 'insideBottom', offset: -4, fill: color('var(--muted)'), fontSize: 11 }} />
           <YAxis domain={[0, 100]} unit="%" stroke={color('var(--muted)')} fontSize={12} width={48} />
           <Tooltip
             contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}`, color: color('var(--text)') }}
-            formatter={(v, name) => [`${Number(v).toFixed(1)}%`, name === 'after' ? 'vote over runs 1…j' : 'run j alone']}
+            formatter={(v, name) =>
+              name === 'band' && Array.isArray(v)
+                ? [`${Number(v[0]).toFixed(1)}–${Number(v[1]).toFixed(1)}%`, '95 % interval (Wilson)']
+                : [`${Number(v).toFixed(1)}%`, name === 'after' ? 'vote over runs 1…j' : 'run j alone']
+            }
           />
+          <Area type="monotone" dataKey="band" stroke="none" fill={color('var(--accent)')} fillOpacity={0.15} isAnimationActive={false} />
           <Line type="monotone" dataKey="after" stroke={color('var(--accent)')} strokeWidth={2} dot isAnimationActive={false} />
           <Line type="monotone" dataKey="own" stroke={color('var(--faint)')} strokeDasharray="4 4" dot={false} isAnimationActive={false} />
-        </LineChart>
+        </ComposedChart>
       </ResponsiveContainer>
     </ChartFigure>
   );

@@ -3,7 +3,7 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { DEFAULT_SETTINGS, type OutputConstraint, type TatraResult, type TatraSettings } from '../../../electron/common/tatra';
 import type { ClassifyStartInput } from '../../../electron/common/contract/classify';
-import { withEarlyStop } from '../../../electron/common/settings';
+import { confidentStopPromise, withEarlyStop } from '../../../electron/common/settings';
 import type { AppSettings } from '../../../electron/common/contract/settings';
 import { CharCounter, ErrorBanner, LabelChip, ProgressBar, ReproducibleChip } from '../components/Common';
 import { RunPlan } from '../components/RunPlan';
@@ -341,7 +341,15 @@ function VoteCard({ shown }: { shown: TatraSettings }) {
           </strong>
           {result && result.tieBreak !== 'none' ? <span className="chip warn">tie broken by {result.tieBreak}</span> : null}
           {result?.decidedEarly ? (
-            <span className="chip" data-testid="decided-early" title="The remaining runs could not change the winner, so they were not launched. Confidence is over the votes cast.">
+            <span
+              className="chip"
+              data-testid="decided-early"
+              title={
+                result.earlyStop?.rule === 'confident'
+                  ? `Stopped sure at ${result.earlyStop.p}: ${confidentStopPromise(result.earlyStop.p)}. This input's risk at the stop: ${pct(result.earlyStop.risk ?? 0)}. Confidence is over the votes cast.`
+                  : 'The remaining runs could not change the winner, so they were not launched. Confidence is over the votes cast.'
+              }
+            >
               decided after {result.runs.length} of {result.settings.r} runs · {result.callsSaved} calls saved
             </span>
           ) : null}

@@ -16,6 +16,7 @@ import { BudgetField, BudgetStopBanner, useBudget } from '../components/BudgetFi
 import { CoverageCurve, ReliabilityDiagram, answeredAt } from '../components/CalibrationCharts';
 import { RowLimitField, StatusChip, chosenRows, TaskAndModels, draftData, modelPairText, useModelPair } from '../components/RunSetup';
 import { pct } from '../components/labels';
+import { Bounds, IntervalsNote, PairedLine } from '../components/Intervals';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 import { taskById } from '../store/tasksSlice';
@@ -180,6 +181,7 @@ function JobView({ jobId }: { jobId: string }) {
   }, [refreshKey, jobId, loadMetrics]);
 
   const task = job ? taskById(tasks, job.taskId) : undefined;
+  const iv = metrics?.intervals ?? null;
   const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
   if (!job) {
     return (
@@ -262,16 +264,18 @@ function JobView({ jobId }: { jobId: string }) {
       <OneLabelWarning metrics={metrics} />
 
       <div className="metrics">
-        <Metric name="Accuracy" value={pct(metrics?.accuracy ?? null)} hint="Final vote against gold, over finished rows with gold" />
-        <Metric name="Macro-F1" value={pct(metrics?.macroF1 ?? null)} />
+        <Metric name="Accuracy" value={pct(metrics?.accuracy ?? null)} hint="Final vote against gold, over finished rows with gold" detail={<Bounds interval={iv?.accuracy} testId="accuracy-interval" />} />
+        <Metric name="Macro-F1" value={pct(metrics?.macroF1 ?? null)} detail={<Bounds interval={iv?.macroF1} testId="macro-f1-interval" />} />
         <Metric name="Rows scored" value={(metrics?.scored ?? 0).toLocaleString()} />
-        {metrics?.baselineAccuracy != null ? <Metric name="Zero-shot baseline" value={pct(metrics.baselineAccuracy)} /> : null}
-        {metrics?.lenientAccuracy != null ? <Metric name="Lenient (gold in output)" value={pct(metrics.lenientAccuracy)} hint="The reference code's score: the gold string appears anywhere in an output" /> : null}
+        {metrics?.baselineAccuracy != null ? <Metric name="Zero-shot baseline" value={pct(metrics.baselineAccuracy)} detail={<Bounds interval={iv?.baseline?.accuracy} testId="baseline-interval" />} /> : null}
+        {metrics?.lenientAccuracy != null ? <Metric name="Lenient (gold in output)" value={pct(metrics.lenientAccuracy)} hint="The reference code's score: the gold string appears anywhere in an output" detail={<Bounds interval={iv?.lenientAccuracy} />} /> : null}
       </div>
+      {iv?.baseline?.versus ? <PairedLine label="TATRA − zero-shot baseline:" comparison={iv.baseline.versus} testId="baseline-versus" /> : null}
 
       {metrics ? <JobMetricsCards metrics={metrics} labels={labels} /> : null}
 
       {metrics ? <TrustCard metrics={metrics} minConfidence={minConfidence} onMinConfidence={setMinConfidence} /> : null}
+      {iv ? <IntervalsNote /> : null}
 
       <div className="card">
         <div className="card-head">
@@ -303,7 +307,7 @@ function JobMetricsCards({ metrics, labels }: { metrics: JobMetrics; labels: str
       <div className="card">
         <div className="card-head">
           <h2>Accuracy after j runs</h2>
-          <span className="sub">the vote over the first j runs; dashed: run j alone</span>
+          <span className="sub">the vote over the first j runs with its 95 % band; dashed: run j alone</span>
         </div>
         <RunsCurve metrics={metrics} />
         {metrics.perLabel.length > 0 ? (
@@ -318,17 +322,26 @@ function JobMetricsCards({ metrics, labels }: { metrics: JobMetrics; labels: str
               </tr>
             </thead>
             <tbody>
-              {metrics.perLabel.map((l) => (
-                <tr key={l.label}>
-                  <td>
-                    <LabelChip label={l.label} labels={labels} />
-                  </td>
-                  <td className="num">{pct(l.precision)}</td>
-                  <td className="num">{pct(l.recall)}</td>
-                  <td className="num">{pct(l.f1)}</td>
-                  <td className="num">{l.support}</td>
-                </tr>
-              ))}
+              {metrics.perLabel.map((l, i) => {
+                const li = metrics.intervals?.perLabel[i];
+                return (
+                  <tr key={l.label}>
+                    <td>
+                      <LabelChip label={l.label} labels={labels} />
+                    </td>
+                    <td className="num">
+                      {pct(l.precision)} <Bounds interval={li?.precision} />
+                    </td>
+                    <td className="num">
+                      {pct(l.recall)} <Bounds interval={li?.recall} />
+                    </td>
+                    <td className="num">
+                      {pct(l.f1)} <Bounds interval={li?.f1} />
+                    </td>
+                    <td className="num">{l.support}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         ) : null}
@@ -347,18 +360,19 @@ function TrustCard({ metrics, minConfidence, onMinConfidence }: { metrics: JobMe
         <div className="card-head">
           <h2>Reliability</h2>
           <span className="sub">
-            accuracy against vote share · ECE {metrics.calibration.ece?.toFixed(3) ?? '–'} · Brier {metrics.calibration.brier?.toFixed(3) ?? '–'}
+            accuracy against vote share · ECE {metrics.calibration.ece?.toFixed(3) ?? '–'} <Bounds interval={metrics.intervals?.calibration.ece} unit="number" /> · Brier{' '}
+            {metrics.calibration.brier?.toFixed(3) ?? '–'} <Bounds interval={metrics.intervals?.calibration.brier} unit="number" />
           </span>
         </div>
-        <ReliabilityDiagram calibration={metrics.calibration} />
-        <p className="muted small">Line: accuracy of each bin’s rows; dots: their mean vote share; bars: how many rows; dashed: a perfectly calibrated vote.</p>
+        <ReliabilityDiagram calibration={metrics.calibration} intervals={metrics.intervals?.calibration.bins ?? null} />
+        <p className="muted small">Line: accuracy of each bin’s rows, with its 95 % interval; dots: their mean vote share; bars: how many rows; dashed: a perfectly calibrated vote.</p>
       </div>
       <div className="card">
         <div className="card-head">
           <h2>Answer only when sure</h2>
           <span className="sub">accuracy on the rows answered, against how many are answered</span>
         </div>
-        <CoverageCurve selective={metrics.selective} minConfidence={minConfidence} />
+        <CoverageCurve selective={metrics.selective} intervals={metrics.intervals?.calibration.selective ?? null} minConfidence={minConfidence} />
         <div className="row">
           <label htmlFor={sliderId} className="small">
             Minimum vote share <strong>{pct(minConfidence, 0)}</strong>

@@ -19,7 +19,7 @@ describe('95 % intervals hold the truth about 95 % of the time', () => {
     }
   });
 
-  it("Newcombe's, for the paired difference (4,000 data sets a size and table)", () => {
+  it("Tango's, for the paired difference (4,000 data sets a size and table)", () => {
     const tables: Array<[number, number, number, number]> = [
       // Disagreeing on 18 % of rows, 6 points apart; on 6 % of rows, tied.
       [0.7, 0.12, 0.06, 0.12],

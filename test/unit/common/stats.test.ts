@@ -8,7 +8,7 @@ import {
   detectableDifference,
   f1Intervals,
   holm,
-  newcombeInterval,
+  tangoInterval,
   replayRace,
   rowsNeeded,
   seededRng,
@@ -88,24 +88,31 @@ describe('exact McNemar test', () => {
   });
 });
 
-describe("Newcombe's paired interval", () => {
-  it('holds its estimate, stays within [-1, 1] and is symmetric when the two swap', () => {
-    const t = { both: 30, onlyFirst: 9, onlySecond: 3, neither: 8 };
-    const i = newcombeInterval(t)!;
-    expect(i.low).toBeLessThan(i.estimate);
-    expect(i.high).toBeGreaterThan(i.estimate);
-    const swapped = newcombeInterval({ ...t, onlyFirst: 3, onlySecond: 9 })!;
-    expect(swapped.low).toBeCloseTo(-i.high, 12);
-    expect(swapped.high).toBeCloseTo(-i.low, 12);
-    expect(newcombeInterval({ both: 0, onlyFirst: 10, onlySecond: 0, neither: 0 })!.high).toBe(1);
+describe("Tango's paired score interval", () => {
+  it('matches the published example', () => {
+    // Fagerland, Lydersen & Laake (2014), the airway hyper-responsiveness data (1, 1, 7, 12): −0.5172 to −0.0260.
+    const i = tangoInterval({ both: 1, onlyFirst: 1, onlySecond: 7, neither: 12 })!;
+    expect(i.estimate).toBeCloseTo(-6 / 21, 12);
+    expect(i.low).toBeCloseTo(-0.5172, 4);
+    expect(i.high).toBeCloseTo(-0.026, 4);
+    expect(i.method).toBe('tango');
   });
 
-  it('is a real interval with no discordant row, and none without rows', () => {
-    const i = newcombeInterval({ both: 40, onlyFirst: 0, onlySecond: 0, neither: 10 })!;
-    expect(i.estimate).toBe(0);
-    expect(i.low).toBeLessThan(0);
-    expect(i.high).toBeGreaterThan(0);
-    expect(newcombeInterval({ both: 0, onlyFirst: 0, onlySecond: 0, neither: 0 })).toBeNull();
+  it('keeps a width worked by hand when the two never disagree', () => {
+    // b = c = 0: |Z(δ)| = √(nδ/(1 − δ)) ≤ z gives |δ| ≤ z²/(n + z²), 3.8415/43.8415 at n = 40.
+    const i = tangoInterval({ both: 20, onlyFirst: 0, onlySecond: 0, neither: 20 })!;
+    expect(i.high).toBeCloseTo(1.959964 ** 2 / (40 + 1.959964 ** 2), 5);
+    expect(i.low).toBeCloseTo(-i.high, 10);
+  });
+
+  it('is symmetric when the two swap, stays within [-1, 1], and has none without rows', () => {
+    const t = { both: 30, onlyFirst: 9, onlySecond: 3, neither: 8 };
+    const i = tangoInterval(t)!;
+    const swapped = tangoInterval({ ...t, onlyFirst: 3, onlySecond: 9 })!;
+    expect(swapped.low).toBeCloseTo(-i.high, 10);
+    expect(swapped.high).toBeCloseTo(-i.low, 10);
+    expect(tangoInterval({ both: 0, onlyFirst: 10, onlySecond: 0, neither: 0 })!.high).toBe(1);
+    expect(tangoInterval({ both: 0, onlyFirst: 0, onlySecond: 0, neither: 0 })).toBeNull();
   });
 });
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { computeMetrics, openJobStore } from '../../../electron/jobs';
+import { metricIntervals } from '../../../electron/jobs/metric-intervals';
 import { countRow, emptyCounts, parseCounts, serializeCounts } from '../../../electron/jobs/metric-counts';
 import { metricsFromCounts } from '../../../electron/jobs/metrics';
 import { resolveTask } from '../../../electron/tasks';
@@ -32,7 +33,10 @@ describe('metric counts', () => {
       expect(fromRows.correct).toBeGreaterThan(0);
       expect(fromRows.correct).toBeLessThan(40);
       const read = vi.spyOn(store, 'iterateRows');
-      expect(rounded(manager.metrics(id, { minConfidence: 0.7 }))).toEqual(rounded(fromRows));
+      // The manager's metrics carry each score's interval beside it, from the same counts (docs/method.md §16).
+      const { intervals, ...counted } = manager.metrics(id, { minConfidence: 0.7 });
+      expect(rounded(counted)).toEqual(rounded(fromRows));
+      expect(intervals).toEqual(metricIntervals(fromRows, id));
       expect(read).not.toHaveBeenCalled();
     } finally {
       store.close();

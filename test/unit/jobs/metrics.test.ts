@@ -151,7 +151,9 @@ describe('computeMetrics', () => {
     const mb = computeMetrics({ task: binary, r: 1, rowsTotal: 3, rows: rowsB });
     expect(mb.accuracy).toBe(1);
     // baseline: always negative -> 1/3 right; negative P 1/3 R 1 F1 1/2; positive P 0 R 0 F1 0 -> macro 1/4
-    expect(mb.baseline).toEqual({ evaluated: 3, correct: 1, accuracy: 1 / 3, macroF1: 0.25 });
+    expect(mb.baseline).toMatchObject({ evaluated: 3, correct: 1, accuracy: 1 / 3, macroF1: 0.25 });
+    // TATRA right on all three, the baseline on row 1 only: the paired table on the rows both scored.
+    expect(mb.baseline!.versus).toEqual({ both: 1, onlyFirst: 2, onlySecond: 0, neither: 0 });
   });
 
   it('math: strict accuracy on normalised answers and the lenient gold-in-output score, named apart', () => {

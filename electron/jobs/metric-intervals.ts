@@ -1,0 +1,120 @@
+// Each score of a job with its 95 % interval (docs/method.md §16), from the counts the metrics
+// already hold: Wilson for every accuracy, precision and recall; the percentile bootstrap for F1,
+// macro-F1, ECE and Brier, resampling the confusion matrix's cells or the rows' distinct
+// (confidence, correct) pairs (the same as resampling rows for those statistics); TATRA against its
+// zero-shot baseline on the rows both scored. Seeded from the job's id, so a job always shows the
+// same interval; remembered by what it was computed from, so asking again costs nothing.
+import type { Interval, JobIntervals } from '../common/contract/interval';
+import { bootstrapTable, compareTable, f1Intervals, seedOf, wilson, type BootstrapOptions } from '../common/stats';
+import { binOf, RELIABILITY_BINS } from './calibration';
+import type { JobMetrics } from './types';
+
+export interface IntervalOptions {
+  /**
+   * While a job runs its intervals change with every row: 2,000 resamples (bounds within about
+   * half a point between seeds) instead of resampling until they settle to 0.02 points.
+   */
+  provisional?: boolean;
+}
+
+const PROVISIONAL: Partial<BootstrapOptions> = { minResamples: 2000, maxResamples: 2000 };
+
+/** The correct count behind an accuracy over `of` rows. */
+const countOf = (accuracy: number | null, of: number): number | null => (accuracy === null ? null : Math.round(accuracy * of));
+const wilsonOf = (accuracy: number | null, of: number): Interval | null => (accuracy === null ? null : wilson(countOf(accuracy, of)!, of));
+
+/**
+ * The scored rows as (confidence, right) cells, read off the accuracy–coverage curve (each point
+ * answers the rows at or above its confidence, so two neighbours differ by the rows at one
+ * confidence): `confidence[i]` with `counts[2i]` rows right and `counts[2i + 1]` wrong.
+ */
+export function confidenceCells(m: Pick<JobMetrics, 'selective' | 'evaluated'>): { confidence: number[]; counts: number[] } {
+  const confidence: number[] = [];
+  const counts: number[] = [];
+  const points = m.selective;
+  points.forEach((p, i) => {
+    const answered = Math.round(p.coverage * m.evaluated);
+    const right = Math.round(p.accuracy * answered);
+    const next = points[i + 1];
+    const nextAnswered = next ? Math.round(next.coverage * m.evaluated) : 0;
+    const nextRight = next ? Math.round(next.accuracy * nextAnswered) : 0;
+    confidence.push(p.threshold);
+    counts.push(right - nextRight, answered - nextAnswered - (right - nextRight));
+  });
+  return { confidence, counts };
+}
+
+/** ECE over the reliability bins and the top-label Brier score of resampled (confidence, right) cells (jobs/calibration.ts). */
+export function calibrationStatistic(confidence: readonly number[]): (t: Float64Array, _rng: unknown, out: Float64Array) => void {
+  const bin = confidence.map((c) => binOf(c));
+  const count = new Float64Array(RELIABILITY_BINS);
+  const sumConfidence = new Float64Array(RELIABILITY_BINS);
+  const right = new Float64Array(RELIABILITY_BINS);
+  return (t, _rng, out) => {
+    count.fill(0);
+    sumConfidence.fill(0);
+    right.fill(0);
+    let n = 0;
+    let brier = 0;
+    confidence.forEach((c, i) => {
+      const yes = t[2 * i]!;
+      const no = t[2 * i + 1]!;
+      const b = bin[i]!;
+      count[b]! += yes + no;
+      sumConfidence[b]! += c * (yes + no);
+      right[b]! += yes;
+      n += yes + no;
+      brier += yes * (c - 1) ** 2 + no * c * c;
+    });
+    let ece = 0;
+    for (let b = 0; b < RELIABILITY_BINS; b++) if (count[b]! > 0) ece += Math.abs(right[b]! - sumConfidence[b]!) / n;
+    out[0] = ece;
+    out[1] = brier / n;
+  };
+}
+
+const remembered = new Map<string, JobIntervals>();
+const REMEMBERED = 64;
+
+/** The intervals of a job's metrics; `jobId` seeds the bootstrap. */
+export function metricIntervals(m: JobMetrics, jobId: string, options: IntervalOptions = {}): JobIntervals {
+  const key = JSON.stringify([jobId, options.provisional === true, m.evaluated, m.correct, m.confusion, m.perRunAccuracy, m.accuracyAfterRuns, m.selective, m.answered, m.math, m.baseline, m.calibration.bins]);
+  const known = remembered.get(key);
+  if (known) return known;
+  const value = compute(m, jobId, options);
+  if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value!);
+  remembered.set(key, value);
+  return value;
+}
+
+function compute(m: JobMetrics, jobId: string, options: IntervalOptions): JobIntervals {
+  const boot = (statistic: string): BootstrapOptions => ({ seed: seedOf(jobId, statistic), ...(options.provisional ? PROVISIONAL : {}) });
+  const n = m.evaluated;
+  const f1 = m.labels.length > 0 && n > 0 ? f1Intervals(m.confusion, boot('f1')) : null;
+  const cells = confidenceCells(m);
+  const [ece, brier] =
+    m.calibration.ece === null ? [null, null] : bootstrapTable(cells.counts, [m.calibration.ece, m.calibration.brier], calibrationStatistic(cells.confidence), boot('calibration'));
+  const base = m.baseline;
+  const baseF1 = base && m.labels.length > 0 && base.evaluated > 0 ? f1Intervals(base.confusion, boot('baseline f1')).macroF1 : null;
+  return {
+    accuracy: wilsonOf(m.accuracy, n),
+    macroF1: f1?.macroF1 ?? null,
+    perRunAccuracy: m.perRunAccuracy.map((a) => wilsonOf(a, n)),
+    accuracyAfterRuns: m.accuracyAfterRuns.map((a) => wilsonOf(a, n)),
+    perLabel: m.perLabel.map((l, i) => ({
+      label: l.label,
+      precision: wilson(l.truePositives, l.predicted),
+      recall: wilson(l.truePositives, l.support),
+      f1: f1?.perLabel[i] ?? null,
+    })),
+    lenientAccuracy: m.math ? wilsonOf(m.math.lenientGoldInOutputAccuracy, n) : null,
+    answeredAccuracy: m.answered ? wilson(m.answered.correct, m.answered.answered) : null,
+    calibration: {
+      ece: ece ?? null,
+      brier: brier ?? null,
+      bins: m.calibration.bins.map((b) => wilsonOf(b.accuracy, b.count)),
+      selective: m.selective.map((p) => wilsonOf(p.accuracy, Math.round(p.coverage * n))),
+    },
+    baseline: base ? { accuracy: wilson(base.correct, base.evaluated), macroF1: baseF1, versus: compareTable(base.versus) } : null,
+  };
+}
