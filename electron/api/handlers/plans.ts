@@ -3,34 +3,24 @@
 // Start button sends. Nothing runs; only the models' tokenizers are read.
 import { parseModelPair } from '../../common/model-spec';
 import type { plansMethods } from '../../common/contract/plans';
+import type { Price } from '../../common/plan';
 import { planComparison } from '../../experiments';
 import type { HandlerGroup, HostDeps } from '../deps';
 
 export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMethods> {
   const planner = () => deps.services.planner();
-  const task = async (id: string) => (await deps.services.tasks.find(id)).task;
+  /** What a plan of any one run takes alike: its task, its models (parsed here, where they come in) and a price. */
+  const run = async (input: { taskId: string; generator: string; evaluator: string; price?: Price | undefined }) => ({
+    task: (await deps.services.tasks.find(input.taskId)).task,
+    ...parseModelPair(input),
+    ...(input.price ? { price: input.price } : {}),
+  });
+  const data = (input: { dataPath: string; inputColumn: string; limit?: number | undefined }) => ({ path: input.dataPath, textColumn: input.inputColumn, ...(input.limit !== undefined ? { limit: input.limit } : {}) });
   return {
     handlers: {
-      'plans.classify': async (input) =>
-        planner().classify({ task: await task(input.taskId), settings: input.settings, ...parseModelPair(input), input: input.input, ...(input.price ? { price: input.price } : {}) }),
-      'plans.job': async (input) =>
-        planner().eval({
-          task: await task(input.taskId),
-          settings: input.settings,
-          ...parseModelPair(input),
-          data: { path: input.dataPath, textColumn: input.inputColumn, ...(input.limit !== undefined ? { limit: input.limit } : {}) },
-          baseline: input.baseline,
-          ...(input.price ? { price: input.price } : {}),
-        }),
-      'plans.sweep': async (input) =>
-        planner().sweep({
-          task: await task(input.taskId),
-          grid: input.grid,
-          ...parseModelPair(input),
-          data: { path: input.dataPath, textColumn: input.inputColumn, ...(input.limit !== undefined ? { limit: input.limit } : {}) },
-          ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
-          ...(input.price ? { price: input.price } : {}),
-        }),
+      'plans.classify': async (input) => planner().classify({ ...(await run(input)), settings: input.settings, input: input.input }),
+      'plans.job': async (input) => planner().eval({ ...(await run(input)), settings: input.settings, data: data(input), baseline: input.baseline }),
+      'plans.sweep': async (input) => planner().sweep({ ...(await run(input)), grid: input.grid, data: data(input), ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}) }),
       'plans.compare': async ({ price, ...spec }) => planComparison(planner(), (ref) => deps.services.tasks.resolve(ref), spec, price),
     },
   };
