@@ -1,4 +1,4 @@
-// `tatra jobs list|show|resume|export|delete|gc`: the history of evaluation jobs in the data folder.
+// `tatra jobs list|show|resume|export|delete|gc|diff`: the history of evaluation jobs in the data folder.
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { formatBytes } from '../../common/bytes';
@@ -13,6 +13,9 @@ import { formatMetrics, printJobOutcome, runJobWithProgress } from '../job-outpu
 import { withCliServices } from '../session';
 import { clip, err, interruptSignal, out, outJson, pct, table } from '../ui';
 import { exportFinalLabels, registerReview } from './review';
+import { diffJobs } from '../../jobs/job-diff';
+import { boundsText, intervalName, pairedText } from '../../common/contract/interval';
+import { wilson } from '../../common/stats';
 
 
 export function registerJobs(program: Command): void {
@@ -150,6 +153,27 @@ export function registerJobs(program: Command): void {
       withCliServices(opts, async (services) => {
         const { before, after, rewritten, referred } = services.jobStore().compact();
         out(`${formatBytes(before)} → ${formatBytes(after)} (${rewritten.toLocaleString('en-US')} values compressed, ${referred.toLocaleString('en-US')} rows' paraphrases stored once)`);
+      }),
+    );
+
+  jobs
+    .command('diff')
+    .description('compare two jobs on the same data file, on the rows both scored: the difference in accuracy with its paired 95 % interval and an exact McNemar p-value')
+    .argument('<a>', 'first job id (a unique prefix is enough)')
+    .argument('<b>', 'second job id')
+    .option('--data-dir <dir>', 'data folder')
+    .option('--json', 'print {first, second, comparison} as JSON')
+    .action((a: string, b: string, opts: { dataDir?: string; json?: boolean }) =>
+      withCliServices(opts, async (services) => {
+        const manager = services.jobs();
+        const { first, second, comparison } = diffJobs(manager.get(a), manager.get(b), (id) => services.jobStore().iterateRows(id));
+        if (opts.json) return outJson({ first: jobSummary(first), second: jobSummary(second), comparison });
+        const line = (j: typeof first) => [j.id, clip(j.name, 40), pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), boundsText(wilson(j.rowsCorrect, j.rowsWithGold)), `${j.rowsWithGold} rows scored`];
+        out(table([['job', 'name', 'accuracy', '95 % interval', ''], line(first), line(second)], (c) => c === 2));
+        out('');
+        out(`  ${first.id} − ${second.id}: ${pairedText(comparison)}`);
+        out(`  ${comparison.firstBetter} rows only the first got right, ${comparison.secondBetter} only the second; ${comparison.pValue < 0.05 ? 'a real difference at 95 %' : 'not told apart at 95 %'}`);
+        out(`  (${intervalName(comparison.difference)}; docs/method.md §16)`);
       }),
     );
 }
