@@ -3,7 +3,7 @@
 // timer and no abort listener of its own (one per signal), and the limits adapt to busy answers.
 // Behaviour only: nothing here measures time.
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { Endpoint, EndpointSet } from '../../../electron/remote/endpoints';
 
@@ -24,8 +24,18 @@ function track<T>(p: Promise<T>): { done: boolean; value?: T; error?: unknown } 
   return state;
 }
 
-function timers(): number {
-  return process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+/**
+ * Runs `check` with setTimeout faked, so vi.getTimerCount() counts the timers the code under test
+ * sets and nothing else: the process's own (another test's, vitest's) may fire or start meanwhile,
+ * which made a count of every active Timeout go down under load. setImmediate stays real (settle).
+ */
+async function withCountedTimers(check: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    await check();
+  } finally {
+    vi.useRealTimers();
+  }
 }
 
 describe('waiting for a slot', () => {
@@ -76,28 +86,28 @@ describe('waiting for a slot', () => {
     expect(order).toEqual(['retry']);
   });
 
-  it('10,000 waiting requests on one signal hold one abort listener and no timer; aborting fails them all and removes it', async () => {
-    const s = set([1]);
-    await s.acquire();
-    const ac = new AbortController();
-    const timersBefore = timers();
-    const waiters = Array.from({ length: 10_000 }, () => track(s.acquire(ac.signal)));
-    const other = track(s.acquire());
-    await settle();
-    expect(s.queued).toBe(10_001);
-    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
-    expect(s.listenerCount).toBe(1);
-    expect(timers()).toBe(timersBefore);
-    const reason = new Error('stop');
-    ac.abort(reason);
-    await settle();
-    expect(waiters.every((w) => w.done && w.error === reason)).toBe(true);
-    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
-    expect(s.listenerCount).toBe(0);
-    // The request on no signal keeps its place.
-    expect(other.done).toBe(false);
-    expect(s.queued).toBe(1);
-  });
+  it('10,000 waiting requests on one signal hold one abort listener and no timer; aborting fails them all and removes it', () =>
+    withCountedTimers(async () => {
+      const s = set([1]);
+      await s.acquire();
+      const ac = new AbortController();
+      const waiters = Array.from({ length: 10_000 }, () => track(s.acquire(ac.signal)));
+      const other = track(s.acquire());
+      await settle();
+      expect(s.queued).toBe(10_001);
+      expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
+      expect(s.listenerCount).toBe(1);
+      expect(vi.getTimerCount()).toBe(0);
+      const reason = new Error('stop');
+      ac.abort(reason);
+      await settle();
+      expect(waiters.every((w) => w.done && w.error === reason)).toBe(true);
+      expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+      expect(s.listenerCount).toBe(0);
+      // The request on no signal keeps its place.
+      expect(other.done).toBe(false);
+      expect(s.queued).toBe(1);
+    }));
 
   it('listeners come and go with the requests of each signal', async () => {
     const s = set([1]);
