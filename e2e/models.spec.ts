@@ -184,7 +184,7 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     // The same export as a sweep's: one line per pair.
     const csvOut = await callApi<{ path: string; bytes: number }>('experiments.export', { id: list[0]!.id, format: 'csv' });
     const lines = readFileSync(csvOut.path, 'utf8').trim().split(/\r?\n/);
-    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,ms,tokens,error');
+    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error');
     expect(lines).toHaveLength(5);
     // The history lists it and leads back to it.
     await page.getByRole('button', { name: '← All comparisons' }).click();
@@ -205,13 +205,13 @@ test('a budget pauses a comparison cleanly, and a larger one from its page resum
     const rec = await callApi<{ id: string }>('experiments.start', {
       kind: 'compare',
       spec: {
-        task: 'sst2',
-        dataset: csv,
+        taskId: 'sst2',
+        dataPath: csv,
         generators: [server.model],
         evaluators: [server.model],
         settings: { n: 1, k: 2, r: 1, seed: 3, scope: 'run' },
-        textColumn: 'text',
-        labelColumn: 'label',
+        inputColumn: 'text',
+        goldColumn: 'label',
         budget: { kind: 'calls', limit: 6 },
       },
     });

@@ -7,17 +7,17 @@ import { parseModelSpec } from '../common/model-spec';
 import type { CostPlan, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { Planner } from '../jobs';
-import { checkComparisonInputs, newComparisonRecord } from './compare';
+import { checkComparisonInputs, newComparisonResult } from './compare';
 
 export async function planComparison(planner: Planner, resolveTask: (ref: string) => Promise<TaskDefinition>, specInput: ComparisonSpecInput, price?: Price): Promise<CostPlan> {
   // Its pairs and paths as its jobs will name them (their cache keys hold them).
-  const { spec, pairs } = newComparisonRecord(specInput);
-  const { textColumn } = await checkComparisonInputs(spec);
+  const { spec, pairs } = newComparisonResult(specInput);
+  const { inputColumn } = await checkComparisonInputs(spec);
   return planner.compare({
-    task: await resolveTask(spec.task),
+    task: await resolveTask(spec.taskId),
     settings: spec.settings,
     pairs: pairs.map((p) => ({ generator: parseModelSpec(p.generator), evaluator: parseModelSpec(p.evaluator) })),
-    data: { path: spec.dataset, textColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
+    data: { path: spec.dataPath, textColumn: inputColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
     ...(price ? { price } : {}),
   });
 }

@@ -12,7 +12,7 @@ import { basename, resolve } from 'node:path';
 import {
   ComparisonSpec as ComparisonSpecSchema,
   type ComparisonPair,
-  type ComparisonRecord,
+  type ComparisonResult,
   type ComparisonSpec,
   type ComparisonSpecInput,
   type ComparisonSummary,
@@ -39,7 +39,7 @@ export interface PairCell {
 export interface StoredComparisonSpec {
   /** Paths resolved, models deduplicated, the text and gold columns decided. */
   spec: ComparisonSpec;
-  /** The task as it was resolved at creation (absent in comparisons recorded before schema v6: resolved by `spec.task` then). */
+  /** The task as it was resolved at creation (absent in comparisons recorded before schema v6: resolved by `spec.taskId` then). */
   task?: TaskDefinition;
   /** Said before anything loaded: models whose estimated memory does not fit this machine. */
   warnings: string[];
@@ -73,36 +73,37 @@ function unique(paths: readonly string[]): string[] {
 function parseSpec(specInput: ComparisonSpecInput): ComparisonSpec {
   const parsed = ComparisonSpecSchema.safeParse(specInput);
   if (!parsed.success) throw new UserError(`invalid comparison: ${plainZodError(parsed.error, specInput)}`, 'bad_option');
-  return { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataset: resolve(parsed.data.dataset) };
+  return { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataPath: resolve(parsed.data.dataPath) };
 }
 
 function pendingPair(p: PairCell): ComparisonPair {
-  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, ms: 0, tokens: 0, error: null };
+  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, elapsedMs: 0, tokens: 0, error: null };
 }
 
 /** The plan of a comparison before anything runs: its spec checked and every pair pending. */
-export function newComparisonRecord(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonRecord {
+export function newComparisonResult(specInput: ComparisonSpecInput, id: string = randomUUID()): ComparisonResult {
   const spec = parseSpec(specInput);
-  return { id, createdAt: Date.now(), finishedAt: null, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], progress: { jobsDone: 0, jobsTotal: spec.generators.length * spec.evaluators.length, rowsDone: 0, rowsTotal: 0, elapsedSeconds: 0, etaSeconds: null, etaRange: null }, usage: null, budget: null, stoppedBy: null };
+  const now = Date.now();
+  return { id, createdAt: now, updatedAt: now, status: 'running', spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair), error: null, warnings: [], progress: { jobsDone: 0, jobsTotal: spec.generators.length * spec.evaluators.length, rowsDone: 0, rowsTotal: 0, elapsedSeconds: 0, etaSeconds: null, etaRange: null }, usage: null, budget: null, stoppedBy: null };
 }
 
 /**
  * Fails fast, before any job exists, on anything the user can fix: a model file that is not a
  * complete GGUF, a data set that cannot be read, a column that is not there. Returns the columns.
  */
-export async function checkComparisonInputs(spec: ComparisonSpec): Promise<{ textColumn: string; labelColumn: string | null }> {
+export async function checkComparisonInputs(spec: ComparisonSpec): Promise<{ inputColumn: string; goldColumn: string | null }> {
   // Remote models are probed when their jobs are created; a malformed spec fails here.
   for (const model of uniqueModels([...spec.generators, ...spec.evaluators])) {
     if (model.kind === 'gguf') await inspectModelFile(model.path);
   }
-  const ds = await openDataset(spec.dataset);
-  const textColumn = spec.textColumn ?? ds.suggestedTextColumn;
-  if (!textColumn) throw new UserError(`which column of ${spec.dataset} holds the text? pass a text column (columns: ${ds.columns.join(', ')})`, 'bad_option');
-  const labelColumn = spec.labelColumn ?? ds.suggestedLabelColumn ?? null;
-  for (const column of [textColumn, labelColumn]) {
-    if (column !== null && !ds.columns.includes(column)) throw new UserError(`${spec.dataset} has no column "${column}" (columns: ${ds.columns.join(', ')})`, 'bad_option');
+  const ds = await openDataset(spec.dataPath);
+  const inputColumn = spec.inputColumn ?? ds.suggestedTextColumn;
+  if (!inputColumn) throw new UserError(`which column of ${spec.dataPath} holds the text? pass a text column (columns: ${ds.columns.join(', ')})`, 'bad_option');
+  const goldColumn = spec.goldColumn ?? ds.suggestedLabelColumn ?? null;
+  for (const column of [inputColumn, goldColumn]) {
+    if (column !== null && !ds.columns.includes(column)) throw new UserError(`${spec.dataPath} has no column "${column}" (columns: ${ds.columns.join(', ')})`, 'bad_option');
   }
-  return { textColumn, labelColumn };
+  return { inputColumn, goldColumn };
 }
 
 /** Warnings for models that will not fit (the jobs still try: estimates are conservative). */
@@ -130,13 +131,13 @@ const comparisonDefinition: ExperimentDefinition<StoredComparisonSpec, PairCell>
   job: async ({ id, spec: stored }, pair) => {
     const { spec } = stored;
     // Comparisons recorded before schema v6 left the columns to be guessed when they ran: guess them alike.
-    const columns = spec.textColumn !== undefined ? { textColumn: spec.textColumn, labelColumn: spec.labelColumn ?? null } : await checkComparisonInputs(spec);
+    const { inputColumn, goldColumn } = spec.inputColumn !== undefined ? { inputColumn: spec.inputColumn, goldColumn: spec.goldColumn ?? null } : await checkComparisonInputs(spec);
     return {
-      task: stored.task ?? spec.task,
+      task: stored.task ?? spec.taskId,
       settings: spec.settings,
       generatorPath: pair.generator,
       evaluatorPath: pair.evaluator,
-      dataset: { path: spec.dataset, mapping: { ...columns, ...(spec.labelMap ? { labelMap: spec.labelMap } : {}) } },
+      dataset: { path: spec.dataPath, mapping: { textColumn: inputColumn, labelColumn: goldColumn, ...(spec.labelMap ? { labelMap: spec.labelMap } : {}) } },
       ...(spec.limit !== undefined ? { limit: spec.limit } : {}),
       ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
       name: `compare ${id.slice(0, 8)}: ${modelLabel(pair.generator)} → ${modelLabel(pair.evaluator)}`,
@@ -160,7 +161,7 @@ export interface ComparisonManagerOptions {
   resolveTask?: (idOrPath: string) => Promise<TaskDefinition>;
 }
 
-export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, PairCell, ComparisonRecord, ComparisonSummary> {
+export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, PairCell, ComparisonResult, ComparisonSummary> {
   private readonly jobs: JobManager;
   private readonly resolveTask: (idOrPath: string) => Promise<TaskDefinition>;
   /** Macro-F1 and tokens of a job that is not running, by job id and rows done (a finished job's rows do not change). */
@@ -177,7 +178,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
     this.resolveTask = opts.resolveTask ?? ((ref) => resolveTaskFile(ref));
   }
 
-  protected view(c: StoredComparison): ComparisonRecord {
+  protected view(c: StoredComparison): ComparisonResult {
     return this.recordOf(c);
   }
 
@@ -185,18 +186,18 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
    * Checks the spec (settings, model files, data set, columns) and records the comparison; nothing
    * runs until `start`. Bad input is one UserError, before any job exists.
    */
-  async create(specInput: ComparisonSpecInput): Promise<ComparisonRecord> {
+  async create(specInput: ComparisonSpecInput): Promise<ComparisonResult> {
     const spec = parseSpec(specInput);
     const columns = await checkComparisonInputs(spec);
-    const task = await this.resolveTask(spec.task);
-    const decided: ComparisonSpec = { ...spec, textColumn: columns.textColumn, ...(columns.labelColumn !== null ? { labelColumn: columns.labelColumn } : {}) };
+    const task = await this.resolveTask(spec.taskId);
+    const decided: ComparisonSpec = { ...spec, inputColumn: columns.inputColumn, ...(columns.goldColumn !== null ? { goldColumn: columns.goldColumn } : {}) };
     const stored: StoredComparisonSpec = { spec: decided, task, warnings: await fitWarnings(spec) };
-    const name = `${task.id}: ${spec.generators.length} × ${spec.evaluators.length} on ${basename(spec.dataset)}`;
+    const name = `${task.id}: ${spec.generators.length} × ${spec.evaluators.length} on ${basename(spec.dataPath)}`;
     return this.recordOf(this.runner.create(name, stored));
   }
 
   /** A comparison by id or unique id prefix, its pairs read from their jobs; UserError compare_unknown otherwise. */
-  get(id: string): ComparisonRecord {
+  get(id: string): ComparisonResult {
     return this.recordOf(this.runner.find(id));
   }
 
@@ -220,28 +221,24 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
     return {
       id: c.id,
       createdAt: Date.parse(c.created),
-      finishedAt: this.finishedAt(c),
+      updatedAt: Date.parse(c.updated),
       status: this.runner.status(c),
       error: c.error,
       progress: this.runner.progress(this.runner.cellStates(c), c.id),
-      task: spec.task,
-      dataset: spec.dataset,
+      taskId: spec.taskId,
+      dataPath: spec.dataPath,
       generators: spec.generators,
       evaluators: spec.evaluators,
     };
   }
 
-  private finishedAt(c: StoredComparison): number | null {
-    return c.status === 'done' || c.status === 'failed' || c.status === 'cancelled' ? Date.parse(c.updated) : null;
-  }
-
-  private recordOf(c: StoredComparison): ComparisonRecord {
+  private recordOf(c: StoredComparison): ComparisonResult {
     const status = this.runner.status(c);
     const states = this.runner.cellStates(c);
     return {
       id: c.id,
       createdAt: Date.parse(c.created),
-      finishedAt: this.finishedAt(c),
+      updatedAt: Date.parse(c.updated),
       status,
       spec: c.spec.spec,
       pairs: states.map((s) => this.pairOf(c, s, status)),
@@ -271,7 +268,7 @@ export class ComparisonManager extends ExperimentManager<StoredComparisonSpec, P
       rowsTotal: job.rowsTotal,
       accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
       macroF1: scores?.macroF1 ?? null,
-      ms: job.elapsedMs,
+      elapsedMs: job.elapsedMs,
       tokens: scores?.tokens ?? 0,
       error: job.status === 'failed' ? (job.error ?? 'the job failed') : null,
     };
@@ -290,7 +287,7 @@ function pairStatus(job: JobInfo): ComparisonPair['status'] {
   return job.interrupted ? 'paused' : job.status;
 }
 
-const PAIR_COLUMNS = ['generator', 'evaluator', 'status', 'rowsDone', 'rowsTotal', 'accuracy', 'macroF1', 'ms', 'tokens', 'error'] as const;
+const PAIR_COLUMNS = ['generator', 'evaluator', 'status', 'rowsDone', 'rowsTotal', 'accuracy', 'macroF1', 'elapsedMs', 'tokens', 'error'] as const;
 
 /** One line per pair, with the same CSV writer as the job exports (RFC 4180, CRLF, formula escaping). */
 export function pairsCsv(pairs: readonly ComparisonPair[]): string {

@@ -12,5 +12,5 @@ export { ExperimentManager, ExperimentRunner, spentIn, type ExperimentDefinition
 export { SweepManager, sweepCells, sweepDeterministic, type SweepManagerOptions, type StoredSweep, type StoredSweepSpec, type SweepCellKey } from './sweep';
 export { aggregateSweep, meanStd, scoreUpTo, pointCost, costIndex, evaluationCallsUpTo, sweepPointsCsv, type SweepCell, type SweepAggregate, type CostIndex } from './sweep-metrics';
 export { sweepBackend, evaluationCacheKey, type EvaluationStore } from './sweep-backends';
-export { checkComparisonInputs, newComparisonRecord, orderPairs, ComparisonManager, type ComparisonManagerOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';
+export { checkComparisonInputs, newComparisonResult, orderPairs, ComparisonManager, type ComparisonManagerOptions, type PairCell, type StoredComparison, type StoredComparisonSpec } from './compare';
 export { planComparison } from './compare-plan';

@@ -203,7 +203,7 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
   }
 
   /** The result so far: every point over the seeds whose job is done, and what sharing saved. */
-  result(id: string): SweepResult {
+  get(id: string): SweepResult {
     const s = this.runner.find(id);
     const states = this.runner.cellStates(s);
     const cells: SweepCell[] = states.flatMap(({ cell, job }) =>
@@ -234,7 +234,7 @@ export class SweepManager extends ExperimentManager<StoredSweepSpec, SweepCellKe
 
   /** CSV: one line per point. JSON: the whole result. */
   async export(id: string, format: 'csv' | 'json', outPath: string): Promise<string> {
-    const result = this.result(id);
+    const result = this.get(id);
     await writeFile(outPath, format === 'csv' ? sweepPointsCsv(result.points) : `${JSON.stringify(result, null, 2)}\n`);
     return outPath;
   }

@@ -6,7 +6,7 @@ import { UserError } from '../common/errors';
 import { compressStoredText, storedCacheKey, unpackText } from './stored-text';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 /** SQL, or a step that needs code (it runs inside the version's transaction). */
 type Migration = string | ((db: Database.Database) => void);
@@ -266,7 +266,45 @@ const MIGRATIONS: Migration[] = [
       ) WITHOUT ROWID;
     `);
   },
+  // v13: a comparison's spec says the words jobs and sweeps say (common/contract/comparisons.ts):
+  // taskId, dataPath, inputColumn and goldColumn for task, dataset, textColumn and labelColumn.
+  // Only the names change; a column left to be guessed (comparisons from before v6) stays unnamed.
+  (db) => {
+    renameComparisonSpecFields(db);
+  },
 ];
+
+/** The v13 names of a comparison spec's fields, old → new. */
+const COMPARISON_SPEC_RENAMES = new Map([
+  ['task', 'taskId'],
+  ['dataset', 'dataPath'],
+  ['textColumn', 'inputColumn'],
+  ['labelColumn', 'goldColumn'],
+]);
+
+function renameComparisonSpecFields(db: Database.Database): void {
+  const rows = db.prepare(`SELECT id, spec_json FROM experiments WHERE kind = 'compare'`).all() as { id: string; spec_json: string }[];
+  const update = db.prepare(`UPDATE experiments SET spec_json = ? WHERE id = ?`);
+  for (const row of rows) {
+    const stored = parsedSpec(row.spec_json);
+    if (!stored) continue;
+    stored.spec = Object.fromEntries(Object.entries(stored.spec).map(([key, value]) => [COMPARISON_SPEC_RENAMES.get(key) ?? key, value]));
+    update.run(JSON.stringify(stored), row.id);
+  }
+}
+
+/** A stored comparison's spec, or null for a row that does not hold one (left as it is, as it read before). */
+function parsedSpec(json: string): { spec: Record<string, unknown> } | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
+  }
+  const spec = typeof value === 'object' && value !== null ? (value as { spec?: unknown }).spec : undefined;
+  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (value as { spec: Record<string, unknown> }) : null;
+}
 
 /** Brings the open file `path` up to SCHEMA_VERSION, each version in its own transaction; a file from a newer version is refused. */
 export function migrate(db: Database.Database, path: string): void {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import type { ComparisonRecord } from '../../electron/common/contract/comparisons';
+import type { ComparisonResult } from '../../electron/common/contract/comparisons';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
@@ -48,8 +48,8 @@ const kinds: Kind[] = [
   {
     kind: 'compare',
     start: (a, b, data) => ['compare', '--task', 'sst2', '--data', data, ...mapping, '--generators', `${a},${b}`, '--evaluators', a, '-n', '1', '-k', '2', '-r', '1', '--concurrency', '1'],
-    cells: (shown) => (shown as ComparisonRecord).pairs,
-    status: (shown) => (shown as ComparisonRecord).status,
+    cells: (shown) => (shown as ComparisonResult).pairs,
+    status: (shown) => (shown as ComparisonResult).status,
   },
   {
     kind: 'sweep',

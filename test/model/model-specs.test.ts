@@ -97,7 +97,7 @@ describe.each(['gguf', 'library', 'inline'] as const)('a %s model spec', (kind) 
         classify: await host.invoke('plans.classify', { taskId: 'sst2', input: 'A lovely film.', generator: spec, evaluator: spec, settings }),
         job: await host.invoke('plans.job', { ...rows, goldColumn: 'solution', generator: spec, evaluator: spec, settings }),
         sweep: await host.invoke('plans.sweep', { ...rows, goldColumn: 'solution', generator: spec, evaluator: spec, grid: { n: [0, 1], k: [2], r: [1], seeds: [1] } }),
-        compare: await host.invoke('plans.compare', { task: 'sst2', dataset: data, textColumn: 'input', labelColumn: 'solution', limit: 2, generators: [spec], evaluators: [spec], settings }),
+        compare: await host.invoke('plans.compare', { taskId: 'sst2', dataPath: data, inputColumn: 'input', goldColumn: 'solution', limit: 2, generators: [spec], evaluators: [spec], settings }),
       };
       for (const [name, answer] of Object.entries(asked)) {
         expect(answer, name).toMatchObject({ ok: true });
@@ -114,7 +114,7 @@ describe.each(['gguf', 'library', 'inline'] as const)('a %s model spec', (kind) 
       });
       const started = await host.invoke('experiments.start', {
         kind: 'compare',
-        spec: { task: 'sst2', dataset: data, textColumn: 'input', labelColumn: 'solution', limit: 2, generators: [spec], evaluators: [spec], settings },
+        spec: { taskId: 'sst2', dataPath: data, inputColumn: 'input', goldColumn: 'solution', limit: 2, generators: [spec], evaluators: [spec], settings },
       });
       expect(started).toMatchObject({ ok: true });
       const id = (started as { value: { id: string } }).value.id;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
 import { ComparisonManager } from '../../electron/experiments';
-import { comparisonMatrix, type ComparisonRecord } from '../../electron/common/contract/comparisons';
+import { comparisonMatrix, type ComparisonResult } from '../../electron/common/contract/comparisons';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { ggufMutants } from '../helpers/gguf-mutants';
 
@@ -49,7 +49,7 @@ describe('comparisons on real models', () => {
       },
     };
     const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
-    const progress: ComparisonRecord[] = [];
+    const progress: ComparisonResult[] = [];
     const manager = new ComparisonManager({ jobs, pool: watched, store });
     manager.onProgress((e) => {
       const r = manager.get(e.id);
@@ -58,8 +58,8 @@ describe('comparisons on real models', () => {
       if (p) running = [p.generator, p.evaluator];
     });
     const { id } = await manager.create({
-      task: 'sst2',
-      dataset: csv,
+      taskId: 'sst2',
+      dataPath: csv,
       generators: [a, b],
       evaluators: [a, b],
       settings: { n: 2, k: 2, r: 2, seed: 7, scope: 'run' },
@@ -82,7 +82,7 @@ describe('comparisons on real models', () => {
       expect(p.accuracy).not.toBeNull();
       expect(p.macroF1).not.toBeNull();
       expect(p.tokens).toBeGreaterThan(0);
-      expect(p.ms).toBeGreaterThan(0);
+      expect(p.elapsedMs).toBeGreaterThan(0);
     }
     const matrix = comparisonMatrix(record);
     expect(matrix).toHaveLength(2);
@@ -133,10 +133,10 @@ describe('comparisons on real models', () => {
   it('stops on cancel: the running job is cancelled, later pairs never start, nothing stays loaded', async () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const manager = new ComparisonManager({ jobs, store, pool });
-    const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } });
+    const { id } = await manager.create({ taskId: 'sst2', dataPath: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } });
     // Cancel as the first pair's first row is committed: the cancel reaches the running job before
     // this listener returns (no await comes first), so the job's other two rows never finish.
-    let cancelling: Promise<ComparisonRecord> | null = null;
+    let cancelling: Promise<ComparisonResult> | null = null;
     jobs.on('row', () => {
       cancelling ??= manager.cancel(id);
     });
@@ -157,7 +157,7 @@ describe('comparisons on real models', () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const before = jobs.list().length;
     await expect(
-      new ComparisonManager({ jobs, store }).create({ task: 'sst2', dataset: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }),
+      new ComparisonManager({ jobs, store }).create({ taskId: 'sst2', dataPath: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }),
     ).rejects.toThrow(/not a GGUF model/);
     expect(jobs.list().length).toBe(before);
   });
@@ -176,7 +176,7 @@ describe('comparisons on real models', () => {
     };
     const jobs = new JobManager({ store, backends: counted, defaultConcurrency: 1 });
     const manager = new ComparisonManager({ jobs, store, pool: counted });
-    const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [refused, a], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 5, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
+    const { id } = await manager.create({ taskId: 'sst2', dataPath: csv, generators: [refused, a], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 5, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
     manager.start(id);
     const record = await manager.wait(id);
 
@@ -201,7 +201,7 @@ describe('comparisons on real models', () => {
     await copyFile(a, gone);
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const manager = new ComparisonManager({ jobs, store, pool });
-    const { id } = await manager.create({ task: 'sst2', dataset: csv, generators: [a, gone], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 6, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
+    const { id } = await manager.create({ taskId: 'sst2', dataPath: csv, generators: [a, gone], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 6, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
     await rm(gone);
     manager.start(id);
     const record = await manager.wait(id);

@@ -76,7 +76,7 @@ export function createExperimentsHandlers(deps: HostDeps): HandlerGroup<typeof e
       },
       'experiments.get': async ({ id }): Promise<ExperimentResult> => {
         const kind = kindOf(id);
-        return kind === 'sweep' ? { kind, ...managers.sweep().result(id) } : { kind, ...managers.compare().get(id) };
+        return kind === 'sweep' ? { kind, ...managers.sweep().get(id) } : { kind, ...managers.compare().get(id) };
       },
       'experiments.export': async ({ id, format }) => {
         const kind = kindOf(id);

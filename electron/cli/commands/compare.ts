@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { modelLabel } from '../../common/model-spec';
-import { comparisonMatrix, type ComparisonRecord } from '../../common/contract/comparisons';
+import { comparisonMatrix, type ComparisonResult } from '../../common/contract/comparisons';
 import type { ComparisonManager } from '../../experiments';
 import { sharedPriceBudget, type JobBudget } from '../../jobs';
 import { planComparison } from '../../experiments';
@@ -52,12 +52,12 @@ function names(paths: string[]): Map<string, string> {
   return m;
 }
 
-export function formatComparison(rec: ComparisonRecord): string {
+export function formatComparison(rec: ComparisonResult): string {
   const all = [...new Set([...rec.spec.generators, ...rec.spec.evaluators])];
   const n = names(all);
   const out: string[] = [];
   const s = rec.spec.settings;
-  out.push(`comparison ${rec.id}  [${rec.status}]  task ${rec.spec.task}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}${rec.spec.limit ? `  limit ${rec.spec.limit}` : ''}`);
+  out.push(`comparison ${rec.id}  [${rec.status}]  task ${rec.spec.taskId}  n=${s.n} k=${s.k} r=${s.r} seed=${s.seed} scope=${s.scope}${rec.spec.limit ? `  limit ${rec.spec.limit}` : ''}`);
   if (rec.error) out.push(`  error: ${rec.error}`);
   for (const w of rec.warnings) out.push(`  warning: ${w}`);
   out.push('');
@@ -71,7 +71,7 @@ export function formatComparison(rec: ComparisonRecord): string {
           accuracyCell(p.accuracy),
           p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
           `${p.rowsDone}/${p.rowsTotal}`,
-          duration(p.ms),
+          duration(p.elapsedMs),
           p.tokens.toLocaleString('en-US'),
           p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : `${p.status}${p.error ? `: ${p.error}` : ''}`,
         ]),
@@ -107,18 +107,18 @@ function pairLines(comparisons: ComparisonManager, id: string): () => void {
       if (lastStatus.get(i) === p.status) return;
       lastStatus.set(i, p.status);
       if (p.status === 'queued') return;
-      const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.ms)}` : p.error ? `  ${p.error}` : '';
+      const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.elapsedMs)}` : p.error ? `  ${p.error}` : '';
       err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}`);
     });
   };
 }
 
 /** Runs (or resumes) a comparison to its end with a line per pair as its status changes; Ctrl-C pauses it. */
-function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, budget?: JobBudget): Promise<ComparisonRecord> {
+function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, budget?: JobBudget): Promise<ComparisonResult> {
   return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, quiet, onEvent: pairLines(comparisons, id), budget });
 }
 
-function printRecord(rec: ComparisonRecord, json: boolean): void {
+function printRecord(rec: ComparisonResult, json: boolean): void {
   // --json: what experiments.get answers.
   if (json) outJson({ kind: 'compare', ...rec });
   else out(formatComparison(rec));
@@ -129,16 +129,16 @@ async function newComparison(services: CliServices, opts: CompareCliOptions): Pr
   if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
   if (!opts.data) throw new UserError('give the data file with --data <file>', 'bad_option');
   const spec = {
-    task: opts.task,
-    dataset: resolve(opts.data),
+    taskId: opts.task,
+    dataPath: resolve(opts.data),
     generators: splitList(opts.generators, '--generators'),
     evaluators: splitList(opts.evaluators, '--evaluators'),
     settings: tatraSettingsFrom(opts),
     concurrency: opts.concurrency,
     ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
     ...(opts.contextSize !== undefined ? { contextSize: opts.contextSize } : {}),
-    ...(opts.textCol ? { textColumn: opts.textCol } : {}),
-    ...(opts.labelCol ? { labelColumn: opts.labelCol } : {}),
+    ...(opts.textCol ? { inputColumn: opts.textCol } : {}),
+    ...(opts.labelCol ? { goldColumn: opts.labelCol } : {}),
     ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
   };
   const price = priceFrom(opts);
@@ -180,7 +180,7 @@ export function registerCompare(program: Command): void {
           // --json: what experiments.list answers for comparisons.
           if (opts.json) outJson(all.map((c) => ({ kind: 'compare', ...c })));
           else if (all.length === 0) out('no comparisons yet');
-          else for (const c of all) out(`${c.id}  [${c.status}]  pairs ${c.progress?.jobsDone ?? 0}/${c.progress?.jobsTotal ?? 0}  ${c.task} on ${c.dataset}`);
+          else for (const c of all) out(`${c.id}  [${c.status}]  pairs ${c.progress?.jobsDone ?? 0}/${c.progress?.jobsTotal ?? 0}  ${c.taskId} on ${c.dataPath}`);
           return;
         }
         if (action !== 'resume' && action !== 'show') throw new UserError(`unknown compare action "${action}": use list, resume <id> or show <id>, or no action to start a comparison`, 'bad_option');

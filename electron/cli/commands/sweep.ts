@@ -108,7 +108,7 @@ function runSweep(sweeps: SweepManager, id: string, quiet: boolean, budget?: Job
 const SWEEP_OUT = 'a sweep writes <sweep id>.csv and <sweep id>.json into it';
 
 async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOptions): Promise<void> {
-  const result = sweeps.result(id);
+  const result = sweeps.get(id);
   if (opts.out) {
     const dir = await outputFolder(resolve(opts.out), SWEEP_OUT);
     await sweeps.export(id, 'csv', join(dir, `${id}.csv`));

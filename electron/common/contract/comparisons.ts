@@ -11,15 +11,17 @@ import { JobStatus } from './jobs';
 
 export const ComparisonSpec = z.object({
   /** Task id or path of a task file. */
-  task: z.string().min(1),
+  taskId: z.string().min(1),
   /** Path of the CSV/TSV/JSONL data set. */
-  dataset: z.string().min(1),
+  dataPath: z.string().min(1),
   generators: z.array(z.string().min(1)).min(1).max(8),
   evaluators: z.array(z.string().min(1)).min(1).max(8),
   settings: TatraSettings,
   limit: z.number().int().min(ROW_LIMIT.min).max(ROW_LIMIT.max).optional(),
-  textColumn: z.string().optional(),
-  labelColumn: z.string().optional(),
+  /** The column holding the input; default: guessed from the data set. */
+  inputColumn: z.string().optional(),
+  /** The column holding the gold label; default: guessed. */
+  goldColumn: z.string().optional(),
   /** gold value → task label. */
   labelMap: safeRecord(z.string()).optional(),
   contextSize: z.number().int().min(256).optional(),
@@ -45,17 +47,19 @@ export const ComparisonPair = z.object({
   rowsTotal: z.number().int(),
   accuracy: z.number().nullable(),
   macroF1: z.number().nullable(),
-  ms: z.number(),
+  /** The pair's job's running time, all sessions (a job's word). */
+  elapsedMs: z.number(),
   /** Prompt + completion tokens the pair's job used (cached generator work counts 0). */
   tokens: z.number(),
   error: z.string().nullable(),
 });
 export type ComparisonPair = z.infer<typeof ComparisonPair>;
 
-export const ComparisonRecord = z.object({
+export const ComparisonResult = z.object({
   id: z.string(),
   createdAt: z.number(),
-  finishedAt: z.number().nullable(),
+  /** When it last changed (its runner's heartbeat while it runs), as a job's and a sweep's. */
+  updatedAt: z.number(),
   /** The jobs' words: `interrupted`: its process died; `failed`: a pair failed. */
   status: JobStatus,
   spec: ComparisonSpec,
@@ -73,18 +77,18 @@ export const ComparisonRecord = z.object({
   /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
   stoppedBy: z.enum(['budget']).nullable().default(null),
 });
-export type ComparisonRecord = z.infer<typeof ComparisonRecord>;
+export type ComparisonResult = z.infer<typeof ComparisonResult>;
 
-export const ComparisonSummary = ComparisonRecord.pick({ id: true, createdAt: true, finishedAt: true, status: true, error: true, progress: true }).extend({
-  task: z.string(),
-  dataset: z.string(),
+export const ComparisonSummary = ComparisonResult.pick({ id: true, createdAt: true, updatedAt: true, status: true, error: true, progress: true }).extend({
+  taskId: z.string(),
+  dataPath: z.string(),
   generators: z.array(z.string()),
   evaluators: z.array(z.string()),
 });
 export type ComparisonSummary = z.infer<typeof ComparisonSummary>;
 
 /** Accuracy matrix, generators as rows and evaluators as columns (null: not finished). */
-export function comparisonMatrix(record: Pick<ComparisonRecord, 'spec' | 'pairs'>, metric: 'accuracy' | 'macroF1' = 'accuracy'): (number | null)[][] {
+export function comparisonMatrix(record: Pick<ComparisonResult, 'spec' | 'pairs'>, metric: 'accuracy' | 'macroF1' = 'accuracy'): (number | null)[][] {
   return record.spec.generators.map((g) =>
     record.spec.evaluators.map((e) => record.pairs.find((p) => p.generator === g && p.evaluator === e)?.[metric] ?? null),
   );

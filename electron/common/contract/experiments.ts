@@ -8,7 +8,7 @@ import { Budget } from '../plan';
 import { method } from './define';
 import { ExperimentProgress } from './experiment-progress';
 import { JobStatus } from './jobs';
-import { ComparisonRecord, ComparisonStartInput, ComparisonSummary } from './comparisons';
+import { ComparisonResult, ComparisonStartInput, ComparisonSummary } from './comparisons';
 import { SweepResult, SweepStartInput, SweepSummary } from './sweeps';
 
 /** The kind as the job database stores it (and as every face names it). */
@@ -29,7 +29,7 @@ export const ExperimentSummary = z.discriminatedUnion('kind', [SweepSummary.exte
 export type ExperimentSummary = z.infer<typeof ExperimentSummary>;
 
 /** Everything so far: a sweep's points over the seeds done, a comparison's pairs. */
-export const ExperimentResult = z.discriminatedUnion('kind', [SweepResult.extend({ kind: z.literal('sweep') }), ComparisonRecord.extend({ kind: z.literal('compare') })]);
+export const ExperimentResult = z.discriminatedUnion('kind', [SweepResult.extend({ kind: z.literal('sweep') }), ComparisonResult.extend({ kind: z.literal('compare') })]);
 export type ExperimentResult = z.infer<typeof ExperimentResult>;
 
 /** Streamed while an experiment of this process runs: at each cell's start and end, each status change and as rows finish. */

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { modelLabel } from '../../../electron/common/model-spec';
-import { comparisonMatrix, type ComparisonRecord } from '../../../electron/common/contract/comparisons';
+import { comparisonMatrix, type ComparisonResult } from '../../../electron/common/contract/comparisons';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ChartFigure } from '../components/ChartFigure';
 import { ErrorBanner, ProgressBar, TableWrap } from '../components/Common';
@@ -109,13 +109,13 @@ function SetupCard() {
     const rec = await startExperiment({
       kind: 'compare',
       spec: {
-      task: taskId,
-      dataset: draft.path,
+      taskId,
+      dataPath: draft.path,
       generators,
       evaluators,
       settings: tatra,
-      textColumn: draft.inputColumn,
-      labelColumn: draft.goldColumn,
+      inputColumn: draft.inputColumn,
+      goldColumn: draft.goldColumn,
       labelMap: chosenLabelMap(draft.labelMap),
       ...(draft.limit !== null ? { limit: draft.limit } : {}),
       ...(budget.budget ? { budget: budget.budget } : {}),
@@ -154,7 +154,7 @@ function SetupCard() {
             ready && draft.inputColumn && draft.goldColumn
               ? {
                   method: 'plans.compare',
-                  input: { task: taskId, dataset: draft.path, generators, evaluators, settings: tatra, textColumn: draft.inputColumn, labelColumn: draft.goldColumn, labelMap: chosenLabelMap(draft.labelMap), ...(draft.limit !== null ? { limit: draft.limit } : {}) },
+                  input: { taskId, dataPath: draft.path, generators, evaluators, settings: tatra, inputColumn: draft.inputColumn, goldColumn: draft.goldColumn, labelMap: chosenLabelMap(draft.labelMap), ...(draft.limit !== null ? { limit: draft.limit } : {}) },
                 }
               : null
           }
@@ -169,7 +169,7 @@ function SetupCard() {
 }
 
 
-function Heatmap({ rec }: { rec: ComparisonRecord }) {
+function Heatmap({ rec }: { rec: ComparisonResult }) {
   const m = comparisonMatrix(rec);
   const values = m.flat().filter((v): v is number => v !== null);
   const lo = Math.min(...values, 1);
@@ -210,7 +210,7 @@ function Heatmap({ rec }: { rec: ComparisonRecord }) {
   );
 }
 
-function Bars({ rec }: { rec: ComparisonRecord }) {
+function Bars({ rec }: { rec: ComparisonResult }) {
   const color = useResolvedColor();
   const m = comparisonMatrix(rec);
   const data = rec.spec.generators.map((g, i) => ({
@@ -241,7 +241,7 @@ function Bars({ rec }: { rec: ComparisonRecord }) {
   );
 }
 
-function ResultCard({ rec }: { rec: ComparisonRecord }) {
+function ResultCard({ rec }: { rec: ComparisonResult }) {
   const experimentAction = useStore((s) => s.experimentAction);
   const act = (id: string, action: ExperimentAction, opts?: { budget?: Budget }) => experimentAction('compare', id, action, opts);
   const navigate = useStore((s) => s.navigate);
@@ -258,7 +258,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
             </button>
           </div>
           <h1>
-            {rec.spec.task} · {modelLabel(rec.spec.dataset)} <StatusChip status={rec.status} testId="compare-status" />
+            {rec.spec.taskId} · {modelLabel(rec.spec.dataPath)} <StatusChip status={rec.status} testId="compare-status" />
           </h1>
           <p>
             {rec.spec.generators.length} generator{rec.spec.generators.length === 1 ? '' : 's'} × {rec.spec.evaluators.length} evaluator{rec.spec.evaluators.length === 1 ? '' : 's'} · n={s.n}, k={s.k}, r={s.r}, seed {s.seed}
@@ -314,7 +314,7 @@ function ResultCard({ rec }: { rec: ComparisonRecord }) {
                 <td className="num">{pct(p.accuracy)}</td>
                 <td className="num">{pct(p.macroF1)}</td>
                 <td className="num">{p.rowsTotal > 0 ? `${p.rowsDone}/${p.rowsTotal}` : '–'}</td>
-                <td className="num">{p.ms > 0 ? duration(p.ms) : '–'}</td>
+                <td className="num">{p.elapsedMs > 0 ? duration(p.elapsedMs) : '–'}</td>
                 <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>
                 <td>
                   {p.jobId ? (
@@ -348,7 +348,7 @@ function HistoryCard() {
       noun="comparison"
       items={comparisons}
       view="compare"
-      name={(c) => `${c.task} · ${modelLabel(c.dataset)}`}
+      name={(c) => `${c.taskId} · ${modelLabel(c.dataPath)}`}
       columns={[
         { header: 'Pairs', cell: (c) => `${c.generators.length} × ${c.evaluators.length}` },
         { header: 'Jobs', num: true, cell: (c) => (c.progress ? `${c.progress.jobsDone}/${c.progress.jobsTotal}` : '–') },

@@ -26,7 +26,7 @@ beforeAll(async () => {
 async function refusals(rows: object[], textColumn?: string): Promise<[string, string]> {
   const dataset = join(dir, `rows-${Math.random().toString(36).slice(2)}.jsonl`);
   writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join('\n'));
-  const spec = { task: 'sst2', dataset, generators: [model], evaluators: [model], settings: DEFAULT_SETTINGS, ...(textColumn ? { textColumn } : {}) };
+  const spec = { taskId: 'sst2', dataPath: dataset, generators: [model], evaluators: [model], settings: DEFAULT_SETTINGS, ...(textColumn ? { inputColumn: textColumn } : {}) };
   const plan = planComparison(services.planner(), (ref) => services.tasks.resolve(ref), spec).then(() => 'planned', (e: Error) => e.message);
   const create = services.comparisons().create(spec).then(() => 'created', (e: Error) => e.message);
   return [await plan, await create];

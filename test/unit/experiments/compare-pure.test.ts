@@ -1,8 +1,8 @@
 // Pair order and the result matrix: pure functions, pinned exactly.
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newComparisonRecord, orderPairs } from '../../../electron/experiments';
-import { ComparisonRecord, ComparisonSummary, comparisonMatrix } from '../../../electron/common/contract/comparisons';
+import { newComparisonResult, orderPairs } from '../../../electron/experiments';
+import { ComparisonResult, ComparisonSummary, comparisonMatrix } from '../../../electron/common/contract/comparisons';
 import { CellStatus } from '../../../electron/common/contract/experiment-progress';
 import { JobStatus, StoredJobStatus } from '../../../electron/common/contract/jobs';
 import { SweepJob, SweepSummary } from '../../../electron/common/contract/sweeps';
@@ -20,39 +20,39 @@ describe('orderPairs', () => {
   });
 });
 
-describe('newComparisonRecord', () => {
+describe('newComparisonResult', () => {
   it('keeps remote models as written (a path of that name is no model), beside resolved GGUFs', () => {
     const remote = 'openai+http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct';
-    const rec = newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: ['remote:a100', 'remote:a100', 'm.gguf'], evaluators: [` ${remote} `], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id0');
+    const rec = newComparisonResult({ taskId: 'sst2', dataPath: 'd.csv', generators: ['remote:a100', 'remote:a100', 'm.gguf'], evaluators: [` ${remote} `], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id0');
     expect(rec.spec.generators).toEqual(['remote:a100', resolve('m.gguf')]);
     expect(rec.spec.evaluators).toEqual([remote]);
   });
 
   it('dedupes and resolves paths, and rejects bad settings with one line', () => {
-    const rec = newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: ['/a.gguf', '/a.gguf'], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id1');
+    const rec = newComparisonResult({ taskId: 'sst2', dataPath: 'd.csv', generators: ['/a.gguf', '/a.gguf'], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id1');
     expect(rec.spec.generators).toEqual(['/a.gguf']);
     expect(rec.pairs).toHaveLength(1);
     expect(rec).toMatchObject({ id: 'id1', status: 'running', warnings: [] });
     // A pair before its job runs says a job's word for it, and counts rows as jobs do.
     expect(rec.pairs[0]).toMatchObject({ status: 'queued', rowsDone: 0, rowsTotal: 0 });
-    expect(() => newComparisonRecord({ task: 'sst2', dataset: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow('invalid comparison: The generators must have at least one entry');
+    expect(() => newComparisonResult({ taskId: 'sst2', dataPath: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow('invalid comparison: The generators must have at least one entry');
   });
 });
 
 describe('one vocabulary', () => {
   it('comparisons, sweeps and their cells say the words jobs say (failed, not error; queued, not pending)', () => {
-    expect(ComparisonRecord.shape.status.options).toEqual(JobStatus.options);
+    expect(ComparisonResult.shape.status.options).toEqual(JobStatus.options);
     expect(ComparisonSummary.shape.status.options).toEqual(JobStatus.options);
     expect(SweepSummary.shape.status.options).toEqual(JobStatus.options);
     expect(CellStatus.options).toEqual(StoredJobStatus.options);
     expect(SweepJob.shape.status).toBe(CellStatus);
-    expect(ComparisonRecord.shape.pairs.element.shape.status).toBe(CellStatus);
+    expect(ComparisonResult.shape.pairs.element.shape.status).toBe(CellStatus);
   });
 });
 
 describe('comparisonMatrix', () => {
   it('puts generators in rows and evaluators in columns, null where unfinished', () => {
-    const rec = newComparisonRecord({ task: 't', dataset: '/d', generators: ['/a', '/b'], evaluators: ['/x', '/y'], settings: { n: 0, k: 0, r: 1, seed: 1, scope: 'run' } });
+    const rec = newComparisonResult({ taskId: 't', dataPath: '/d', generators: ['/a', '/b'], evaluators: ['/x', '/y'], settings: { n: 0, k: 0, r: 1, seed: 1, scope: 'run' } });
     const set = (g: string, e: string, acc: number) => {
       const p = rec.pairs.find((q) => q.generator === g && q.evaluator === e)!;
       p.accuracy = acc;

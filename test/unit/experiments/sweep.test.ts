@@ -66,7 +66,7 @@ describe('SweepManager', () => {
     expect(created.progress).toMatchObject({ jobsTotal: 8, jobsDone: 0, rowsTotal: 48 });
     sweeps.start(created.id);
     expect((await sweeps.wait(created.id)).status).toBe('done');
-    const result = sweeps.result(created.id);
+    const result = sweeps.get(created.id);
     expect(result.jobs.every((j) => j.status === 'done')).toBe(true);
     expect(result.points).toHaveLength(12);
     for (const p of result.points) expect(p.seeds).toEqual([1, 2]);
@@ -89,10 +89,10 @@ describe('SweepManager', () => {
     expect(sweepDeterministic([true, false, null])).toBe(false);
     const { sweeps } = setup({ deterministic: false });
     const created = await sweeps.create({ ...spec, grid: { n: [0], k: [2], r: [1], seeds: [1] } });
-    expect(sweeps.result(created.id).deterministic).toBeNull();
+    expect(sweeps.get(created.id).deterministic).toBeNull();
     sweeps.start(created.id);
     expect((await sweeps.wait(created.id)).status).toBe('done');
-    expect(sweeps.result(created.id).deterministic).toBe(false);
+    expect(sweeps.get(created.id).deterministic).toBe(false);
   });
 
   it('a point read off the largest r equals a job run at that r alone, and costs what that job costs', async () => {
@@ -100,7 +100,7 @@ describe('SweepManager', () => {
     const { id } = await sweeps.create(spec);
     sweeps.start(id);
     await sweeps.wait(id);
-    const result = sweeps.result(id);
+    const result = sweeps.get(id);
     for (const [n, k, r] of [
       [2, 4, 2],
       [0, 2, 1],
@@ -138,7 +138,7 @@ describe('SweepManager', () => {
     const refId = (await ref.sweeps.create(spec)).id;
     ref.sweeps.start(refId);
     await ref.sweeps.wait(refId);
-    const expected = untimed(ref.sweeps.result(refId));
+    const expected = untimed(ref.sweeps.get(refId));
 
     const first = setup({ delayMs: 5 });
     const { id } = await first.sweeps.create(spec);
@@ -162,7 +162,7 @@ describe('SweepManager', () => {
     expect(second.sweeps.list().map((s) => s.id)).toEqual([id]);
     second.sweeps.resume(id);
     expect((await second.sweeps.wait(id)).status).toBe('done');
-    expect(untimed(second.sweeps.result(id))).toEqual(expected);
+    expect(untimed(second.sweeps.get(id))).toEqual(expected);
   });
 
   it("another machine's sweep (shared data folder) counts as running while its heartbeat is fresh, and only then refuses a resume", async () => {

@@ -119,7 +119,7 @@ describe('an experiment budget', () => {
     const free = await plain.sweeps.create(sweepSpec);
     plain.sweeps.start(free.id);
     expect((await plain.sweeps.wait(free.id)).status).toBe('done');
-    const points = (m: SweepManager) => m.result(m.list()[0]!.id).points.map((p) => ({ ...p, seconds: null, perSeed: p.perSeed.map((s) => ({ ...s, cost: { ...s.cost, seconds: null } })) }));
+    const points = (m: SweepManager) => m.get(m.list()[0]!.id).points.map((p) => ({ ...p, seconds: null, perSeed: p.perSeed.map((s) => ({ ...s, cost: { ...s.cost, seconds: null } })) }));
     expect(points(sweeps)).toEqual(points(plain.sweeps));
     expect(done.usage).toEqual(plain.sweeps.summary(free.id).usage);
   });

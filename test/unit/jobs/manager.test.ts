@@ -551,7 +551,8 @@ describe('store migrations and crash during import', () => {
     expect(tables).not.toContain('sweeps');
     expect(tables).not.toContain('model_comparisons');
     expect(migrated.db.prepare(`SELECT id, kind, name, created, status, spec_json, tokens FROM experiments ORDER BY id`).all()).toEqual([
-      { id: 'c1', kind: 'compare', name: 'comparison on sst2', created: '2026-01-02T00:00:00.000Z', status: 'paused', spec_json: JSON.stringify({ spec: record.spec, warnings: ['tight'] }), tokens: 0 },
+      // v12: the comparison's spec in the jobs' words.
+      { id: 'c1', kind: 'compare', name: 'comparison on sst2', created: '2026-01-02T00:00:00.000Z', status: 'paused', spec_json: JSON.stringify({ spec: { taskId: 'sst2', dataPath: twelve, generators: ['/g.gguf'], evaluators: ['/e.gguf', '/f.gguf'], settings }, warnings: ['tight'] }), tokens: 0 },
       { id: 's1', kind: 'sweep', name: 'a sweep', created: '2026-01-01T00:00:00.000Z', status: 'paused', spec_json: '{"grid":{}}', tokens: 42 },
     ]);
     // Cells as the runner keys them; the pair whose job is gone has none (it runs again on resume).

@@ -96,8 +96,8 @@ describe('models API', () => {
     const r = await host.invoke('experiments.start', {
       kind: 'compare',
       spec: {
-        task: 'sst2',
-        dataset: join(dir, 'x.csv'),
+        taskId: 'sst2',
+        dataPath: join(dir, 'x.csv'),
         generators: [join(dir, 'bad.gguf')],
         evaluators: [join(dir, 'bad.gguf')],
         settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' },

@@ -77,7 +77,7 @@ describe('models slice', () => {
     expect(await store.getState().addModelPath('folder', join(dir, 'missing'))).toBe(false);
     expect(store.getState().notices.at(-1)).toMatchObject({ kind: 'error', message: expect.stringMatching(/folder not found/) });
     expect(store.getState().library).toEqual(before);
-    await store.getState().startExperiment({ kind: 'compare', spec: { task: 'sst2', dataset: join(dir, 'none.csv'), generators: ['a.gguf'], evaluators: ['a.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } } });
+    await store.getState().startExperiment({ kind: 'compare', spec: { taskId: 'sst2', dataPath: join(dir, 'none.csv'), generators: ['a.gguf'], evaluators: ['a.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } } });
     expect(store.getState().experimentError.compare).toMatch(/model file not found/);
     expect(store.getState().experimentError.sweep).toBeNull();
   });
