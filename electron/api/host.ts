@@ -92,8 +92,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
       // Forwarded from creation on, so jobs started by any handler group (experiments too) stream;
       // each forward stops when the services close (what these return).
       jobs: (manager) => forwardJobEvents(manager, emit as HostDeps['emit']),
-      sweeps: (manager) => manager.onProgress((p) => emit('experiment.progress', p)),
-      comparisons: (manager) => manager.onProgress((p) => emit('experiment.progress', p)),
+      experiments: (experiments) => experiments.onProgress((p) => emit('experiment.progress', p)),
     },
   });
 

@@ -11,7 +11,7 @@
 // one sequence per row in flight (its `concurrency`, JobManager), the same from every face.
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ComparisonManager, SweepManager } from '../experiments';
+import { Experiments } from '../experiments';
 import { JobManager, Planner, openJobStore, type BackendProvider, type JobStore } from '../jobs';
 import { ModelPool } from '../hold';
 import { defaultThreads } from '../llama/threads';
@@ -51,10 +51,10 @@ export interface ServicesOptions {
   /** Tests: serve models from this provider instead of node-llama-cpp's pool. */
   backendProvider?: BackendProvider;
   /**
-   * Called once when the job manager (or the sweep manager) is first opened, whoever opens it: the
+   * Called once when the job manager (or the experiments) is first opened, whoever opens it: the
    * API host forwards their events from then on.
    */
-  onOpen?: { jobs?(manager: JobManager): Unsubscribe; sweeps?(manager: SweepManager): Unsubscribe; comparisons?(manager: ComparisonManager): Unsubscribe };
+  onOpen?: { jobs?(manager: JobManager): Unsubscribe; experiments?(experiments: Experiments): Unsubscribe };
 }
 
 export interface Services {
@@ -81,10 +81,8 @@ export interface Services {
   jobStore(): JobStore;
   /** The job manager on that store and the pool. */
   jobs(): JobManager;
-  /** Sensitivity sweeps on the same store, jobs and pool. */
-  sweeps(): SweepManager;
-  /** Generator × evaluator comparisons on the same store, jobs and pool. */
-  comparisons(): ComparisonManager;
+  /** Every kind of experiment (sweeps, comparisons) on the same store, jobs and pool. */
+  experiments(): Experiments;
   /** Plans (what a run will cost) over the same store: its cache, past jobs and calibrations; tokenizers only. */
   planner(): Planner;
   /** Pauses running sweeps and jobs (resumable), closes the database, unloads every model. Idempotent. */
@@ -180,8 +178,7 @@ export function openServices(opts: ServicesOptions): Services {
     return m;
   };
   const jobs = lazy(() => managed(new JobManager({ store: store.get(), backends: pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.jobs));
-  const sweeps = lazy(() => managed(new SweepManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.sweeps));
-  const comparisons = lazy(() => managed(new ComparisonManager({ jobs: jobs.get(), store: store.get(), pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.comparisons));
+  const experiments = lazy(() => managed(new Experiments({ jobs: jobs.get(), store: store.get(), pool, lookup: remotes, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.experiments));
   const planner = lazy(() =>
     managed(
       new Planner({
@@ -212,8 +209,7 @@ export function openServices(opts: ServicesOptions): Services {
     },
     jobStore: store.get,
     jobs: jobs.get,
-    sweeps: sweeps.get,
-    comparisons: comparisons.get,
+    experiments: experiments.get,
     planner: planner.get,
     dispose: () => lifetime.dispose(),
   };

@@ -14,68 +14,29 @@
 // every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
 import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { parseModelSpec } from '../common/model-spec';
+import { parseModelPair, parseModelSpec } from '../common/model-spec';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
-import type { ExperimentKind, ExperimentProgressEvent } from '../common/contract/experiments';
-import type { JobStatus } from '../common/contract/jobs';
 import type { JobProgress } from '../common/contract/jobs';
 import { experimentEta } from './experiment-eta';
-import type { TatraBackend } from '../engine/backend';
-import { ExperimentStore, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
+import { ExperimentStore, type ExperimentBudget, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
 import type { JobManager } from '../jobs/manager';
-import type { JobBudget } from '../jobs/usage';
+import { pricedBudget, type JobBudget } from '../jobs/usage';
 import { type Budget, formatBudget } from '../common/plan';
 import { OWNER, ownerLive } from '../jobs/owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from '../jobs/running-work';
 import type { JobStore } from '../jobs/store';
-import type { BackendLease, BackendProvider, JobInfo, JobSpec } from '../jobs/types';
-
-/** A stored status, or `interrupted`: stored as running, but the process that ran it died (a job's words). */
-export type ExperimentStatus = JobStatus;
-
-/** A cell of the grid with the job that runs it (null before it was created). */
-export interface CellState<Cell> {
-  cell: Cell;
-  job: JobInfo | null;
-}
-
-/** What one kind of experiment is; the runner does the rest. */
-export interface ExperimentDefinition<Spec, Cell> {
-  kind: ExperimentKind;
-  /** How messages name it: "sweep", "comparison". */
-  noun: string;
-  /** The cells in run order: the experiment's plan (what a dry run shows, what a budget weighs). */
-  cells(spec: Spec): Cell[];
-  /** A cell's stable key (stored beside its job). */
-  key(cell: Cell): string;
-  /** A cell in messages ("n=2 k=4 seed=1"). */
-  describe(cell: Cell): string;
-  /** The job that runs a cell. */
-  job(experiment: StoredExperiment<Spec>, cell: Cell): Promise<Omit<JobSpec, 'signal'>>;
-  /** Models held while a cell runs and kept while the next cells want them, so each loads once. */
-  hold(spec: Spec, cell: Cell): readonly string[];
-  /** Rows in flight in each job: the held models load with this many sequences. */
-  concurrency(spec: Spec): number;
-  /**
-   * A failed job: 'stop' ends the experiment failed (a sweep's later points would be meaningless);
-   * 'continue' records it and runs the other cells (a comparison's other pairs still count).
-   */
-  onJobFailed: 'stop' | 'continue';
-  /**
-   * Progress events while rows finish come at most this often (0: with every row); a cell's start
-   * and end and every change of status always publish.
-   */
-  publishEveryMs: number;
-  /** Wraps the backends of a cell's job (a sweep shares evaluations between its jobs). */
-  wrap?(role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
-}
+import type { BackendLease, BackendProvider, JobInfo } from '../jobs/types';
+import type { RemoteLookup } from '../remote';
+import type { CellState, ExperimentCells, ExperimentStatus } from './kind';
 
 export interface ExperimentRunnerOptions<Spec, Cell> {
   jobs: JobManager;
   store: JobStore;
   /** Given, held models are leased from it so they stay loaded between jobs. */
   pool?: BackendProvider;
-  definition: ExperimentDefinition<Spec, Cell>;
+  /** Remote entries' own prices, which a job's share of a budget in money counts with. */
+  lookup?: RemoteLookup;
+  definition: ExperimentCells<Spec, Cell>;
 }
 
 interface Runner extends Run {
@@ -91,7 +52,8 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly jobs: JobManager;
   private readonly jobStore: JobStore;
   private readonly pool: BackendProvider | undefined;
-  private readonly def: ExperimentDefinition<Spec, Cell>;
+  private readonly lookup: RemoteLookup | undefined;
+  private readonly def: ExperimentCells<Spec, Cell>;
   private readonly runners = new RunningWork<Runner>('pausing experiments');
   /** The running job's latest progress and when this runner first saw it (ms), per experiment running here: its ETA. */
   private readonly jobProgress = new Map<string, { progress: JobProgress; since: number }>();
@@ -107,6 +69,7 @@ export class ExperimentRunner<Spec, Cell> {
     this.jobs = opts.jobs;
     this.jobStore = opts.store;
     this.pool = opts.pool;
+    this.lookup = opts.lookup;
     this.def = opts.definition;
     this.store = new ExperimentStore<Spec>(opts.store, opts.definition.kind);
   }
@@ -137,11 +100,13 @@ export class ExperimentRunner<Spec, Cell> {
     return exp.owner !== null && ownerLive(exp.owner, exp.updated) ? 'running' : 'interrupted';
   }
 
-  /** Every cell in run order with its job as it stands. */
+  /** Every cell in run order with its job as it stands (and why it has none, when its job could not be created). */
   cellStates(exp: StoredExperiment<Spec>): CellState<Cell>[] {
     const byCell = this.store.jobs(exp.id);
+    const errors = this.cellErrors.get(exp.id);
     return this.def.cells(exp.spec).map((cell) => {
-      const jobId = byCell.get(this.def.key(cell));
+      const key = this.def.key(cell);
+      const jobId = byCell.get(key);
       let job: JobInfo | null = null;
       try {
         job = jobId ? this.jobs.get(jobId) : null;
@@ -150,13 +115,8 @@ export class ExperimentRunner<Spec, Cell> {
         // other error (the database unreadable) is the caller's.
         if (!(e instanceof UserError && e.code === 'job_unknown')) throw e;
       }
-      return { cell, job };
+      return { cell, job, error: job ? null : (errors?.get(key) ?? null) };
     });
-  }
-
-  /** Why a cell has no job this session (its job could not be created), if it failed so. */
-  cellError(id: string, cell: Cell): string | null {
-    return this.cellErrors.get(id)?.get(this.def.key(cell)) ?? null;
   }
 
   /**
@@ -222,7 +182,7 @@ export class ExperimentRunner<Spec, Cell> {
    * Starts (or resumes) the experiment in this process; its jobs run in the background (`wait`).
    * `budget`: a new budget for all its jobs together (a resume may raise it; null removes it).
    */
-  start(idOrPrefix: string, opts: { budget?: JobBudget | null } = {}): StoredExperiment<Spec> {
+  start(idOrPrefix: string, opts: { budget?: ExperimentBudget | null } = {}): StoredExperiment<Spec> {
     const exp = this.find(idOrPrefix);
     if (this.runners.has(exp.id)) return exp;
     if (opts.budget !== undefined) this.store.setBudget(exp.id, opts.budget);
@@ -265,10 +225,16 @@ export class ExperimentRunner<Spec, Cell> {
       if (runner.current) await this.stopJob(runner.current, to).catch((e: unknown) => ignoreEnded(e));
     };
     if (await this.runners.stop(exp.id, to, stopCurrent)) return this.store.get(exp.id)!;
-    // Not running here: stopped as a job is (JobManager.stop), with the same clear errors.
+    // Not running here: stopped as a job is (JobManager.stop), with the same clear errors, and so
+    // are its cells' stopped jobs (a cancelled one's cells say cancelled, as a running one's would).
     const status = this.status(exp);
     refuseStopElsewhere(`${this.def.noun} ${exp.id}`, status === 'done' ? 'done' : status === 'running' ? 'running elsewhere' : 'stopped', `${this.def.kind}_state`);
-    if (status === 'interrupted') this.store.pauseAbandoned(exp.id, exp.owner);
+    if (to === 'cancelled') {
+      for (const { job } of this.cellStates(exp)) if (job && (job.status === 'queued' || job.status === 'paused' || job.interrupted)) await this.stopJob(job.id, to).catch((e: unknown) => ignoreEnded(e));
+    }
+    this.store.stopAbandoned(exp.id, exp.owner, to);
+    // Every change of status publishes, also one no runner here made (a page shows the event's).
+    this.publish(exp.id, true);
     return this.store.get(exp.id)!;
   }
 
@@ -310,16 +276,18 @@ export class ExperimentRunner<Spec, Cell> {
 
   /**
    * How `job` starts as to money, calls or tokens: its share of the experiment's budget (the
-   * budget less what the other jobs spent), `spent` when nothing is left for it; without a budget,
-   * a share an earlier session gave it is dropped.
+   * budget less what the other jobs spent), priced as a job alone is (the experiment's price for
+   * every model, else each remote entry's own); `spent` when nothing is left for it. Without a
+   * budget, a share an earlier session gave it is dropped.
    */
-  private budgetShare(id: string, job: JobInfo): { budget?: JobBudget | null } | 'spent' {
+  private async budgetShare(id: string, job: JobInfo): Promise<{ budget?: JobBudget | null } | 'spent'> {
     const exp = this.store.get(id)!;
     const budget = exp.budget;
     if (!budget) return job.budget ? { budget: null } : {};
     const others = this.cellStates(exp).reduce((sum, s) => sum + (s.job && s.job.id !== job.id ? spentIn(s.job, budget.kind) : 0), 0);
     const limit = budget.limit - others;
-    return limit <= spentIn(job, budget.kind) ? 'spent' : { budget: { ...budget, limit } };
+    if (limit <= spentIn(job, budget.kind)) return 'spent';
+    return { budget: await pricedBudget({ kind: budget.kind, limit }, parseModelPair({ generator: job.generator.path, evaluator: job.evaluator.path }), { price: budget.price, lookup: this.lookup }) };
   }
 
   /**
@@ -380,7 +348,7 @@ export class ExperimentRunner<Spec, Cell> {
         if (job.status === 'done') continue;
         // The experiment's budget, less what its other jobs spent, is this job's: a job stops
         // before exceeding it, so the experiment never does.
-        const share = this.budgetShare(id, job);
+        const share = await this.budgetShare(id, job);
         if (share === 'spent') {
           runner.stop = 'paused';
           runner.stoppedBy = 'budget';
@@ -470,81 +438,4 @@ export function spentIn(job: Pick<JobInfo, 'usage'>, kind: Budget['kind']): numb
 
 function budgetReason(budget: Budget): string {
   return `stopped by its budget (${formatBudget(budget)}): resume it with a larger one`;
-}
-
-/**
- * What every kind of experiment offers, each in its own view of an experiment (a sweep's summary,
- * a comparison's record): start, resume, wait, pause, cancel, export, and one progress event for
- * every kind. A kind says how an experiment is viewed, summed up and written out.
- */
-export abstract class ExperimentManager<Spec, Cell, View, Summary = View> {
-  protected readonly runner: ExperimentRunner<Spec, Cell>;
-  readonly kind: ExperimentKind;
-  private readonly emitter = new EventEmitter();
-
-  constructor(opts: ExperimentRunnerOptions<Spec, Cell>) {
-    this.runner = new ExperimentRunner(opts);
-    this.kind = opts.definition.kind;
-    this.runner.onChange((id) => {
-      const exp = this.runner.store.get(id);
-      if (exp) this.emitter.emit('progress', { kind: this.kind, id: exp.id, status: this.runner.status(exp), progress: this.runner.progress(this.runner.cellStates(exp), exp.id) } satisfies ExperimentProgressEvent);
-    });
-  }
-
-  protected abstract view(exp: StoredExperiment<Spec>): View;
-  /** One line of the history. */
-  abstract summary(id: string): Summary;
-  /** Newest first. */
-  abstract list(): Summary[];
-  /** CSV (one line per point or pair) or JSON (the whole result) at outPath; returns the path written. */
-  abstract export(id: string, format: 'csv' | 'json', outPath: string): Promise<string>;
-
-  /** Whether an id (or unique id prefix) names an experiment of this kind. */
-  has(idOrPrefix: string): boolean {
-    return this.runner.store.findId(idOrPrefix) !== null;
-  }
-
-  /** Progress of any experiment of this kind in this process; returns the unsubscribe function. */
-  onProgress(listener: (event: ExperimentProgressEvent) => void): () => void {
-    this.emitter.on('progress', listener);
-    return () => this.emitter.off('progress', listener);
-  }
-
-  /** Starts (or resumes) it in this process; its jobs run in the background (`wait`). `budget`: for all its jobs together. */
-  start(id: string, opts: { budget?: JobBudget | null } = {}): View {
-    return this.view(this.runner.start(id, opts));
-  }
-
-  resume(id: string, opts: { budget?: JobBudget | null } = {}): View {
-    return this.start(id, opts);
-  }
-
-  async wait(id: string): Promise<View> {
-    return this.view(await this.runner.wait(id));
-  }
-
-  /** Stops after pausing the running job (its finished rows stay); resumable. */
-  async pause(id: string): Promise<View> {
-    return this.view(await this.runner.pause(id));
-  }
-
-  /** Stops after cancelling the running job; still resumable explicitly. */
-  async cancel(id: string): Promise<View> {
-    return this.view(await this.runner.cancel(id));
-  }
-
-  /** Its budget as stored (with the prices a money budget counts with), or null. */
-  budgetOf(id: string): JobBudget | null {
-    return this.runner.find(id).budget;
-  }
-
-  /** Whether this process runs it now. */
-  isRunningHere(id: string): boolean {
-    return this.runner.isRunningHere(this.runner.find(id).id);
-  }
-
-  /** Pauses every experiment of this kind running in this process (resumable). */
-  dispose(): Promise<void> {
-    return this.runner.dispose();
-  }
 }

@@ -4,12 +4,21 @@
 // grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
 import type { StoredJobStatus } from '../common/contract/jobs';
 import type { ExperimentKind } from '../common/contract/experiments';
+import type { Budget, Price } from '../common/plan';
 import { newStoreId, type JobStore } from './store';
-import type { JobBudget } from './usage';
 
 /** What the store records; `interrupted` is worked out from the owner's liveness. */
 /** A job's stored words (one vocabulary for every kind of work). */
 export type StoredExperimentStatus = StoredJobStatus;
+
+/**
+ * What an experiment's jobs together stop before exceeding, and the price every model counts with
+ * when one was given (else each job's share is priced by its remote entries' own prices, as a job
+ * alone is: usage.ts pricedBudget).
+ */
+export interface ExperimentBudget extends Budget {
+  price?: Price;
+}
 
 export type ExperimentClaim = { claimed: true } | { claimed: false; reason: 'unknown' | 'done' | 'running' };
 
@@ -26,7 +35,7 @@ export interface StoredExperiment<Spec> {
   /** Who runs it ("host:pid", jobs/owner.ts), or null. */
   owner: string | null;
   /** What its jobs together stop before exceeding; null: none. A resume may raise it. */
-  budget: JobBudget | null;
+  budget: ExperimentBudget | null;
   /** `budget`: it last stopped because its budget would have been exceeded. */
   stoppedBy: 'budget' | null;
 }
@@ -51,11 +60,11 @@ export class ExperimentStore<Spec> {
   }
 
   private toExperiment({ spec_json, budget_json, ...r }: ExperimentDbRow): StoredExperiment<Spec> {
-    return { ...r, spec: JSON.parse(spec_json) as Spec, budget: budget_json ? (JSON.parse(budget_json) as JobBudget) : null, stoppedBy: r.stoppedBy === 'budget' ? 'budget' : null };
+    return { ...r, spec: JSON.parse(spec_json) as Spec, budget: budget_json ? (JSON.parse(budget_json) as ExperimentBudget) : null, stoppedBy: r.stoppedBy === 'budget' ? 'budget' : null };
   }
 
   /** Sets (or, with null, removes) the experiment's budget: a resume may raise it. */
-  setBudget(id: string, budget: JobBudget | null): void {
+  setBudget(id: string, budget: ExperimentBudget | null): void {
     this.db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`).run(budget ? JSON.stringify(budget) : null, id);
   }
 
@@ -126,9 +135,15 @@ export class ExperimentStore<Spec> {
     );
   }
 
-  /** An experiment whose runner died (`owner`) marked paused; not if another process claimed it meanwhile. */
-  pauseAbandoned(id: string, owner: string | null): void {
-    this.db.prepare(`UPDATE experiments SET status = 'paused', owner = NULL, updated = ? WHERE id = ? AND status = 'running' AND owner IS ?`).run(new Date().toISOString(), id, owner);
+  /**
+   * An experiment no process runs, stopped as `to`: one left running by a runner that died
+   * (`owner`), not if another process claimed it meanwhile, or one queued or paused (a failed or
+   * cancelled one keeps its outcome).
+   */
+  stopAbandoned(id: string, owner: string | null, to: 'paused' | 'cancelled'): void {
+    this.db
+      .prepare(`UPDATE experiments SET status = ?, owner = NULL, updated = ? WHERE id = ? AND (status IN ('queued', 'paused') OR (status = 'running' AND owner IS ?))`)
+      .run(to, new Date().toISOString(), id, owner);
   }
 
   jobOf(id: string, cell: string): string | null {

@@ -30,7 +30,7 @@ import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
 import { PROGRESS_EVERY_MS, PROGRESS_TICK_MS, countCalls, inputSize, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, startRows, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
-import { BudgetExhausted, UsageMeter, rowCalls, type JobBudget } from './usage';
+import { BudgetExhausted, UsageMeter, checkJobBudget, rowCalls, type JobBudget } from './usage';
 import type {
   BackendLease,
   BackendProvider,
@@ -73,14 +73,6 @@ export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBac
 interface Runner extends Run {
   /** What this session spends, on top of what the job had spent; holds the budget. */
   meter: UsageMeter;
-}
-
-/** A budget as stored: a money budget needs a price to count with. */
-function checkBudget(budget: JobBudget): JobBudget {
-  if (budget.kind === 'usd' && !budget.prices?.generator && !budget.prices?.evaluator) {
-    throw new UserError('a budget in usd needs a price: --price-in and --price-out, or a remote model whose entry has one', 'bad_option');
-  }
-  return budget;
 }
 
 /** How results are read: rows below `minConfidence` are abstained (selective prediction). */
@@ -293,7 +285,7 @@ export class JobManager {
       limit: spec.limit ?? null,
       baseline: spec.baseline ?? false,
       concurrency,
-      budget: spec.budget ? checkBudget(spec.budget) : null,
+      budget: spec.budget ? checkJobBudget(spec.budget) : null,
     });
     await importRows(this.store, id, reader, { task, mapping, labels: [...valid], suggest, explicitMap, dataPath: spec.dataset.path, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) });
     const job = this.get(id);
@@ -331,7 +323,7 @@ export class JobManager {
       throw new UserError(`job ${job.id} is running in another process`, 'job_state');
     }
     for (const c of changed) this.store.setModel(job.id, c.role, acceptChange(c.before, c.now));
-    if (opts.budget !== undefined) this.store.setBudget(job.id, opts.budget ? checkBudget(opts.budget) : null);
+    if (opts.budget !== undefined) this.store.setBudget(job.id, opts.budget ? checkJobBudget(opts.budget) : null);
     const claimed = this.store.getJob(job.id)!;
     const ac = new AbortController();
     // Every request of every row in flight listens on this one signal; that is not a leak.

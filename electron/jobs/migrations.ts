@@ -6,7 +6,7 @@ import { UserError } from '../common/errors';
 import { compressStoredText, storedCacheKey, unpackText } from './stored-text';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 /** SQL, or a step that needs code (it runs inside the version's transaction). */
 type Migration = string | ((db: Database.Database) => void);
@@ -272,6 +272,14 @@ const MIGRATIONS: Migration[] = [
   (db) => {
     renameComparisonSpecFields(db);
   },
+  // v14: an experiment's budget keeps the price every model counts with when one was given (the
+  // same for every kind: each job's share is priced when it starts, as a job alone is), where it
+  // kept a generator's and an evaluator's price, which one pair of models has but not a grid of
+  // them. A budget that held one price for both keeps it; one whose two differed held the remote
+  // entries' own prices, which each job's share reads again.
+  (db) => {
+    keepOnePrice(db);
+  },
 ];
 
 /** The v13 names of a comparison spec's fields, old → new. */
@@ -293,17 +301,38 @@ function renameComparisonSpecFields(db: Database.Database): void {
   }
 }
 
-/** A stored comparison's spec, or null for a row that does not hold one (left as it is, as it read before). */
-function parsedSpec(json: string): { spec: Record<string, unknown> } | null {
-  let value: unknown;
+function keepOnePrice(db: Database.Database): void {
+  const rows = db.prepare(`SELECT id, budget_json FROM experiments WHERE budget_json IS NOT NULL`).all() as { id: string; budget_json: string }[];
+  const update = db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`);
+  for (const row of rows) {
+    const budget = parsedObject(row.budget_json);
+    if (!budget) continue;
+    const { prices, ...rest } = budget as { prices?: { generator?: unknown; evaluator?: unknown } };
+    const one = prices?.generator ?? null;
+    const same = one !== null && JSON.stringify(one) === JSON.stringify(prices?.evaluator ?? null);
+    update.run(JSON.stringify({ ...rest, ...(same ? { price: one } : {}) }), row.id);
+  }
+}
+
+/** JSON text as an object, or null for text that does not hold one (left as it is, as it read before). */
+function parsedObject(json: string): Record<string, unknown> | null {
   try {
-    value = JSON.parse(json);
+    return asObject(JSON.parse(json));
   } catch (e) {
     if (e instanceof SyntaxError) return null;
     throw e;
   }
-  const spec = typeof value === 'object' && value !== null ? (value as { spec?: unknown }).spec : undefined;
-  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (value as { spec: Record<string, unknown> }) : null;
+}
+
+function asObject(value: unknown): Record<string, unknown> | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
+
+/** A stored comparison: its spec's fields are renamed; null for a row that holds none. */
+function parsedSpec(json: string): { spec: Record<string, unknown> } | null {
+  const value = parsedObject(json);
+  const spec = asObject(value?.spec);
+  return value && spec ? { ...value, spec } : null;
 }
 
 /** Brings the open file `path` up to SCHEMA_VERSION, each version in its own transaction; a file from a newer version is refused. */

@@ -40,14 +40,12 @@ export async function pricedBudget(budget: Budget, models: { generator: ModelSpe
   return { kind: budget.kind, limit: budget.limit, prices: { generator: await priceOf(models.generator), evaluator: await priceOf(models.evaluator) } };
 }
 
-/**
- * A budget over jobs on many models (a comparison's pairs): one price for all of them, given now
- * or kept from the budget it replaces; a money budget needs one.
- */
-export function sharedPriceBudget(budget: Budget, price: Price | undefined, before?: JobBudget | null): JobBudget {
-  const p = price ?? before?.prices?.generator ?? null;
-  if (budget.kind === 'usd' && !p) throw new UserError('a budget in usd over several models needs one price for all of them: --price-in and --price-out', 'bad_option');
-  return { kind: budget.kind, limit: budget.limit, prices: { generator: p, evaluator: p } };
+/** A budget as stored: a money budget needs a price to count with. */
+export function checkJobBudget(budget: JobBudget): JobBudget {
+  if (budget.kind === 'usd' && !budget.prices?.generator && !budget.prices?.evaluator) {
+    throw new UserError('a budget in usd needs a price: --price-in and --price-out, or a remote model whose entry has one', 'bad_option');
+  }
+  return budget;
 }
 
 /** Thrown instead of sending a batch that could exceed the budget. */

@@ -3,9 +3,10 @@
 // (n = 0, 1) on synthetic GGUFs, each a two-job grid, are killed with SIGKILL in a child process
 // once the first job is done and the second has rows committed; `list` shows it interrupted,
 // `resume ID` finishes it, and every cell ran as exactly one job, every row of it classified once
-// (the rows committed before the kill are kept as they were, not classified again).
+// (the rows committed before the kill are kept as they were, not classified again). And both
+// kinds are cancelled and exported from the CLI alike.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -104,4 +105,30 @@ it.each(kinds)('a SIGKILLed $kind resumes with every job and every row exactly o
   const again = json<unknown>((await cli([kind, 'resume', listed!.id, '--json', '--data-dir', dataDir])).stdout);
   expect(cells(again).map((c) => c.jobId)).toEqual(cells(resumed).map((c) => c.jobId));
   expect(doneRows(dataDir)).toEqual(after);
+}, 1_200_000);
+
+it.each(kinds)('a stopped $kind is cancelled and exported from the CLI, as the other kind is', async ({ kind, start, cells, status }) => {
+  const [a, b] = [await tinyModelPath(), await tinyModelBPath()];
+  const data = join(dir, `${kind}-stopped.csv`);
+  writeReviewsCsv(data, ROWS);
+  const dataDir = join(dir, `${kind}-stopped`);
+  // A budget of one call stops it before its first job sends anything: paused, nothing done.
+  const started = json<{ id: string; status: string; stoppedBy: string | null }>((await cli([...start(a, b, data), '--threads', '1', '--json', '--budget', 'calls=1', '--data-dir', dataDir])).stdout);
+  expect(started).toMatchObject({ status: 'paused', stoppedBy: 'budget' });
+
+  const cancelled = json<unknown>((await cli([kind, 'cancel', started.id.slice(0, 6), '--json', '--data-dir', dataDir])).stdout);
+  expect(status(cancelled)).toBe('cancelled');
+  expect(cells(cancelled).every((c) => c.status === 'cancelled')).toBe(true);
+
+  const out = join(dir, `${kind}-export`);
+  const exported = json<unknown>((await cli([kind, 'export', started.id, '--out', out, '--json', '--data-dir', dataDir])).stdout);
+  const lines = readFileSync(join(out, `${started.id}.csv`), 'utf8').trimEnd().split('\r\n');
+  // A header and one line per point (a sweep's, 2 n × 1 k × 1 r) or per pair (a comparison's, 2 × 1).
+  expect(lines).toHaveLength(3);
+  expect(JSON.parse(readFileSync(join(out, `${started.id}.json`), 'utf8'))).toEqual(exported);
+  await expect(cli([kind, 'export', started.id, '--data-dir', dataDir])).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--out <dir>/) });
+
+  // Cancelled is not done: a resume with a budget that covers it runs it to the end.
+  const resumed = json<unknown>((await cli([kind, 'resume', started.id, '--threads', '1', '--json', '--budget', 'calls=100000', '--data-dir', dataDir])).stdout);
+  expect(status(resumed)).toBe('done');
 }, 1_200_000);

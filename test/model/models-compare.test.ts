@@ -8,7 +8,8 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type BackendProvider, type JobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
-import { ComparisonManager } from '../../electron/experiments';
+import { Experiments } from '../../electron/experiments';
+import { resolveTask } from '../../electron/tasks';
 import { comparisonMatrix, type ComparisonResult } from '../../electron/common/contract/comparisons';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { ggufMutants } from '../helpers/gguf-mutants';
@@ -50,7 +51,7 @@ describe('comparisons on real models', () => {
     };
     const jobs = new JobManager({ store, backends: watched, defaultConcurrency: 2 });
     const progress: ComparisonResult[] = [];
-    const manager = new ComparisonManager({ jobs, pool: watched, store });
+    const manager = new Experiments({ jobs, pool: watched, store, resolveTask: (ref) => resolveTask(ref) }).of('compare');
     manager.onProgress((e) => {
       const r = manager.get(e.id);
       progress.push(r);
@@ -66,8 +67,9 @@ describe('comparisons on real models', () => {
       limit: 3,
       labelMap: { '0': 'negative', '1': 'positive' },
     });
-    manager.start(id);
-    const record = await manager.wait(id);
+    await manager.start(id);
+    await manager.wait(id);
+    const record = manager.get(id);
 
     expect(record.status).toBe('done');
     expect(record.warnings).toEqual([]);
@@ -124,7 +126,7 @@ describe('comparisons on real models', () => {
     expect(pool.loaded()).toEqual([]);
 
     // Recorded for the UI, and progress was streamed.
-    const comparisons = new ComparisonManager({ jobs, store });
+    const comparisons = new Experiments({ jobs, store, resolveTask: (ref) => resolveTask(ref) }).of('compare');
     expect(comparisons.list().map((c) => c.id)).toContain(record.id);
     expect(comparisons.get(record.id).pairs.map((p) => p.accuracy)).toEqual(record.pairs.map((p) => p.accuracy));
     expect(progress.some((r) => r.pairs.some((p) => p.status === 'running'))).toBe(true);
@@ -132,18 +134,19 @@ describe('comparisons on real models', () => {
 
   it('stops on cancel: the running job is cancelled, later pairs never start, nothing stays loaded', async () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
-    const manager = new ComparisonManager({ jobs, store, pool });
+    const manager = new Experiments({ jobs, store, pool, resolveTask: (ref) => resolveTask(ref) }).of('compare');
     const { id } = await manager.create({ taskId: 'sst2', dataPath: csv, generators: [a, b], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 99, scope: 'run' } });
     // Cancel as the first pair's first row is committed: the cancel reaches the running job before
     // this listener returns (no await comes first), so the job's other two rows never finish.
-    let cancelling: Promise<ComparisonResult> | null = null;
+    let cancelling: Promise<unknown> | null = null;
     jobs.on('row', () => {
       cancelling ??= manager.cancel(id);
     });
-    manager.start(id);
+    await manager.start(id);
     await manager.wait(id);
     expect(cancelling).not.toBeNull();
-    const record = await cancelling!;
+    await cancelling;
+    const record = manager.get(id);
     expect(record.status).toBe('cancelled');
     expect(record.pairs[0]!.status).toBe('cancelled');
     expect(record.pairs[1]).toMatchObject({ status: 'cancelled', jobId: null });
@@ -157,7 +160,7 @@ describe('comparisons on real models', () => {
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
     const before = jobs.list().length;
     await expect(
-      new ComparisonManager({ jobs, store }).create({ taskId: 'sst2', dataPath: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }),
+      new Experiments({ jobs, store, resolveTask: (ref) => resolveTask(ref) }).of('compare').create({ taskId: 'sst2', dataPath: csv, generators: [a], evaluators: [bad], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }),
     ).rejects.toThrow(/not a GGUF model/);
     expect(jobs.list().length).toBe(before);
   });
@@ -175,10 +178,11 @@ describe('comparisons on real models', () => {
       },
     };
     const jobs = new JobManager({ store, backends: counted, defaultConcurrency: 1 });
-    const manager = new ComparisonManager({ jobs, store, pool: counted });
+    const manager = new Experiments({ jobs, store, pool: counted, resolveTask: (ref) => resolveTask(ref) }).of('compare');
     const { id } = await manager.create({ taskId: 'sst2', dataPath: csv, generators: [refused, a], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 5, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
-    manager.start(id);
-    const record = await manager.wait(id);
+    await manager.start(id);
+    await manager.wait(id);
+    const record = manager.get(id);
 
     // A comparison holds each generator for all its pairs.
     const failed = record.pairs.find((p) => p.generator === refused)!;
@@ -200,11 +204,12 @@ describe('comparisons on real models', () => {
     const gone = join(dir, 'gone.gguf');
     await copyFile(a, gone);
     const jobs = new JobManager({ store, backends: pool, defaultConcurrency: 1 });
-    const manager = new ComparisonManager({ jobs, store, pool });
+    const manager = new Experiments({ jobs, store, pool, resolveTask: (ref) => resolveTask(ref) }).of('compare');
     const { id } = await manager.create({ taskId: 'sst2', dataPath: csv, generators: [a, gone], evaluators: [a], settings: { n: 1, k: 2, r: 1, seed: 6, scope: 'run' }, limit: 1, labelMap: { '0': 'negative', '1': 'positive' } });
     await rm(gone);
-    manager.start(id);
-    const record = await manager.wait(id);
+    await manager.start(id);
+    await manager.wait(id);
+    const record = manager.get(id);
     expect(record.status).toBe('failed');
     expect(record.pairs.find((p) => p.generator === a)).toMatchObject({ status: 'done' });
     const failed = record.pairs.find((p) => p.generator === gone)!;

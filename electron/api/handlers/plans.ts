@@ -1,10 +1,10 @@
 // Plans beside every Start button: what a classify, an evaluation, a sweep or a comparison would
 // cost, made by the one planner of the composition root (jobs/planner.ts) from the same input the
-// Start button sends. Nothing runs; only the models' tokenizers are read.
+// Start button sends (an experiment's through its kind's definition). Nothing runs; only the
+// models' tokenizers are read.
 import { parseModelPair } from '../../common/model-spec';
 import type { plansMethods } from '../../common/contract/plans';
 import type { Price } from '../../common/plan';
-import { planComparison } from '../../experiments';
 import type { HandlerGroup, HostDeps } from '../deps';
 
 export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMethods> {
@@ -20,8 +20,8 @@ export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMe
     handlers: {
       'plans.classify': async (input) => planner().classify({ ...(await run(input)), settings: input.settings, input: input.input }),
       'plans.job': async (input) => planner().eval({ ...(await run(input)), settings: input.settings, data: data(input), baseline: input.baseline }),
-      'plans.sweep': async (input) => planner().sweep({ ...(await run(input)), grid: input.grid, data: data(input), ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}) }),
-      'plans.compare': async ({ price, ...spec }) => planComparison(planner(), (ref) => deps.services.tasks.resolve(ref), spec, price),
+      'plans.sweep': async ({ price, ...input }) => deps.services.experiments().plan('sweep', input, planner(), price ? { price } : {}),
+      'plans.compare': async ({ price, ...input }) => deps.services.experiments().plan('compare', input, planner(), price ? { price } : {}),
     },
   };
 }

@@ -1,23 +1,22 @@
 // `tatra compare`: the paper's cross-model study on your data, as one resumable experiment: every
 // (generator, evaluator) pair runs as an evaluation job (kept in the job history); evaluators
 // sharing a generator see the same cached examples and paraphrases. `tatra compare resume ID`
-// after Ctrl-C or a kill; `list`, `show ID`. Prints the pair table and the generator × evaluator
-// matrix. Thin: experiments/compare.ts does the work.
+// after Ctrl-C or a kill; `list`, `show ID`, `cancel ID`, `export ID --out DIR` as for sweeps
+// (cli/experiment-run.ts). Prints the pair table and the generator × evaluator matrix. Thin:
+// experiments/compare.ts does the work.
 import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { modelLabel } from '../../common/model-spec';
 import { comparisonMatrix, type ComparisonResult } from '../../common/contract/comparisons';
-import type { ComparisonManager } from '../../experiments';
-import { sharedPriceBudget, type JobBudget } from '../../jobs';
-import { planComparison } from '../../experiments';
+import type { ExperimentManagers } from '../../experiments';
 import type { Budget } from '../../common/plan';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
-import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelArgument, parseLabelMap, tatraSettingsFrom } from '../options';
+import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelArgument, outputFolder, parseLabelMap, tatraSettingsFrom } from '../options';
 import { type CliServices, withCliServices } from '../session';
 import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, printPlan } from '../plan';
-import { runExperimentToEnd } from '../experiment-run';
-import { duration, err, out, outJson, pct, table } from '../ui';
+import { type ExperimentCli, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
+import { duration, err, pct, table } from '../ui';
 
 interface CompareCliOptions extends TatraSettingsCliOptions, PlanCliOptions {
   task?: string;
@@ -33,6 +32,7 @@ interface CompareCliOptions extends TatraSettingsCliOptions, PlanCliOptions {
   concurrency: number;
   dataDir?: string;
   json?: boolean;
+  out?: string;
   budget?: Budget;
 }
 
@@ -99,7 +99,7 @@ function splitList(v: string | undefined, flag: string): string[] {
 }
 
 /** A line per pair as its status changes (stderr), until the comparison ends. */
-function pairLines(comparisons: ComparisonManager, id: string): () => void {
+function pairLines(comparisons: ExperimentManagers['compare'], id: string): () => void {
   const lastStatus = new Map<number, string>();
   return () => {
     const r = comparisons.get(id);
@@ -113,17 +113,15 @@ function pairLines(comparisons: ComparisonManager, id: string): () => void {
   };
 }
 
-/** Runs (or resumes) a comparison to its end with a line per pair as its status changes; Ctrl-C pauses it. */
-function runToEnd(comparisons: ComparisonManager, id: string, quiet: boolean, budget?: JobBudget): Promise<ComparisonResult> {
-  return runExperimentToEnd(comparisons, id, { noun: 'comparison', resumeCommand: 'tatra compare resume', progressOf: (r) => r.progress, quiet, onEvent: pairLines(comparisons, id), budget });
-}
-
-function printRecord(rec: ComparisonResult, json: boolean): void {
-  // --json: what experiments.get answers.
-  if (json) outJson({ kind: 'compare', ...rec });
-  else out(formatComparison(rec));
-  if (rec.status === 'failed') process.exitCode = 1;
-}
+/** How a comparison reads on a terminal. */
+const COMPARE_CLI: ExperimentCli<'compare'> = {
+  kind: 'compare',
+  noun: 'comparison',
+  command: 'compare',
+  format: formatComparison,
+  listLine: (c) => `${c.id}  [${c.status}]  pairs ${c.progress.jobsDone}/${c.progress.jobsTotal}  ${c.taskId} on ${c.dataPath}`,
+  progressLines: pairLines,
+};
 
 async function newComparison(services: CliServices, opts: CompareCliOptions): Promise<void> {
   if (!opts.task) throw new UserError('give the task with --task <id|file>', 'bad_option');
@@ -142,24 +140,19 @@ async function newComparison(services: CliServices, opts: CompareCliOptions): Pr
     ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
   };
   const price = priceFrom(opts);
-  if (opts.dryRun) return printPlan(await planComparison(services.planner(), (ref) => services.tasks.resolve(ref), spec, price), opts.json === true);
-  const budget = opts.budget ? sharedPriceBudget(opts.budget, price) : undefined;
-  const comparisons = services.comparisons();
-  const created = await comparisons.create(spec);
-  if (!opts.json) err(`comparison ${created.id}: ${created.pairs.length} pairs; resume after a stop with: tatra compare resume ${created.id}`);
-  printRecord(await runToEnd(comparisons, created.id, opts.json === true, budget), opts.json === true);
+  const comparisons = services.experiments().of('compare');
+  if (opts.dryRun) return printPlan(await comparisons.plan(spec, services.planner(), price ? { price } : {}), opts.json === true);
+  // An export folder that cannot be one is refused now, not after the whole comparison ran.
+  if (opts.out) await outputFolder(resolve(opts.out), outWhat(COMPARE_CLI));
+  const created = await comparisons.create(spec, { ...(opts.budget ? { budget: opts.budget } : {}), ...(price ? { price } : {}) });
+  if (!opts.json) err(`comparison ${created.id}: ${created.progress.jobsTotal} pairs; resume after a stop with: tatra compare resume ${created.id}`);
+  const result = await runExperimentToEnd(COMPARE_CLI, comparisons, created.id, { quiet: opts.json === true });
+  await exportTo(COMPARE_CLI, comparisons, created.id, opts.out);
+  printResult(COMPARE_CLI, result, opts.json === true);
 }
 
 export function registerCompare(program: Command): void {
-  // `resume ID` and `show ID` are arguments, not commander subcommands: those would share the
-  // options' names with this command, which would take them from the subcommand.
-  const cmd = program
-    .command('compare')
-    .description('compare generator × evaluator pairs on one task and data set (each pair is an evaluation job; one resumable experiment)')
-    .argument('[action]', 'list (every comparison), resume <id> (continue a paused, interrupted, cancelled or failed one) or show <id>; none: start a new comparison')
-    .argument('[id]', 'comparison id (or a unique prefix) for resume and show')
-    .option('--task <id|file>', 'task id or task JSON file (required for a new comparison)')
-    .option('--data <file>', 'CSV, TSV or JSONL file with gold labels (required for a new comparison)')
+  const cmd = experimentCommand(program, COMPARE_CLI, 'compare generator × evaluator pairs on one task and data set (each pair is an evaluation job; one resumable experiment)')
     .option('--generators <a.gguf,b.gguf>', 'comma-separated generator models (required for a new comparison)')
     .option('--evaluators <a.gguf,b.gguf>', 'comma-separated evaluator models (required for a new comparison)');
   addPlanOptions(addRuntimeOptions(addTatraSettingsOptions(cmd)))
@@ -169,26 +162,10 @@ export function registerCompare(program: Command): void {
     .option('--label-map <a=b,...>', 'gold value → task label (default: suggested)')
     .option(CONCURRENCY.flags, CONCURRENCY.help, intOption(CONCURRENCY.flag, CONCURRENCY.min, CONCURRENCY.maxRemote), CONCURRENCY.default)
     .option('--data-dir <dir>', 'data folder holding the job database')
-    .option('--json', 'print the comparison record as JSON (list: an array of summaries)')
+    .option('--out <dir>', 'also write <comparison id>.csv (one line per pair) and <comparison id>.json into this folder')
+    .option('--json', 'print the comparison as one JSON object (list: an array of summaries)')
     .addOption(budgetOption())
     .action((action: string | undefined, id: string | undefined, opts: CompareCliOptions) =>
-      withCliServices(opts, async (services) => {
-        if (action === undefined) return newComparison(services, opts);
-        const comparisons = services.comparisons();
-        if (action === 'list') {
-          const all = comparisons.list();
-          // --json: what experiments.list answers for comparisons.
-          if (opts.json) outJson(all.map((c) => ({ kind: 'compare', ...c })));
-          else if (all.length === 0) out('no comparisons yet');
-          else for (const c of all) out(`${c.id}  [${c.status}]  pairs ${c.progress?.jobsDone ?? 0}/${c.progress?.jobsTotal ?? 0}  ${c.taskId} on ${c.dataPath}`);
-          return;
-        }
-        if (action !== 'resume' && action !== 'show') throw new UserError(`unknown compare action "${action}": use list, resume <id> or show <id>, or no action to start a comparison`, 'bad_option');
-        if (!id) throw new UserError(`give the comparison id: tatra compare ${action} <id>`, 'bad_option');
-        const rec = comparisons.get(id);
-        // A new budget for its pairs together, with the price given now or the one it had.
-        const budget = opts.budget ? sharedPriceBudget(opts.budget, priceFrom(opts), comparisons.budgetOf(rec.id)) : undefined;
-        printRecord(action === 'resume' && rec.status !== 'done' ? await runToEnd(comparisons, rec.id, opts.json === true, budget) : rec, opts.json === true);
-      }),
+      withCliServices(opts, (services) => (action === undefined ? newComparison(services, opts) : experimentAction(services, COMPARE_CLI, action, id, opts))),
     );
 }

@@ -1,20 +1,19 @@
 // `tatra sweep`: the paper's sensitivity study (docs/method.md §12) as one resumable experiment:
 // `tatra sweep --task sst2 --data f.csv --model m.gguf -n 0,1,2,5,10 -k 4,8,16 -r 1,3,5,10,15 --seeds 1,2,3`
-// and `tatra sweep resume ID` after Ctrl-C or a kill. Thin: experiments/sweep.ts does the work.
-import { join, resolve } from 'node:path';
+// and `tatra sweep resume ID` after Ctrl-C or a kill; `list`, `show ID`, `cancel ID`, `export ID
+// --out DIR` as for comparisons (cli/experiment-run.ts). Thin: experiments/sweep.ts does the work.
+import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import type { SweepPoint, SweepResult, SweepSummary } from '../../common/contract/sweeps';
+import type { SweepPoint, SweepResult } from '../../common/contract/sweeps';
 import { UserError } from '../../common/errors';
-import { parseModelPair } from '../../common/model-spec';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
-import type { SweepManager } from '../../experiments';
-import { type JobBudget, openDataset } from '../../jobs';
+import { openDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
-import { runExperimentToEnd } from '../experiment-run';
-import { err, eta, out, outJson, pct as percent, table } from '../ui';
-import { type PlanCliOptions, addPlanOptions, budgetOption, jobBudgetFrom, priceFrom, withPlan } from '../plan';
+import { type ExperimentCli, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
+import { err, eta, pct as percent, table } from '../ui';
+import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, withPlan } from '../plan';
 import type { Budget } from '../../common/plan';
 
 /** Parses `0,1,2,5,10` into whole numbers within [min, max]. */
@@ -87,42 +86,22 @@ export function formatSweep(result: SweepResult): string {
   ].join('\n');
 }
 
-/** Runs a sweep to its end with a line per finished job on stderr; Ctrl-C pauses it. */
-function runSweep(sweeps: SweepManager, id: string, quiet: boolean, budget?: JobBudget): Promise<SweepSummary> {
-  let lastJobs = -1;
-  return runExperimentToEnd(sweeps, id, {
-    budget,
-    noun: 'sweep',
-    resumeCommand: 'tatra sweep resume',
-    progressOf: (s) => s.progress,
-    quiet,
-    // A line per finished job.
-    onEvent: ({ progress: p }) => {
+/** How a sweep reads on a terminal: a line per finished job while it runs. */
+const SWEEP_CLI: ExperimentCli<'sweep'> = {
+  kind: 'sweep',
+  noun: 'sweep',
+  command: 'sweep',
+  format: formatSweep,
+  listLine: (s) => `${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}`,
+  progressLines: (_sweeps, id) => {
+    let lastJobs = -1;
+    return ({ progress: p }) => {
       if (p.jobsDone === lastJobs) return;
       lastJobs = p.jobsDone;
       err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta(p.etaSeconds)}`);
-    },
-  });
-}
-
-const SWEEP_OUT = 'a sweep writes <sweep id>.csv and <sweep id>.json into it';
-
-async function finish(sweeps: SweepManager, id: string, opts: SweepRuntimeOptions): Promise<void> {
-  const result = sweeps.get(id);
-  if (opts.out) {
-    const dir = await outputFolder(resolve(opts.out), SWEEP_OUT);
-    await sweeps.export(id, 'csv', join(dir, `${id}.csv`));
-    await sweeps.export(id, 'json', join(dir, `${id}.json`));
-    err(`exported ${join(dir, `${id}.csv`)} and ${id}.json`);
-  }
-  // --json: what experiments.get answers.
-  if (opts.json) outJson({ kind: 'sweep', ...result });
-  else out(formatSweep(result));
-  if (result.status === 'failed') {
-    err(`tatra: sweep ${id} failed: ${result.error ?? 'unknown error'}`);
-    process.exitCode = 1;
-  }
-}
+    };
+  },
+};
 
 function addSweepRuntimeOptions(cmd: Command): Command {
   return addRuntimeOptions(cmd)
@@ -133,15 +112,7 @@ function addSweepRuntimeOptions(cmd: Command): Command {
 }
 
 export function registerSweep(program: Command): void {
-  // `resume ID` and `show ID` are arguments, not commander subcommands: those would share the
-  // runtime options' names with this command, which would take them from the subcommand.
-  const cmd = program
-    .command('sweep')
-    .description('sensitivity sweep over n, k, r and seeds on a labelled data file: one resumable experiment, shared work paid once')
-    .argument('[action]', 'list (every sweep), resume <id> (continue a paused, interrupted or failed sweep) or show <id> (its points so far); none: start a new sweep')
-    .argument('[id]', 'sweep id (or a unique prefix) for resume and show')
-    .option('--task <id|file>', 'task id (see `tatra tasks list`) or a task JSON file (required for a new sweep)')
-    .option('--data <file>', 'CSV, TSV or JSONL file with gold labels (required for a new sweep)')
+  const cmd = experimentCommand(program, SWEEP_CLI, 'sensitivity sweep over n, k, r and seeds on a labelled data file: one resumable experiment, shared work paid once')
     .option('--text-col <column>', 'column holding the input (default: guessed)')
     .option('--label-col <column>', 'column holding the gold label (default: guessed)')
     .option('--label-map <a=b,...>', 'gold value → task label, e.g. 0=negative,1=positive (default: suggested)')
@@ -156,31 +127,8 @@ export function registerSweep(program: Command): void {
     .addOption(budgetOption())
     .action(async (action: string | undefined, id: string | undefined, opts: SweepCliOptions) => {
       if (action === undefined) return newSweep(opts);
-      if (action === 'list') return listSweeps(opts);
-      if (action !== 'resume' && action !== 'show') throw new UserError(`unknown sweep action "${action}": use list, resume <id> or show <id>, or no action to start a sweep`, 'bad_option');
-      if (!id) throw new UserError(`give the sweep id: tatra sweep ${action} <id>`, 'bad_option');
-      if (opts.out) await outputFolder(resolve(opts.out), SWEEP_OUT);
-      await withCliServices(opts, async (services) => {
-        const sweeps = services.sweeps();
-        const s = sweeps.summary(id);
-        // A new budget for its jobs together, counted with the prices it had (or given now).
-        const before = sweeps.budgetOf(s.id);
-        const budget = opts.budget ? await jobBudgetFrom(opts, services.remotes, parseModelPair(s)).then((b) => (b && before?.prices && priceFrom(opts) === undefined ? { ...b, prices: before.prices } : b)) : undefined;
-        if (action === 'resume' && s.status !== 'done') await runSweep(sweeps, s.id, opts.json === true, budget);
-        await finish(sweeps, s.id, opts);
-      });
+      await withCliServices(opts, (services) => experimentAction(services, SWEEP_CLI, action, id, opts));
     });
-}
-
-/** Every sweep in the data folder, newest first: one line each, or a JSON array. */
-async function listSweeps(opts: SweepRuntimeOptions): Promise<void> {
-  await withCliServices(opts, async (services) => {
-    const all = services.sweeps().list();
-    // --json: what experiments.list answers for sweeps.
-    if (opts.json) outJson(all.map((s) => ({ kind: 'sweep', ...s })));
-    else if (all.length === 0) out('no sweeps yet');
-    else for (const s of all) out(`${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}`);
-  });
 }
 
 async function newSweep(opts: SweepCliOptions): Promise<void> {
@@ -192,39 +140,36 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
   const { textColumn, labelColumn } = dataColumnsFrom(opened, { ...opts, data: opts.data }, 'required');
   const grid = { n: opts.paraphrases, k: opts.examples, r: opts.runs, seeds: opts.seeds };
   // An export folder that cannot be one is refused now, not after the whole sweep ran.
-  if (opts.out && !opts.dryRun) await outputFolder(resolve(opts.out), SWEEP_OUT);
+  if (opts.out && !opts.dryRun) await outputFolder(resolve(opts.out), outWhat(SWEEP_CLI));
+  const price = priceFrom(opts);
+  const input = {
+    taskId: opts.task,
+    dataPath,
+    inputColumn: textColumn,
+    goldColumn: labelColumn,
+    labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
+    // The paths the sweep's jobs will name the models by: the cache keys hold them.
+    generator: generator.text,
+    evaluator: evaluator.text,
+    grid,
+    ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    concurrency: opts.concurrency,
+    ...(opts.name ? { name: opts.name } : {}),
+  };
   if (opts.dryRun) {
-    const price = priceFrom(opts);
     return withPlan(opts, async (services, calibrate) =>
-      services.planner().sweep({
-        task: await services.tasks.resolve(opts.task!),
-        grid,
-        generator,
-        evaluator,
-        data: { path: dataPath, textColumn, ...(opts.format ? { format: opts.format } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) },
-        concurrency: opts.concurrency,
-        ...(price ? { price } : {}),
-        ...(calibrate ? { calibrate: { pool: services.pool } } : {}),
-      }),
+      services
+        .experiments()
+        .of('sweep')
+        .plan(input, services.planner(), { ...(price ? { price } : {}), ...(calibrate ? { calibrate: { pool: services.pool } } : {}), ...(opts.format ? { format: opts.format } : {}) }),
     );
   }
   await withCliServices(opts, async (services) => {
-    const sweeps = services.sweeps();
-    const created = await sweeps.create({
-      taskId: opts.task,
-      dataPath,
-      inputColumn: textColumn,
-      goldColumn: labelColumn,
-      labelMap: opts.labelMap ? parseLabelMap(opts.labelMap) : {},
-      generator: generator.text,
-      evaluator: evaluator.text,
-      grid,
-      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
-      concurrency: opts.concurrency,
-      ...(opts.name ? { name: opts.name } : {}),
-    });
+    const sweeps = services.experiments().of('sweep');
+    const created = await sweeps.create(input, { ...(opts.budget ? { budget: opts.budget } : {}), ...(price ? { price } : {}) });
     err(`sweep ${created.id}: ${created.progress.jobsTotal} jobs of ${created.progress.rowsTotal / Math.max(1, created.progress.jobsTotal)} rows; resume after a stop with: tatra sweep resume ${created.id}`);
-    await runSweep(sweeps, created.id, opts.json === true, await jobBudgetFrom(opts, services.remotes, { generator, evaluator }));
-    await finish(sweeps, created.id, opts);
+    const result = await runExperimentToEnd(SWEEP_CLI, sweeps, created.id, { quiet: opts.json === true });
+    await exportTo(SWEEP_CLI, sweeps, created.id, opts.out);
+    printResult(SWEEP_CLI, result, opts.json === true);
   });
 }

@@ -2,12 +2,11 @@
 // data set, one evaluation job per pair, run generator-major so each generator's work is done once.
 // The same shapes are `tatra compare --json`'s output and, under experiments.*, the API's answers.
 import { z } from 'zod';
-import { Budget, Price, Usage } from '../plan';
+import { Budget, Price } from '../plan';
 import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { safeRecord } from '../records';
-import { CellStatus, ExperimentProgress } from './experiment-progress';
-import { JobStatus } from './jobs';
+import { CellStatus, ExperimentHead } from './experiment-progress';
 
 export const ComparisonSpec = z.object({
   /** Task id or path of a task file. */
@@ -55,37 +54,22 @@ export const ComparisonPair = z.object({
 });
 export type ComparisonPair = z.infer<typeof ComparisonPair>;
 
-export const ComparisonResult = z.object({
-  id: z.string(),
-  createdAt: z.number(),
-  /** When it last changed (its runner's heartbeat while it runs), as a job's and a sweep's. */
-  updatedAt: z.number(),
-  /** The jobs' words: `interrupted`: its process died; `failed`: a pair failed. */
-  status: JobStatus,
-  spec: ComparisonSpec,
-  /** In run order: generator-major, so each generator's work is done once and then reused. */
-  pairs: z.array(ComparisonPair),
-  error: z.string().nullable(),
-  /** Said before anything loads: models whose estimated memory does not fit this machine. */
-  warnings: z.array(z.string()).default([]),
-  /** The experiments' one progress model: pairs (jobs) and rows done, time, ETA. */
-  progress: ExperimentProgress,
-  /** What its jobs really sent to the models, together. */
-  usage: Usage.nullable().default(null),
-  /** The limit its jobs together stop before exceeding; null: none. */
-  budget: Budget.nullable().default(null),
-  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
-  stoppedBy: z.enum(['budget']).nullable().default(null),
-});
-export type ComparisonResult = z.infer<typeof ComparisonResult>;
-
-export const ComparisonSummary = ComparisonResult.pick({ id: true, createdAt: true, updatedAt: true, status: true, error: true, progress: true }).extend({
+export const ComparisonSummary = ExperimentHead.extend({
   taskId: z.string(),
   dataPath: z.string(),
   generators: z.array(z.string()),
   evaluators: z.array(z.string()),
 });
 export type ComparisonSummary = z.infer<typeof ComparisonSummary>;
+
+export const ComparisonResult = ComparisonSummary.extend({
+  spec: ComparisonSpec,
+  /** In run order: generator-major, so each generator's work is done once and then reused. */
+  pairs: z.array(ComparisonPair),
+  /** Said before anything loads: models whose estimated memory does not fit this machine. */
+  warnings: z.array(z.string()).default([]),
+});
+export type ComparisonResult = z.infer<typeof ComparisonResult>;
 
 /** Accuracy matrix, generators as rows and evaluators as columns (null: not finished). */
 export function comparisonMatrix(record: Pick<ComparisonResult, 'spec' | 'pairs'>, metric: 'accuracy' | 'macroF1' = 'accuracy'): (number | null)[][] {

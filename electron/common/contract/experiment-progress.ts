@@ -1,8 +1,9 @@
 // What sweeps and comparisons share: both are long experiments made of evaluation jobs, one per
 // cell of a grid, run one after another and resumed after a stop or a kill
-// (electron/experiments/experiment.ts). One progress model and one cell status for both; their
-// own shapes (sweeps.ts, comparisons.ts) use them, and experiments.ts is their one API.
+// (electron/experiments/experiment.ts). One head, one progress model and one cell status for both;
+// their own shapes (sweeps.ts, comparisons.ts) extend them, and experiments.ts is their one API.
 import { z } from 'zod';
+import { Budget, Usage } from '../plan';
 import { JobStatus } from './jobs';
 
 export const ExperimentProgress = z.object({
@@ -28,3 +29,24 @@ export type ExperimentProgress = z.infer<typeof ExperimentProgress>;
  */
 export const CellStatus = JobStatus.exclude(['interrupted']);
 export type CellStatus = z.infer<typeof CellStatus>;
+
+/** What every experiment's summary says, whatever its kind: its kind adds its own fields (the task, the data, the models). */
+export const ExperimentHead = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** A job's words (one vocabulary for every kind of work). */
+  status: JobStatus,
+  createdAt: z.number(),
+  /** When it last changed (its runner's heartbeat while it runs). */
+  updatedAt: z.number(),
+  error: z.string().nullable(),
+  /** The experiments' one progress model: cells (jobs) and rows done, time, time left. */
+  progress: ExperimentProgress,
+  /** What its jobs really sent to the models, together (a shared answer counts once). */
+  usage: Usage.nullable().default(null),
+  /** The limit its jobs together stop before exceeding; null: none. */
+  budget: Budget.nullable().default(null),
+  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
+  stoppedBy: z.enum(['budget']).nullable().default(null),
+});
+export type ExperimentHead = z.infer<typeof ExperimentHead>;

@@ -3,9 +3,8 @@
 // are the CLI's `tatra sweep --json` output and, under experiments.*, the API's answers.
 import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
-import { Budget, Price, Usage } from '../plan';
-import { CellStatus, ExperimentProgress } from './experiment-progress';
-import { JobStatus } from './jobs';
+import { Budget, Price } from '../plan';
+import { CellStatus, ExperimentHead } from './experiment-progress';
 import { safeRecord } from '../records';
 
 /** A sorted list of distinct whole numbers (the order and repeats on a command line do not matter). */
@@ -119,27 +118,12 @@ export const SweepJob = z.object({
 });
 export type SweepJob = z.infer<typeof SweepJob>;
 
-export const SweepSummary = z.object({
-  id: z.string(),
-  name: z.string(),
-  /** A job's words (one vocabulary for every kind of work). */
-  status: JobStatus,
+export const SweepSummary = ExperimentHead.extend({
   taskId: z.string(),
   dataPath: z.string(),
   generator: z.string(),
   evaluator: z.string(),
   grid: SweepGrid,
-  createdAt: z.number(),
-  updatedAt: z.number(),
-  error: z.string().nullable(),
-  /** The experiments' one progress model (each job classifies every row at the largest r). */
-  progress: ExperimentProgress,
-  /** What its jobs really sent to the models, together (a shared answer counts once). */
-  usage: Usage.nullable().default(null),
-  /** The limit its jobs together stop before exceeding; null: none. */
-  budget: Budget.nullable().default(null),
-  /** `budget`: paused because its budget would have been exceeded (resume with a larger one). */
-  stoppedBy: z.enum(['budget']).nullable().default(null),
 });
 export type SweepSummary = z.infer<typeof SweepSummary>;
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
 import { openCliServices } from '../../../electron/cli/session';
-import type { SweepManager } from '../../../electron/experiments';
+import type { Experiments } from '../../../electron/experiments';
 import type { JobManager } from '../../../electron/jobs';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-services-'));
@@ -17,19 +17,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('openServices', () => {
   it('opens nothing until used, then one database for jobs, sweeps and comparisons, closed on dispose', async () => {
     const dataDir = join(dir, 'lazy');
-    const opened: { jobs: JobManager[]; sweeps: SweepManager[] } = { jobs: [], sweeps: [] };
-    const services = openServices({ dataDir, onOpen: { jobs: (m) => void opened.jobs.push(m), sweeps: (m) => void opened.sweeps.push(m) } });
+    const opened: { jobs: JobManager[]; experiments: Experiments[] } = { jobs: [], experiments: [] };
+    const services = openServices({ dataDir, onOpen: { jobs: (m) => void opened.jobs.push(m), experiments: (m) => void opened.experiments.push(m) } });
     expect(services.dataDir).toBe(dataDir);
     expect((await services.tasks.list()).length).toBeGreaterThan(0);
     expect(existsSync(dataDir)).toBe(false);
 
-    const sweeps = services.sweeps();
+    const experiments = services.experiments();
     expect(existsSync(join(dataDir, 'tatra.db'))).toBe(true);
-    expect(services.sweeps()).toBe(sweeps);
+    expect(services.experiments()).toBe(experiments);
     expect(services.jobs()).toBe(opened.jobs[0]);
     expect(opened.jobs).toHaveLength(1);
-    expect(opened.sweeps).toEqual([sweeps]);
-    expect(services.comparisons().list()).toEqual([]);
+    expect(opened.experiments).toEqual([experiments]);
+    expect(experiments.list('sweep')).toEqual([]);
+    expect(experiments.list('compare')).toEqual([]);
     const store = services.jobStore();
     expect(services.jobStore()).toBe(store);
 
@@ -44,14 +45,14 @@ describe('openServices', () => {
       dataDir: join(dir, 'order'),
       onOpen: {
         jobs: () => () => void order.push(`jobs listener off, database ${services.jobStore().db.open ? 'open' : 'closed'}`),
-        sweeps: () => () => void order.push('sweeps listener off'),
+        experiments: () => () => void order.push('experiments listener off'),
       },
     });
-    services.sweeps();
+    services.experiments();
     const store = services.jobStore();
     await services.dispose();
     // The host's forwards used to be dropped: never called, they outlived the services.
-    expect(order).toEqual(['sweeps listener off', 'jobs listener off, database open']);
+    expect(order).toEqual(['experiments listener off', 'jobs listener off, database open']);
     expect(store.db.open).toBe(false);
   });
 

@@ -1,4 +1,4 @@
-// A comparison's plan refuses what creating the comparison refuses (experiments/compare-plan.ts): a
+// A comparison's plan refuses what creating the comparison refuses (experiments/compare.ts, its plan): a
 // data set whose text column cannot be told is one line asking for it, as create says it, where
 // the plan used to guess a column named "input" and fail elsewhere or plan on nothing.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
 import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
-import { planComparison } from '../../../electron/experiments';
 import { tinyModelPath } from '../../helpers/models';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-plan-'));
@@ -27,12 +26,12 @@ async function refusals(rows: object[], textColumn?: string): Promise<[string, s
   const dataset = join(dir, `rows-${Math.random().toString(36).slice(2)}.jsonl`);
   writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join('\n'));
   const spec = { taskId: 'sst2', dataPath: dataset, generators: [model], evaluators: [model], settings: DEFAULT_SETTINGS, ...(textColumn ? { inputColumn: textColumn } : {}) };
-  const plan = planComparison(services.planner(), (ref) => services.tasks.resolve(ref), spec).then(() => 'planned', (e: Error) => e.message);
-  const create = services.comparisons().create(spec).then(() => 'created', (e: Error) => e.message);
+  const plan = services.experiments().plan('compare', spec, services.planner()).then(() => 'planned', (e: Error) => e.message);
+  const create = services.experiments().of('compare').create(spec).then(() => 'created', (e: Error) => e.message);
   return [await plan, await create];
 }
 
-describe('planComparison', () => {
+describe("a comparison's plan", () => {
   it('refuses a data set with no text column to guess, in the words creating it uses', async () => {
     const [plan, create] = await refusals([{}, {}]);
     expect(plan).toMatch(/which column of .* holds the text\?/);

@@ -1,11 +1,11 @@
 // Pair order and the result matrix: pure functions, pinned exactly.
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newComparisonResult, orderPairs } from '../../../electron/experiments';
-import { ComparisonResult, ComparisonSummary, comparisonMatrix } from '../../../electron/common/contract/comparisons';
-import { CellStatus } from '../../../electron/common/contract/experiment-progress';
-import { JobStatus, StoredJobStatus } from '../../../electron/common/contract/jobs';
-import { SweepJob, SweepSummary } from '../../../electron/common/contract/sweeps';
+import { comparisonSpec, orderPairs, pendingPair } from '../../../electron/experiments';
+import { ComparisonResult, ComparisonStartInput, ComparisonSummary, comparisonMatrix } from '../../../electron/common/contract/comparisons';
+import { CellStatus, ExperimentHead } from '../../../electron/common/contract/experiment-progress';
+import { JobStatus, JobSummary, StoredJobStatus } from '../../../electron/common/contract/jobs';
+import { SweepJob, SweepStartInput, SweepSummary } from '../../../electron/common/contract/sweeps';
 
 describe('orderPairs', () => {
   it('is generator-major, with the generator itself first among its evaluators', () => {
@@ -20,39 +20,52 @@ describe('orderPairs', () => {
   });
 });
 
-describe('newComparisonResult', () => {
+describe('comparisonSpec', () => {
   it('keeps remote models as written (a path of that name is no model), beside resolved GGUFs', () => {
     const remote = 'openai+http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct';
-    const rec = newComparisonResult({ taskId: 'sst2', dataPath: 'd.csv', generators: ['remote:a100', 'remote:a100', 'm.gguf'], evaluators: [` ${remote} `], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id0');
-    expect(rec.spec.generators).toEqual(['remote:a100', resolve('m.gguf')]);
-    expect(rec.spec.evaluators).toEqual([remote]);
+    const spec = comparisonSpec({ taskId: 'sst2', dataPath: 'd.csv', generators: ['remote:a100', 'remote:a100', 'm.gguf'], evaluators: [` ${remote} `], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } });
+    expect(spec.generators).toEqual(['remote:a100', resolve('m.gguf')]);
+    expect(spec.evaluators).toEqual([remote]);
+    expect(spec.dataPath).toBe(resolve('d.csv'));
   });
 
   it('dedupes and resolves paths, and rejects bad settings with one line', () => {
-    const rec = newComparisonResult({ taskId: 'sst2', dataPath: 'd.csv', generators: ['/a.gguf', '/a.gguf'], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } }, 'id1');
-    expect(rec.spec.generators).toEqual(['/a.gguf']);
-    expect(rec.pairs).toHaveLength(1);
-    expect(rec).toMatchObject({ id: 'id1', status: 'running', warnings: [] });
+    const spec = comparisonSpec({ taskId: 'sst2', dataPath: 'd.csv', generators: ['/a.gguf', '/a.gguf'], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } });
+    expect(spec.generators).toEqual(['/a.gguf']);
+    const pairs = orderPairs(spec.generators, spec.evaluators);
+    expect(pairs).toHaveLength(1);
     // A pair before its job runs says a job's word for it, and counts rows as jobs do.
-    expect(rec.pairs[0]).toMatchObject({ status: 'queued', rowsDone: 0, rowsTotal: 0 });
-    expect(() => newComparisonResult({ taskId: 'sst2', dataPath: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow('invalid comparison: The generators must have at least one entry');
+    expect(pendingPair(pairs[0]!)).toMatchObject({ status: 'queued', rowsDone: 0, rowsTotal: 0, elapsedMs: 0 });
+    expect(() => comparisonSpec({ taskId: 'sst2', dataPath: 'd.csv', generators: [], evaluators: ['/b.gguf'], settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' } })).toThrow('invalid comparison: The generators must have at least one entry');
   });
 });
 
 describe('one vocabulary', () => {
-  it('comparisons, sweeps and their cells say the words jobs say (failed, not error; queued, not pending)', () => {
+  it('comparisons, sweeps and their cells say the words jobs say (failed, not error; queued, not pending), with one head', () => {
     expect(ComparisonResult.shape.status.options).toEqual(JobStatus.options);
     expect(ComparisonSummary.shape.status.options).toEqual(JobStatus.options);
     expect(SweepSummary.shape.status.options).toEqual(JobStatus.options);
     expect(CellStatus.options).toEqual(StoredJobStatus.options);
     expect(SweepJob.shape.status).toBe(CellStatus);
     expect(ComparisonResult.shape.pairs.element.shape.status).toBe(CellStatus);
+    // The fields every kind's summary has, named alike: a job's words where a job has them.
+    for (const key of Object.keys(ExperimentHead.shape)) {
+      expect(SweepSummary.shape).toHaveProperty(key);
+      expect(ComparisonSummary.shape).toHaveProperty(key);
+    }
+    for (const key of ['taskId', 'dataPath', 'createdAt', 'updatedAt', 'status', 'error', 'usage', 'budget', 'stoppedBy'] as const) expect(JobSummary.shape).toHaveProperty(key);
+    for (const key of ['taskId', 'dataPath', 'inputColumn', 'goldColumn', 'labelMap', 'limit', 'concurrency', 'budget', 'price'] as const) {
+      expect(ComparisonStartInput.shape).toHaveProperty(key);
+      expect(SweepStartInput.shape).toHaveProperty(key);
+    }
+    expect(ComparisonResult.shape.pairs.element.shape).toHaveProperty('elapsedMs');
   });
 });
 
 describe('comparisonMatrix', () => {
   it('puts generators in rows and evaluators in columns, null where unfinished', () => {
-    const rec = newComparisonResult({ taskId: 't', dataPath: '/d', generators: ['/a', '/b'], evaluators: ['/x', '/y'], settings: { n: 0, k: 0, r: 1, seed: 1, scope: 'run' } });
+    const spec = comparisonSpec({ taskId: 't', dataPath: '/d', generators: ['/a', '/b'], evaluators: ['/x', '/y'], settings: { n: 0, k: 0, r: 1, seed: 1, scope: 'run' } });
+    const rec = { spec, pairs: orderPairs(spec.generators, spec.evaluators).map(pendingPair) };
     const set = (g: string, e: string, acc: number) => {
       const p = rec.pairs.find((q) => q.generator === g && q.evaluator === e)!;
       p.accuracy = acc;

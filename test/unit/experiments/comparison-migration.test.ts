@@ -1,12 +1,13 @@
 // A job database written before comparisons said the jobs' words (schema 12: task, dataset,
-// textColumn, labelColumn) opens, and its comparisons show and resume: one stopped part-way
-// continues its own job, one never started runs, on a real SQLite file and the real engine with a
-// scripted backend.
+// textColumn, labelColumn) and before an experiment's budget kept one price (a generator's and an
+// evaluator's) opens, and its comparisons show and resume: one stopped part-way continues its own
+// job, one never started runs, on a real SQLite file and the real engine with a scripted backend.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
-import { ComparisonManager } from '../../../electron/experiments';
+import { Experiments } from '../../../electron/experiments';
+import { resolveTask } from '../../../electron/tasks';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 
@@ -31,7 +32,7 @@ function open(dataDir: string) {
     describeRemote: async (spec) => ({ urls: ['http://127.0.0.1:9/v1'], model: spec.name, kind: 'llama-server', version: 'scripted', constrained: 'gbnf' }),
   };
   const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
-  return { store, jobs, comparisons: new ComparisonManager({ jobs, store, pool: provider }) };
+  return { store, jobs, comparisons: new Experiments({ jobs, store, pool: provider, resolveTask: (ref) => resolveTask(ref) }).of('compare') };
 }
 
 it('a database of schema 12 opens with its comparisons in the new words; they show and resume', async () => {
@@ -44,7 +45,7 @@ it('a database of schema 12 opens with its comparisons in the new words; they sh
   const off = first.jobs.on('row', () => {
     pausing ??= first.comparisons.pause(stopped.id);
   });
-  first.comparisons.start(stopped.id);
+  await first.comparisons.start(stopped.id);
   await first.comparisons.wait(stopped.id);
   await pausing;
   off();
@@ -63,6 +64,11 @@ it('a database of schema 12 opens with its comparisons in the new words; they sh
     stored.spec = { task: taskId, dataset: dataPath, textColumn: inputColumn, labelColumn: goldColumn, ...rest };
     first.store.db.prepare(`UPDATE experiments SET spec_json = ? WHERE id = ?`).run(JSON.stringify(stored), id);
   }
+  // Budgets as schema 12 kept them: one price for both roles (a comparison's), or two that differ.
+  const price = { inPerMillion: 2, outPerMillion: 3 };
+  const oldBudget = (prices: object) => JSON.stringify({ kind: 'calls', limit: 100_000, prices });
+  first.store.db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`).run(oldBudget({ generator: price, evaluator: price }), stopped.id);
+  first.store.db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`).run(oldBudget({ generator: price, evaluator: null }), queued.id);
   first.store.db.pragma('user_version = 12');
   first.store.close();
   stores.length = 0;
@@ -71,6 +77,9 @@ it('a database of schema 12 opens with its comparisons in the new words; they sh
   const shown = again.comparisons.get(stopped.id);
   expect(shown.spec).toMatchObject({ taskId: 'sst2', dataPath: data, inputColumn: 'review', goldColumn: 'sentiment' });
   expect(shown.spec).not.toHaveProperty('task');
+  // v13: the one price kept; two that differed were the entries' own, read again by each job.
+  expect(again.comparisons.budgetOf(stopped.id)).toEqual({ kind: 'calls', limit: 100_000, price });
+  expect(again.comparisons.budgetOf(queued.id)).toEqual({ kind: 'calls', limit: 100_000 });
   expect(shown.pairs.map((p) => [p.status, p.jobId])).toEqual(before.pairs.map((p) => [p.status, p.jobId]));
   expect(again.comparisons.list().map((c) => [c.id, c.taskId, c.dataPath])).toEqual([
     [queued.id, 'sst2', data],
@@ -78,7 +87,7 @@ it('a database of schema 12 opens with its comparisons in the new words; they sh
   ]);
 
   for (const id of [stopped.id, queued.id]) {
-    again.comparisons.start(id);
+    await again.comparisons.start(id);
     expect((await again.comparisons.wait(id)).status).toBe('done');
   }
   const done = again.comparisons.get(stopped.id);

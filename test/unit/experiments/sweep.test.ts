@@ -1,4 +1,4 @@
-// SweepManager on a real SQLite file with the real engine and a scripted backend (exact
+// Sweeps on a real SQLite file with the real engine and a scripted backend (exact
 // semantics): which calls a sweep really makes, that a point read off the largest r equals a job
 // run at that r alone, that the "alone" counts are what such a job really spends, and that a
 // sweep paused part-way and resumed by another manager ends where an uninterrupted one does.
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { resolveTask } from '../../../electron/tasks';
-import { SweepManager, sweepDeterministic } from '../../../electron/experiments';
+import { Experiments, sweepDeterministic } from '../../../electron/experiments';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import type { SweepResult } from '../../../electron/common/contract/sweeps';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
@@ -34,7 +34,7 @@ function setup(opts: { delayMs?: number; dataDir?: string; deterministic?: boole
   const backend = new ScriptedBackend(politeScript({ answer: (c, req) => verdict(c, req.prompt.user) }), { id: 'scripted:model', delayMs: opts.delayMs ?? 0, deterministic: opts.deterministic ?? true });
   const provider: BackendProvider = { acquire: async () => ({ backend, release: async () => undefined }) };
   const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
-  const sweeps = new SweepManager({ jobs, store, pool: provider, resolveTask: (id) => resolveTask(id) });
+  const sweeps = new Experiments({ jobs, store, pool: provider, resolveTask: (id) => resolveTask(id) }).of('sweep');
   return { dataDir, store, jobs, sweeps, backend };
 }
 
@@ -58,13 +58,13 @@ const untimed = (r: SweepResult) => ({
   sharing: r.sharing,
 });
 
-describe('SweepManager', () => {
+describe('sweeps', () => {
   it('runs one job per (n, k, seed) at the largest r and pays each shared piece of work once', async () => {
     const { sweeps, backend } = setup();
     const created = await sweeps.create(spec);
     expect(created.grid).toEqual({ n: [0, 2], k: [2, 4], r: [1, 2, 3], seeds: [1, 2] });
     expect(created.progress).toMatchObject({ jobsTotal: 8, jobsDone: 0, rowsTotal: 48 });
-    sweeps.start(created.id);
+    await sweeps.start(created.id);
     expect((await sweeps.wait(created.id)).status).toBe('done');
     const result = sweeps.get(created.id);
     expect(result.jobs.every((j) => j.status === 'done')).toBe(true);
@@ -90,7 +90,7 @@ describe('SweepManager', () => {
     const { sweeps } = setup({ deterministic: false });
     const created = await sweeps.create({ ...spec, grid: { n: [0], k: [2], r: [1], seeds: [1] } });
     expect(sweeps.get(created.id).deterministic).toBeNull();
-    sweeps.start(created.id);
+    await sweeps.start(created.id);
     expect((await sweeps.wait(created.id)).status).toBe('done');
     expect(sweeps.get(created.id).deterministic).toBe(false);
   });
@@ -98,7 +98,7 @@ describe('SweepManager', () => {
   it('a point read off the largest r equals a job run at that r alone, and costs what that job costs', async () => {
     const { sweeps } = setup();
     const { id } = await sweeps.create(spec);
-    sweeps.start(id);
+    await sweeps.start(id);
     await sweeps.wait(id);
     const result = sweeps.get(id);
     for (const [n, k, r] of [
@@ -136,7 +136,7 @@ describe('SweepManager', () => {
   it('paused part-way and resumed by another manager, it ends as an uninterrupted sweep does', async () => {
     const ref = setup();
     const refId = (await ref.sweeps.create(spec)).id;
-    ref.sweeps.start(refId);
+    await ref.sweeps.start(refId);
     await ref.sweeps.wait(refId);
     const expected = untimed(ref.sweeps.get(refId));
 
@@ -150,7 +150,7 @@ describe('SweepManager', () => {
         }
       });
     });
-    first.sweeps.start(id);
+    await first.sweeps.start(id);
     await paused;
     const mid = first.sweeps.summary(id);
     expect(mid.status).toBe('paused');
@@ -160,7 +160,7 @@ describe('SweepManager', () => {
     // Another manager on the same database (a new process after a kill would see `interrupted`).
     const second = setup({ dataDir: first.dataDir });
     expect(second.sweeps.list().map((s) => s.id)).toEqual([id]);
-    second.sweeps.resume(id);
+    await second.sweeps.resume(id);
     expect((await second.sweeps.wait(id)).status).toBe('done');
     expect(untimed(second.sweeps.get(id))).toEqual(expected);
   });
@@ -173,7 +173,7 @@ describe('SweepManager', () => {
     // Beating: running there, so a resume here is refused and changes nothing.
     foreign(new Date());
     expect(sweeps.summary(created.id).status).toBe('running');
-    expect(() => sweeps.start(created.id)).toThrow(`sweep ${created.id} is running in another process`);
+    await expect(sweeps.start(created.id)).rejects.toThrow(`sweep ${created.id} is running in another process`);
     expect(store.db.prepare(`SELECT owner FROM experiments WHERE id = ?`).get(created.id)).toEqual({ owner: 'another-host:4242' });
     // Stopping it from here is refused as a job's stop is: one clear error, nothing changed.
     await expect(sweeps.pause(created.id)).rejects.toThrow(`sweep ${created.id} is running in another process`);
@@ -182,9 +182,26 @@ describe('SweepManager', () => {
     // Silent for a minute: that machine's process is gone; the sweep is interrupted and resumable.
     foreign(new Date(Date.now() - 60_000));
     expect(sweeps.summary(created.id).status).toBe('interrupted');
-    sweeps.start(created.id);
+    await sweeps.start(created.id);
     expect((await sweeps.wait(created.id)).status).toBe('done');
     await expect(sweeps.pause(created.id)).rejects.toThrow(`sweep ${created.id} is already done`);
+  });
+
+  it('a sweep no process runs is cancelled from here: it, its stopped job and its cells say so, and every page hears it', async () => {
+    const { sweeps, jobs } = setup();
+    const created = await sweeps.create(spec);
+    const heard: string[] = [];
+    const off = sweeps.onProgress((e) => void heard.push(`${e.id} ${e.status}`));
+    // Queued, its first job made (a sweep makes it with the sweep): nothing runs it.
+    expect(await sweeps.cancel(created.id)).toMatchObject({ status: 'cancelled' });
+    off();
+    expect(heard).toEqual([`${created.id} cancelled`]);
+    const result = sweeps.get(created.id);
+    expect(new Set(result.jobs.map((j) => j.status))).toEqual(new Set(['cancelled']));
+    expect(jobs.get(result.jobs[0]!.jobId!).status).toBe('cancelled');
+    // Cancelled is not done: a resume runs it.
+    await sweeps.resume(created.id);
+    expect((await sweeps.wait(created.id)).status).toBe('done');
   });
 
   it('bad input fails before anything runs, with one clear line', async () => {

@@ -1,13 +1,14 @@
 // Budgets on a real SQLite file with the real engine and a scripted backend (exact semantics): a
 // job's calls never exceed its budget, a row is never saved half-done, a token budget refuses a
-// batch that could exceed it, and an experiment (a sweep) shares one budget across its jobs,
-// pauses stopped by it, and a resume with a larger one ends with the same rows as a run without.
+// batch that could exceed it, and an experiment (a sweep, a comparison) shares one budget across
+// its jobs, priced one way for every kind, pauses stopped by it, and a resume with a larger one
+// ends with the same rows as a run without.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { resolveTask } from '../../../electron/tasks';
-import { SweepManager } from '../../../electron/experiments';
+import { Experiments, type ExperimentManagers } from '../../../electron/experiments';
 import { JobManager, openJobStore, plainModelRef, rowCalls, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
 
@@ -25,7 +26,7 @@ function setup() {
   const backend = new ScriptedBackend(politeScript({ answer: (c) => (c.length % 3 === 0 ? 'negative' : 'positive') }), { id: 'scripted:model' });
   const provider: BackendProvider = { acquire: async () => ({ backend, release: async () => undefined }) };
   const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
-  const sweeps = new SweepManager({ jobs, store, pool: provider, resolveTask: (id) => resolveTask(id) });
+  const sweeps = new Experiments({ jobs, store, pool: provider, resolveTask: (id) => resolveTask(id) }).of('sweep');
   return { store, jobs, sweeps, backend };
 }
 
@@ -104,23 +105,59 @@ describe('an experiment budget', () => {
     const sweepSpec = { taskId: 'sst2', dataPath: data, inputColumn: 'text', goldColumn: 'label', generator: 'model.gguf', evaluator: 'model.gguf', grid, concurrency: 2 };
     const { sweeps, backend } = setup();
     const created = await sweeps.create(sweepSpec);
-    sweeps.start(created.id, { budget: { kind: 'calls', limit: 40 } });
+    await sweeps.start(created.id, { budget: { kind: 'calls', limit: 40 } });
     const stopped = await sweeps.wait(created.id);
     expect(stopped).toMatchObject({ status: 'paused', stoppedBy: 'budget', budget: { kind: 'calls', limit: 40 } });
     expect(stopped.usage!.calls.total).toBe(backend.requests.length);
     expect(stopped.usage!.calls.total).toBeLessThanOrEqual(40);
 
-    sweeps.resume(created.id, { budget: { kind: 'calls', limit: 10_000 } });
+    await sweeps.resume(created.id, { budget: { kind: 'calls', limit: 10_000 } });
     const done = await sweeps.wait(created.id);
     expect(done).toMatchObject({ status: 'done', stoppedBy: null });
     expect(done.usage!.calls.total).toBe(backend.requests.length);
 
     const plain = setup();
     const free = await plain.sweeps.create(sweepSpec);
-    plain.sweeps.start(free.id);
+    await plain.sweeps.start(free.id);
     expect((await plain.sweeps.wait(free.id)).status).toBe('done');
-    const points = (m: SweepManager) => m.get(m.list()[0]!.id).points.map((p) => ({ ...p, seconds: null, perSeed: p.perSeed.map((s) => ({ ...s, cost: { ...s.cost, seconds: null } })) }));
+    const points = (m: ExperimentManagers['sweep']) => m.get(m.list()[0]!.id).points.map((p) => ({ ...p, seconds: null, perSeed: p.perSeed.map((s) => ({ ...s, cost: { ...s.cost, seconds: null } })) }));
     expect(points(sweeps)).toEqual(points(plain.sweeps));
     expect(done.usage).toEqual(plain.sweeps.summary(free.id).usage);
+  });
+
+  it("a comparison's is priced as a sweep's and a job's: a price given counts for every model, and money with nothing to price it is refused before anything is recorded", async () => {
+    const store = openJobStore(join(dir, `d${count++}`));
+    stores.push(store);
+    const backend = new ScriptedBackend(politeScript({ answer: (c) => (c.length % 3 === 0 ? 'negative' : 'positive') }), { id: 'scripted:model' });
+    const provider: BackendProvider = {
+      acquire: async () => ({ backend, release: async () => undefined }),
+      describeRemote: async (spec) => ({ urls: ['http://127.0.0.1:9/v1'], model: spec.name, kind: 'llama-server', version: 'scripted', constrained: 'gbnf' }),
+    };
+    const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
+    const comparisons = new Experiments({ jobs, store, pool: provider, resolveTask: (id) => resolveTask(id) }).of('compare');
+    // Inline remote models (a GGUF file would be checked): they have no price of their own.
+    const [g, e] = ['openai+http://127.0.0.1:9/v1#gen', 'openai+http://127.0.0.1:9/v1#eval'];
+    const spec = { taskId: 'sst2', dataPath: data, generators: [g], evaluators: [e, g], settings, inputColumn: 'text', goldColumn: 'label', concurrency: 3 };
+    await expect(comparisons.create(spec, { budget: { kind: 'usd', limit: 1 } })).rejects.toThrow('a budget in usd needs a price: --price-in and --price-out, or a remote model whose entry has one');
+    expect(comparisons.list()).toEqual([]);
+
+    // The whole comparison makes about 9,900 tokens: a cent at a dollar a million, so half a cent stops it part-way.
+    const price = { inPerMillion: 1, outPerMillion: 1 };
+    const { id } = await comparisons.create(spec, { budget: { kind: 'usd', limit: 0.005 }, price });
+    await comparisons.start(id);
+    const stopped = await comparisons.wait(id);
+    expect(stopped).toMatchObject({ status: 'paused', stoppedBy: 'budget', budget: { kind: 'usd', limit: 0.005 } });
+    expect(stopped.usage!.usd).toBeGreaterThan(0);
+    expect(stopped.usage!.usd).toBeLessThanOrEqual(0.005);
+    // Each job counted at the price given: a dollar per million tokens.
+    const tokens = stopped.usage!.tokens.prompt + stopped.usage!.tokens.completion;
+    expect(stopped.usage!.usd).toBeCloseTo(tokens / 1e6, 9);
+
+    // A larger budget keeps the price it had.
+    await comparisons.resume(id, { budget: { kind: 'usd', limit: 100 } });
+    const done = await comparisons.wait(id);
+    expect(done).toMatchObject({ status: 'done', stoppedBy: null });
+    expect(comparisons.budgetOf(id)).toEqual({ kind: 'usd', limit: 100, price });
+    expect(done.usage!.usd).toBeCloseTo((done.usage!.tokens.prompt + done.usage!.tokens.completion) / 1e6, 9);
   });
 });

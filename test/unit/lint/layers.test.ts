@@ -28,8 +28,8 @@ const forbidden: [file: string, code: string][] = [
   ['electron/llama/x.ts', "import { JobManager } from '../jobs/manager';\nexport const x = JobManager;"],
   ['electron/models/x.ts', "import { createApiHost } from '../api';\nexport const x = createApiHost;"],
   // Experiments are built of jobs and the model library, never the other way round.
-  ['electron/jobs/x.ts', "import { SweepManager } from '../experiments';\nexport const x = SweepManager;"],
-  ['electron/models/x.ts', "import { ComparisonManager } from '../experiments/compare';\nexport const x = ComparisonManager;"],
+  ['electron/jobs/x.ts', "import { Experiments } from '../experiments';\nexport const x = Experiments;"],
+  ['electron/models/x.ts', "import { comparisonKind } from '../experiments/compare';\nexport const x = comparisonKind;"],
   ['electron/experiments/x.ts', "import { createApiHost } from '../api/host';\nexport const x = createApiHost;"],
   ['electron/server/x.ts', "import { registerServe } from '../cli/commands/serve';\nexport const x = registerServe;"],
   ['electron/preload.ts', "import { createApiHost } from './api/host';\nexport const x = createApiHost;"],
