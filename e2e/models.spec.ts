@@ -154,11 +154,11 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.getByTestId('compare-limit').fill('2');
     // A budget for all pairs together, far above what they need: recorded, never reached.
     await page.getByTestId('compare-budget').fill('calls=100000');
-    await page.getByTestId('compare-run').click();
+    await page.getByTestId('compare-start').click();
 
-    // The comparison opens on its own page (#/compare/ID), like an evaluation or a sweep, with the
-    // same progress card and actions.
-    const result = page.getByTestId('compare-result');
+    // The comparison opens on its own page (#/compare/ID), the one experiment page a sweep has too,
+    // with the same progress card and actions.
+    const result = page.getByTestId('compare-detail');
     await expect(result).toBeVisible();
     expect(page.url()).toMatch(/#\/compare\/.+/);
     await expect(page.getByTestId('pair-row')).toHaveCount(4);
@@ -181,16 +181,18 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     expect(list[0]).toMatchObject({ kind: 'compare', status: 'done' });
     const done = await callApi<{ budget: unknown; stoppedBy: unknown }>('experiments.get', { id: list[0]!.id });
     expect(done).toMatchObject({ kind: 'compare', budget: { kind: 'calls', limit: 100000 }, stoppedBy: null });
-    // The same export as a sweep's: one line per pair.
-    const csvOut = await callApi<{ path: string; bytes: number }>('experiments.export', { id: list[0]!.id, format: 'csv' });
-    const lines = readFileSync(csvOut.path, 'utf8').trim().split(/\r?\n/);
+    // Exported from its page as a sweep is: one line per pair.
+    await page.getByTestId('compare-export-csv').click();
+    await expect(page.getByTestId('compare-export-done')).toBeVisible();
+    const csvOut = (await page.getByTestId('compare-export-done').locator('code').textContent())!;
+    const lines = readFileSync(csvOut, 'utf8').trim().split(/\r?\n/);
     expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error');
     expect(lines).toHaveLength(5);
     // The history lists it and leads back to it.
     await page.getByRole('button', { name: '← All comparisons' }).click();
-    await expect(page.getByTestId('compare-history-item').first()).toContainText('reviews.csv');
-    await page.getByTestId('compare-history-item').first().getByRole('link').click();
-    await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'done');
+    await expect(page.getByTestId('compare-history-row').first()).toContainText('reviews.csv');
+    await page.getByTestId('compare-history-row').first().getByRole('link').click();
+    await expect(page.getByTestId('compare-detail')).toHaveAttribute('data-status', 'done');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -219,13 +221,13 @@ test('a budget pauses a comparison cleanly, and a larger one from its page resum
     const banner = page.getByTestId('compare-budget-stop');
     await expect(banner).toBeVisible({ timeout: 150_000 });
     await expect(banner).toContainText('calls=6');
-    await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'paused');
+    await expect(page.getByTestId('compare-detail')).toHaveAttribute('data-status', 'paused');
     const stopped = await callApi<{ usage: { calls: { total: number } } | null; stoppedBy: string | null }>('experiments.get', { id: rec.id });
     expect(stopped.stoppedBy).toBe('budget');
     expect(stopped.usage?.calls.total ?? 0).toBeLessThanOrEqual(6);
     await page.getByTestId('compare-budget-new').fill('calls=1000');
     await page.getByTestId('compare-budget-resume').click();
-    await expect(page.getByTestId('compare-result')).toHaveAttribute('data-status', 'done', { timeout: 150_000 });
+    await expect(page.getByTestId('compare-detail')).toHaveAttribute('data-status', 'done', { timeout: 150_000 });
     await expect(banner).toHaveCount(0);
     const done = await callApi<{ usage: { calls: { total: number } } | null; budget: unknown }>('experiments.get', { id: rec.id });
     expect(done.budget).toEqual({ kind: 'calls', limit: 1000 });

@@ -1,6 +1,7 @@
-// A small sweep through the Sweep view: upload and map a CSV, set a 2 n × 2 k × 2 r × 2 seeds grid,
-// run it, and see the accuracy lines with std bands, the k × n heat map, the cost scatter, the
-// points table and what sharing saved; export the CSV.
+// A small sweep through the experiment page: upload and map a CSV, set a 2 n × 2 k × 2 r × 2 seeds
+// grid, run it, and see the accuracy lines with std bands, the k × n heat map, the cost scatter,
+// the points table and what sharing saved; export the CSV. And a sweep stopped by its budget is
+// cancelled from its page, as a comparison is.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownedTempDir } from '../electron/processes';
@@ -10,18 +11,22 @@ import { lookAt } from './look';
 
 const REVIEWS = ['a wonderful, moving film', 'a dull mess', 'great acting and a clever script', 'boring and far too long', 'I loved every minute of it', 'the plot makes no sense'];
 
-// Removed after the test; one left by a killed run is swept by the next (named with the pid).
+// Removed after the tests; one left by a killed run is swept by the next (named with the pid).
 let csvDir: string | null = null;
 test.afterAll(() => {
   if (csvDir) rmSync(csvDir, { recursive: true, force: true });
 });
 
+function reviewsCsv(): string {
+  csvDir ??= ownedTempDir('tatra-e2e-sweep-');
+  const csv = join(csvDir, 'reviews.csv');
+  writeFileSync(csv, `review,label\r\n${REVIEWS.map((t, i) => `"${t}",${i % 2 === 0 ? 1 : 0}`).join('\r\n')}\r\n`);
+  return csv;
+}
+
 test('set up, run and chart a small sweep', async ({ page, server }) => {
   test.setTimeout(420_000);
-  const dir = ownedTempDir('tatra-e2e-sweep-');
-  csvDir = dir;
-  const csv = join(dir, 'reviews.csv');
-  writeFileSync(csv, `review,label\r\n${REVIEWS.map((t, i) => `"${t}",${i % 2 === 0 ? 1 : 0}`).join('\r\n')}\r\n`);
+  const csv = reviewsCsv();
 
   await openApp(page, '#/sweep');
   await expect(page.getByRole('heading', { name: 'Sweep', level: 1 })).toBeVisible();
@@ -41,7 +46,7 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await page.getByTestId('sweep-r').fill('1,2');
   await page.getByTestId('sweep-seeds').fill('1,2');
   await page.getByTestId('sweep-limit').fill('6');
-  await expect(page.getByTestId('sweep-plan')).toContainText('2 n × 2 k × 2 r × 2 seeds: 8 jobs at r=2');
+  await expect(page.getByTestId('sweep-shape')).toContainText('2 n × 2 k × 2 r × 2 seeds: 8 jobs at r=2');
   await shot(page, 'sweep-setup');
   await page.getByTestId('sweep-start').click();
 
@@ -91,4 +96,25 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await page.getByRole('button', { name: 'All sweeps' }).click();
   await expect(page.getByTestId('sweep-history-row')).toHaveCount(1);
   await expect(page.getByTestId('sweep-history-row')).toContainText('done');
+});
+
+test('a sweep stopped by its budget is cancelled from its page', async ({ page, server }) => {
+  // A budget of one call: its first job stops before it sends anything, paused by the budget.
+  const { id } = await callApi<{ id: string }>('experiments.start', {
+    kind: 'sweep',
+    spec: { taskId: 'sst2', dataPath: reviewsCsv(), inputColumn: 'review', goldColumn: 'label', labelMap: { '1': 'positive', '0': 'negative' }, generator: server.model, evaluator: server.model, grid: { n: [0, 1], k: [2], r: [1], seeds: [1] }, limit: 2, budget: { kind: 'calls', limit: 1 } },
+  });
+  await openApp(page, `#/sweep/${id}`);
+  await expect(page.getByTestId('sweep-budget-stop')).toBeVisible({ timeout: 150_000 });
+  await expect(page.getByTestId('sweep-detail')).toHaveAttribute('data-status', 'paused');
+  await page.getByTestId('sweep-cancel').click();
+  await expect(page.getByTestId('sweep-detail')).toHaveAttribute('data-status', 'cancelled');
+  await expect(page.getByTestId('sweep-status')).toHaveText('cancelled');
+  await expect(page.getByTestId('sweep-cancel')).toHaveCount(0);
+  await expect(page.getByTestId('sweep-resume')).toBeVisible();
+  const cancelled = await callApi<SweepResult>('experiments.get', { id });
+  expect(cancelled.status).toBe('cancelled');
+  expect(cancelled.jobs.map((j) => j.status)).toEqual(['cancelled', 'cancelled']);
+  await page.getByRole('button', { name: 'All sweeps' }).click();
+  await expect(page.getByTestId('sweep-history-row').filter({ hasText: 'cancelled' })).toHaveCount(1);
 });

@@ -12,8 +12,7 @@ const TasksView = lazy(() => import('./views/TasksView').then((m) => ({ default:
 const ClassifyView = lazy(() => import('./views/ClassifyView').then((m) => ({ default: m.ClassifyView })));
 const EvaluateView = lazy(() => import('./views/EvaluateView').then((m) => ({ default: m.EvaluateView })));
 const ModelsView = lazy(() => import('./views/ModelsView').then((m) => ({ default: m.ModelsView })));
-const CompareView = lazy(() => import('./views/CompareView').then((m) => ({ default: m.CompareView })));
-const SweepView = lazy(() => import('./views/SweepView').then((m) => ({ default: m.SweepView })));
+const ExperimentView = lazy(() => import('./views/experiment/ExperimentView').then((m) => ({ default: m.ExperimentView })));
 
 const TITLES: Record<ViewName, string> = {
   tasks: 'Tasks',
@@ -133,8 +132,7 @@ export function App() {
           {route.view === 'classify' && <ClassifyView />}
           {route.view === 'evaluate' && <EvaluateView />}
           {route.view === 'models' && <ModelsView />}
-          {route.view === 'compare' && <CompareView />}
-          {route.view === 'sweep' && <SweepView />}
+          {(route.view === 'compare' || route.view === 'sweep') && <ExperimentView kind={route.view} />}
         </Suspense>
       </main>
       <Notices />

@@ -2,8 +2,8 @@
 // the one experiments.* API: the history of both kinds, the full result of those opened, live
 // progress from the host's `experiment.progress` events (wired once in connectStore, so every page,
 // a reload or a second window sees them), the actions (start, pause, resume, cancel, export) and
-// one error per kind. Views (SweepView, CompareView) each read their kind; the work runs in the
-// main process.
+// one error per kind. The one experiment page (views/experiment/) reads its kind; the work runs in
+// the main process.
 import type { ExperimentKind, ExperimentProgressEvent, ExperimentResult, ExperimentStartInput, ExperimentSummary } from '../../../electron/common/contract/experiments';
 import type { Budget } from '../../../electron/common/plan';
 import { getApi, messageOf } from '../api/client';
@@ -30,6 +30,13 @@ export interface ExperimentsSlice {
   exportExperiment(kind: ExperimentKind, id: string, format: 'csv' | 'json'): Promise<{ path: string; url: string | null } | null>;
   handleExperimentProgress(e: ExperimentProgressEvent): void;
 }
+
+/**
+ * When an opened result is read again on a progress event: a comparison's pairs with every event
+ * (its events come a few a second at most, and its pair table shows the running pair's rows), a
+ * sweep's points only when a job ends or the status changes (reading them aggregates every row).
+ */
+const READ_AGAIN: Record<ExperimentKind, 'every event' | 'a cell ends'> = { compare: 'every event', sweep: 'a cell ends' };
 
 function upsert(list: ExperimentSummary[] | null, s: ExperimentSummary): ExperimentSummary[] {
   return [s, ...(list ?? []).filter((x) => x.id !== s.id)].sort((a, b) => b.createdAt - a.createdAt);
@@ -113,10 +120,8 @@ export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get)
       const known = get().experiments?.find((s) => s.id === e.id);
       if (known) set({ experiments: upsert(get().experiments, { ...known, status: e.status, progress: e.progress } as ExperimentSummary) });
       else void get().loadExperiments();
-      // An opened result is read again: a sweep's points when a job finishes or the status changes
-      // (reading them aggregates every row), a comparison's pairs with every event.
       if (!get().experimentResults[e.id]) return;
-      if (e.kind === 'compare' || before?.progress.jobsDone !== e.progress.jobsDone || before?.status !== e.status) void readAgain(e.kind, e.id);
+      if (READ_AGAIN[e.kind] === 'every event' || before?.progress.jobsDone !== e.progress.jobsDone || before?.status !== e.status) void readAgain(e.kind, e.id);
     },
   };
 };

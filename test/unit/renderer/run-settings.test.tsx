@@ -13,7 +13,7 @@ import { UserError } from '../../../electron/common/errors';
 import { createApiClient, setApi } from '../../../renderer/src/api/client';
 import { unknownMethodTransport } from '../../helpers/unknown-transport';
 import { ClassifyView } from '../../../renderer/src/views/ClassifyView';
-import { CompareView } from '../../../renderer/src/views/CompareView';
+import { ExperimentView } from '../../../renderer/src/views/experiment/ExperimentView';
 import { EvaluateView } from '../../../renderer/src/views/EvaluateView';
 
 // Every call fails as unknown: the views render their empty forms, which is all this test reads.
@@ -54,7 +54,7 @@ describe('run settings: one definition', () => {
   it.each([
     ['classify', () => <ClassifyView />],
     ['eval', () => <EvaluateView />],
-    ['compare', () => <CompareView />],
+    ['compare', () => <ExperimentView kind="compare" />],
   ])('the %s view shows every setting with the shared bounds', (prefix, view) => {
     render(view());
     for (const name of INT_SETTING_NAMES) {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { sweepSeries } from '../../../renderer/src/components/SweepCharts';
-import { parseList } from '../../../renderer/src/views/SweepView';
+import { parseList } from '../../../renderer/src/views/experiment/sweep';
 import { compactCount } from '../../../renderer/src/components/labels';
 
 function point(n: number, k: number, r: number, mean: number | null, std = 0): SweepPoint {
