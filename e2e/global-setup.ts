@@ -1,12 +1,13 @@
 // Starts one `tatra serve` for the whole run: built CLI and renderer (built here when missing),
 // a fresh data folder, the tiny synthetic model, threads 1, port 0. Its URL (token included) and
 // the rest reach the tests through environment variables read by e2e/fixtures.ts.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
+import { startServe } from './serve';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -29,32 +30,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   // fresh install does, whatever GGUFs the checkout's models/ holds.
   const modelsDir = join(dataDir, 'models-folder');
   mkdirSync(modelsDir, { recursive: true });
-  const child = spawn(process.execPath, ['bin/tatra.js', 'serve', '--port', '0', '--data-dir', dataDir, '--threads', '1'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'test', TATRA_MODELS_DIR: modelsDir },
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    if (process.env.TATRA_E2E_VERBOSE) process.stderr.write(d);
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`tatra serve printed no URL within 30 s; stderr: ${stderr}`)), 30_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /serving at (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`tatra serve exited with ${code}: ${stderr}`));
-    });
-  });
+  const served = await startServe({ dataDir, port: 0, env: { TATRA_MODELS_DIR: modelsDir }, echo: Boolean(process.env.TATRA_E2E_VERBOSE) });
+  const { child, url } = served;
   const parsed = new URL(url);
   process.env.TATRA_E2E_URL = url;
   process.env.TATRA_E2E_ORIGIN = parsed.origin;
@@ -71,8 +48,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     // Stopping cleanly is part of the contract of `tatra serve`: dispose the host, exit 0.
     if (code === 'timeout') {
       child.kill('SIGKILL');
-      throw new Error(`tatra serve did not exit within 15 s of SIGTERM; stderr: ${stderr}`);
+      throw new Error(`tatra serve did not exit within 15 s of SIGTERM; stderr: ${served.stderr()}`);
     }
-    if (code !== 0) throw new Error(`tatra serve exited with ${code} on SIGTERM; stderr: ${stderr}`);
+    if (code !== 0) throw new Error(`tatra serve exited with ${code} on SIGTERM; stderr: ${served.stderr()}`);
   };
 }

@@ -114,7 +114,7 @@ export class ReviewStore {
 
   /** Records one decision in its own transaction; a decision sent again under its clientId is the one already recorded. */
   decide(jobId: string, d: NewDecision): ReviewDecision {
-    return this.db.transaction(() => this.write(jobId, d) ?? this.decision(jobId, d.index)!).immediate();
+    return this.db.transaction(() => this.write(jobId, d)).immediate();
   }
 
   /**
@@ -136,9 +136,10 @@ export class ReviewStore {
       .immediate();
   }
 
-  /** Writes one decision (inside a transaction); null when its clientId was recorded before. */
-  private write(jobId: string, d: NewDecision): ReviewDecision | null {
-    if (d.clientId !== undefined && this.sql(`SELECT 1 FROM review_log WHERE client_id = ?`).get(d.clientId)) return null;
+  /** Writes one decision (inside a transaction); one whose clientId was recorded before is that entry. */
+  private write(jobId: string, d: NewDecision): ReviewDecision {
+    const sent = d.clientId === undefined ? undefined : (this.sql(`SELECT * FROM review_log WHERE client_id = ? AND job_id = ?`).get(d.clientId, jobId) as LogRow | undefined);
+    if (sent) return { index: sent.idx, label: sent.label, logId: sent.id, queue: sent.queue, at: sent.at };
     const row = this.sql(`SELECT prediction FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, d.index) as { prediction: string | null } | undefined;
     if (!row) throw new UserError(`job ${jobId} has no row ${d.index}`, 'row_unknown');
     const now = this.decision(jobId, d.index);

@@ -56,6 +56,8 @@ export function App() {
     void s.loadJobs();
     void s.restoreClassify();
     void s.restoreDraft();
+    // Review decisions a closed or reloaded page had not got saved yet.
+    void s.flushReviewOps();
     const onHash = () => useStore.setState({ route: parseHash(window.location.hash) });
     window.addEventListener('hashchange', onHash);
     // Alt+1…6 switch views from anywhere, including inside a text field.

@@ -3,7 +3,7 @@ import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ResponsiveCont
 import { NO_VOTE_COLUMN, type JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
 import { ChartFigure } from './ChartFigure';
-import { heatCell } from './labels';
+import { compactCount, heatCell } from './labels';
 
 export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusion'] }) {
   // The "(none)" column (rows without a valid vote) only when some row has none.
@@ -120,13 +120,15 @@ export function ConfidenceHistogram({ buckets }: { buckets: JobMetrics['confiden
   const data = buckets.map((b) => ({ name: `${Math.round(b.from * 100)}%`, range: `${Math.round(b.from * 100)}–${Math.round(b.to * 100)}%`, count: b.count }));
   if (data.every((d) => d.count === 0)) return null;
   const text = { caption: "Rows by the winner's share of the votes", columns: ["Winner's vote share", 'Rows'], rows: data.map((d) => [d.range, d.count]) };
+  // Counts of a large job (99,890 rows) as 100k, in an axis as wide as its longest tick.
+  const tickWidth = 12 + 7 * compactCount(Math.max(...data.map((d) => d.count))).length;
   return (
     <ChartFigure data={text} testId="confidence-histogram" style={{ width: '100%', height: 150 }}>
       <ResponsiveContainer width="100%" height={150}>
         <BarChart data={data} margin={{ top: 4, right: 20, bottom: 0, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
           <XAxis dataKey="name" stroke={color('var(--muted)')} fontSize={11} interval="preserveStartEnd" minTickGap={4} tick={<EdgeTick last={`${Math.round((buckets.at(-1)?.to ?? 1) * 100)}%`} lastIndex={data.length - 1} fill={color('var(--muted)')} />} />
-          <YAxis allowDecimals={false} stroke={color('var(--muted)')} fontSize={11} width={32} />
+          <YAxis allowDecimals={false} tickFormatter={compactCount} stroke={color('var(--muted)')} fontSize={11} width={Math.max(32, tickWidth)} />
           <Tooltip
             cursor={{ fill: color('var(--panel-2)') }}
             contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}`, color: color('var(--text)') }}

@@ -169,7 +169,8 @@ export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jo
   );
 }
 
-function RowDetailPanel({ jobId, index, labels, onClose }: { jobId: string; index: number; labels: string[]; onClose(): void }) {
+/** A row's examples, paraphrases and votes, read when opened (the rows table, the review queue). */
+export function RowDetailPanel({ jobId, index, labels, onClose }: { jobId: string; index: number; labels: string[]; onClose(): void }) {
   const [detail, setDetail] = useState<JobRowDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const panel = useRef<HTMLDivElement>(null);

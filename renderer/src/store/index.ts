@@ -6,6 +6,7 @@ import { createClassifySlice } from './classifySlice';
 import { createExperimentsSlice } from './experimentsSlice';
 import { createJobsSlice } from './jobsSlice';
 import { createModelsSlice } from './modelsSlice';
+import { createReviewSlice } from './reviewSlice';
 import { createSettingsSlice } from './settingsSlice';
 import { createTasksSlice } from './tasksSlice';
 import type { Store } from './types';
@@ -22,6 +23,7 @@ export function createAppStore() {
     ...createJobsSlice(...a),
     ...createModelsSlice(...a),
     ...createExperimentsSlice(...a),
+    ...createReviewSlice(...a),
   }));
 }
 
@@ -42,6 +44,7 @@ export function connectStore(store: typeof useStore = useStore): () => void {
     // comparisons and downloads alike (a view never subscribes on its own).
     api.on('experiment.progress', (e) => store.getState().handleExperimentProgress(e)),
     api.on('download.progress', (d) => store.getState().handleDownloadProgress(d)),
+    api.on('review.decided', (e) => store.getState().handleReviewDecided(e)),
     api.on('settings.changed', (s) => {
       const before = store.getState().settings;
       store.setState({ settings: s });
@@ -58,6 +61,8 @@ export function connectStore(store: typeof useStore = useStore): () => void {
         void store.getState().loadExperiments();
         void store.getState().loadDownloads();
         void store.getState().restoreClassify();
+        // Decisions made while the main process was away go now, in order.
+        void store.getState().flushReviewOps();
       }
       wasConnected = connected;
     }),

@@ -9,6 +9,8 @@ export interface Route {
   view: ViewName;
   /** Evaluate: the job shown; Tasks: the task open in the editor; Sweep: the sweep shown. */
   id?: string;
+  /** A page of the one shown: Evaluate's `review` (the job's review queue). */
+  sub?: 'review';
 }
 
 export type ThemeChoice = 'system' | 'light' | 'dark';
@@ -41,11 +43,12 @@ const SIDEBAR_KEY = 'tatra.sidebarCollapsed';
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const view = (VIEWS as readonly string[]).includes(parts[0] ?? '') ? (parts[0] as ViewName) : 'classify';
-  return parts[1] ? { view, id: parts[1] } : { view };
+  if (!parts[1]) return { view };
+  return parts[2] === 'review' ? { view, id: parts[1], sub: 'review' } : { view, id: parts[1] };
 }
 
 export function formatHash(route: Route): string {
-  return `#/${route.view}${route.id ? `/${encodeURIComponent(route.id)}` : ''}`;
+  return `#/${route.view}${route.id ? `/${encodeURIComponent(route.id)}${route.sub ? `/${route.sub}` : ''}` : ''}`;
 }
 
 let nextNotice = 1;

@@ -1,6 +1,6 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
-import { useEffect, useId, useMemo, useState } from 'react';
+import { lazy, Suspense, useEffect, useId, useMemo, useState } from 'react';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
@@ -20,6 +20,9 @@ import { Bounds, IntervalsNote, PairedLine } from '../components/Intervals';
 import { useStore } from '../store';
 import { Welcome } from '../components/Welcome';
 import { taskById } from '../store/tasksSlice';
+
+// The review queue is its own script, fetched when first opened.
+const ReviewView = lazy(() => import('./ReviewView').then((m) => ({ default: m.ReviewView })));
 
 function SettingsStep() {
   const taskId = useStore((s) => s.currentTaskId);
@@ -223,6 +226,9 @@ function JobView({ jobId }: { jobId: string }) {
         </div>
         <div className="row">
           <WorkActions status={job.status} actions={['pause', 'resume', 'cancel']} onAction={(a) => void jobAction(jobId, a)} testIdPrefix="job" what="evaluation" />
+          <button className="btn primary" onClick={() => navigate({ view: 'evaluate', id: jobId, sub: 'review' })} data-testid="job-review" title="Go through the rows TATRA is least sure of, from the keyboard">
+            Review rows
+          </button>
           <button className="btn" onClick={() => void doExport('csv')} data-testid="export-csv">
             Export CSV
           </button>
@@ -391,6 +397,13 @@ function TrustCard({ metrics, minConfidence, onMinConfidence }: { metrics: JobMe
 
 export function EvaluateView() {
   const route = useStore((s) => s.route);
+  if (route.id && route.sub === 'review') {
+    return (
+      <Suspense fallback={<p className="muted">Loading…</p>}>
+        <ReviewView jobId={route.id} key={route.id} />
+      </Suspense>
+    );
+  }
   if (route.id) return <JobView jobId={route.id} key={route.id} />;
   return (
     <div className="page">

@@ -101,5 +101,6 @@ describe('the CLI', () => {
     expect(lines[1]).toMatch(/^a good film number 0,site 0,0,positive,reviewed,/);
     const wrong = await tatraCli(['jobs', 'export', jobId, '--final', '--format', 'json', '--data-dir', dir]).catch((e: { stderr: string }) => e.stderr);
     expect(String(wrong).trim()).toBe('tatra: --final writes csv or jsonl, not json');
-  });
+    // Five CLI processes, each a few seconds on two busy cores.
+  }, 180_000);
 });

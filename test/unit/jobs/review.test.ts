@@ -47,6 +47,8 @@ describe('decisions', () => {
       // Sent again (its answer lost): the same one decision.
       expect(review.decide(id, { index: 2, label: other, queue: 'uncertain', clientId: 'a' }).decision.logId).toBe(first.decision.logId);
       const second = review.decide(id, { index: 2, label: tatra, queue: 'uncertain', clientId: 'b' });
+      // Still the one it was, though the row was decided again since.
+      expect(review.decide(id, { index: 2, label: other, queue: 'uncertain', clientId: 'a' }).decision).toEqual(first.decision);
       review.decide(id, { index: 3, label: null, queue: 'uncertain' });
       expect(review.decide(id, { index: 4, label: store.row(id, 4)!.prediction, queue: 'audit' }).progress).toMatchObject({ reviewed: 2, agreed: 2, changed: 0, skipped: 1 });
       // Only the latest decision of a row can be undone.
