@@ -5,6 +5,7 @@
 import { GgufInsights, InsufficientMemoryError, type Llama } from 'node-llama-cpp';
 import { z } from 'zod';
 import { readGgufInfo } from './gguf';
+import { withoutSimulation } from './internals';
 import { formatBytes } from '../common/bytes';
 import { UserError, errorMessage } from '../common/errors';
 import { GpuBackend, type GpuFacts } from '../common/contract/models';
@@ -96,6 +97,9 @@ export async function planLoad(
   const gpu = opts.gpu ?? (await readGpuFacts(llama));
   const ramFree = budget ? budget.ram : (await llama.getRamState()).free;
   const standIn = opts.gpu?.standIn === true;
+  // Simulating on this process's backend would measure the wrong device for stand-in facts naming
+  // another one (a CPU build puts every layer in RAM): estimate from the header instead
+  // (test/unit/models/gpu-fit.test.ts fails if that stops working).
   if (standIn && gpu.backend !== (llama.gpu === false ? 'cpu' : llama.gpu)) withoutSimulation(insights);
   const vramState = { total: gpu.vram.total, free: gpu.vram.free, unifiedSize: gpu.unifiedMemory ? gpu.vram.total : 0 };
   const gpuOverrides = standIn
@@ -139,17 +143,6 @@ export async function planLoad(
     gpu,
     contextFits,
   };
-}
-
-/**
- * The resolver simulates a model on the process's own backend; for stand-in facts naming another
- * backend that would measure the wrong device (a CPU build puts every layer in RAM). Without a
- * simulator source, node-llama-cpp estimates from the header's tensor sizes instead, its own
- * fallback. Private to node-llama-cpp 3.21 (pinned): test/unit/llama/gpu-facts.test.ts fails if
- * it stops working.
- */
-function withoutSimulation(insights: GgufInsights): void {
-  (insights as unknown as { _resolveSimulatorSource: () => Promise<null> })._resolveSimulatorSource = async () => null;
 }
 
 /**

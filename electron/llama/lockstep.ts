@@ -11,6 +11,7 @@
 // body a sequence decoded for an earlier request is as good as decoding it again.
 import { waitForLockRelease } from 'lifecycle-utils';
 import type { BatchingOptions, LlamaContext, LlamaContextSequence, PrioritizedBatchItem, Token } from 'node-llama-cpp';
+import { queuedSequenceIds } from './internals';
 
 /**
  * The most body tokens one sequence decodes in one ubatch. At 64 or more llama.cpp's CPU flash
@@ -79,14 +80,15 @@ const THROWAWAY_TOKEN = 0 as Token;
  * batch order (llama_batch_allocr::split_equal), so a step queued as 0, 3, 1, 2 (the order the
  * sequences' async paths happened to reach node-llama-cpp's queue) would decode sequence 3 in a
  * ubatch of its own. The strategy sees the queue's items in queue order and not their sequence, so
- * it reads the ids from the context's queue (node-llama-cpp 3.21.1, pinned; the lockstep tests
- * fail if this stops holding).
+ * it reads the ids from the context's queue (an internal of node-llama-cpp, internals.ts; the
+ * lockstep tests fail if this stops holding).
  */
 export function lockstepBatching(context: () => LlamaContext | undefined): BatchingOptions {
   return {
     itemPrioritizationStrategy: ({ items, size }) => {
-      const queued = (context() as unknown as { _queuedDecodes?: { sequenceId: number }[] } | undefined)?._queuedDecodes;
-      const order = items.map((item, i) => ({ item, sequence: queued?.length === items.length ? queued[i]!.sequenceId : i }));
+      const current = context();
+      const queued = current ? queuedSequenceIds(current) : undefined;
+      const order = items.map((item, i) => ({ item, sequence: queued?.length === items.length ? queued[i]! : i }));
       order.sort((a, b) => a.sequence - b.sequence);
       let room = size;
       const out: PrioritizedBatchItem[] = [];

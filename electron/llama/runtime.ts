@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { format } from 'node:util';
 import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
 import { watchContention, type ContentionWatch } from './contention';
+import { checkLlamaInternals } from './internals';
 import { poolNativeSamplers } from './samplers';
 import { defaultThreads } from './threads';
 import { UserError, errorMessage } from '../common/errors';
@@ -121,18 +122,23 @@ function createRuntime(): Promise<Llama> {
       if (!showWarnings || knownNoise.some((r) => r.test(message))) return;
       process.stderr.write(`[llama] ${message.trimEnd()}\n`);
     },
-  })).then(
-    (llama) => {
+  }))
+    .then(async (llama) => {
+      // The internals the layer relies on are the ones it was checked against (internals.ts).
+      await checkLlamaInternals(llama).catch(async (e: unknown) => {
+        await llama.dispose();
+        throw e;
+      });
       // Native samplers reused, not left to the garbage collector (samplers.ts).
       poolNativeSamplers(llama);
       contention = watchContention(llama, cap);
       return llama;
-    },
-    (e: unknown) => {
+    })
+    .catch((e: unknown) => {
+      // Refused, not remembered: the next call tries again.
       runtime = undefined;
       throw e;
-    },
-  );
+    });
 }
 
 /** The process's contention watch (none before getLlamaRuntime() has resolved, nor after disposal). */

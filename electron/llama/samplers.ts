@@ -1,6 +1,6 @@
 // Native samplers reused instead of left to the garbage collector.
 //
-// node-llama-cpp 3.21.1 creates a native sampler (its addon's AddonSampler) for every evaluation
+// node-llama-cpp (3.21.1, internals.ts) creates a native sampler (its addon's AddonSampler) for every evaluation
 // it runs: each generation, and also each prompt piece and each ballast token the lockstep schedule
 // decodes (lockstep.ts), though those sample nothing. Each one allocates a candidates buffer the
 // size of the vocabulary (1.7 MiB for Qwen's 151,936 tokens) that its dispose() leaves allocated:
@@ -17,17 +17,8 @@
 // every part that has settings (greedy stays, as in a new sampler) and lets go of the grammar
 // state, then seeds the draw twice with different seeds, so whatever seed the next user asks for,
 // its draw is new: either created for it, or created by the reset and never used.
-import type { Llama } from 'node-llama-cpp';
-
-/** The addon's sampler as node-llama-cpp's LlamaSampler uses it. */
-interface NativeSampler {
-  applyConfig(config: object): void;
-  dispose(): void;
-}
-type NativeSamplerClass = new (model: object) => NativeSampler;
-interface Bindings {
-  AddonSampler: NativeSamplerClass;
-}
+import type { Llama, LlamaModel } from 'node-llama-cpp';
+import { nativeModel, samplerBindings, type NativeSampler, type NativeSamplerClass } from './internals';
 
 /**
  * Idle samplers kept per model at most. In use at once: a generation's own, and one more per
@@ -117,18 +108,14 @@ function disposeNative(sampler: NativeSampler): void {
 
 const pools = new WeakMap<Llama, SamplerPool>();
 
-function bindingsOf(llama: Llama): Bindings {
-  return (llama as unknown as { _bindings: Bindings })._bindings;
-}
-
 /**
  * Makes every evaluation on `llama` take its native sampler from a pool (once per Llama). Relies
- * on node-llama-cpp 3.21.1's internals (pinned): LlamaSampler builds `new _bindings.AddonSampler(model)`
+ * on node-llama-cpp's internals (internals.ts): LlamaSampler builds `new _bindings.AddonSampler(model)`
  * and disposes it when the evaluation ends; test/model/llama-samplers.test.ts fails if that changes.
  */
 export function poolNativeSamplers(llama: Llama): void {
   if (pools.has(llama)) return;
-  const bindings = bindingsOf(llama);
+  const bindings = samplerBindings(llama);
   const pool = new SamplerPool(bindings.AddonSampler);
   pools.set(llama, pool);
   // A Proxy keeps the class's static functions (grammar checks node-llama-cpp calls on it).
@@ -137,10 +124,9 @@ export function poolNativeSamplers(llama: Llama): void {
   });
 }
 
-/** Disposes the idle samplers of a model being unloaded (`model` is node-llama-cpp's LlamaModel). */
-export function forgetModelSamplers(llama: Llama, model: object): void {
-  const native = (model as { _model?: object })._model;
-  if (native) pools.get(llama)?.forget(native);
+/** Disposes the idle samplers of a model being unloaded. */
+export function forgetModelSamplers(llama: Llama, model: LlamaModel): void {
+  pools.get(llama)?.forget(nativeModel(model));
 }
 
 /** The pool's counters for `llama` (null before poolNativeSamplers). */

@@ -32,3 +32,19 @@ describe('one byte formatter', () => {
     expect(await messages(file, code)).toEqual([]);
   });
 });
+
+const INTERNALS = /electron\/llama\/internals\.ts only/;
+
+describe("one module reaches node-llama-cpp's private members", () => {
+  it.each([
+    ['electron/llama/x.ts', "export const x = (m: object) => (m as { _model?: object })._model;"],
+    ['electron/llama/deep/x.ts', "export const x = (c: object) => (c as { _queuedDecodes?: unknown[] })._queuedDecodes;"],
+    ['electron/cli/commands/x.ts', "export const x = (l: object) => (l as { _bindings?: object })._bindings;"],
+  ])('%s: a `_member` is reported', async (file, code) => {
+    expect(await messages(file, code)).toEqual(expect.arrayContaining([expect.stringMatching(INTERNALS)]));
+  });
+
+  it('electron/llama/internals.ts may', async () => {
+    expect(await messages('electron/llama/internals.ts', "export const x = (m: object) => (m as { _model?: object })._model;")).toEqual([]);
+  });
+});
