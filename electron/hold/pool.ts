@@ -6,7 +6,8 @@
 // nothing of each other.
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { raceAbort } from '../common/errors';
+import { errorMessage, raceAbort } from '../common/errors';
+import { terminalSafe } from '../common/control-chars';
 import type { ModelSpec, RemoteModelSpec } from '../common/model-spec';
 import type { RemoteModelRef } from '../common/remote';
 import type { LoadedBackend } from '../engine/backend';
@@ -39,6 +40,8 @@ export interface ModelPoolOptions {
   load?: (opts: LoadLlamaBackendOptions) => Promise<LoadedBackend>;
   /** Remote models; without a lookup only inline `openai+http://…#MODEL` specs work. */
   remote?: RemoteModelsOptions;
+  /** Where an unload nobody waits for (a keep-alive's end) says it failed; default stderr. */
+  log?: (line: string) => void;
 }
 
 /** What an entry holds: a loaded model, or a connected remote one (which also describes itself for a job's record). */
@@ -58,11 +61,13 @@ export class ModelPool {
   private readonly entries = new Map<string, Entry>();
   private readonly keepAliveMs: number;
   private readonly load: (opts: LoadLlamaBackendOptions) => Promise<LoadedBackend>;
+  private readonly log: (line: string) => void;
   private disposed = false;
 
   constructor(private readonly opts: ModelPoolOptions = {}) {
     this.keepAliveMs = opts.keepAliveMs ?? 0;
     this.load = opts.load ?? loadLlamaBackend;
+    this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
   /**
@@ -171,7 +176,9 @@ export class ModelPool {
       entry.timer = setTimeout(() => {
         if (entry.refs === 0 && this.entries.get(entry.key) === entry) {
           this.entries.delete(entry.key);
-          void this.disposeEntry(entry);
+          // Nobody awaits this unload: a failure is said here, once, or it would be an unhandled
+          // rejection, which ends the process (tatra serve, tatra api).
+          this.disposeEntry(entry).catch((e: unknown) => this.log(`tatra: unloading ${terminalSafe(entry.path)} failed: ${terminalSafe(errorMessage(e))}`));
         }
       }, this.keepAliveMs);
       entry.timer.unref();

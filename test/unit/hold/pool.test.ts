@@ -121,3 +121,34 @@ describe('a lease is one holder’s claim (IReference): using it never unloads t
     expect(disposed).toEqual([spec.text]);
   });
 });
+
+describe('a model unloaded after its keep-alive', () => {
+  it('whose unload fails is logged once, escaped, and the process goes on (no unhandled rejection, which ends tatra serve or tatra api)', async () => {
+    const lines: string[] = [];
+    let loadsMade = 0;
+    const load = async (opts: LoadLlamaBackendOptions) => {
+      loadsMade++;
+      const dispose = loadsMade === 1 ? async () => Promise.reject(new Error('unload failed\x1b[2J')) : async () => undefined;
+      return { id: opts.modelPath, dispose } as unknown as LoadedBackend;
+    };
+    // Whichever comes first: the pool's line, or the rejection nothing handled.
+    let said: (what: string) => void = () => undefined;
+    const outcome = new Promise<string>((res) => (said = res));
+    const onUnhandled = (reason: unknown) => said(`unhandled rejection: ${String(reason)}`);
+    process.once('unhandledRejection', onUnhandled);
+    const log = (line: string) => {
+      lines.push(line);
+      said('logged');
+    };
+    const pool = new ModelPool({ load, keepAliveMs: 1, log });
+    await (await pool.acquire(parseModelSpec('/m/f.gguf'))).release();
+    const result = await outcome;
+    process.off('unhandledRejection', onUnhandled);
+    // The same model wanted again loads afresh.
+    await vi.waitFor(() => expect(pool.loaded()).toEqual([]));
+    await (await pool.acquire(parseModelSpec('/m/f.gguf'))).release();
+    expect(loadsMade).toBe(2);
+    expect(result).toBe('logged');
+    expect(lines).toEqual(['tatra: unloading /m/f.gguf failed: unload failed\\u001b[2J']);
+  });
+});
