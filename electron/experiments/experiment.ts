@@ -186,8 +186,8 @@ export class ExperimentRunner<Spec, Cell> {
     const exp = this.find(idOrPrefix);
     if (this.runners.has(exp.id)) return exp;
     if (opts.budget !== undefined) this.store.setBudget(exp.id, opts.budget);
-    // Two processes resuming at once: the claim is one conditional UPDATE, so only one of them wins.
-    const claim = this.store.claim(exp.id, OWNER, ownerLive);
+    // Two processes resuming at once: the claim is one transaction, so only one of them wins.
+    const claim = this.store.claims.claim(exp.id, OWNER, ownerLive);
     if (!claim.claimed) {
       const noun = this.def.noun;
       if (claim.reason === 'done') throw new UserError(`${noun} ${exp.id} is already done`, `${this.def.kind}_state`);
@@ -232,7 +232,7 @@ export class ExperimentRunner<Spec, Cell> {
     if (to === 'cancelled') {
       for (const { job } of this.cellStates(exp)) if (job && (job.status === 'queued' || job.status === 'paused' || job.interrupted)) await this.stopJob(job.id, to).catch((e: unknown) => ignoreEnded(e));
     }
-    this.store.stopAbandoned(exp.id, exp.owner, to);
+    this.store.claims.stopAbandoned(exp.id, exp.owner, to);
     // Every change of status publishes, also one no runner here made (a page shows the event's).
     this.publish(exp.id, true);
     return this.store.get(exp.id)!;
@@ -328,7 +328,7 @@ export class ExperimentRunner<Spec, Cell> {
       this.jobProgress.set(id, { progress: e.progress, since: seen?.progress.jobId === e.progress.jobId ? seen.since : Date.now() });
       this.publish(id);
     });
-    const stopHeartbeat = beatWhileRunning(() => this.store.beat(id, OWNER));
+    const stopHeartbeat = beatWhileRunning(() => this.store.claims.beat(id, OWNER));
     const wrap = this.def.wrap;
     try {
       const cells = this.def.cells(exp.spec);
@@ -418,7 +418,7 @@ export class ExperimentRunner<Spec, Cell> {
         [status, error] = ['failed', `${failedCells.length} of ${total} ${total === 1 ? 'job' : 'jobs'} failed: ${failedCells[0]}`];
       } else status = 'paused';
       // Only the owner sets the outcome (a process that lost the experiment leaves it alone).
-      this.store.release(id, OWNER, status, error, status === 'paused' ? runner.stoppedBy : null);
+      this.store.claims.release(id, OWNER, status, error, status === 'paused' ? runner.stoppedBy : null);
       this.runners.ended(id);
       this.publish(id, true);
     }

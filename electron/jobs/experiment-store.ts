@@ -1,14 +1,14 @@
 // Long experiments in the job database (tables `experiments` and `experiment_jobs`, schema v6 and v8
 // in migrations.ts): sweeps and comparisons alike. A row holds the experiment's spec (everything a resume
-// needs, fixed at creation), its status and owner; each cell of its
-// grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
+// needs, fixed at creation), its status and owner (claimed as a job is: claims.ts); each cell of
+// its grid (a sweep's [n, k, seed], a comparison's [generator, evaluator]) names the job that runs it.
 import type { StoredJobStatus } from '../common/contract/jobs';
 import type { ExperimentKind } from '../common/contract/experiments';
 import type { Budget, Price } from '../common/plan';
 import { newStoreId, type JobStore } from './store';
+import { WorkClaims } from './claims';
 
-/** What the store records; `interrupted` is worked out from the owner's liveness. */
-/** A job's stored words (one vocabulary for every kind of work). */
+/** What the store records, a job's stored words (one vocabulary for every kind of work); `interrupted` is worked out from the owner's liveness. */
 export type StoredExperimentStatus = StoredJobStatus;
 
 /**
@@ -19,8 +19,6 @@ export type StoredExperimentStatus = StoredJobStatus;
 export interface ExperimentBudget extends Budget {
   price?: Price;
 }
-
-export type ExperimentClaim = { claimed: true } | { claimed: false; reason: 'unknown' | 'done' | 'running' };
 
 export interface StoredExperiment<Spec> {
   id: string;
@@ -50,10 +48,15 @@ type ExperimentDbRow = Omit<StoredExperiment<unknown>, 'spec' | 'budget'> & { sp
 const ID_PREFIX: Record<ExperimentKind, string> = { sweep: 's', compare: 'c' };
 
 export class ExperimentStore<Spec> {
+  /** Who runs each experiment of this kind: claim, heartbeat, release (claims.ts, the same as a job's). */
+  readonly claims: WorkClaims;
+
   constructor(
     private readonly jobStore: JobStore,
     readonly kind: ExperimentKind,
-  ) {}
+  ) {
+    this.claims = new WorkClaims(jobStore.db, { table: 'experiments', kind, stoppable: ['queued', 'paused'] });
+  }
 
   private get db() {
     return this.jobStore.db;
@@ -95,55 +98,6 @@ export class ExperimentStore<Spec> {
   /** Newest first. */
   list(): StoredExperiment<Spec>[] {
     return (this.db.prepare(`SELECT ${FIELDS} FROM experiments WHERE kind = ? ORDER BY created DESC, id DESC`).all(this.kind) as ExperimentDbRow[]).map((r) => this.toExperiment(r));
-  }
-
-  /**
-   * Makes `owner` the experiment's runner, atomically across processes, as a job is claimed
-   * (JobStore.claimJob): BEGIN IMMEDIATE takes SQLite's write lock before the experiment is read,
-   * so of two processes resuming at once the second reads the first one's claim and is refused.
-   * `ownerLive` (owner, updated) tells whether a recorded owner still runs.
-   */
-  claim(id: string, owner: string, ownerLive: (owner: string, updated: string) => boolean): ExperimentClaim {
-    return this.db
-      .transaction((): ExperimentClaim => {
-        const row = this.db.prepare(`SELECT status, owner, updated FROM experiments WHERE id = ? AND kind = ?`).get(id, this.kind) as
-          | { status: StoredExperimentStatus; owner: string | null; updated: string }
-          | undefined;
-        if (!row) return { claimed: false, reason: 'unknown' };
-        if (row.status === 'done') return { claimed: false, reason: 'done' };
-        if (row.status === 'running' && row.owner !== null && ownerLive(row.owner, row.updated)) return { claimed: false, reason: 'running' };
-        this.db.prepare(`UPDATE experiments SET status = 'running', error = NULL, stopped_by = NULL, owner = ?, updated = ? WHERE id = ?`).run(owner, new Date().toISOString(), id);
-        return { claimed: true };
-      })
-      .immediate();
-  }
-
-  /** The runner's heartbeat: `updated` is how other machines tell a live experiment from a dead one. */
-  beat(id: string, owner: string): void {
-    this.db.prepare(`UPDATE experiments SET updated = ? WHERE id = ? AND owner = ?`).run(new Date().toISOString(), id, owner);
-  }
-
-  /**
-   * The runner's last word: the final status, and the experiment given up, only while `owner` still
-   * holds it (a process that lost it never overwrites the status of the one running it).
-   */
-  release(id: string, owner: string, status: StoredExperimentStatus, error: string | null, stoppedBy: 'budget' | null = null): boolean {
-    return (
-      this.db
-        .prepare(`UPDATE experiments SET status = ?, error = ?, stopped_by = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`)
-        .run(status, error, stoppedBy, new Date().toISOString(), id, owner).changes === 1
-    );
-  }
-
-  /**
-   * An experiment no process runs, stopped as `to`: one left running by a runner that died
-   * (`owner`), not if another process claimed it meanwhile, or one queued or paused (a failed or
-   * cancelled one keeps its outcome).
-   */
-  stopAbandoned(id: string, owner: string | null, to: 'paused' | 'cancelled'): void {
-    this.db
-      .prepare(`UPDATE experiments SET status = ?, owner = NULL, updated = ? WHERE id = ? AND (status IN ('queued', 'paused') OR (status = 'running' AND owner IS ?))`)
-      .run(to, new Date().toISOString(), id, owner);
   }
 
   jobOf(id: string, cell: string): string | null {

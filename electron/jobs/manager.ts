@@ -180,8 +180,8 @@ export class JobManager {
 
   /** Whether another live process runs the job (owner pid still alive, or a recent heartbeat). */
   private ownerAlive(id: string): boolean {
-    const owner = this.store.jobOwner(id);
-    return owner !== null && ownerLive(owner, this.store.getJob(id)?.updated ?? '');
+    const claim = this.store.claims.owner(id);
+    return claim !== null && ownerLive(claim.owner, claim.updated);
   }
 
   rows(id: string, q: RowQuery = {}): RowPage {
@@ -316,7 +316,7 @@ export class JobManager {
       );
     }
     // Two processes resuming at once: the claim is one transaction, so only one of them wins.
-    const claim = this.store.claimJob(job.id, OWNER, ownerLive);
+    const claim = this.store.claims.claim(job.id, OWNER, ownerLive);
     if (!claim.claimed) {
       if (claim.reason === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
       if (claim.reason === 'unimported') throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
@@ -369,9 +369,10 @@ export class JobManager {
 
   private async stop(id: string, to: 'paused' | 'cancelled'): Promise<JobInfo> {
     const job = this.get(id);
+    const owner = this.store.claims.owner(job.id)?.owner ?? null;
     if (!(await this.runners.stop(job.id, to))) {
       refuseStopElsewhere(`job ${job.id}`, job.status === 'done' ? 'done' : job.status === 'running' && !job.interrupted ? 'running elsewhere' : 'stopped', 'job_state');
-      this.store.setStatus(job.id, to, job.error);
+      this.store.claims.stopAbandoned(job.id, owner, to);
       this.emitStatus(job.id);
     }
     return this.get(job.id);
@@ -420,6 +421,7 @@ export class JobManager {
     let lastBeat = Date.now();
     const beat = () => {
       const now = Date.now();
+      this.store.claims.beat(id, OWNER);
       this.store.addElapsed(id, now - lastBeat);
       // What the session spent, kept as it goes: a crash loses at most a beat's worth of counts.
       this.store.setUsage(id, meter.usage);
@@ -609,7 +611,7 @@ export class JobManager {
     else status = 'paused';
     const stoppedBy = status === 'paused' && runner.stop === null && runner.meter.stopped ? 'budget' : null;
     // Only the owner sets the outcome; a runner that lost its claim leaves the status alone.
-    this.store.releaseJob(id, OWNER, status, error, stoppedBy);
+    this.store.claims.release(id, OWNER, status, error, stoppedBy);
     this.emitStatus(id);
   }
 

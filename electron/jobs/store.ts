@@ -47,6 +47,7 @@ import type {
 import { SCHEMA_VERSION, migrate } from './migrations';
 import { MetricCountsStore } from './metric-counts-store';
 import { ReviewStore } from './review-store';
+import { WorkClaims } from './claims';
 
 export { SCHEMA_VERSION };
 
@@ -82,8 +83,6 @@ export interface NewJobRecord {
   concurrency: number;
   budget?: JobBudget | null;
 }
-
-export type ClaimResult = { claimed: true } | { claimed: false; reason: 'unknown' | 'unimported' | 'done' | 'running' };
 
 /** What the runner writes for a finished row. */
 export interface RowResultRecord {
@@ -170,6 +169,8 @@ export class JobStore {
   readonly metricCounts: MetricCountsStore;
   /** A person's decisions on each job's rows. */
   readonly reviews: ReviewStore;
+  /** Who runs each job: claim, heartbeat, release (claims.ts, the same for experiments). */
+  readonly claims: WorkClaims;
 
   constructor(dbPath: string) {
     this.path = dbPath;
@@ -188,6 +189,7 @@ export class JobStore {
       migrate(this.db, this.path);
       this.metricCounts = new MetricCountsStore(this.db);
       this.reviews = new ReviewStore(this.db);
+      this.claims = new WorkClaims(this.db, { table: 'jobs', stoppable: ['queued', 'paused', 'failed', 'cancelled'] });
     } catch (e) {
       this.db.close();
       throw e;
@@ -382,49 +384,9 @@ export class JobStore {
     this.takeReserve();
   }
 
-  /**
-   * Makes `owner` the job's runner, atomically across processes: BEGIN IMMEDIATE takes SQLite's
-   * write lock before the job is read, so of two processes claiming at once the second reads the
-   * first one's claim and is refused. `ownerLive` tells whether a recorded owner still runs.
-   */
-  claimJob(jobId: string, owner: string, ownerLive: (owner: string, updated: string) => boolean): ClaimResult {
-    return this.db
-      .transaction((): ClaimResult => {
-        const row = this.db.prepare(`SELECT status, owner, updated, imported FROM jobs WHERE id = ?`).get(jobId) as
-          | { status: JobStatus; owner: string | null; updated: string; imported: number }
-          | undefined;
-        if (!row) return { claimed: false, reason: 'unknown' };
-        if (row.imported !== 1) return { claimed: false, reason: 'unimported' };
-        if (row.status === 'done') return { claimed: false, reason: 'done' };
-        if (row.status === 'running' && row.owner !== null && row.owner !== owner && ownerLive(row.owner, row.updated)) {
-          return { claimed: false, reason: 'running' };
-        }
-        this.db.prepare(`UPDATE jobs SET owner = ?, status = 'running', error = NULL, stopped_by = NULL, updated = ? WHERE id = ?`).run(owner, new Date().toISOString(), jobId);
-        return { claimed: true };
-      })
-      .immediate();
-  }
-
   /** Replaces the recorded generator or evaluator (a model change accepted on resume). */
   setModel(jobId: string, role: 'generator' | 'evaluator', ref: ModelRef): void {
     this.db.prepare(`UPDATE jobs SET ${role === 'generator' ? 'generator_json' : 'evaluator_json'} = ? WHERE id = ?`).run(JSON.stringify(ref), jobId);
-  }
-
-  /** Who runs the job ("host:pid"), or null. */
-  jobOwner(jobId: string): string | null {
-    return (this.db.prepare(`SELECT owner FROM jobs WHERE id = ?`).get(jobId) as { owner: string | null } | undefined)?.owner ?? null;
-  }
-
-  /**
-   * The runner's last word: sets the final status and gives the job up, only while `owner` still
-   * holds it (so a process that lost the job never overwrites the status of the one running it).
-   * False when it did not hold it.
-   */
-  releaseJob(jobId: string, owner: string, status: JobStatus, error: string | null, stoppedBy: JobInfo['stoppedBy'] = null): boolean {
-    const r = this.db
-      .prepare(`UPDATE jobs SET status = ?, error = ?, stopped_by = ?, owner = NULL, updated = ? WHERE id = ? AND owner = ?`)
-      .run(status, error, stoppedBy, new Date().toISOString(), jobId, owner);
-    return r.changes === 1;
   }
 
   /** What the job has spent, all sessions (the runner writes it as it goes). */
@@ -454,8 +416,9 @@ export class JobStore {
     this.db.prepare(`UPDATE jobs SET status = ?, error = ?, updated = ? WHERE id = ?`).run(status, error, new Date().toISOString(), jobId);
   }
 
+  /** Time spent running, added as it goes (the heartbeat that tells a live job is `claims.beat`). */
   addElapsed(jobId: string, ms: number): void {
-    this.db.prepare(`UPDATE jobs SET elapsed_ms = elapsed_ms + ?, updated = ? WHERE id = ?`).run(ms, new Date().toISOString(), jobId);
+    this.db.prepare(`UPDATE jobs SET elapsed_ms = elapsed_ms + ? WHERE id = ?`).run(ms, jobId);
   }
 
   getJob(jobId: string): JobInfo | null {

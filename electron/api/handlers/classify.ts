@@ -1,7 +1,9 @@
 // Interactive classification: classify.start answers at once with a run id; the engine's events
 // stream as `classify.event` while it works (on models held from the host's pool for the run:
-// hold/classify.ts), and the run ends with a `done` event or an error. Recent runs stay in memory
-// so a reloaded page can replay them (classify.get).
+// hold/classify.ts), and the run ends with a `done` event or an error. A run lives as jobs and
+// experiments do (jobs/running-work.ts: launched, cancelled by a stop that waits for its end,
+// stopped with the host); recent runs' states stay in memory so a reloaded page can replay them
+// (classify.get).
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -11,30 +13,28 @@ import { UserError, isAbortError } from '../../common/errors';
 import { withEarlyStop } from '../../common/settings';
 import { MemoryGenerationCache } from '../../engine';
 import { classifyWithHeld } from '../../hold';
+import { RunningWork, type Run } from '../../jobs/running-work';
 import type { HandlerGroup, HostDeps } from '../deps';
 import { toApiError } from '../errors';
 
 /** Finished runs kept for classify.get / classify.list. */
 const KEEP_RUNS = 20;
 
-interface Run {
-  state: ClassifyRunState;
-  ac: AbortController;
-  done: Promise<void>;
-}
-
 export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof classifyMethods> {
-  const runs = new Map<string, Run>();
+  // The runs going on: the one lifecycle of work this process runs, as jobs and experiments (running-work.ts).
+  const running = new RunningWork<Run>('cancelling classify runs');
+  // Every run's state, running or recent.
+  const states = new Map<string, ClassifyRunState>();
 
   const prune = () => {
-    const finished = [...runs.values()].filter((r) => r.state.status !== 'running').sort((a, b) => a.state.startedAt - b.state.startedAt);
-    while (finished.length > KEEP_RUNS) runs.delete(finished.shift()!.state.runId);
+    const finished = [...states.values()].filter((state) => state.status !== 'running').sort((a, b) => a.startedAt - b.startedAt);
+    while (finished.length > KEEP_RUNS) states.delete(finished.shift()!.runId);
   };
 
-  const get = (runId: string): Run => {
-    const run = runs.get(runId);
-    if (!run) throw new UserError(`no classify run "${runId}" (runs are kept in memory until the app restarts)`, 'run_unknown');
-    return run;
+  const get = (runId: string): ClassifyRunState => {
+    const state = states.get(runId);
+    if (!state) throw new UserError(`no classify run "${runId}" (runs are kept in memory until the app restarts)`, 'run_unknown');
+    return state;
   };
 
   return {
@@ -55,10 +55,9 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
         const onHostGone = () => ac.abort();
         deps.signal.addEventListener('abort', onHostGone, { once: true });
         const state: ClassifyRunState = { runId, request, status: 'running', startedAt: Date.now(), events: [], result: null, error: null };
-        const run: Run = { state, ac, done: Promise.resolve() };
-        runs.set(runId, run);
+        states.set(runId, state);
 
-        run.done = (async () => {
+        running.launch(runId, { ac, stop: null, done: Promise.resolve() }, async () => {
           try {
             const result = await classifyWithHeld(deps.services.pool, {
               task,
@@ -86,26 +85,21 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
             deps.signal.removeEventListener('abort', onHostGone);
             prune();
           }
-        })();
+        });
         return { runId };
       },
       'classify.cancel': async ({ runId }) => {
-        const run = get(runId);
-        if (run.state.status !== 'running') return { cancelled: false };
-        run.ac.abort();
-        await run.done;
-        return { cancelled: true };
+        if (get(runId).status !== 'running') return { cancelled: false };
+        return { cancelled: await running.stop(runId, 'cancelled') };
       },
-      'classify.get': async ({ runId }) => get(runId).state,
+      'classify.get': async ({ runId }) => get(runId),
       'classify.list': async () =>
-        [...runs.values()]
-          .map((r) => r.state)
+        [...states.values()]
           .sort((a, b) => b.startedAt - a.startedAt)
           .map(({ events: _e, result, ...rest }) => ({ ...rest, label: result?.label ?? null })),
     },
     async dispose() {
-      for (const r of runs.values()) r.ac.abort();
-      await Promise.all([...runs.values()].map((r) => r.done));
+      await running.dispose((runId) => running.stop(runId, 'cancelled'));
     },
   };
 }
