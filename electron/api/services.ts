@@ -178,7 +178,7 @@ export function openServices(opts: ServicesOptions): Services {
     return m;
   };
   const jobs = lazy(() => managed(new JobManager({ store: store.get(), backends: pool, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.jobs));
-  const experiments = lazy(() => managed(new Experiments({ jobs: jobs.get(), store: store.get(), pool, lookup: remotes, resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.experiments));
+  const experiments = lazy(() => managed(new Experiments({ jobs: jobs.get(), store: store.get(), pool, lookup: remotes, planner: () => planner.get(), resolveTask: (ref) => tasks.resolve(ref) }), opts.onOpen?.experiments));
   const planner = lazy(() =>
     managed(
       new Planner({

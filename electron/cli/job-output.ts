@@ -5,7 +5,7 @@ import { errorMessage } from '../common/errors';
 import type { JobInfo, JobManager, JobMetrics, JobProgress, StartOptions } from '../jobs';
 import { jobStatus } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
-import { duration, err, eta, num, onInterrupt, out, outJson, pct, plural, progressBar, table } from './ui';
+import { duration, err, etaText, num, onInterrupt, out, outJson, pct, plural, progressBar, table } from './ui';
 import { formatBudget } from '../common/plan';
 import { INTERVALS_FOOTNOTE, boundsText, pairedText, type Interval } from '../common/contract/interval';
 
@@ -138,7 +138,7 @@ export async function runJobWithProgress(
       if (note && bar) bar.update(p.rowsDone, { rate: '0.0', etaText: note, acc: pct(p.runningAccuracy) });
       if (note) return;
     }
-    const payload = { rate: (p.rowsPerMinute ?? 0).toFixed(1), etaText: p.etaSeconds === null && p.etaRange && p.etaRange.max > p.etaRange.min ? `${eta(p.etaRange.min)}–${eta(p.etaRange.max)}` : eta(p.etaSeconds), acc: pct(p.runningAccuracy) };
+    const payload = { rate: (p.rowsPerMinute ?? 0).toFixed(1), etaText: etaText(p), acc: pct(p.runningAccuracy) };
     if (bar) {
       bar.setTotal(p.rowsTotal);
       bar.update(p.rowsDone, payload);

@@ -74,6 +74,11 @@ export function eta(seconds: number | null): string {
   return seconds === null || !Number.isFinite(seconds) ? '…' : duration(seconds * 1000);
 }
 
+/** A time left as a job's or an experiment's progress says it: a point, a range while it is one, '…' before anything can say. */
+export function etaText(p: { etaSeconds: number | null; etaRange?: { min: number; max: number } | null | undefined }): string {
+  return p.etaSeconds === null && p.etaRange && p.etaRange.max > p.etaRange.min ? `${eta(p.etaRange.min)}–${eta(p.etaRange.max)}` : eta(p.etaSeconds);
+}
+
 /**
  * Columns padded to their widest cell, two spaces apart, each line indented by `indent`;
  * `alignRight(column)` says which columns hold numbers.

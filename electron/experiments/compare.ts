@@ -185,6 +185,17 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
 
     csv: (result) => pairsCsv(result.pairs),
 
+    async price({ spec: stored }, left, planner) {
+      const { spec } = stored;
+      const { inputColumn } = spec.inputColumn !== undefined ? { inputColumn: spec.inputColumn } : await checkComparisonInputs(spec);
+      return planner.cellSeconds({
+        task: stored.task ?? (await resolveTask(spec.taskId)),
+        data: { path: spec.dataPath, textColumn: inputColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
+        ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
+        cells: left.map(({ cell, rowsDone, examplesMade }) => ({ ...parseModelPair(cell), settings: spec.settings, rowsDone, examplesMade })),
+      });
+    },
+
     // Its pairs and paths as its jobs will name them (their cache keys hold them), and the columns
     // checked as creating it checks them: a data set without the text column is refused in the
     // same words, never planned on a guessed column.

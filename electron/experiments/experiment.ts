@@ -17,17 +17,18 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { parseModelPair, parseModelSpec } from '../common/model-spec';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import type { JobProgress } from '../common/contract/jobs';
-import { experimentEta } from './experiment-eta';
+import { experimentEta, type ExperimentEta } from './experiment-eta';
 import { ExperimentStore, type ExperimentBudget, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
 import type { JobManager } from '../jobs/manager';
 import { pricedBudget, type JobBudget } from '../jobs/usage';
-import { type Budget, formatBudget } from '../common/plan';
+import { type Budget, type CountRange, formatBudget } from '../common/plan';
+import type { Planner } from '../jobs/planner';
 import { OWNER, ownerLive } from '../jobs/owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from '../jobs/running-work';
 import type { JobStore } from '../jobs/store';
 import type { BackendLease, BackendProvider, JobInfo } from '../jobs/types';
 import type { RemoteLookup } from '../remote';
-import type { CellState, ExperimentCells, ExperimentStatus } from './kind';
+import type { CellLeft, CellPrice, CellState, ExperimentCells, ExperimentStatus } from './kind';
 
 export interface ExperimentRunnerOptions<Spec, Cell> {
   jobs: JobManager;
@@ -36,6 +37,8 @@ export interface ExperimentRunnerOptions<Spec, Cell> {
   pool?: BackendProvider;
   /** Remote entries' own prices, which a job's share of a budget in money counts with. */
   lookup?: RemoteLookup;
+  /** Prices the cells still to run, for the time left (experiment-eta.ts); absent, the running job's pace alone says it. */
+  planner?: () => Planner;
   definition: ExperimentCells<Spec, Cell>;
 }
 
@@ -57,6 +60,10 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly runners = new RunningWork<Runner>('pausing experiments');
   /** The running job's latest progress and when this runner first saw it (ms), per experiment running here: its ETA. */
   private readonly jobProgress = new Map<string, { progress: JobProgress; since: number }>();
+  /** The planner's price of each cell still to run (by cell key) and the last pace seen, per experiment running here: its ETA. */
+  private readonly prices = new Map<string, Map<string, CellPrice>>();
+  private readonly pace = new Map<string, CountRange>();
+  private readonly planner: (() => Planner) | undefined;
   private readonly lastPublish = new Map<string, number>();
   /**
    * Cells whose job could not even be created, by experiment, from its last start in this process
@@ -70,6 +77,7 @@ export class ExperimentRunner<Spec, Cell> {
     this.jobStore = opts.store;
     this.pool = opts.pool;
     this.lookup = opts.lookup;
+    this.planner = opts.planner;
     this.def = opts.definition;
     this.store = new ExperimentStore<Spec>(opts.store, opts.definition.kind);
   }
@@ -121,22 +129,17 @@ export class ExperimentRunner<Spec, Cell> {
 
   /**
    * The one progress model: jobs and rows done (every job classifies every row), time, ETA. The
-   * ETA is said only for an experiment running here: its running job's own (experiment-eta.ts),
-   * a range while that job's rate is not stable.
+   * ETA is said only for an experiment running here: its running job's own plus the planner's
+   * price of each cell after it (experiment-eta.ts), a range while either is one.
    */
   progress(states: readonly CellState<Cell>[], id?: string): ExperimentProgress {
     const perJob = states.find((s) => s.job)?.job?.rowsTotal ?? 0;
     const rowsDone = states.reduce((sum, s) => sum + (s.job?.rowsDone ?? 0), 0);
     const rowsTotal = perJob * states.length;
     const elapsedMs = states.reduce((sum, s) => sum + (s.job?.elapsedMs ?? 0), 0);
-    let eta: ReturnType<typeof experimentEta> = { etaSeconds: null, etaRange: null };
-    const running = id !== undefined && this.runners.has(id) ? this.jobProgress.get(id) : undefined;
-    if (running) {
-      const current = running.progress.jobId;
-      // Jobs the walk will still run after this one (a failed or cancelled cell's job is not run again).
-      const jobsAfter = states.filter((s) => s.job === null || (s.job.id !== current && ['queued', 'paused', 'interrupted'].includes(s.job.status))).length;
-      eta = experimentEta({ etaSeconds: running.progress.etaSeconds, etaRange: running.progress.etaRange ?? null, elapsedSeconds: (Date.now() - running.since) / 1000, jobsAfter });
-    } else if (id !== undefined && !this.runners.has(id)) this.jobProgress.delete(id);
+    let eta: Pick<ExperimentEta, 'etaSeconds' | 'etaRange'> = { etaSeconds: null, etaRange: null };
+    if (id !== undefined && this.runners.has(id)) eta = this.timeLeft(id, states);
+    else if (id !== undefined) for (const m of [this.jobProgress, this.prices, this.pace]) m.delete(id);
     const finished = rowsDone >= rowsTotal && rowsTotal > 0;
     return {
       jobsDone: states.filter((s) => s.job?.status === 'done').length,
@@ -147,6 +150,65 @@ export class ExperimentRunner<Spec, Cell> {
       etaSeconds: finished ? 0 : eta.etaSeconds,
       etaRange: finished ? { min: 0, max: 0 } : eta.etaRange,
     };
+  }
+
+  /** The time left of an experiment running here (experiment-eta.ts): the running job's own, then each cell after it at its price. */
+  private timeLeft(id: string, states: readonly CellState<Cell>[]): ExperimentEta {
+    const current = this.runners.get(id)?.current ?? null;
+    const seen = this.jobProgress.get(id);
+    const live = seen && seen.progress.jobId === current ? seen : undefined;
+    const prices = this.prices.get(id);
+    const priceOf = (s: CellState<Cell>) => prices?.get(this.def.key(s.cell)) ?? null;
+    const running = current === null ? undefined : states.find((s) => s.job?.id === current);
+    // Cells the walk will still run after this one (a failed or cancelled cell's job is not run again).
+    const after = states.filter((s) => s !== running && s.error === null && (s.job === null || s.job.interrupted || ['queued', 'paused'].includes(s.job.status)));
+    const price = running ? priceOf(running) : null;
+    const left = running?.job ? running.job.rowsTotal - running.job.rowsDone : 0;
+    const eta = experimentEta({
+      job:
+        current === null
+          ? null
+          : {
+              etaSeconds: live?.progress.etaSeconds ?? null,
+              etaRange: live?.progress.etaRange ?? null,
+              elapsedSeconds: live ? (Date.now() - live.since) / 1000 : 0,
+              planned: price?.seconds ?? null,
+              leftShare: price && price.rows > 0 ? Math.min(1, left / price.rows) : 1,
+            },
+      after: after.map((s) => priceOf(s)?.seconds ?? null),
+      pace: this.pace.get(id) ?? null,
+    });
+    if (eta.pace) this.pace.set(id, eta.pace);
+    return eta;
+  }
+
+  /**
+   * Prices the cells still to run (the kind's `price`, the planner's) in the background: the time
+   * left reads the prices once they come, and never waits for them.
+   */
+  private priceCells(id: string): void {
+    const planner = this.planner?.();
+    const exp = this.store.get(id);
+    if (!planner || !exp) return;
+    const left: CellLeft<Cell>[] = this.cellStates(exp)
+      .filter((s) => s.job?.status !== 'done')
+      .map((s) => ({ cell: s.cell, rowsDone: s.job?.rowsDone ?? 0, examplesMade: s.job ? this.jobStore.runExamples(s.job.id).map((e) => e.run) : [] }));
+    this.def.price(exp, left, planner).then(
+      (prices) => {
+        if (!this.runners.has(id)) return;
+        this.prices.set(id, new Map(left.map((l, i) => [this.def.key(l.cell), prices[i]!])));
+        this.publish(id, true);
+      },
+      // A plan that cannot be made (a model whose prompts cannot be counted here, a remote one not
+      // answering): the time left rests on the running job, as for a cell the planner could not price.
+      () => undefined,
+    );
+  }
+
+  /** Whether a cell still to run has no price yet: a job that ended since measured its models' speed. */
+  private unpriced(id: string): boolean {
+    const prices = this.prices.get(id);
+    return !prices || [...prices.values()].some((p) => p.seconds === null);
   }
 
   isRunningHere(id: string): boolean {
@@ -330,6 +392,7 @@ export class ExperimentRunner<Spec, Cell> {
     });
     const stopHeartbeat = beatWhileRunning(() => this.store.claims.beat(id, OWNER));
     const wrap = this.def.wrap;
+    this.priceCells(id);
     try {
       const cells = this.def.cells(exp.spec);
       for (const cell of cells) {
@@ -394,6 +457,7 @@ export class ExperimentRunner<Spec, Cell> {
           this.jobs.setBackendWrapper(job.id, null);
           runner.current = null;
         }
+        if (this.unpriced(id)) this.priceCells(id);
         this.publish(id, true);
       }
     } catch (e) {

@@ -6,7 +6,7 @@
 // is added here and in its definition.
 import type { ExperimentHead } from '../common/contract/experiment-progress';
 import type { ExperimentKind, ExperimentResult, ExperimentSummary } from '../common/contract/experiments';
-import type { CostPlan, Price } from '../common/plan';
+import type { CostPlan, CountRange, Price } from '../common/plan';
 import type { TatraBackend } from '../engine/backend';
 import type { StoredExperiment } from '../jobs/experiment-store';
 import type { Planner } from '../jobs/planner';
@@ -22,6 +22,20 @@ export interface CellState<Cell> {
   job: JobInfo | null;
   /** Why its job could not even be created, when that happened in this process's last start of it. */
   error: string | null;
+}
+
+/** A cell still to run, with what its job has done (none before it is made). */
+export interface CellLeft<Cell> {
+  cell: Cell;
+  rowsDone: number;
+  /** Runs whose examples its job has made. */
+  examplesMade: readonly number[];
+}
+
+/** The planner's time for a cell's work left (seconds; null where nothing measured its models' speed) and the rows that covers. */
+export interface CellPrice {
+  seconds: CountRange | null;
+  rows: number;
 }
 
 /** A cell whose job was never made, in a cell's words: queued, or cancelled once its experiment has stopped for good. */
@@ -59,6 +73,11 @@ export interface ExperimentCells<Spec, Cell> {
    * and end and every change of status always publish.
    */
   publishEveryMs: number;
+  /**
+   * The planner's time for each cell still to run, in run order (jobs/planner.ts cellSeconds,
+   * what the kind's plan prices): the experiment's time left (experiment-eta.ts).
+   */
+  price(experiment: StoredExperiment<Spec>, left: readonly CellLeft<Cell>[], planner: Planner): Promise<CellPrice[]>;
   /** Wraps the backends of a cell's job (a sweep shares evaluations between its jobs). */
   wrap?(role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
 }

@@ -23,6 +23,8 @@ export interface ExperimentsOptions {
   pool?: BackendProvider;
   /** Remote entries' prices, for budgets in money. */
   lookup?: RemoteLookup;
+  /** Prices each cell still to run, for an experiment's time left (experiment-eta.ts). */
+  planner?: () => Planner;
   /** Resolves a spec's task (an id, or a file where the face allows it) when an experiment is created or planned. */
   resolveTask(idOrPath: string): Promise<TaskDefinition>;
 }

@@ -17,6 +17,7 @@ import { jobStatus, type JobStatus } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import { parseModelPair } from '../common/model-spec';
 import type { TaskDefinition } from '../common/task';
+import type { TatraSettings } from '../common/tatra';
 import { openDataset } from '../jobs/dataset';
 import type { StoredExperiment } from '../jobs/experiment-store';
 import type { JobStore } from '../jobs/store';
@@ -54,6 +55,11 @@ export function sweepCells(grid: StoredSweepSpec['grid']): SweepCellKey[] {
   return out;
 }
 
+/** The settings of a cell's job: its (n, k, seed) at the grid's largest r. */
+function cellSettings(spec: StoredSweepSpec, cell: SweepCellKey): TatraSettings {
+  return { n: cell.n, k: cell.k, r: Math.max(...spec.grid.r), seed: cell.seed, scope: 'run' };
+}
+
 function parseSweep(input: unknown): SweepStartSpec {
   const parsed = SweepStartInput.safeParse(input);
   if (!parsed.success) throw new UserError(describeZodError(parsed.error, 'invalid sweep: '), 'bad_option');
@@ -76,7 +82,7 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
       const rMax = Math.max(...spec.grid.r);
       return {
         task: spec.task,
-        settings: { n: cell.n, k: cell.k, r: rMax, seed: cell.seed, scope: 'run' },
+        settings: cellSettings(spec, cell),
         generatorPath: spec.generatorPath,
         evaluatorPath: spec.evaluatorPath,
         dataset: { path: spec.dataPath, mapping: spec.mapping },
@@ -137,6 +143,15 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
     },
 
     csv: (result) => sweepPointsCsv(result.points),
+
+    price: ({ spec }, left, planner) =>
+      planner.cellSeconds({
+        task: spec.task,
+        data: { path: spec.dataPath, textColumn: spec.mapping.textColumn, ...(spec.limit !== null ? { limit: spec.limit } : {}) },
+        concurrency: spec.concurrency,
+        shareEvaluations: true,
+        cells: left.map(({ cell, rowsDone, examplesMade }) => ({ ...parseModelPair({ generator: spec.generatorPath, evaluator: spec.evaluatorPath }), settings: cellSettings(spec, cell), rowsDone, examplesMade })),
+      }),
 
     async plan(input, planner, { price, calibrate, format }) {
       const spec = parseSweep(input);

@@ -132,6 +132,49 @@ export async function planCompare(
   return presentPlan(ledger, { ...p, ...first, pairs: p.pairs }, { rows: p.inputs.length, rowRuns: p.inputs.length * p.pairs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 });
 }
 
+/** One cell of an experiment still to run, as its job will run: its models (their speed and lengths), settings, and the rows it has left. */
+export interface CellToPrice {
+  inputs: PlanInputs;
+  settings: TatraSettings;
+  rows: readonly string[];
+  /** Runs whose examples its job has made already. */
+  examplesMade: readonly number[];
+  /** A sweep's cells share their evaluator's answers (experiments/sweep-backends.ts). */
+  shareEvaluations: boolean;
+}
+
+/**
+ * Each cell's time, walked in run order on one ledger as the plans of a sweep and a comparison
+ * walk them (what an earlier cell makes, or the cache holds, costs a later one nothing): the
+ * seconds its own part of the ledger takes at its own models' speed; null where nothing measured
+ * that speed. An experiment's time left adds them up (experiments/experiment-eta.ts).
+ */
+export async function planCellSeconds(cells: readonly CellToPrice[]): Promise<(CountRange | null)[]> {
+  const ledger = new CostLedger();
+  const out: (CountRange | null)[] = [];
+  for (const c of cells) {
+    const before = stagesCopy(ledger.stages);
+    const ctx = { ...context(c.inputs, c.settings), ...(c.shareEvaluations ? { shareEvaluations: true } : {}) };
+    await addJob(ctx, ledger, c.settings, c.rows, false, c.examplesMade);
+    const { throughput } = c.inputs;
+    out.push(throughput ? planSeconds(stagesMinus(ledger.stages, before), throughput, c.rows.length, c.inputs.inFlight ?? 1) : null);
+    // A long walk yields between cells: it runs beside the experiment's own jobs.
+    await new Promise((done) => setImmediate(done));
+  }
+  return out;
+}
+
+type LedgerStages = CostLedger['stages'];
+
+function stagesCopy(s: LedgerStages): LedgerStages {
+  return Object.fromEntries(PLAN_STAGES.map((st) => [st, { calls: { ...s[st].calls }, prompt: { ...s[st].prompt }, completion: { ...s[st].completion } }])) as LedgerStages;
+}
+
+function stagesMinus(a: LedgerStages, b: LedgerStages): LedgerStages {
+  const minus = (x: CountRange, y: CountRange): CountRange => ({ min: x.min - y.min, max: x.max - y.max });
+  return Object.fromEntries(PLAN_STAGES.map((st) => [st, { calls: minus(a[st].calls, b[st].calls), prompt: minus(a[st].prompt, b[st].prompt), completion: minus(a[st].completion, b[st].completion) }])) as LedgerStages;
+}
+
 function context(p: PlanInputs, settings: TatraSettings): PlanContext {
   return { task: p.task, settings, generator: p.generator, evaluator: p.evaluator, lengths: p.lengths.lengths, ...(p.cache ? { cache: p.cache } : {}) };
 }
@@ -161,7 +204,8 @@ export function presentPlan(
       : 'estimated at about 4 characters a token (a remote model: its tokenizer is not at hand)',
     p.lengths.basis,
   ].join('; ');
-  const seconds = p.throughput ? span(planSeconds(ledger, p.throughput, opts.rowRuns ?? opts.rows, p.inFlight ?? 1, { prompt, completion }), r) : null;
+  const planned = p.throughput ? planSeconds(ledger.stages, p.throughput, opts.rowRuns ?? opts.rows, p.inFlight ?? 1) : null;
+  const seconds = planned ? span({ min: Math.round(planned.min), max: Math.round(planned.max) }, r) : null;
   return CostPlan.parse({
     calls: { examples: span(s.examples.calls, r), paraphrases: span(s.paraphrases.calls, r), evaluations: span(s.evaluations.calls, r), total: span(calls, r) },
     tokens: { prompt: span(prompt, r), completion: span(completion, r) },
@@ -180,13 +224,14 @@ export function presentPlan(
   });
 }
 
-/** The plan's time: from a calibration's call cost when there is one, else at tokens per second. */
-function planSeconds(ledger: CostLedger, t: Throughput, rows: number, inFlight: number, tokens: { prompt: CountRange; completion: CountRange }): CountRange {
+/** The plan's time (seconds, unrounded): from a calibration's call cost when there is one, else at tokens per second. */
+function planSeconds(stages: LedgerStages, t: Throughput, rows: number, inFlight: number): CountRange {
   if (t.cost) {
-    const at = (scenario: 'min' | 'max') => Math.round(runSeconds(stageWork(ledger.stages, scenario), rows, inFlight, t.cost!));
+    const at = (scenario: 'min' | 'max') => runSeconds(stageWork(stages, scenario), rows, inFlight, t.cost!);
     return { min: at('min'), max: at('max') };
   }
-  return { min: Math.round((tokens.prompt.min + tokens.completion.min) / t.tokensPerSecond), max: Math.round((tokens.prompt.max + tokens.completion.max) / t.tokensPerSecond) };
+  const tokens = (scenario: 'min' | 'max') => PLAN_STAGES.reduce((a, st) => a + stages[st].prompt[scenario] + stages[st].completion[scenario], 0);
+  return { min: tokens('min') / t.tokensPerSecond, max: tokens('max') / t.tokensPerSecond };
 }
 
 /** Money: each stage's tokens at its role's price (examples and paraphrases: generator; evaluations: evaluator). */

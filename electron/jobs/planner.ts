@@ -3,7 +3,7 @@
 // what the plan rests on: the last job on the same models, or a calibration, else assumptions.
 import { UserError } from '../common/errors';
 import type { ModelSpec } from '../common/model-spec';
-import type { CostPlan, Price } from '../common/plan';
+import type { CostPlan, CountRange, Price } from '../common/plan';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraResult } from '../common/tatra';
 import type { TatraSettings } from '../common/tatra';
@@ -21,11 +21,13 @@ import {
   jobsOn,
   measuredLengths,
   planClassify,
+  planCellSeconds,
   planCompare,
   planJob,
   planSweep,
   readCalibration,
   writeCalibration,
+  type CellToPrice,
   type LengthsBasis,
   type PlanInputs,
   type PlanModelInfo,
@@ -108,6 +110,34 @@ export class Planner {
     const first = p.pairs[0]!;
     const inputs = await this.inputs(p, first.generator, first.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(first.generator, first.evaluator));
     return planCompare({ ...inputs, settings: p.settings, pairs, inputs: rows });
+  }
+
+  /**
+   * Each cell of an experiment still to run, in run order, priced as its kind's plan prices it
+   * (plan.ts planCellSeconds), each on its own models' speed: an experiment's time left
+   * (experiments/experiment-eta.ts). `rowsDone`: rows its job has finished (the plan counts the
+   * rest); `examplesMade`: runs whose examples its job has made. Returns the seconds (null where
+   * nothing measured its models' speed) and the rows priced.
+   */
+  async cellSeconds(p: {
+    task: TaskDefinition;
+    data: PlanData;
+    concurrency?: number;
+    shareEvaluations?: boolean;
+    cells: readonly { generator: ModelSpec; evaluator: ModelSpec; settings: TatraSettings; rowsDone: number; examplesMade: readonly number[] }[];
+  }): Promise<{ seconds: CountRange | null; rows: number }[]> {
+    const rows = await this.readInputs(p.data);
+    // Each pair of models once: their speed and lengths are read (a calibration, the last job) once.
+    const byModels = new Map<string, Promise<PlanInputs>>();
+    const inputsOf = (c: (typeof p.cells)[number]) => {
+      const key = JSON.stringify([c.generator.text, c.evaluator.text]);
+      if (!byModels.has(key)) byModels.set(key, this.inputs({ task: p.task }, c.generator, c.evaluator, rows, c.settings, p.concurrency ?? defaultRowsInFlight(c.generator, c.evaluator)));
+      return byModels.get(key)!;
+    };
+    const cells: CellToPrice[] = [];
+    for (const c of p.cells) cells.push({ inputs: await inputsOf(c), settings: c.settings, rows: rows.slice(c.rowsDone), examplesMade: c.examplesMade, shareEvaluations: p.shareEvaluations === true });
+    const seconds = await planCellSeconds(cells);
+    return cells.map((c, i) => ({ seconds: seconds[i]!, rows: c.rows.length }));
   }
 
   private async model(spec: ModelSpec): Promise<PlanModelInfo> {

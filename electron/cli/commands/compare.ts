@@ -10,13 +10,14 @@ import { UserError } from '../../common/errors';
 import { modelLabel } from '../../common/model-spec';
 import { comparisonMatrix, type ComparisonResult } from '../../common/contract/comparisons';
 import type { ExperimentManagers } from '../../experiments';
+import type { ExperimentProgressEvent } from '../../common/contract/experiments';
 import type { Budget } from '../../common/plan';
 import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelArgument, outputFolder, parseLabelMap, tatraSettingsFrom } from '../options';
 import { type CliServices, withCliServices } from '../session';
 import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, printPlan } from '../plan';
 import { type ExperimentCli, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
-import { duration, err, pct, table } from '../ui';
+import { duration, err, etaText, pct, table } from '../ui';
 
 interface CompareCliOptions extends TatraSettingsCliOptions, PlanCliOptions {
   task?: string;
@@ -98,17 +99,18 @@ function splitList(v: string | undefined, flag: string): string[] {
   return items.map((item) => modelArgument(item).text);
 }
 
-/** A line per pair as its status changes (stderr), until the comparison ends. */
-function pairLines(comparisons: ExperimentManagers['compare'], id: string): () => void {
+/** A line per pair as its status changes (stderr), with the comparison's time left, until it ends. */
+function pairLines(comparisons: ExperimentManagers['compare'], id: string): (event: ExperimentProgressEvent) => void {
   const lastStatus = new Map<number, string>();
-  return () => {
+  return ({ progress }) => {
     const r = comparisons.get(id);
     r.pairs.forEach((p, i) => {
       if (lastStatus.get(i) === p.status) return;
       lastStatus.set(i, p.status);
       if (p.status === 'queued') return;
       const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.elapsedMs)}` : p.error ? `  ${p.error}` : '';
-      err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}`);
+      const left = p.status === 'running' || (p.status === 'done' && progress.jobsDone < progress.jobsTotal) ? `  (ETA ${etaText(progress)} in all)` : '';
+      err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}${left}`);
     });
   };
 }

@@ -12,7 +12,7 @@ import { openDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
 import { type ExperimentCli, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
-import { err, eta, pct as percent, table } from '../ui';
+import { err, etaText, pct as percent, table } from '../ui';
 import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, withPlan } from '../plan';
 import type { Budget } from '../../common/plan';
 
@@ -95,10 +95,14 @@ const SWEEP_CLI: ExperimentCli<'sweep'> = {
   listLine: (s) => `${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}`,
   progressLines: (_sweeps, id) => {
     let lastJobs = -1;
+    let lastEta = '';
+    // A line as each job ends, and once more when the time left becomes known (the cells' prices come after the start).
     return ({ progress: p }) => {
-      if (p.jobsDone === lastJobs) return;
+      const left = etaText(p);
+      if (p.jobsDone === lastJobs && !(lastEta === '…' && left !== '…')) return;
       lastJobs = p.jobsDone;
-      err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${eta(p.etaSeconds)}`);
+      lastEta = left;
+      err(`sweep ${id}: jobs ${p.jobsDone}/${p.jobsTotal}, rows ${p.rowsDone}/${p.rowsTotal}, ETA ${left}`);
     };
   },
 };
