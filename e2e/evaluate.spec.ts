@@ -70,6 +70,8 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   const plan = page.getByTestId('eval-plan');
   await expect(plan).toHaveAttribute('data-plan', 'host', { timeout: 30_000 });
   await expect(plan).toContainText(/model calls for 8 rows · [\d,]+ \+ [\d,]+ tokens/);
+  // …and what those rows can tell apart (docs/method.md §16), as --dry-run's power line says it.
+  await expect(page.getByTestId('eval-plan-power')).toContainText(/with 8 rows, .* \(80 % power at 95 %; disagreement [\d.]+ %/);
   await shot(page, 'evaluate-setup');
   await page.getByTestId('eval-start').click();
 

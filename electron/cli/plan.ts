@@ -4,7 +4,7 @@
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
 import type { ModelSpec } from '../common/model-spec';
-import { type Budget, type CostPlan, type PlanCount, type Price, parseBudget } from '../common/plan';
+import { type Budget, type CostPlan, type PlanCount, type Price, parseBudget, powerText, withTarget } from '../common/plan';
 import { pricedBudget, type JobBudget } from '../jobs';
 import type { RemoteLookup } from '../remote';
 import { terminalSafe } from './terminal';
@@ -14,6 +14,8 @@ import { type CliServiceOptions, type CliServices, withCliServices } from './ses
 export interface PlanCliOptions {
   dryRun?: boolean;
   calibrate?: boolean;
+  /** --detect: a difference in points; the plan says the rows it needs. */
+  detect?: number;
   priceIn?: number;
   priceOut?: number;
 }
@@ -32,7 +34,14 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--dry-run', 'print what the run would cost (calls per stage, tokens, time, money) without running it; with --json one {"plan": …} object')
     .option('--calibrate', "with --dry-run: measure this machine's speed first (loads the models, times a few calls alone, then rows at full load three ways: a minute or so on a small model); kept for later plans")
     .addOption(new Option('--price-in <usd>', 'US dollars per million prompt tokens, for every model of this run (default: the remote entry\'s price)').argParser(priceOption('--price-in')))
-    .addOption(new Option('--price-out <usd>', 'US dollars per million completion tokens (with --price-in)').argParser(priceOption('--price-out')));
+    .addOption(new Option('--price-out <usd>', 'US dollars per million completion tokens (with --price-in)').argParser(priceOption('--price-out')))
+    .addOption(new Option('--detect <points>', 'with --dry-run: the rows needed to tell apart two pairings this many points apart (80 % power at 95 %)').argParser(pointsOption));
+}
+
+function pointsOption(value: string): number {
+  const n = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(n) || n <= 0 || n >= 100) throw new UserError(`--detect must be a difference in points between 0 and 100 (e.g. 5), got "${value}"`, 'bad_option');
+  return n;
 }
 
 /** --budget calls=N|tokens=N|usd=X. */
@@ -79,13 +88,15 @@ export function formatPlan(plan: CostPlan): string {
   ];
   if (plan.cost) out.push(`  cost        $${count(plan.cost.usd, 2)} (${plan.cost.basis})`);
   out.push(`  tokens from ${plan.tokensBasis}`);
+  if (plan.power) out.push(`  power       ${powerText(plan.power)}`);
   for (const n of plan.notes) out.push(`  note: ${n}`);
   return terminalSafe(out.join('\n'));
 }
 
-export function printPlan(plan: CostPlan, json: boolean): void {
-  if (json) outJson({ plan });
-  else out(formatPlan(plan));
+export function printPlan(plan: CostPlan, json: boolean, detect?: number): void {
+  const shown = plan.power && detect !== undefined ? { ...plan, power: withTarget(plan.power, detect / 100) } : plan;
+  if (json) outJson({ plan: shown });
+  else out(formatPlan(shown));
 }
 
 /**
@@ -98,6 +109,6 @@ export async function withPlan(
 ): Promise<void> {
   await withCliServices({ ...opts, ...(opts.concurrency !== undefined ? { sequences: opts.concurrency } : {}) }, async (services) => {
     if (opts.calibrate) err('calibrating: loading the models, timing a few calls alone, then rows at full load with n paraphrase lines, one and none…');
-    printPlan(await make(services, opts.calibrate === true), opts.json === true);
+    printPlan(await make(services, opts.calibrate === true), opts.json === true, opts.detect);
   });
 }

@@ -2,6 +2,7 @@
 // `--dry-run --json`, `tatra eval --json`'s usage, the app's plan beside the Start button.
 // common/: no Node, no DOM.
 import { z } from 'zod';
+import { rowsNeeded } from './stats/power';
 
 /** A count known only within bounds: with early stopping, from the fewest runs to all of them. */
 export const CountRange = z.object({ min: z.number(), max: z.number() });
@@ -12,6 +13,21 @@ export const PlanCount = z.union([z.number(), CountRange]);
 export type PlanCount = z.infer<typeof PlanCount>;
 
 export const PlanCalls = z.object({ examples: PlanCount, paraphrases: PlanCount, evaluations: PlanCount, total: PlanCount });
+
+/** McNemar's test at 80 % power and 95 % on a plan's rows, from a stated or measured disagreement. */
+export const PlanPower = z.object({
+  rows: z.number().int(),
+  /** Share of rows where two pairings disagree (one right, the other wrong). */
+  disagreement: z.number(),
+  /** Where the disagreement comes from, in words. */
+  basis: z.string(),
+  /** The smallest difference in accuracy (0..1) the rows detect; null: none up to the disagreement. */
+  detectable: z.number().nullable(),
+  /** A difference asked for (--detect) and the rows it needs (null: more than the disagreement allows). */
+  target: z.number().optional(),
+  rowsNeeded: z.number().int().nullable().optional(),
+});
+export type PlanPower = z.infer<typeof PlanPower>;
 
 export const CostPlan = z.object({
   /** Model calls per stage (evaluations include the zero-shot baseline's); cached work is not counted. */
@@ -35,8 +51,27 @@ export const CostPlan = z.object({
   rows: z.number().int(),
   /** What the figures cannot foresee, one line each. */
   notes: z.array(z.string()),
+  /** What difference between two pairings these rows can tell apart (docs/method.md §16); null where not worked out. */
+  power: PlanPower.nullable().default(null),
 });
 export type CostPlan = z.infer<typeof CostPlan>;
+
+
+/** The rows a difference (0..1) needs at the plan's disagreement (--detect). */
+export function withTarget(p: PlanPower, target: number): PlanPower {
+  return { ...p, target, rowsNeeded: rowsNeeded(target, p.disagreement) };
+}
+
+/** "with 200 rows, differences under about 8.8 points will not be told apart (…)": the plan's power in one line. */
+export function powerText(p: PlanPower): string {
+  const rows = `${p.rows.toLocaleString('en-US')} row${p.rows === 1 ? '' : 's'}`;
+  const head =
+    p.detectable === null
+      ? `with ${rows}, no difference between two pairings can be told apart`
+      : `with ${rows}, differences under about ${(100 * p.detectable).toFixed(1)} points will not be told apart`;
+  const ask = p.target === undefined ? '' : `; ${(100 * p.target).toFixed(1)} points need ${p.rowsNeeded === null || p.rowsNeeded === undefined ? 'more rows than two pairings that disagree this little can give' : `${p.rowsNeeded.toLocaleString('en-US')} rows`}`;
+  return `${head}${ask} (80 % power at 95 %; disagreement ${(100 * p.disagreement).toFixed(1)} %, ${p.basis})`;
+}
 
 const UsageCounts = z.object({ examples: z.number().int(), paraphrases: z.number().int(), evaluations: z.number().int(), total: z.number().int() });
 

@@ -192,6 +192,11 @@ export class JobManager {
     return this.store.row(this.get(id).id, index);
   }
 
+  /** Each row right (true), wrong (false) or not scored (null or absent), by row index. */
+  outcomes(id: string): Array<boolean | null> {
+    return this.store.outcomes(this.get(id).id);
+  }
+
   runExamples(id: string): StoredRunExamples[] {
     return this.store.runExamples(this.get(id).id);
   }

@@ -34,6 +34,7 @@ import {
   type Throughput,
 } from './plan';
 import { SqliteGenerationCache, type JobStore } from './store';
+import { planPower } from './plan-power';
 import type { BackendProvider, DatasetFormat } from './types';
 
 export interface PlannerOptions {
@@ -91,7 +92,8 @@ export class Planner {
   async eval(p: PlanCommon & { settings: TatraSettings; generator: ModelSpec; evaluator: ModelSpec; data: PlanData; baseline?: boolean; concurrency?: number }): Promise<CostPlan> {
     const rows = await this.readInputs(p.data, p.signal);
     const inputs = await this.inputs(p, p.generator, p.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(p.generator, p.evaluator));
-    return (await planJob({ ...inputs, settings: p.settings, inputs: rows, ...(p.baseline ? { baseline: true } : {}) })).plan;
+    const plan = (await planJob({ ...inputs, settings: p.settings, inputs: rows, ...(p.baseline ? { baseline: true } : {}) })).plan;
+    return { ...plan, power: planPower(this.opts.store, p.data.path, rows.length) };
   }
 
   /** A new sweep over a grid (one job per (n, k, seed) at the largest r). */
@@ -100,7 +102,7 @@ export class Planner {
     const rMax = Math.max(...p.grid.r);
     const first: TatraSettings = { n: p.grid.n[0]!, k: p.grid.k[0]!, r: rMax, seed: p.grid.seeds[0]!, scope: 'run' };
     const inputs = await this.inputs(p, p.generator, p.evaluator, rows, first, p.concurrency ?? defaultRowsInFlight(p.generator, p.evaluator));
-    return planSweep({ ...inputs, grid: p.grid, inputs: rows });
+    return { ...(await planSweep({ ...inputs, grid: p.grid, inputs: rows })), power: planPower(this.opts.store, p.data.path, rows.length) };
   }
 
   /** A comparison of generator × evaluator pairs. */
@@ -109,7 +111,7 @@ export class Planner {
     const pairs = await Promise.all(p.pairs.map(async (x) => ({ generator: await this.model(x.generator), evaluator: await this.model(x.evaluator) })));
     const first = p.pairs[0]!;
     const inputs = await this.inputs(p, first.generator, first.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(first.generator, first.evaluator));
-    return planCompare({ ...inputs, settings: p.settings, pairs, inputs: rows });
+    return { ...(await planCompare({ ...inputs, settings: p.settings, pairs, inputs: rows })), power: planPower(this.opts.store, p.data.path, rows.length) };
   }
 
   /**

@@ -643,6 +643,17 @@ export class JobStore {
     return { total, rows: rows.map((r) => this.toRow(r)) };
   }
 
+  /**
+   * Each row's outcome by row index, read from the queue index alone: true right, false wrong, null
+   * not done or without gold (paired comparisons on the rows both scored, docs/method.md §16).
+   */
+  outcomes(jobId: string): Array<boolean | null> {
+    const out: Array<boolean | null> = [];
+    const rows = this.statement(`SELECT idx, correct FROM job_rows WHERE job_id = ? AND status = 'done' AND correct IS NOT NULL`).all(jobId) as Array<{ idx: number; correct: number }>;
+    for (const r of rows) out[r.idx] = r.correct === 1;
+    return out;
+  }
+
   /** Every row of a job in index order, streamed (exports and metrics of large jobs). */
   *iterateRows(jobId: string): Generator<JobRow> {
     for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield this.toRow(r);

@@ -184,8 +184,12 @@ describe('an experiment budget and plan through the CLI', () => {
     const dataDir = join(dir, 'compare-plan');
     const other = await tinyModelBPath();
     const { plan } = json<{ plan: CostPlan }>(
-      (await cli(['compare', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--generators', model, '--evaluators', `${model},${other}`, '-n', '1', '-k', '2', '-r', '1', '--limit', '4', '--threads', '1', '--data-dir', dataDir, '--dry-run', '--json'])).stdout,
+      (await cli(['compare', '--task', 'sst2', '--data', data, '--label-map', 'pos=positive,neg=negative', '--generators', model, '--evaluators', `${model},${other}`, '-n', '1', '-k', '2', '-r', '1', '--limit', '4', '--threads', '1', '--data-dir', dataDir, '--dry-run', '--detect', '5', '--json'])).stdout,
     );
+    // With no job on the file, the power line rests on the assumed 20 % disagreement (docs/method.md §16):
+    // 4 rows tell nothing apart, and 5 points need 626 rows (Connor's formula by hand).
+    expect(plan.power).toMatchObject({ rows: 4, disagreement: 0.2, detectable: null, target: 0.05, rowsNeeded: 626 });
+    expect(plan.power!.basis).toMatch(/^assumed/);
     // One generator: its 2 example and 4 paraphrase calls serve both evaluators; each evaluates 4 × 2.
     expect(plan.calls).toEqual({ examples: 2, paraphrases: 4, evaluations: 16, total: 22 });
     expect(query(dataDir, 'SELECT id FROM experiments')).toEqual([]);

@@ -143,7 +143,7 @@ async function newComparison(services: CliServices, opts: CompareCliOptions): Pr
   };
   const price = priceFrom(opts);
   const comparisons = services.experiments().of('compare');
-  if (opts.dryRun) return printPlan(await comparisons.plan(spec, services.planner(), price ? { price } : {}), opts.json === true);
+  if (opts.dryRun) return printPlan(await comparisons.plan(spec, services.planner(), price ? { price } : {}), opts.json === true, opts.detect);
   // An export folder that cannot be one is refused now, not after the whole comparison ran.
   if (opts.out) await outputFolder(resolve(opts.out), outWhat(COMPARE_CLI));
   const created = await comparisons.create(spec, { ...(opts.budget ? { budget: opts.budget } : {}), ...(price ? { price } : {}) });

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'react';
 import { callPlan } from '../../../electron/common/calls';
 import type { MethodInput } from '../../../electron/common/contract';
-import { type CostPlan, type PlanCount, countMax, countMin } from '../../../electron/common/plan';
+import { type CostPlan, type PlanCount, countMax, countMin, powerText } from '../../../electron/common/plan';
 import type { TaskDefinition } from '../../../electron/common/task';
 import type { TatraSettings } from '../../../electron/common/tatra';
 import { getApi } from '../api/client';
@@ -113,6 +113,12 @@ export function RunPlan(props: RunPlanProps) {
     <span className="plan muted small" data-testid={props.testId} title={host ? planDetail(host) : undefined} data-plan={host ? 'host' : 'calls'}>
       {text}
       {host ? <span className="sr-only"> {planDetail(host)}</span> : null}
+      {host?.power ? (
+        <span className="plan-power" data-testid={props.testId ? `${props.testId}-power` : undefined}>
+          {' '}
+          · {powerText(host.power)}
+        </span>
+      ) : null}
     </span>
   );
 }
