@@ -7,7 +7,14 @@ import { resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { LONG_FILES, LONG_FUNCTION_FILES, MAX_FUNCTION_LINES, MAX_LINES } from '../../../eslint.config.js';
+
+// eslint.config.js is plain JavaScript: its limits and lists, read as what they are.
+const { LONG_FILES, LONG_FUNCTION_FILES, MAX_FUNCTION_LINES, MAX_LINES } = (await import('../../../eslint.config.js' as string)) as {
+  LONG_FILES: string[];
+  LONG_FUNCTION_FILES: string[];
+  MAX_FUNCTION_LINES: number;
+  MAX_LINES: number;
+};
 
 const root = resolve(import.meta.dirname, '../../..');
 const eslint = new ESLint({ cwd: root });
