@@ -18,6 +18,8 @@ import globals from 'globals';
 
 /**
  * Layer → the layers it may import (itself included). Lowest first; nothing may import upward.
+ * Only edges some import uses are granted (test/unit/lint/layers.test.ts computes them): a new
+ * edge is added here with the import that needs it.
  * `web` (static files, headers) and `paths` (data folder, app root) are leaves any main-process
  * layer may use; `shell` is Electron's main-process files, `preload` sees the contract only.
  */
@@ -28,20 +30,20 @@ export const LAYERS = {
   // One small JSON state file read and written one way (json-file.ts); any main-process layer may keep one.
   state: ['common', 'paths', 'state'],
   remote: ['common', 'engine', 'net', 'remote'],
-  llama: ['common', 'engine', 'net', 'state', 'paths', 'llama'],
+  llama: ['common', 'engine', 'state', 'paths', 'llama'],
   // Holding models, local (llama/) or remote (remote/) by their spec: the pool, the models of a plan.
-  hold: ['common', 'engine', 'net', 'remote', 'llama', 'state', 'paths', 'hold'],
-  tasks: ['common', 'tasks', 'state', 'paths'],
+  hold: ['common', 'engine', 'remote', 'llama', 'hold'],
+  tasks: ['common', 'tasks'],
   web: ['common', 'web'],
-  jobs: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'web', 'paths', 'jobs'],
-  models: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'web', 'paths', 'models'],
+  jobs: ['common', 'engine', 'remote', 'llama', 'hold', 'tasks', 'state', 'paths', 'jobs'],
+  models: ['common', 'net', 'remote', 'llama', 'state', 'paths', 'models'],
   // Grids of jobs run as one piece of work (sweeps, comparisons): above the jobs and the model library.
-  experiments: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'web', 'paths', 'experiments'],
-  api: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'experiments', 'web', 'paths', 'api'],
-  server: ['common', 'api', 'web', 'paths', 'server'],
+  experiments: ['common', 'engine', 'remote', 'jobs', 'models', 'experiments'],
+  api: ['common', 'engine', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'experiments', 'web', 'paths', 'api'],
+  server: ['common', 'api', 'web', 'server'],
   // `tatra api`, the OpenAI-compatible face: the engine's classify() on the models the composition root loads.
-  service: ['common', 'engine', 'api', 'state', 'web', 'paths', 'service'],
-  cli: ['common', 'engine', 'net', 'remote', 'llama', 'hold', 'tasks', 'state', 'jobs', 'models', 'experiments', 'api', 'server', 'service', 'web', 'paths', 'cli'],
+  service: ['common', 'engine', 'state', 'web', 'service'],
+  cli: ['common', 'engine', 'remote', 'llama', 'hold', 'tasks', 'jobs', 'models', 'experiments', 'api', 'server', 'service', 'paths', 'cli'],
   shell: ['common', 'api', 'web', 'paths', 'shell'],
   renderer: ['common', 'renderer'],
 };

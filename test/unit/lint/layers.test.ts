@@ -5,6 +5,8 @@
 import { resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
+import { LAYERS } from '../../../eslint.config.js';
+import { layerEdges } from '../../helpers/layer-edges';
 
 const root = resolve(import.meta.dirname, '../../..');
 const eslint = new ESLint({ cwd: root });
@@ -73,6 +75,22 @@ describe('layer rules at every depth', () => {
   });
   it.each(allowed)('%s: allowed import passes', async (file, code) => {
     expect(await importRules(file, code)).toEqual([]);
+  });
+});
+
+describe('LAYERS is tight', () => {
+  const layers = LAYERS;
+  const order = Object.keys(layers);
+
+  it('grants no edge that no import uses (an edge nothing needs is one a later import could take unseen)', () => {
+    const used = layerEdges();
+    const granted = Object.entries(layers).flatMap(([from, tos]) => tos.filter((to) => to !== from).map((to) => `${from} -> ${to}`));
+    expect(granted.filter((edge) => !used.has(edge))).toEqual([]);
+  });
+
+  it('points down only: each layer is granted leaves (paths) and layers listed before it', () => {
+    const up = Object.entries(layers).flatMap(([from, tos]) => tos.filter((to) => to !== from && to !== 'paths' && order.indexOf(to) > order.indexOf(from)).map((to) => `${from} -> ${to}`));
+    expect(up).toEqual([]);
   });
 });
 
