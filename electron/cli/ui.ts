@@ -2,7 +2,6 @@
 // results, tables, JSON) or `err` (stderr: progress, notes, `tatra: …` errors), so whatever the
 // terminal must be protected from has one home; the number, time and table formats every command
 // shares; the progress bar; and the one Ctrl-C handler.
-import { setMaxListeners } from 'node:events';
 import cliProgress from 'cli-progress';
 import { controlStream, rawWrite, terminalSafe } from './terminal';
 
@@ -152,8 +151,5 @@ export function onInterrupt(stop: (signal: NodeJS.Signals) => void, also: readon
 /** An AbortSignal that Ctrl-C (and `also`) aborts, with the function that removes the handler. */
 export function interruptSignal(also: readonly NodeJS.Signals[] = []): { signal: AbortSignal; off: () => void } {
   const ac = new AbortController();
-  // Every model request in flight listens on this one signal (dozens at once for r > 2), which is
-  // by design, not a leak: without this Node prints MaxListenersExceededWarning on stderr.
-  setMaxListeners(0, ac.signal);
   return { signal: ac.signal, off: onInterrupt(() => ac.abort(), also) };
 }

@@ -1,6 +1,8 @@
 // Errors a user can act on (bad file, bad number, unknown task). Every face shows `message` as
 // one clear line with no stack: the CLI exits 2, the API answers with code "user_error".
 // Anything else is a bug and is reported as such.
+import { onAbort } from './abort';
+
 export class UserError extends Error {
   constructor(
     message: string,
@@ -32,15 +34,14 @@ export function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const forget = onAbort(signal, () => reject(signal.reason));
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        forget();
         resolvePromise(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        forget();
         reject(e);
       },
     );

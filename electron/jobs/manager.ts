@@ -7,7 +7,7 @@
 // flight, which requests decode together depends on timing, and sampled paraphrases can differ
 // in text between any two runs, resumed or not. With concurrency 1 resumed rows were identical
 // to an uninterrupted run's (test/model/jobs-resume.test.ts).
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
@@ -331,8 +331,6 @@ export class JobManager {
     if (opts.budget !== undefined) this.store.setBudget(job.id, opts.budget ? checkJobBudget(opts.budget) : null);
     const claimed = this.store.getJob(job.id)!;
     const ac = new AbortController();
-    // Every request of every row in flight listens on this one signal; that is not a leak.
-    setMaxListeners(0, ac.signal);
     // Usage is stored as each batch answers, so what a kill loses is only what it lost the answers of.
     const meter: UsageMeter = new UsageMeter(claimed.usage, claimed.budget, () => this.store.setUsage(job.id, meter.usage));
     this.runners.launch(job.id, { ac, stop: null, done: Promise.resolve(), meter }, (runner) => this.run(job.id, runner));

@@ -42,6 +42,7 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../engine/backend';
+import { onAbort } from '../common/abort';
 import { UserError, errorMessage } from '../common/errors';
 import { ChoiceTrie, literalChoices, type ChoiceNode } from './choices';
 import { type GgufInspection } from './gguf';
@@ -122,7 +123,8 @@ export interface Generation {
   prefixLength: number;
   resolve(result: GenerateResult): void;
   reject(error: unknown): void;
-  onAbort?: () => void;
+  /** Stops waiting for the request's signal (onAbort's). */
+  forgetAbort?: () => void;
   /** Resolved or rejected (an abort may reject a generation that is still decoding). */
   settled?: boolean;
 }
@@ -358,15 +360,14 @@ export class LlamaBackend implements LoadedBackend {
       }
       const generation: Generation = { request, tokens, prefixLength, resolve, reject };
       if (request.signal) {
-        generation.onAbort = () => {
+        generation.forgetAbort = onAbort(request.signal, () => {
           const i = this.queue.indexOf(generation);
           if (i >= 0) {
             this.queue.splice(i, 1);
             this.settle(generation, () => reject(request.signal!.reason));
           }
           // A running generation notices the abort between tokens.
-        };
-        request.signal.addEventListener('abort', generation.onAbort, { once: true });
+        });
       }
       this.queue.push(generation);
       this.schedule();
@@ -376,7 +377,7 @@ export class LlamaBackend implements LoadedBackend {
   protected settle(generation: Generation, fn: () => void): void {
     if (generation.settled) return;
     generation.settled = true;
-    if (generation.onAbort) generation.request.signal?.removeEventListener('abort', generation.onAbort);
+    generation.forgetAbort?.();
     fn();
   }
 

@@ -13,6 +13,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { onAbort } from '../common/abort';
 import { UserError } from '../common/errors';
 import { userCacheDir } from '../paths';
 import { z } from 'zod';
@@ -132,8 +133,7 @@ export async function vouchForModel(path: string, opts: { signal?: AbortSignal; 
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-16_000)));
-  const onAbort = () => child.kill('SIGKILL');
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const forget = opts.signal ? onAbort(opts.signal, () => child.kill('SIGKILL')) : undefined;
   // Only a hang is caught here: a big model on a slow disk may take minutes to map.
   const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 15 * 60_000);
   let timedOut = false;
@@ -145,7 +145,7 @@ export async function vouchForModel(path: string, opts: { signal?: AbortSignal; 
     }),
   );
   clearTimeout(timer);
-  opts.signal?.removeEventListener('abort', onAbort);
+  forget?.();
   opts.signal?.throwIfAborted();
   if (end.code === 0 && stdout.includes('loaded')) return vouched.set(key, true);
   const reason = timedOut ? 'it did not finish loading' : (reasonFrom(stderr) ?? (end.signal ? `it crashed (${end.signal})` : 'it failed to load'));

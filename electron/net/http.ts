@@ -13,6 +13,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { z } from 'zod';
+import { onAbort } from '../common/abort';
 import { UserError } from '../common/errors';
 
 export type HttpFailureKind = 'connect' | 'timeout' | 'status' | 'not-json' | 'bad-answer';
@@ -195,32 +196,6 @@ interface Exchange {
   text: string;
 }
 
-/**
- * Cancels of the calls in flight on each signal: one abort listener per signal, however many
- * calls (a job's rows all share one), where a listener per call made each add walk the others.
- */
-const cancels = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
-
-function onAbort(signal: AbortSignal, cancel: (reason: unknown) => void): () => void {
-  let group = cancels.get(signal);
-  if (!group) {
-    const created = new Set<(reason: unknown) => void>();
-    group = created;
-    cancels.set(signal, created);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const c of [...created]) c(signal.reason);
-        created.clear();
-      },
-      { once: true },
-    );
-  }
-  group.add(cancel);
-  const g = group;
-  return () => void g.delete(cancel);
-}
-
 function headerText(value: string | string[] | undefined): string | null {
   return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
 }
@@ -285,8 +260,8 @@ function exchange(call: HttpCall, url: URL, redirects = 0, reuse = true): Promis
       req.destroy();
     }, call.timeoutMs);
     const forget = call.signal
-      ? onAbort(call.signal, (reason) => {
-          finish(reason);
+      ? onAbort(call.signal, () => {
+          finish(call.signal!.reason);
           req.destroy();
         })
       : undefined;
@@ -357,14 +332,13 @@ export async function httpStream(call: StreamCall): Promise<HttpStream> {
   call.signal?.throwIfAborted();
   const headers = headersFor(call, false);
   const controller = new AbortController();
-  const onAbort = () => controller.abort(call.signal!.reason);
-  call.signal?.addEventListener('abort', onAbort, { once: true });
+  const forget = call.signal ? onAbort(call.signal, () => controller.abort(call.signal!.reason)) : () => undefined;
   const headerTimer = setTimeout(() => controller.abort(new HttpFailure('timeout', `no answer within ${Math.round(call.timeoutMs / 1000)} s`, call.url)), call.timeoutMs);
   let res: Response;
   try {
     res = await fetch(call.url, { method: 'GET', headers, signal: controller.signal, redirect: 'follow' });
   } catch (e) {
-    call.signal?.removeEventListener('abort', onAbort);
+    forget();
     call.signal?.throwIfAborted();
     const reason: unknown = controller.signal.reason;
     if (reason instanceof HttpFailure) throw reason;
@@ -374,7 +348,7 @@ export async function httpStream(call: StreamCall): Promise<HttpStream> {
   }
   const done = () => {
     clearTimeout(idle);
-    call.signal?.removeEventListener('abort', onAbort);
+    forget();
   };
   let idle: NodeJS.Timeout | undefined;
   const idleMs = call.idleTimeoutMs;
@@ -430,14 +404,15 @@ export function backoffDelay(attempt: number, backoff: Backoff, retryAfterMs?: n
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      forget?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const forget = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
   });
 }

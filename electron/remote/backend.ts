@@ -3,7 +3,6 @@
 // endpoint dies, and is retried with backoff and jitter on 429/5xx (honouring Retry-After). The
 // engine sees the same seam as for a local GGUF; only the result's `deterministic: false` differs:
 // a server batches requests as it likes, so the same seed need not give the same text.
-import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
@@ -125,8 +124,6 @@ export class RemoteBackend implements LoadedBackend {
     this.outputConstraint = outputConstraintFor(this.kind, this.constrainedMode);
     this.contextSize = opts.contextSize ?? first.contextLength ?? DEFAULT_CONTEXT;
     this.id = remoteBackendId(opts.model, opts.urls);
-    // Every request in flight (a job has hundreds) listens on the dispose signal; that is not a leak.
-    setMaxListeners(0, this.dispose_.signal);
     const reprobeMs = opts.reprobeMs ?? 500;
     this.set = new EndpointSet(endpoints, {
       reprobeMs,
@@ -283,8 +280,6 @@ export class RemoteBackend implements LoadedBackend {
     let linked = this.linked.get(requestSignal);
     if (!linked) {
       linked = AbortSignal.any([requestSignal, this.dispose_.signal]);
-      // Every request in flight on it (hundreds) passes it to its HTTP call; that is not a leak.
-      setMaxListeners(0, linked);
       this.linked.set(requestSignal, linked);
     }
     return linked;

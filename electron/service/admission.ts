@@ -4,6 +4,7 @@
 // - classifications running through the engine are at most `concurrency`; the rest wait their turn
 //   in arrival order (a batch's inputs take turns with everyone else's, one slot each, so a batch
 //   of thousands cannot starve a chat request that came after it).
+import { onAbort } from '../common/abort';
 import { HttpError } from '../web/http-error';
 
 export interface AdmissionOptions {
@@ -69,16 +70,15 @@ export class Admission {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         grant: (release) => {
-          signal.removeEventListener('abort', onAbort);
+          forget();
           resolve(release);
         },
       };
-      const onAbort = () => {
+      const forget = onAbort(signal, () => {
         const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
         reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
+      });
       this.waiting.push(waiter);
     });
   }

@@ -9,7 +9,7 @@
 // Each caller has its own timeout and signal; the work itself stops when the last caller waiting
 // for it has gone (disconnected, timed out or shut down), which frees its slot.
 import { createHash } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
+import { onAbort } from '../common/abort';
 import { raceAbort } from '../common/errors';
 import type { TatraEvent, TatraResult, TatraSettings } from '../common/tatra';
 import { classify, type GenerationCache } from '../engine';
@@ -79,8 +79,7 @@ export class Classifier {
       timedOut = true;
       giveUp.abort();
     }, this.opts.timeoutMs);
-    const onCallerGone = () => giveUp.abort();
-    ask.signal.addEventListener('abort', onCallerGone, { once: true });
+    const forgetCaller = onAbort(ask.signal, () => giveUp.abort());
 
     const existing = this.flights.get(key);
     const flight = existing ?? this.start(key, ask);
@@ -100,7 +99,7 @@ export class Classifier {
       throw e;
     } finally {
       clearTimeout(timer);
-      ask.signal.removeEventListener('abort', onCallerGone);
+      forgetCaller();
       if (ask.onEvent) flight.listeners.delete(ask.onEvent);
       flight.waiters--;
       // Nobody is waiting for it any more: stop the work and free its slot.
@@ -145,8 +144,6 @@ export class Classifier {
 
   private start(key: string, ask: ClassifyAsk): Flight {
     const controller = new AbortController();
-    // The engine listens on this signal once per model request in flight; that is not a leak.
-    setMaxListeners(0, controller.signal);
     const flight: Flight = { controller, listeners: new Set(), waiters: 0, settled: false, promise: Promise.resolve(null as never) };
     const { target, input, settings } = ask;
     flight.promise = (async () => {

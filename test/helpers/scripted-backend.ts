@@ -2,6 +2,7 @@
 // asked, with which seed, in which batch) where a real model's text would be noise. Every
 // request is recorded. Real inference is tested elsewhere; this is for exact semantics only.
 import { type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../../electron/engine/backend';
+import { onAbort } from '../../electron/common/abort';
 
 export type RequestStage = 'examples' | 'paraphrases' | 'evaluation';
 
@@ -98,13 +99,22 @@ export class ScriptedBackend implements LoadedBackend {
     this.requests.push(...requests);
     for (const r of requests) r.signal?.throwIfAborted();
     if (this.delayMs > 0) {
+      // Each request waits on its signal as a real backend's do (onAbort: one listener per signal).
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, this.delayMs);
+        const forgets: (() => void)[] = [];
+        const timer = setTimeout(() => {
+          for (const f of forgets) f();
+          resolve();
+        }, this.delayMs);
         for (const r of requests) {
-          r.signal?.addEventListener('abort', () => {
-            clearTimeout(timer);
-            reject(r.signal!.reason);
-          }, { once: true });
+          if (!r.signal) continue;
+          forgets.push(
+            onAbort(r.signal, () => {
+              clearTimeout(timer);
+              for (const f of forgets) f();
+              reject(r.signal!.reason);
+            }),
+          );
         }
       });
     }

@@ -5,8 +5,8 @@
 // stopped with the host); recent runs' states stay in memory so a reloaded page can replay them
 // (classify.get).
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
+import { onAbort } from '../../common/abort';
 import { parseModelSpec } from '../../common/model-spec';
 import type { ClassifyRunState, classifyMethods } from '../../common/contract/classify';
 import { UserError, isAbortError } from '../../common/errors';
@@ -49,11 +49,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
         }
         const runId = randomUUID();
         const ac = new AbortController();
-        // The engine listens on this signal once per request in flight (a batch of r × (n + 1)
-        // evaluations passes Node's 10): not a leak (test/unit/api/classify-listeners.test.ts).
-        setMaxListeners(0, ac.signal);
-        const onHostGone = () => ac.abort();
-        deps.signal.addEventListener('abort', onHostGone, { once: true });
+        const forgetHost = onAbort(deps.signal, () => ac.abort());
         const state: ClassifyRunState = { runId, request, status: 'running', startedAt: Date.now(), events: [], result: null, error: null };
         states.set(runId, state);
 
@@ -82,7 +78,7 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
             if (err.internal && !cancelled) process.stderr.write(`tatra: classify failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
             deps.emit('classify.event', { runId, error: state.error });
           } finally {
-            deps.signal.removeEventListener('abort', onHostGone);
+            forgetHost();
             prune();
           }
         });

@@ -1,7 +1,7 @@
-// Why the app's classify turns off Node's listener-leak warning on its run's signal
-// (api/handlers/classify.ts): every model request in flight listens on that one signal, and a
-// batch of evaluations has r × (n + 1) of them, past the warning's 10 in ordinary settings. With
-// the warning on, a normal classification prints "possible memory leak" on the app's stderr.
+// The app's classify warns of no listener leak: every model request in flight waits on the run's
+// one signal, and a batch of evaluations has r × (n + 1) of them, past the warning's 10 in ordinary
+// settings. They wait through common/abort.ts onAbort, one listener per signal, so Node has
+// nothing to warn of (it used to be silenced with setMaxListeners(0, …)).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,0 +1,50 @@
+// One 'abort' listener per signal, however many wait on it.
+//
+// A job's rows, a classification's r × (n + 1) evaluations, a remote model's requests all share
+// one signal. A listener per request on it made Node warn of a leak past 10 (the cause the
+// setMaxListeners(0, …) calls used to silence) and made each add walk the others. onAbort keeps
+// the waiters of a signal in one set behind one listener, which goes when the last waiter does.
+
+interface Waiters {
+  fns: Set<() => void>;
+  fire: () => void;
+}
+
+const bySignal = new WeakMap<AbortSignal, Waiters>();
+
+/**
+ * Calls `fn` once when `signal` aborts, unless the function returned is called first (call it
+ * when the wait is over). Like addEventListener, nothing is called for a signal already aborted:
+ * check `signal.aborted` before waiting.
+ */
+export function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  let waiters = bySignal.get(signal);
+  if (!waiters) {
+    const fns = new Set<() => void>();
+    const fire = () => {
+      bySignal.delete(signal);
+      for (const f of [...fns]) {
+        try {
+          f();
+        } catch (e) {
+          // As an event listener's throw is: reported, without stopping the other waiters.
+          queueMicrotask(() => {
+            throw e;
+          });
+        }
+      }
+    };
+    waiters = { fns, fire };
+    bySignal.set(signal, waiters);
+    signal.addEventListener('abort', fire, { once: true });
+  }
+  // A wrapper of its own, so the same function waiting twice is two waits.
+  const entry = () => fn();
+  const w = waiters;
+  w.fns.add(entry);
+  return () => {
+    if (!w.fns.delete(entry) || w.fns.size > 0 || bySignal.get(signal) !== w) return;
+    bySignal.delete(signal);
+    signal.removeEventListener('abort', w.fire);
+  };
+}
