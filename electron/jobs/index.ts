@@ -5,7 +5,9 @@
 //   dataset.ts  streaming import: previewDataset, readDataset, scanDataset
 //   text-source.ts  a file's bytes as strict UTF-8 text, read once, with its fingerprint
 //   gold-labels.ts  what a gold value means, the suggested label map
-//   store.ts    SQLite (WAL) job store + the generator-output cache (engine's GenerationCache)
+//   store.ts    SQLite (WAL) job store: jobs, their rows (stored-row.ts) and run examples, on
+//               store-file.ts (pragmas, WAL, the full-disk reserve) and generation-outputs.ts
+//               (the generator-output cache, the engine's GenerationCache)
 //   migrations.ts  the job database's schema, one migration per version
 //   manager.ts  JobManager: create/start/pause/cancel/resume, concurrent rows, events
 //   import.ts, row-progress.ts, model-identity.ts  a job's import, its progress, its models' identity
@@ -14,6 +16,8 @@
 //   export.ts   CSV/JSON export and readers for round trips
 //   experiment-store.ts  the experiments' rows in the job database (their runner: electron/experiments/)
 //   owner.ts    who runs a job or an experiment, and whether that process still lives
+//   claims.ts   claiming, beating, releasing and stopping a job or an experiment in the database
+//   running-work.ts  the lifecycle of work this process runs (jobs, experiments, classify runs)
 //   plan*.ts    what a run will cost before it starts (--dry-run, the app's plan)
 //   review*.ts  a person's review of a job's rows: the queue, decisions, what review gives back,
 //               the labelled data set out (final export), decisions made elsewhere in (import)

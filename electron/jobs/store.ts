@@ -1,32 +1,16 @@
 // The job store: one SQLite file (`<dataDir>/tatra.db`) holding every evaluation job, the rows it
 // was created from, the examples of each run, each finished row's full result, and the
-// generator-output cache.
-//
-// Durability: WAL with synchronous=NORMAL. Every finished row is its own transaction; at COMMIT
-// SQLite has written the WAL frames with write(2), so they sit in the OS page cache and survive a
-// SIGKILL of this process (what the resume test does). Only an OS crash or power loss can drop
-// the last few commits under NORMAL; FULL would fsync every row and cost far more than a row of
-// inference is worth protecting against that. Set TATRA_DB_SYNC=FULL to choose otherwise.
-//
-// A full disk: to write anything, even a DELETE, SQLite needs room for WAL frames (one per page
-// the statement changes; deleting rows rewrites every page that held them before it is freed),
-// and a checkpoint needs room for any page the database file does not have yet. So the WAL is
-// kept small (journal_size_limit; imports checkpoint after each batch, so the data set sits in
-// the database file, not in a WAL that grew with it), and `<db>-reserve`, a few hundred KiB the
-// store holds in the data folder, is given back to the file system when SQLite reports the disk
-// full. A delete then runs in chunks with a checkpoint between them, so each chunk rewrites the
-// WAL in place instead of growing it (see deleteJob).
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// generator-output cache. The file itself (pragmas, WAL, the full-disk reserve) is store-file.ts;
+// the generator outputs and what finished rows refer to in them, generation-outputs.ts.
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { diskFullError, environmentError, isDiskFull } from '../common/env-errors';
 import type { TaskDefinition } from '../common/task';
 import type { StageName, StageStats, TatraSettings } from '../common/tatra';
 import { emptyUsage, type Usage } from '../common/plan';
-import { compressStoredText, packText, storedCacheKey, unpackText } from './stored-text';
-import { expandRuns, referRuns, referStoredParaphrases, type StoredRun } from './run-texts';
-import { paraphraseOrigin, paraphraseOriginOfKey } from '../engine/cache';
+import { compressStoredText, packText, unpackText } from './stored-text';
+import { expandRuns, referStoredParaphrases, type StoredRun } from './run-texts';
 import type { JobBudget } from './usage';
 import type {
   BaselineResult,
@@ -44,11 +28,14 @@ import type {
   RowSizes,
   StoredRunExamples,
 } from './types';
-import { SCHEMA_VERSION, migrate } from './migrations';
+import { SCHEMA_VERSION } from './migrations';
 import { MetricCountsStore } from './metric-counts-store';
 import { ReviewStore } from './review-store';
 import { WorkClaims } from './claims';
+import { GenerationOutputs } from './generation-outputs';
+import { parseJson, toRow, type RowDbRow } from './stored-row';
 
+export { SqliteGenerationCache } from './generation-outputs';
 export { SCHEMA_VERSION };
 
 export const JOB_DB_FILE = 'tatra.db';
@@ -56,21 +43,8 @@ export const JOB_DB_FILE = 'tatra.db';
 export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
 /** The error of a job whose deletion a full disk cut short. */
 export const DELETE_UNFINISHED = 'its deletion did not finish (the disk was full); delete it again';
-/** The WAL is cut back to this size after a checkpoint instead of keeping the largest it ever was. */
-export const WAL_LIMIT_BYTES = 1024 * 1024;
-/** Room held in `<db>-reserve` for deleting on a full disk: a checkpoint of one import batch and a chunk of a delete. */
-export const RESERVE_BYTES = 256 * 1024;
 /** Rows deleted per transaction when the disk is full: their pages' WAL frames fit in the reserve. */
 const FULL_DISK_DELETE_CHUNK = 200;
-/** Generator outputs are written at most this long after they are made, or when this many wait. */
-const CACHE_FLUSH_MS = 100;
-const CACHE_FLUSH_ENTRIES = 256;
-/**
- * Paraphrase outputs remembered (by the row and run they serve) for finished rows to refer to:
- * enough for every run of thousands of rows in flight; past it the oldest are forgotten, and a
- * row whose output was forgotten holds its paraphrases itself.
- */
-const PARAPHRASE_SOURCES = 50_000;
 export interface NewJobRecord {
   name: string;
   task: TaskDefinition;
@@ -122,49 +96,12 @@ interface JobDbRow {
   stopped_by: string | null;
 }
 
-interface RowDbRow {
-  idx: number;
-  line: number;
-  input: string;
-  gold: string | null;
-  gold_raw: string | null;
-  status: JobRow['status'];
-  prediction: string | null;
-  correct: number | null;
-  lenient_correct: number | null;
-  confidence: number | null;
-  votes_json: string | null;
-  tie_break: string | null;
-  /** TEXT, or a Brotli BLOB (stored-text.ts). */
-  runs_json: string | Buffer | null;
-  baseline_json: string | null;
-  /** TEXT, or a Brotli BLOB (from schema v10 on). */
-  stages_json: string | Buffer | null;
-  ms: number | null;
-  error: string | null;
-}
-
-function parseJson<T>(s: string | null): T | null {
-  return s === null ? null : (JSON.parse(s) as T);
-}
-
-function bool(v: number | null): boolean | null {
-  return v === null ? null : v !== 0;
-}
-
 /** An id for a job or an experiment: sortable by creation time, short enough to type in `tatra jobs show <id>`. */
 export function newStoreId(prefix = ''): string {
   return `${prefix}${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-export class JobStore {
-  readonly db: Database.Database;
-  readonly path: string;
-  private readonly statements = new Map<string, Database.Statement>();
-  private readonly pendingCache = new Map<string, string>();
-  private cacheTimer: NodeJS.Timeout | undefined;
-  /** paraphraseOrigin → the cache keys of the paraphrase outputs read or written for it, oldest first. */
-  private readonly paraphraseSources = new Map<string, Set<string>>();
+export class JobStore extends GenerationOutputs {
   /** Each job's metric counts, added to as its rows are saved. */
   readonly metricCounts: MetricCountsStore;
   /** A person's decisions on each job's rows. */
@@ -173,20 +110,8 @@ export class JobStore {
   readonly claims: WorkClaims;
 
   constructor(dbPath: string) {
-    this.path = dbPath;
-    // The CLI and the app may share the file; wait for a writer instead of failing at once
-    // (generously: five processes on two busy cores can hold the lock for seconds). Set at open,
-    // so even the pragmas below wait.
-    this.db = new Database(dbPath, { timeout: 30_000 });
+    super(dbPath);
     try {
-      // A new file frees the pages of deleted jobs as it goes (deleteJob); on an existing one
-      // this is a no-op until compact() rewrites it.
-      this.db.pragma('auto_vacuum = INCREMENTAL');
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma(`synchronous = ${process.env.TATRA_DB_SYNC === 'FULL' ? 'FULL' : 'NORMAL'}`);
-      this.db.pragma('foreign_keys = ON');
-      this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
-      migrate(this.db, this.path);
       this.metricCounts = new MetricCountsStore(this.db);
       this.reviews = new ReviewStore(this.db);
       this.claims = new WorkClaims(this.db, { table: 'jobs', stoppable: ['queued', 'paused', 'failed', 'cancelled'] });
@@ -195,41 +120,6 @@ export class JobStore {
       throw e;
     }
     this.takeReserve();
-  }
-
-  /** `<db>-reserve`: disk space held back for deleting when the disk is full. */
-  get reservePath(): string {
-    return `${this.path}-reserve`;
-  }
-
-  /** Holds the reserve again if it is missing and there is room (on a full disk it stays given back). */
-  private takeReserve(): void {
-    if (existsSync(this.reservePath)) return;
-    try {
-      writeFileSync(this.reservePath, Buffer.alloc(RESERVE_BYTES), { flag: 'wx' });
-    } catch {
-      // No room (or no permission): no reserve until there is; a partial one is no use.
-      try {
-        rmSync(this.reservePath, { force: true });
-      } catch {
-        /* nothing was written */
-      }
-    }
-  }
-
-  /** Gives the reserve back to the file system; true if there was one. */
-  private giveBackReserve(): boolean {
-    const had = existsSync(this.reservePath);
-    rmSync(this.reservePath, { force: true });
-    return had;
-  }
-
-  /**
-   * Copies the WAL into the database file (PASSIVE: without waiting for readers), so the next
-   * write starts the WAL from its beginning, in place, and journal_size_limit can cut it back.
-   */
-  checkpoint(): void {
-    this.db.pragma('wal_checkpoint(PASSIVE)');
   }
 
   /**
@@ -251,12 +141,6 @@ export class JobStore {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     return { before, after: statSync(this.path).size, rewritten, referred };
   }
-
-  /** Schema version of the open file (PRAGMA user_version). */
-  get schemaVersion(): number {
-    return this.db.pragma('user_version', { simple: true }) as number;
-  }
-
 
   close(): void {
     if (!this.db.open) return;
@@ -346,7 +230,7 @@ export class JobStore {
   }
 
   /**
-   * Removes a job and its rows; on a full disk too (see the top of this file). A DiskFull
+   * Removes a job and its rows; on a full disk too (see the top of store-file.ts). A DiskFull
    * UserError naming the folder when not even the reserve made room.
    */
   deleteJob(jobId: string): void {
@@ -589,38 +473,6 @@ export class JobStore {
     })();
   }
 
-  /**
-   * A row's runs as stored: each run's paraphrases as spans of the cached output they were parsed
-   * from where that output is known and on disk (run-texts.ts), else as they are; whichever of
-   * the two forms is smaller once compressed (text a model repeats compresses to little).
-   */
-  private packRuns(jobId: string, index: number, runs: RowRun[]): string | Buffer {
-    const plain = packText(JSON.stringify(runs));
-    const input = (this.statement(`SELECT input FROM job_rows WHERE job_id = ? AND idx = ?`).get(jobId, index) as { input: string } | undefined)?.input;
-    if (input === undefined) return plain;
-    const read = this.statement(`SELECT value FROM generation_cache WHERE key = ?`);
-    const { runs: stored, referred } = referRuns(
-      runs,
-      (run) => [...(this.paraphraseSources.get(paraphraseOrigin(run.seed, input)) ?? [])].map(storedCacheKey),
-      (entry) => unpackText((read.get(entry) as { value: string | Buffer } | undefined)?.value),
-    );
-    if (referred === 0) return plain;
-    const packed = packText(JSON.stringify(stored));
-    return packed.length < plain.length ? packed : plain;
-  }
-
-  /** Remembers that `key`'s output is at hand for the row and run its key names (packRuns). */
-  private noteParaphraseSource(key: string): void {
-    const origin = paraphraseOriginOfKey(key);
-    if (origin === null) return;
-    const keys = this.paraphraseSources.get(origin) ?? new Set<string>();
-    keys.add(key);
-    // Re-inserted: the newest at the end, where eviction comes last.
-    this.paraphraseSources.delete(origin);
-    this.paraphraseSources.set(origin, keys);
-    if (this.paraphraseSources.size > PARAPHRASE_SOURCES) this.paraphraseSources.delete(this.paraphraseSources.keys().next().value!);
-  }
-
   saveRowFailure(jobId: string, index: number, error: string): void {
     this.statement(`UPDATE job_rows SET status = 'failed', error = ?, finished = ? WHERE job_id = ? AND idx = ?`).run(error, new Date().toISOString(), jobId, index);
   }
@@ -659,87 +511,6 @@ export class JobStore {
     for (const r of this.db.prepare(`SELECT * FROM job_rows WHERE job_id = ? ORDER BY idx`).iterate(jobId) as Iterable<RowDbRow>) yield this.toRow(r);
   }
 
-  // ---------------------------------------------------------------- generation cache
-
-  cacheGet(key: string): string | undefined {
-    const pending = this.pendingCache.get(key);
-    if (pending !== undefined) {
-      this.noteParaphraseSource(key);
-      return pending;
-    }
-    const r = this.statement(`SELECT value FROM generation_cache WHERE key = ?`).get(storedCacheKey(key)) as { value: string | Buffer } | undefined;
-    const value = unpackText(r?.value) ?? undefined;
-    if (value !== undefined) this.noteParaphraseSource(key);
-    return value;
-  }
-
-  /**
-   * Keeps a generator output, written within CACHE_FLUSH_MS together with the others of that
-   * moment: one transaction each cost more than the rest of a remote call (a remote job writes
-   * one per paraphrase call). What a crash loses is regenerated, never a result.
-   */
-  cacheSet(key: string, value: string): void {
-    this.pendingCache.set(key, value);
-    this.noteParaphraseSource(key);
-    if (this.pendingCache.size >= CACHE_FLUSH_ENTRIES) this.flushCache();
-    else if (!this.cacheTimer) {
-      this.cacheTimer = setTimeout(() => this.flushCache(), CACHE_FLUSH_MS);
-      this.cacheTimer.unref();
-    }
-  }
-
-  /** Writes the generator outputs kept so far, in one transaction. */
-  flushCache(): void {
-    clearTimeout(this.cacheTimer);
-    this.cacheTimer = undefined;
-    if (this.pendingCache.size === 0 || !this.db.open) return;
-    const entries = [...this.pendingCache];
-    this.pendingCache.clear();
-    const created = Math.floor(Date.now() / 1000);
-    // Written once, never changed or deleted: finished rows may refer into an entry (run-texts.ts).
-    // Of two processes writing one key (a remote generator may answer differently) the first stays.
-    const insert = this.statement(`INSERT OR IGNORE INTO generation_cache (key, value, created) VALUES (?, ?, ?)`);
-    try {
-      this.db.transaction(() => {
-        for (const [key, value] of entries) insert.run(storedCacheKey(key), packText(value), created);
-      })();
-    } catch (e) {
-      // A full disk shows where results are written; here it costs regenerating these outputs.
-      if (!isDiskFull(e)) throw e;
-    }
-  }
-
-  /** A statement prepared once per store: the ones run per row and per generator call. */
-  private statement(sql: string): Database.Statement {
-    let prepared = this.statements.get(sql);
-    if (!prepared) {
-      prepared = this.db.prepare(sql);
-      this.statements.set(sql, prepared);
-    }
-    return prepared;
-  }
-}
-
-function toRow(r: RowDbRow, runs: RowRun[] | null): JobRow {
-  return {
-    index: r.idx,
-    line: r.line,
-    input: r.input,
-    gold: r.gold,
-    goldRaw: r.gold_raw,
-    status: r.status,
-    prediction: r.prediction,
-    correct: bool(r.correct),
-    lenientCorrect: bool(r.lenient_correct),
-    confidence: r.confidence,
-    votes: parseJson<Record<string, number>>(r.votes_json),
-    tieBreak: r.tie_break,
-    runs,
-    baseline: parseJson<BaselineResult>(r.baseline_json),
-    stages: parseJson<Record<StageName, StageStats>>(unpackText(r.stages_json)),
-    ms: r.ms,
-    error: r.error,
-  };
 }
 
 /** Opens (creating if needed) `<dataDir>/tatra.db`; a folder or disk that cannot hold it is a UserError naming it. */
@@ -765,30 +536,5 @@ export function openJobStore(dataDir: string): JobStore {
       }
     }
     throw environmentError(e, `the job database ${path}`) ?? e;
-  }
-}
-
-/**
- * The engine's GenerationCache (get/set by `generationCacheKey`) on the job database: generator
- * outputs survive restarts, so a re-run with another evaluator does not regenerate them.
- */
-export class SqliteGenerationCache {
-  hits = 0;
-  misses = 0;
-  writes = 0;
-
-  constructor(private readonly store: JobStore) {}
-
-  get(key: string): Promise<string | undefined> {
-    const v = this.store.cacheGet(key);
-    if (v === undefined) this.misses++;
-    else this.hits++;
-    return Promise.resolve(v);
-  }
-
-  set(key: string, value: string): Promise<void> {
-    this.writes++;
-    this.store.cacheSet(key, value);
-    return Promise.resolve();
   }
 }
