@@ -12,6 +12,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.{ts,tsx}'],
           environment: 'node',
+          globalSetup: ['test/unit/global-setup.ts'],
           testTimeout: 30_000,
         },
       },

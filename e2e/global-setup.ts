@@ -1,30 +1,29 @@
-// Starts one `tatra serve` for the whole run: built CLI and renderer (built here when missing),
-// a fresh data folder, the tiny synthetic model, threads 1, port 0. Its URL (token included) and
-// the rest reach the tests through environment variables read by e2e/fixtures.ts.
-import { spawnSync } from 'node:child_process';
+// Starts one `tatra serve` for the whole run: built CLI and renderer (built here when missing or
+// older than their sources, test/helpers/build.ts), a fresh data folder, the tiny synthetic model,
+// threads 1, port 0. Its URL (token included) and the rest reach the tests through environment
+// variables read by e2e/fixtures.ts. llama-server is built here when missing (e2e/remote.spec.ts
+// drives it), so that no test pays for it in its timeout.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from '../test/helpers/build';
+import { ensureLlamaServer } from '../test/helpers/llama-server';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 import { startServe } from './serve';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function build(what: string, args: string[]): void {
-  const r = spawnSync(args[0]!, args.slice(1), { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`building ${what} failed (${args.join(' ')})`);
-}
-
 export default async function globalSetup(): Promise<() => Promise<void>> {
   if (!existsSync('/usr/bin/chromium')) {
     throw new Error('Debian Chromium is missing at /usr/bin/chromium: apt-get install -y chromium');
   }
-  if (!existsSync(join(root, 'dist', 'cli.js'))) build('the CLI', ['node', 'scripts/build-node.mjs']);
-  if (!existsSync(join(root, 'dist', 'renderer', 'index.html'))) build('the renderer', ['npx', 'vite', 'build']);
+  await Promise.all([ensureBuilt('node'), ensureBuilt('renderer')]);
   mkdirSync(join(root, 'e2e', 'artifacts'), { recursive: true });
 
-  const model = await ensureSyntheticModel('tiny');
+  // Not fatal: the spec that starts llama-server then fails with the build's own error.
+  const llamaServer = ensureLlamaServer().catch((e: unknown) => process.stderr.write(`e2e global-setup: ${e instanceof Error ? e.message : String(e)}\n`));
+  const [model] = await Promise.all([ensureSyntheticModel('tiny'), llamaServer]);
   const dataDir = mkdtempSync(join(tmpdir(), 'tatra-e2e-'));
   // Its own empty models folder (downloads land there too): the first-run spec meets the app as a
   // fresh install does, whatever GGUFs the checkout's models/ holds.

@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh            everything
 #   TATRA_SKIP_ELECTRON=1 ...        do not try to download Electron's binary (CI does this)
 #   TATRA_BUILD_LLAMA_SERVER=1 ...   also build llama-server now (otherwise the tests and benches that
-#                                    drive it build it once on first need, into .cache/)
+#                                    drive it build it on first need: once per machine and llama.cpp
+#                                    release, into ~/.cache/tatra-studio/llama-server/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,9 +58,10 @@ say "build"
 npm run build
 
 # llama-server, built from the llama.cpp source node-llama-cpp ships: the real OpenAI-compatible
-# server the remote-backend tests and bench/remote.ts run against (~5-10 min on 2 cores, once).
-# The app never needs it, so the set-up leaves it to the first test or bench that does (the model
-# tests' global set-up, e2e/remote.spec.ts, test/helpers/llama-server.ts), unless asked here.
+# server the remote-backend tests and bench/remote.ts run against (~5-10 min on 2 cores, once per
+# machine and llama.cpp release: it is kept in the per-user cache, shared by every clone). The app
+# never needs it, so the set-up leaves it to the first test or bench that does (the model and e2e
+# tests' global set-ups, test/helpers/llama-server.ts), unless asked here.
 if [ "${TATRA_BUILD_LLAMA_SERVER:-}" = 1 ]; then
   say "llama-server (tools/build-llama-server.sh)"
   if ! bash tools/build-llama-server.sh >/dev/null; then

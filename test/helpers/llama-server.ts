@@ -1,6 +1,8 @@
-// A real OpenAI-compatible server for the remote-backend tests and benchmark: llama-server, built by
-// tools/build-llama-server.sh from the llama.cpp source node-llama-cpp ships (scripts/setup.sh runs
-// it once; here it is run again, which does nothing when the binary is current, or builds it).
+// A real OpenAI-compatible server for the remote-backend tests and benchmarks: llama-server, built by
+// tools/build-llama-server.sh from the llama.cpp source node-llama-cpp ships, once per machine and
+// llama.cpp release, into the per-user cache (~/.cache/tatra-studio/llama-server/<release>/), or
+// the binary TATRA_LLAMA_SERVER names. The script alone says where it is: it prints the path last.
+// The model tests' and the e2e tests' global set-ups run it first, so no test pays for a build.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -9,16 +11,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const llamaServerPath = join(repoRoot, '.cache', 'llama-server', 'bin', 'llama-server');
 
 let built: Promise<string> | undefined;
 
 /** The llama-server binary, built if missing or stale; rejects with the build's own error output. */
 export function ensureLlamaServer(): Promise<string> {
   built ??= promisify(execFile)('bash', [join(repoRoot, 'tools', 'build-llama-server.sh')], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 }).then(
-    () => {
-      if (!existsSync(llamaServerPath)) throw new Error(`tools/build-llama-server.sh ran but ${llamaServerPath} is missing`);
-      return llamaServerPath;
+    ({ stdout }) => {
+      const path = stdout.trim().split('\n').at(-1) ?? '';
+      if (!existsSync(path)) throw new Error(`tools/build-llama-server.sh ran but printed no binary that exists (its last line: ${JSON.stringify(path)})`);
+      return path;
     },
     (e: unknown) => {
       const err = e as { stderr?: string; message?: string };

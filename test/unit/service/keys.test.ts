@@ -9,13 +9,13 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { API_KEY_PREFIX, ApiKeyStore } from '../../../electron/service';
+import { tatraCli } from '../../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-keys-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const CLI = join(import.meta.dirname, '..', '..', '..', 'electron', 'cli', 'index.ts');
-/** The real `tatra` CLI from source (no build needed), to the end. */
-const tatra = (args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, TATRA_THREADS: '1' } });
+/** The real, built `tatra` CLI (the unit project's global set-up builds it when stale), to the end. */
+const tatra = tatraCli;
 
 describe('ApiKeyStore', () => {
   it('keeps a hash, never the key, in a file only its owner reads', async () => {
