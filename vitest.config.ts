@@ -1,8 +1,17 @@
-// Two kinds of tests, mirrored on the source tree (like node-llama-cpp's test/standalone and
-// test/modelDependent): `unit` needs no model and runs in parallel; `model` runs real inference
-// through node-llama-cpp on synthetic GGUFs, in one worker so one Llama instance serves them all
-// and two model-heavy files never fight over the two cores.
+// Three kinds of tests, mirrored on the source tree (like node-llama-cpp's test/standalone and
+// test/modelDependent):
+// - `unit` needs no model and runs in parallel, on at least two workers: vitest's default is one
+//   fewer than the cores, one on a two-core machine, where most of these files wait on sockets,
+//   files and child processes rather than on a core.
+// - `fuzz` is the HTTP fuzz of both servers (test/unit/web/fuzz.test.ts), a minute of its own:
+//   `npx vitest run --project fuzz` after any change to request handling; it runs beside `unit`.
+// - `model` runs real inference through node-llama-cpp on synthetic GGUFs, one file at a time, so
+//   two model-heavy files never fight over the cores. It runs after `unit` and `fuzz`: vitest runs
+//   projects of one worker count together and refuses two counts in one group (groupOrder).
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+const parallelWorkers = Math.max(2, availableParallelism() - 1);
 
 export default defineConfig({
   test: {
@@ -11,9 +20,22 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.{ts,tsx}'],
+          exclude: ['test/unit/web/fuzz.test.ts'],
           environment: 'node',
           globalSetup: ['test/unit/global-setup.ts'],
-          testTimeout: 30_000,
+          maxWorkers: parallelWorkers,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'fuzz',
+          include: ['test/unit/web/fuzz.test.ts'],
+          environment: 'node',
+          maxWorkers: parallelWorkers,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {
@@ -24,7 +46,7 @@ export default defineConfig({
           globalSetup: ['test/model/global-setup.ts'],
           pool: 'forks',
           maxWorkers: 1,
-          fileParallelism: false,
+          sequence: { groupOrder: 1 },
           testTimeout: 300_000,
           hookTimeout: 300_000,
         },

@@ -5,8 +5,11 @@
 // memory stayed bounded, nothing logged a stack trace, nothing was an unhandled rejection, and no
 // answer was a 5xx but the documented 503 of a shutdown.
 //
-// Budget: TATRA_FUZZ_SECONDS (default 60) of new cases; TATRA_FUZZ_SEED makes a run repeatable
-// (the seed of each run is printed, and named in every failure).
+// Its own vitest project (`npx vitest run --project fuzz`). Budget: TATRA_FUZZ_SECONDS (default 60)
+// of new cases, drawn from a fixed seed: every run plays the same cases in the same order, and the
+// cases a run reaches within its budget are a prefix of that sequence. TATRA_FUZZ_SEED=N plays seed
+// N's cases instead, TATRA_FUZZ_SEED=random draws a seed; the seed is printed and named in every
+// failure, with the number of the case that failed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -16,7 +19,7 @@ import type { RunningApiService } from '../../../electron/service';
 import { startBothFaces, type BothFaces } from '../../helpers/both-faces';
 
 const SECONDS = Number(process.env.TATRA_FUZZ_SECONDS ?? 60);
-const SEED = Number(process.env.TATRA_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = fuzzSeed(process.env.TATRA_FUZZ_SEED);
 /** Clients at once: enough to overlap requests, few enough for a shared two-core machine. */
 const CLIENTS = 4;
 
@@ -34,6 +37,14 @@ function prng(seed: number) {
   return { next, int, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]!, chance: (p: number) => next() < p };
 }
 type Rng = ReturnType<typeof prng>;
+
+function fuzzSeed(setting: string | undefined): number {
+  if (setting === undefined || setting === '') return 1;
+  if (setting === 'random') return Math.floor(Math.random() * 2 ** 31);
+  const seed = Number(setting);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`TATRA_FUZZ_SEED must be a whole number or "random", not ${JSON.stringify(setting)}`);
+  return seed;
+}
 
 let faces: BothFaces;
 let dir = '';
@@ -354,13 +365,16 @@ describe('fuzzing both faces', () => {
     console.log(`HTTP fuzz: seed ${SEED} (TATRA_FUZZ_SEED=${SEED} repeats this run), ${SECONDS} s (TATRA_FUZZ_SECONDS)`);
     const rng = prng(SEED);
     const failures: string[] = [];
+    let made = 0;
     let cases = 0;
     const counts = new Map<number, number>();
+    /** Plays a case just drawn from the seed's one generator: the nth case drawn is the same in every run, whichever client draws it. */
     const run = async (c: Case) => {
+      const number = ++made;
       const status = await play(c);
       cases++;
       counts.set(status, (counts.get(status) ?? 0) + 1);
-      if (status >= 500) failures.push(`${status} for ${c.describe}`);
+      if (status >= 500) failures.push(`${status} for case #${number}: ${c.describe}`);
     };
     // Warm up (first requests load code and fill caches), then measure memory from here.
     await stillAnswers();
@@ -381,11 +395,9 @@ describe('fuzzing both faces', () => {
     expect(unhandled.map(String), `seed ${SEED}`).toEqual([]);
     expect(failures, `seed ${SEED}`).toEqual([]);
     await stillAnswers();
-    // Every admitted request has been released: nothing is stuck holding a queue slot.
-    for (;;) {
-      if (api.admission.admitted === 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Every admitted request is released: nothing is stuck holding a queue slot (else this waits
+    // until the test's timeout and fails there).
+    await api.admission.idle();
     // Bounded memory: a generous factor (the test runner's own memory is in these numbers too).
     expect(after.rss, `seed ${SEED}`).toBeLessThan(before.rss * 2 + 256 * 2 ** 20);
     expect(after.heapUsed, `seed ${SEED}`).toBeLessThan(before.heapUsed * 3 + 128 * 2 ** 20);
