@@ -4,20 +4,19 @@
 // it, and on loopback a Host that is not this machine is refused against DNS rebinding). What it
 // takes on: admission.ts, which counts a request from before its body is read. Work stops when its client goes away. close() lets what is running
 // finish within a grace period, then cancels the rest.
-import { once } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { onAbort } from '../common/abort';
 import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
-import { SECURITY_HEADERS } from '../web/headers';
 import { hostHeaderName, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
-import { bugLine, createHttpApp, readJsonBodies, refuseOtherMethods, type HttpApp } from '../web/http-app';
+import { bugLine, createHttpApp, readJsonBodies, refuseOtherMethods, type HttpApp, type RequestEnd } from '../web/http-app';
 import { HttpError, internalError } from '../web/http-error';
 import { publicOrigin } from '../web/listen';
 import { Admission } from './admission';
+import { AnswerStream } from './answer-stream';
 import { chatCompletion, chunk, completionId, stageProgress, tatraSummary, usage } from './answers';
 import { Catalog, type LoadedPairing, type Target } from './catalog';
 import { Classifier } from './classifier';
@@ -123,6 +122,7 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
     failureOf: (e) => knownFailure(ctx, e),
     sendFailure: (failure, reply) => void reply.code(failure.status).headers({ 'cache-control': 'no-store', ...failure.headers }).send(countedError(ctx, failure)),
     notFound: (request) => notFound(`no such endpoint: ${request.target.pathname}`),
+    ended: (request, end) => ended(ctx, request, end),
   });
   addRoutes(ctx, app);
   opts.testRoutes?.(app);
@@ -157,50 +157,87 @@ export async function startApiService(opts: ApiServiceOptions): Promise<RunningA
   };
 }
 
-function routeLabel(path: string): RouteLabel {
-  if (path.startsWith('/v1/models/')) return '/v1/models';
-  return (ROUTES as readonly string[]).includes(path) ? (path as RouteLabel) : 'other';
+/** A route as a metric label: a fixed set (metrics.ts), so no client can grow the series. */
+function routeLabel(request: FastifyRequest): RouteLabel {
+  const url = request.routeOptions.url;
+  if (url === '/v1/models/*') return '/v1/models';
+  return url !== undefined && (ROUTES as readonly string[]).includes(url) ? (url as RouteLabel) : 'other';
 }
 
-/** The signal of each admitted request (see `admit`). */
-const signals = new WeakMap<FastifyRequest, AbortSignal>();
-
-function signalOf(request: FastifyRequest): AbortSignal {
-  const signal = signals.get(request);
-  if (!signal) throw new Error('a request reached its handler without being admitted');
-  return signal;
-}
-
-/** Every request: counted when it ends, then checked (caller, shutdown, key) before its route sees it. */
-async function checkRequest(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const started = performance.now();
-  const path = request.target.pathname;
-  const route = routeLabel(path);
-  reply.raw.once('close', () => {
-    // 499: the client went away before its answer was complete (nginx's name for it).
-    const status = reply.raw.writableFinished ? String(reply.raw.statusCode) : '499';
-    ctx.metrics.requests.inc({ route, status });
-    ctx.metrics.latency.observe({ route }, (performance.now() - started) / 1000);
-  });
-  checkCaller(ctx, request);
-  if (ctx.closing) throw new HttpError(503, 'the server is shutting down', { code: 'shutting_down', headers: { 'Retry-After': '5', Connection: 'close' } });
-  if (route === '/healthz' || route === '/metrics') {
-    if (!isLoopbackAddress(request.raw.socket?.remoteAddress)) authenticate(ctx, request);
-  } else if (path.startsWith('/v1/')) {
-    authenticate(ctx, request);
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** `tatra api`: an admitted request's work, from its admission to its end; null until then and on a route that does not admit. */
+    work: AdmittedWork | null;
+  }
+  interface FastifyContextConfig {
+    /** The route's requests count against the queue (admission.ts) from their first byte. */
+    admitted?: boolean;
   }
 }
 
+interface AdmittedWork {
+  /** Aborted when the client goes away before its answer is complete, or when a shutdown's grace period ends: the work is then cancelled. */
+  signal: AbortSignal;
+  /** Gives its place in the queue back (once). */
+  release: () => void;
+}
+
+function workOf(request: FastifyRequest): AdmittedWork {
+  if (!request.work) throw new Error('a request reached its handler without being admitted');
+  return request.work;
+}
+
 /**
- * Admission before the body is read: a request counts against the queue from its first byte, so
- * a full queue turns the next one away (429) without buffering its body.
+ * Every request, before its route sees it: checked (caller, shutdown, key), then admitted if its
+ * route is, before its body is read (a full queue turns the next one away with a 429 without
+ * buffering its body).
  */
-async function admit(ctx: Context, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  signals.set(request, requestSignal(ctx, reply.raw, ctx.admission.admit()));
+async function checkRequest(ctx: Context, request: FastifyRequest): Promise<void> {
+  checkCaller(ctx, request);
+  if (ctx.closing) throw new HttpError(503, 'the server is shutting down', { code: 'shutting_down', headers: { 'Retry-After': '5', Connection: 'close' } });
+  const route = routeLabel(request);
+  if (route === '/healthz' || route === '/metrics') {
+    if (!isLoopbackAddress(request.raw.socket?.remoteAddress)) authenticate(ctx, request);
+  } else if (request.target.pathname.startsWith('/v1/')) {
+    authenticate(ctx, request);
+  }
+  if (request.routeOptions.config.admitted) request.work = admit(ctx, request);
+}
+
+/**
+ * A request's place in the queue and its work's signal. Its wait on the shutdown goes with the
+ * place: a signal combined with AbortSignal.any would leave a trace on the long-lived shutdown
+ * signal for every request served (Node 20 keeps its dependants until the shutdown).
+ */
+function admit(ctx: Context, request: FastifyRequest): AdmittedWork {
+  const release = ctx.admission.admit();
+  const work = new AbortController();
+  const forgetShutdown = onAbort(ctx.shutdown.signal, () => work.abort(ctx.shutdown.signal.reason));
+  onAbort(request.clientGone, () => work.abort(request.clientGone.reason));
+  return {
+    signal: work.signal,
+    release: () => {
+      forgetShutdown();
+      release();
+    },
+  };
+}
+
+/**
+ * A request's end (web/http-app.ts tells each once): its place in the queue given back, and
+ * counted with its time, by its status, or as 499 when its client went away before its answer was
+ * complete (nginx's name for it).
+ */
+function ended(ctx: Context, request: FastifyRequest, end: RequestEnd): void {
+  request.work?.release();
+  const route = routeLabel(request);
+  ctx.metrics.requests.inc({ route, status: end.complete ? String(end.status) : '499' });
+  ctx.metrics.latency.observe({ route }, end.seconds);
 }
 
 function addRoutes(ctx: Context, app: HttpApp): void {
-  app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
+  app.decorateRequest('work', null);
+  app.addHook('onRequest', (request) => checkRequest(ctx, request));
   const refuse = (method: 'GET' | 'POST') => () => new HttpError(405, `use ${method}`, { code: 'method_not_allowed', headers: { Allow: method } });
 
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send(health(ctx)));
@@ -215,9 +252,9 @@ function addRoutes(ctx: Context, app: HttpApp): void {
   // The bodies: JSON whatever the content type says (OpenAI's clients and curl alike), within each route's limit.
   void app.register(async (plugin) => {
     const scope = readJsonBodies(plugin, '*');
-    const onRequest = (request: FastifyRequest, reply: FastifyReply) => admit(ctx, request, reply);
-    scope.post('/v1/chat/completions', { bodyLimit: MAX_CHAT_BYTES, onRequest, schema: { body: ChatCompletionRequest } }, (request, reply) => chatCompletions(ctx, request.body, request, reply));
-    scope.post('/v1/classify', { bodyLimit: MAX_CLASSIFY_BYTES, onRequest, schema: { body: ClassifyRequest } }, (request, reply) => classifyBatch(ctx, request.body, request, reply));
+    const config = { admitted: true };
+    scope.post('/v1/chat/completions', { bodyLimit: MAX_CHAT_BYTES, config, schema: { body: ChatCompletionRequest } }, (request, reply) => chatCompletions(ctx, request.body, request, reply));
+    scope.post('/v1/classify', { bodyLimit: MAX_CLASSIFY_BYTES, config, schema: { body: ClassifyRequest } }, (request, reply) => classifyBatch(ctx, request.body, request, reply));
     for (const url of ['/v1/chat/completions', '/v1/classify']) refuseOtherMethods(scope, url, ['POST'], refuse('POST'));
   });
 }
@@ -302,11 +339,11 @@ function modelEntry(ctx: Context, m: Pick<Target, 'id' | 'served' | 'pairing'>) 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/chat/completions
 
-async function chatCompletions(ctx: Context, body: ChatCompletionRequest, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+async function chatCompletions(ctx: Context, body: ChatCompletionRequest, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const target = ctx.catalog.resolve(body.model);
   const input = lastUserText(body.messages);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
-  const signal = signalOf(request);
+  const { signal } = workOf(request);
   const id = completionId();
   const created = Math.floor(Date.now() / 1000);
   reply.header('x-request-id', id);
@@ -317,13 +354,13 @@ async function chatCompletions(ctx: Context, body: ChatCompletionRequest, reques
   }
   // Headers go with the first chunk, once the engine has started on the input: a request that
   // fails before (an input too long for the context, a full queue) still gets its own status.
-  const res = reply.raw;
+  let stream: AnswerStream | null = null;
   const send = (value: unknown) => {
-    if (!reply.sent) {
-      startStream(reply, 'text/event-stream; charset=utf-8');
-      res.write(`data: ${JSON.stringify(chunk(id, created, target, { role: 'assistant', content: '' }, null))}\n\n`);
+    if (!stream) {
+      stream = new AnswerStream(reply, 'text/event-stream; charset=utf-8');
+      stream.write(`data: ${JSON.stringify(chunk(id, created, target, { role: 'assistant', content: '' }, null))}\n\n`);
     }
-    res.write(`data: ${JSON.stringify(value)}\n\n`);
+    stream.write(`data: ${JSON.stringify(value)}\n\n`);
   };
   try {
     const { result, cached } = await ctx.classifier.classify({
@@ -340,21 +377,21 @@ async function chatCompletions(ctx: Context, body: ChatCompletionRequest, reques
     send(chunk(id, created, target, { content: summary.label ?? '' }, null));
     send(chunk(id, created, target, {}, 'stop', { tatra: summary }));
     if (body.stream_options?.include_usage) send({ ...chunk(id, created, target, {}, null), choices: [], usage: usage(summary) });
-    res.end('data: [DONE]\n\n');
+    stream!.end('data: [DONE]\n\n');
   } catch (e) {
-    if (!reply.sent) throw e;
-    endStream(ctx, reply, e, (text) => `data: ${text}\n\n`);
+    if (!stream) throw e;
+    endStream(ctx, stream, e, (text) => `data: ${text}\n\n`);
   }
-  return undefined;
+  return reply;
 }
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/classify
 
-async function classifyBatch(ctx: Context, body: ClassifyRequest, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+async function classifyBatch(ctx: Context, body: ClassifyRequest, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const target = ctx.catalog.resolve(body.model);
   const settings = TatraSettings.parse(settingsFor(ctx.opts.defaults, body.seed, body.tatra));
-  const signal = signalOf(request);
+  const { signal } = workOf(request);
 
   const row = async (index: number) => {
     try {
@@ -369,14 +406,16 @@ async function classifyBatch(ctx: Context, body: ClassifyRequest, request: Fasti
   };
 
   if (body.stream) {
-    startStream(reply, 'application/x-ndjson; charset=utf-8');
+    const stream = new AnswerStream(reply, 'application/x-ndjson; charset=utf-8');
     try {
-      await inOrder(body.inputs.length, ctx.opts.concurrency, row, (r) => writeLine(reply.raw, `${JSON.stringify(r)}\n`, signal));
-      reply.raw.end();
+      await inOrder(body.inputs.length, ctx.opts.concurrency, row, async (r) => {
+        if (!stream.write(`${JSON.stringify(r)}\n`)) await stream.drained(signal);
+      });
+      stream.end();
     } catch (e) {
-      endStream(ctx, reply, e, (text) => `${text}\n`);
+      endStream(ctx, stream, e, (text) => `${text}\n`);
     }
-    return undefined;
+    return reply;
   }
   const rows: unknown[] = [];
   await inOrder(body.inputs.length, ctx.opts.concurrency, row, async (r) => void rows.push(r));
@@ -409,19 +448,6 @@ async function inOrder<T>(count: number, window: number, run: (index: number) =>
 // ---------------------------------------------------------------------------------------------
 // Plumbing
 
-/**
- * The signal of one admitted request: aborted when its client goes away (the work is then
- * cancelled) or when a shutdown's grace period ends. Releases the admission when the response closes.
- */
-function requestSignal(ctx: Context, res: ServerResponse, release: () => void): AbortSignal {
-  const clientGone = new AbortController();
-  res.once('close', () => {
-    release();
-    if (!res.writableFinished) clientGone.abort();
-  });
-  return AbortSignal.any([clientGone.signal, ctx.shutdown.signal]);
-}
-
 /** A failure the service knows as an answer; null for a bug. Once a shutdown's grace period is over, whatever a request was cancelled with is a 503. */
 function knownFailure(ctx: Context, e: unknown): HttpError | null {
   if (ctx.shutdown.signal.aborted && !(e instanceof HttpError)) {
@@ -443,27 +469,7 @@ function failureBody(ctx: Context, e: unknown): OpenAiErrorBody {
   return countedError(ctx, failure ?? internalError());
 }
 
-/** Takes over the response for a stream: its headers now, with those already set (security, request id). */
-function startStream(reply: FastifyReply, contentType: string): void {
-  reply.hijack();
-  reply.raw.writeHead(200, { ...reply.getHeaders(), ...SECURITY_HEADERS, 'Content-Type': contentType, 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' } as Record<string, string>);
-}
-
-/** A stream that fails after its headers: the error as its last item (OpenAI's clients raise it), then the end. */
-function endStream(ctx: Context, reply: FastifyReply, e: unknown, item: (json: string) => string): void {
-  const res = reply.raw;
-  // The client has gone: there is nobody to answer.
-  if (res.destroyed || (res.writableEnded && !res.writableFinished)) return;
-  try {
-    res.end(item(JSON.stringify(failureBody(ctx, e))));
-  } catch (again) {
-    ctx.log(bugLine('tatra api: could not end a stream', again));
-    res.destroy();
-  }
-}
-
-/** Writes respecting backpressure: a slow reader of a long batch holds its rows, not our memory. */
-async function writeLine(res: ServerResponse, text: string, signal: AbortSignal): Promise<void> {
-  if (res.write(text)) return;
-  await once(res, 'drain', { signal });
+/** A stream that fails after its headers: the error as its last item (OpenAI's clients raise it), then the end; nothing when its client has gone. */
+function endStream(ctx: Context, stream: AnswerStream, e: unknown, item: (json: string) => string): void {
+  if (stream.open) stream.end(item(JSON.stringify(failureBody(ctx, e))));
 }

@@ -7,7 +7,7 @@
 // failures. A client's mistake is answered in the face's own shape; a client that went away is
 // nobody to answer; a bug of ours is logged once (control characters escaped) and answered 500.
 // Nothing a request does ends the process: only a signal does.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyTypeProvider } from 'fastify';
 import type { z } from 'zod';
 import { terminalSafe } from '../common/control-chars';
@@ -51,7 +51,41 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The request's target as a URL (its path still percent-encoded); set before any other hook runs. */
     target: URL;
+    /**
+     * Aborted when the client goes away before its answer is complete (its connection closed, the
+     * response unfinished); set before any other hook runs. Fastify's own `request.signal` and
+     * onRequestAbort cannot tell: they follow the request's 'close', which Node 20 emits as soon as
+     * a body has been read, so they fire early for every request with a body and never for a client
+     * that leaves after sending it.
+     */
+    clientGone: AbortSignal;
   }
+}
+
+/** How a request ended: `complete` when its answer was all written, the client gone first otherwise. */
+export interface RequestEnd {
+  complete: boolean;
+  /** The status its answer said (or was to say). */
+  status: number;
+  /** From its first byte to its response's close. */
+  seconds: number;
+}
+
+/**
+ * Follows a request to its end, its response's close (emitted once for every response): aborts
+ * `clientGone` if the answer was not complete, then tells the face. Fastify's onResponse cannot
+ * tell every end: it waits for 'finish', which never comes for a response whose connection closed
+ * as its last bytes were written.
+ */
+function followToEnd(request: FastifyRequest, res: ServerResponse, ended: ((request: FastifyRequest, end: RequestEnd) => void) | undefined): AbortSignal {
+  const started = performance.now();
+  const gone = new AbortController();
+  res.once('close', () => {
+    const complete = res.writableFinished;
+    if (!complete) gone.abort();
+    ended?.(request, { complete, status: res.statusCode, seconds: (performance.now() - started) / 1000 });
+  });
+  return gone.signal;
 }
 
 /** Route schemas are the contract's zod schemas: a route's `request.body` has its schema's type. */
@@ -81,6 +115,8 @@ export interface HttpAppOptions {
   sendFailure(failure: HttpError, reply: FastifyReply): void;
   /** What a request no route takes (no such path, or a method no route knows) is refused with. */
   notFound(request: FastifyRequest): HttpError;
+  /** Every request's end, once, whoever answered it (a face counts it here). */
+  ended?(request: FastifyRequest, end: RequestEnd): void;
 }
 
 /**
@@ -160,9 +196,11 @@ export function createHttpApp(opts: HttpAppOptions) {
     frameworkErrors: (e, request, reply) => fail(e, request, reply),
   });
   app.decorateRequest('target', null as unknown as URL);
+  app.decorateRequest('clientGone', null as unknown as AbortSignal);
   app.addHook('onRequest', async (request, reply) => {
     // Every answer carries the hardening headers, whoever sends it.
     reply.headers(SECURITY_HEADERS);
+    request.clientGone = followToEnd(request, reply.raw, opts.ended);
     try {
       request.target = new URL(request.url, 'http://local');
     } catch {

@@ -190,6 +190,8 @@ describe('tatra serve', () => {
     const dl = await fetch(`${server.origin}/api/download?path=${encodeURIComponent(join(dir, 'data', 'exports', 'x.csv'))}`, { headers: { 'x-tatra-token': server.token } });
     expect(dl.status).toBe(200);
     expect(dl.headers.get('content-disposition')).toContain('attachment; filename="x.csv"');
+    // A streamed download leaves with the headers of any answer.
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) expect(dl.headers.get(k), k).toBe(v);
     // The exports folder itself, and a folder inside it, are no export: a clear 404, not an empty reply.
     mkdirSync(join(dir, 'data', 'exports', 'sub'), { recursive: true });
     for (const p of [join(dir, 'data', 'exports'), join(dir, 'data', 'exports', 'sub'), `${join(dir, 'data', 'exports')}/`]) {

@@ -2,6 +2,8 @@
 // backends: the exact semantics of keys, errors, the cache, the queue, cancellation, timeouts,
 // shutdown, streams and batches. Real inference and the real clients are in test/model/api-*.
 import { request } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { connect, type Socket } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,8 @@ import type { TaskDefinition } from '../../../electron/common/task';
 import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
 import type { GenerateRequest } from '../../../electron/engine/backend';
 import { ApiKeyStore, startApiService, type RunningApiService } from '../../../electron/service';
+import { SECURITY_HEADERS } from '../../../electron/web/headers';
+import type { HttpApp } from '../../../electron/web/http-app';
 import { loadBuiltInTasks } from '../../../electron/tasks';
 import { parseMetrics, sampleValue } from '../../helpers/prometheus';
 import { ScriptedBackend, politeScript, requestStage } from '../../helpers/scripted-backend';
@@ -58,7 +62,7 @@ afterEach(async () => {
   for (const s of services.splice(0)) await s.close(0);
 });
 
-async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?: number; contextSize?: number; held?: ReturnType<typeof gate>; keys?: ApiKeyStore; log?: (line: string) => void } = {}): Promise<Setup> {
+async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?: number; contextSize?: number; held?: ReturnType<typeof gate>; keys?: ApiKeyStore; log?: (line: string) => void; testRoutes?: (app: HttpApp) => void } = {}): Promise<Setup> {
   const held = opts.held;
   const backend = new ScriptedBackend(
     async (req, ctx) => {
@@ -77,6 +81,7 @@ async function setup(opts: { maxQueue?: number; concurrency?: number; timeoutMs?
     concurrency: opts.concurrency ?? 2,
     timeoutMs: opts.timeoutMs ?? 60_000,
     log: opts.log ?? (() => undefined),
+    testRoutes: opts.testRoutes,
   });
   services.push(service);
   return { service, backend, url: (path) => `${service.origin}${path}` };
@@ -232,6 +237,20 @@ describe('tatra api: models and chat completions', () => {
   });
 });
 
+/** The headers an answer leaves with, less those that describe its body (type, length, framing), its moment and its id. */
+function answerHeaders(res: Response): Record<string, string> {
+  const ofTheBody = new Set(['content-type', 'content-length', 'transfer-encoding', 'date', 'x-request-id', 'x-accel-buffering']);
+  return Object.fromEntries([...res.headers].filter(([name]) => !ofTheBody.has(name)));
+}
+
+/** A streamed answer leaves with the headers of the same answer sent whole (the security headers, the connection's), and is not buffered on the way. */
+function streamedLikeAnyAnswer(streamed: Response, whole: Response): void {
+  for (const [k, v] of Object.entries(SECURITY_HEADERS)) expect(streamed.headers.get(k), k).toBe(v);
+  expect(answerHeaders(streamed)).toEqual(answerHeaders(whole));
+  expect(streamed.headers.get('cache-control')).toBe('no-store');
+  expect(streamed.headers.get('x-accel-buffering')).toBe('no');
+}
+
 describe('tatra api: streams', () => {
   async function events(res: Response): Promise<unknown[]> {
     const text = await res.text();
@@ -246,6 +265,10 @@ describe('tatra api: streams', () => {
     const s = await setup();
     const res = await chat(s, { ...ask('a great plot'), stream: true, stream_options: { include_usage: true }, tatra: { r: 2, early_stop: false } });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const whole = await chat(s, ask('a great plot'));
+    streamedLikeAnyAnswer(res, whole);
+    for (const r of [res, whole]) expect(r.headers.get('x-request-id')).toMatch(/^chatcmpl-/);
+    await whole.body?.cancel();
     const all = (await events(res)) as ({ choices: { delta: { role?: string; content?: string }; finish_reason: string | null }[]; tatra?: { stage?: string; label?: string }; usage?: unknown } | string)[];
     expect(all.pop()).toBe('[DONE]');
     const chunks = all as Exclude<(typeof all)[number], string>[];
@@ -288,9 +311,11 @@ describe('tatra api: batches', () => {
 
   it('streams the same rows as JSON lines when asked', async () => {
     const s = await setup({ concurrency: 3 });
-    const whole = (await (await batch(s, { inputs })).json()) as { data: unknown[] };
+    const wholeAnswer = await batch(s, { inputs });
+    const whole = (await wholeAnswer.json()) as { data: unknown[] };
     const res = await batch(s, { inputs, stream: true });
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    streamedLikeAnyAnswer(res, wholeAnswer);
     const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { cached?: boolean });
     // The second time every row comes from the cache; otherwise the rows are the same.
     expect(lines.filter((l) => l.cached === true)).toHaveLength(4);
@@ -351,6 +376,60 @@ describe('tatra api: limits', () => {
     const m = await metrics(s);
     expect(sampleValue(m, 'tatra_api_classifications_total', { outcome: 'cancelled' })).toBe(1);
     expect(sampleValue(m, 'tatra_api_requests_total', { route: '/v1/chat/completions', status: '499' })).toBe(1);
+  });
+
+  it('cancels the work of a client that leaves a stream after its first chunk, and frees its slot', async () => {
+    const held = gate();
+    const s = await setup({ concurrency: 1, held });
+    const client = new AbortController();
+    const res = await chat(s, { ...ask('held and streamed'), stream: true }, { signal: client.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    // The stream has started (its role chunk, then the stages so far) and its evaluation is held.
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('"role":"assistant"');
+    await until(() => held.waiting.length === 1);
+    client.abort();
+    await reader.read().catch(() => undefined);
+    // The model call it was waiting on saw the abort; its place in the queue is given back.
+    await until(() => held.waiting[0]!.signal?.aborted === true);
+    await until(() => s.service.admission.admitted === 0);
+    // Counted once, as a client that left (not also as the 200 its headers said).
+    const m = await metrics(s);
+    expect(sampleValue(m, 'tatra_api_requests_total', { route: '/v1/chat/completions' })).toBe(1);
+    expect(sampleValue(m, 'tatra_api_requests_total', { route: '/v1/chat/completions', status: '499' })).toBe(1);
+    // Its time observed once as well (the parser drops a histogram's labels: read the count's line).
+    const text = await (await fetch(s.url('/metrics'))).text();
+    expect(text).toContain('tatra_api_request_duration_seconds_count{route="/v1/chat/completions"} 1\n');
+    expect(sampleValue(m, 'tatra_api_classifications_total', { outcome: 'cancelled' })).toBe(1);
+    expect((await chat(s, ask('a good one'))).status).toBe(200);
+  });
+
+  it('keeps nothing of a request once it has ended, however it ended', async () => {
+    // The collector, as `node --expose-gc` would give it (a fresh context reads the flag).
+    setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void;
+    const held = gate();
+    const kept: WeakRef<object>[] = [];
+    // What each request (all of them admitted) holds while it runs: itself and its work's signal.
+    const keep = (app: HttpApp) => app.addHook('preHandler', async (request) => void kept.push(new WeakRef(request), new WeakRef(request.work!.signal)));
+    const s = await setup({ held, concurrency: 1, testRoutes: keep });
+    expect((await chat(s, ask('a good one'))).status).toBe(200);
+    await (await chat(s, { ...ask('a great one'), stream: true })).text();
+    await (await fetch(s.url('/v1/classify'), { method: 'POST', headers: auth(), body: JSON.stringify({ model: 'tatra/sst2', inputs: ['fine', 'dull'], stream: true }) })).text();
+    const client = new AbortController();
+    const left = await chat(s, { ...ask('held and left'), stream: true }, { signal: client.signal });
+    await left.body!.getReader().read();
+    await until(() => held.waiting.length === 1);
+    client.abort();
+    await until(() => s.service.admission.admitted === 0 && s.service.admission.running === 0);
+    expect(kept).toHaveLength(8);
+    // Collected, as nothing holds them (a WeakRef read keeps its target to the end of the turn: each collection has its own).
+    const alive = () => kept.filter((ref) => ref.deref() !== undefined).length;
+    for (let round = 0; round < 10 && alive() > 0; round++) {
+      await new Promise((r) => setImmediate(r));
+      collect();
+    }
+    expect(alive()).toBe(0);
   });
 
   it('answers 504 when a classification outlives the timeout, and stops it', async () => {
