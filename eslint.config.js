@@ -104,7 +104,7 @@ const privateMemberSyntax = [{ selector: 'MemberExpression[property.name=/^_[a-z
 // file is back under the limit) and none is added.
 export const MAX_LINES = 550;
 export const MAX_FUNCTION_LINES = 100;
-export const LONG_FILES = ['electron/llama/backend.ts', 'electron/jobs/manager.ts', 'electron/models/download.ts'];
+export const LONG_FILES = ['electron/llama/backend.ts', 'electron/jobs/manager.ts'];
 export const LONG_FUNCTION_FILES = [
   'electron/engine/confident-limit.ts',
   'electron/cli/commands/jobs.ts',

@@ -18,4 +18,5 @@ export { inspectModelFile, validateModelFile, invalidReason, invalidCode, type M
 export { hardwareInfo, gpuFacts, estimateFit, describeOffload, type EstimateFitOptions } from './hardware';
 export { loadCatalog, findCatalogEntry, catalogPath, catalogFit, freeMemory, recommendCatalog, type FreeMemory } from './catalog';
 export { resolveModelUri, resolveHfUri, type ResolvedSource, type ResolveOptions } from './resolve';
-export { DownloadManager, downloadModel, partialPaths, type DownloadOptions, type DownloadManagerOptions, type DownloadEvents } from './download';
+export { downloadModel, partialPaths, type DownloadOptions } from './download';
+export { DownloadManager, type DownloadManagerOptions, type DownloadEvents } from './download-manager';
