@@ -11,6 +11,7 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { ifMissing } from '../common/env-errors';
 import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
@@ -89,10 +90,10 @@ export interface StartOptions {
 
 /** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
 async function checkOutPath(outPath: string): Promise<void> {
-  const target = await stat(outPath).catch(() => null);
+  const target = await stat(outPath).catch(ifMissing(null));
   if (target?.isDirectory()) throw new UserError(`${outPath} is a folder; give a file name to export to`, 'bad_option');
   const folder = dirname(outPath);
-  const parent = await stat(folder).catch(() => null);
+  const parent = await stat(folder).catch(ifMissing(null));
   if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
