@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { JobInfo } from '../../electron/jobs';
 import { committedRows, resumeProblems, startInstantServer } from '../helpers/instant-server';
+import { writeReviewsJsonl } from '../helpers/reviews';
 import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-remote-resume-'));
@@ -28,7 +29,10 @@ function doneCount(dataDir: string): number {
 it('a remote job SIGKILLed with rows in flight and resumed: every row exactly once', async () => {
   const dataDir = join(dir, 'job');
   const R = 2;
-  const args = ['eval', '--task', 'sst2', '--data', join(repoRoot, '../shared/datasets/sst2_test.jsonl'), '--limit', '40', '--model', `openai+${server.origin}/v1#m`];
+  // 40 rows in the paper's JSONL format, written here: the test needs no ../shared.
+  const data = join(dir, 'reviews.jsonl');
+  writeReviewsJsonl(data, 40);
+  const args = ['eval', '--task', 'sst2', '--data', data, '--limit', '40', '--model', `openai+${server.origin}/v1#m`];
   args.push('-n', '3', '-k', '4', '-r', String(R), '--seed', '1', '--concurrency', '8', '--data-dir', dataDir, '--json');
   // The job makes 4 example calls and 2 + 2·4 calls per row (404 in all); after 150 the server
   // stops answering, so the job cannot end before the kill and rows stay in flight.
