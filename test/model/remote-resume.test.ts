@@ -13,7 +13,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { JobInfo } from '../../electron/jobs';
 import { committedRows, resumeProblems, startInstantServer } from '../helpers/instant-server';
 import { writeReviewsJsonl } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli, whenJobDb } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-remote-resume-'));
 const server = await startInstantServer({ kind: 'vllm' });
@@ -22,9 +22,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function doneCount(dataDir: string): number {
-  return queryJobDb<{ n: number }>(dataDir, "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'")[0]?.n ?? 0;
-}
+const DONE_COUNT = "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'";
 
 it('a remote job SIGKILLed with rows in flight and resumed: every row exactly once', async () => {
   const dataDir = join(dir, 'job');
@@ -40,9 +38,11 @@ it('a remote job SIGKILLed with rows in flight and resumed: every row exactly on
   const child = spawn(process.execPath, [tatra, ...args], { cwd: repoRoot, env, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   try {
-    await expect.poll(async () => (await server.stats()).held, { timeout: 240_000, interval: 50 }).toBeGreaterThan(0);
+    // The server answers this once it holds a request; the job cannot end before that.
+    await Promise.race([server.heldAtLeast(1), exited.then(() => Promise.reject(new Error('tatra eval ended before the server held a request')))]);
     // What was answered before the hold is committed (or lost to the kill, which is the point).
-    await expect.poll(() => doneCount(dataDir), { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(5);
+    const [{ n: committed } = { n: 0 }] = await whenJobDb<{ n: number }>(dataDir, DONE_COUNT, ([r]) => (r?.n ?? 0) >= 5, exited);
+    expect(committed).toBeGreaterThanOrEqual(5);
     child.kill('SIGKILL');
     await exited;
   } finally {
