@@ -110,7 +110,6 @@ export const LONG_FUNCTION_FILES = [
   'electron/cli/commands/jobs.ts',
   'electron/api/handlers/jobs.ts',
   'electron/experiments/experiment.ts',
-  'electron/api/services.ts',
   'renderer/src/App.tsx',
   'renderer/src/components/DataSteps.tsx',
   'renderer/src/components/ModelPicker.tsx',
