@@ -5,6 +5,7 @@
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ExperimentKind, ExperimentProgressEvent } from '../common/contract/experiments';
+import type { RaceDrop, RaceSummary } from '../common/contract/experiment-progress';
 import type { Budget } from '../common/plan';
 import { UserError, errorMessage } from '../common/errors';
 import type { ExperimentManagers, ResultOf, SummaryOf } from '../experiments';
@@ -23,6 +24,8 @@ export interface ExperimentCli<K extends ExperimentKind> {
   format(result: ResultOf<K>): string;
   /** One line of `list`. */
   listLine(summary: SummaryOf<K>): string;
+  /** A raced one's dropped cells (a comparison's pairs, a sweep's settings), each once, with its drop. */
+  dropped(result: ResultOf<K>): { name: string; drop: RaceDrop }[];
   /** Progress lines on stderr while it runs here: made once per run, called with each event. */
   progressLines?(manager: ExperimentManagers[K], id: string): (event: ExperimentProgressEvent) => void;
 }
@@ -86,11 +89,25 @@ export async function exportTo<K extends ExperimentKind>(cli: ExperimentCli<K>, 
 /** The result as the command prints it: one JSON object (what experiments.get answers) or its report; a failed one exits 1. */
 export function printResult<K extends ExperimentKind>(cli: ExperimentCli<K>, result: ResultOf<K>, json: boolean): void {
   if (json) outJson(result);
-  else out(cli.format(result));
+  else out(cli.format(result) + raceText(result.race, cli.dropped(result)));
   if (result.status === 'failed') {
     err(`tatra: ${cli.noun} ${result.id} failed: ${result.error ?? 'unknown error'}`);
     process.exitCode = 1;
   }
+}
+
+/** --race, for both kinds: what it does and what it promises (docs/method.md §16, racing). */
+export const RACE_HELP = 'run the rows in rounds (5 % of them, at least 20) and drop a pairing (a sweep: an n, k setting) once it is worse than another at 95 % under a test that may look after every round; the best is dropped in at most 5 % of races';
+
+/** Where a race ended, and each drop with its reason, under a raced result's report. */
+function raceText(race: RaceSummary | null, dropped: readonly { name: string; drop: RaceDrop }[]): string {
+  if (!race) return '';
+  const lines = [
+    '',
+    `  raced: ${race.rounds} ${race.rounds === 1 ? 'round' : 'rounds'} of ${race.roundRows} rows decided (${race.rowsDecided} rows), ${race.alive} still in, ${race.dropped} dropped`,
+    ...dropped.map(({ name, drop }) => `  dropped ${name}: ${drop.reason} (${(drop.difference * 100).toFixed(1)} points behind on the rows both scored)`),
+  ];
+  return `\n${lines.join('\n')}`;
 }
 
 /** `tatra <command> [action] [id]`, with the options a new one of the kind takes first: its task and its data. */

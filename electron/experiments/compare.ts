@@ -20,7 +20,8 @@ import type { JobManager } from '../jobs/manager';
 import type { JobInfo } from '../jobs/types';
 import { inspectModelFile } from '../models/gguf';
 import { estimateFit } from '../models/hardware';
-import { unmadeCellStatus, type CellState, type ExperimentKindDefinition, type ExperimentStatus } from './kind';
+import { unmadeCellStatus, type CellLeft, type CellPrice, type CellState, type ExperimentKindDefinition, type ExperimentStatus } from './kind';
+import type { Planner } from '../jobs/planner';
 
 /** One pair of the grid. */
 export interface PairCell {
@@ -72,7 +73,7 @@ export function comparisonSpec(input: unknown): ComparisonSpec {
 
 /** A pair before its job exists. */
 export function pendingPair(p: PairCell): ComparisonPair {
-  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, elapsedMs: 0, tokens: 0, error: null };
+  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, elapsedMs: 0, tokens: 0, error: null, dropped: null };
 }
 
 /**
@@ -121,7 +122,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
     finished.set(job.id, value);
     return value;
   };
-  const pairOf = ({ cell, job, error }: CellState<PairCell>, status: ExperimentStatus): ComparisonPair => {
+  const pairOf = ({ cell, job, error, dropped }: CellState<PairCell>, status: ExperimentStatus): ComparisonPair => {
     if (!job) {
       if (error !== null) return { ...pendingPair(cell), status: 'failed', error };
       return { ...pendingPair(cell), status: unmadeCellStatus(status) };
@@ -131,7 +132,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
     return {
       ...cell,
       jobId: job.id,
-      status: job.interrupted ? 'paused' : job.status,
+      status: dropped ? 'dropped' : job.interrupted ? 'paused' : job.status,
       rowsDone: job.rowsDone,
       rowsTotal: job.rowsTotal,
       accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
@@ -139,6 +140,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
       elapsedMs: job.elapsedMs,
       tokens: scored?.tokens ?? 0,
       error: job.status === 'failed' ? (job.error ?? 'the job failed') : null,
+      dropped,
     };
   };
   return {
@@ -147,6 +149,8 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
     cells: ({ spec }) => orderPairs(spec.generators, spec.evaluators),
     key: (p) => JSON.stringify([p.generator, p.evaluator]),
     describe: (p) => `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`,
+    raced: ({ spec }) => spec.race === true,
+    entrant: (p) => ({ key: JSON.stringify([p.generator, p.evaluator]), name: `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}` }),
     models: (_spec, pair) => pair,
     job: async ({ id, spec: stored }, pair) => {
       const { spec } = stored;
@@ -185,16 +189,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
 
     csv: (result) => pairsCsv(result.pairs),
 
-    async price({ spec: stored }, left, planner) {
-      const { spec } = stored;
-      const { inputColumn } = spec.inputColumn !== undefined ? { inputColumn: spec.inputColumn } : await checkComparisonInputs(spec);
-      return planner.cellSeconds({
-        task: stored.task ?? (await resolveTask(spec.taskId)),
-        data: { path: spec.dataPath, textColumn: inputColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
-        ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
-        cells: left.map(({ cell, rowsDone, examplesMade }) => ({ ...parseModelPair(cell), settings: spec.settings, rowsDone, examplesMade })),
-      });
-    },
+    price: ({ spec }, left, planner) => pricePairs(spec, left, planner, resolveTask),
 
     // Its pairs and paths as its jobs will name them (their cache keys hold them), and the columns
     // checked as creating it checks them: a data set without the text column is refused in the
@@ -212,6 +207,18 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
       });
     },
   };
+}
+
+/** The planner's time for each pair still to run (kind.ts price). */
+async function pricePairs(stored: StoredComparisonSpec, left: readonly CellLeft<PairCell>[], planner: Planner, resolveTask: (idOrPath: string) => Promise<TaskDefinition>): Promise<CellPrice[]> {
+  const { spec } = stored;
+  const { inputColumn } = spec.inputColumn !== undefined ? { inputColumn: spec.inputColumn } : await checkComparisonInputs(spec);
+  return planner.cellSeconds({
+    task: stored.task ?? (await resolveTask(spec.taskId)),
+    data: { path: spec.dataPath, textColumn: inputColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
+    ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
+    cells: left.map(({ cell, rowsDone, examplesMade }) => ({ ...parseModelPair(cell), settings: spec.settings, rowsDone, examplesMade })),
+  });
 }
 
 const PAIR_COLUMNS = ['generator', 'evaluator', 'status', 'rowsDone', 'rowsTotal', 'accuracy', 'macroF1', 'elapsedMs', 'tokens', 'error'] as const;

@@ -9,6 +9,8 @@
 // a sweep's n = 0 job makes no paraphrase, its n = 8 job makes eight a run.
 // Pure: numbers in, numbers out.
 import type { CountRange } from '../common/plan';
+import type { JobProgress } from '../common/contract/jobs';
+import type { CellPrice, CellState } from './kind';
 
 export interface ExperimentEtaInput {
   /** The running job, or null between jobs. */
@@ -66,4 +68,40 @@ export function experimentEta(input: ExperimentEtaInput): ExperimentEta {
     } else return NONE;
   }
   return { etaSeconds: min === max ? min : null, etaRange: { min, max }, pace };
+}
+
+/**
+ * An experiment's time left from its cells as they stand: `current` the running job (null between
+ * jobs), `live` its latest progress and when the runner first saw it, `prices` the planner's by
+ * cell key (absent until they come), `pace` the last seen.
+ */
+export function cellsEta<Cell>(p: {
+  states: readonly CellState<Cell>[];
+  current: string | null;
+  live: { progress: JobProgress; since: number } | undefined;
+  prices: ReadonlyMap<string, CellPrice> | undefined;
+  pace: CountRange | null;
+  key(cell: Cell): string;
+}): ExperimentEta {
+  const priceOf = (s: CellState<Cell>) => p.prices?.get(p.key(s.cell)) ?? null;
+  const running = p.current === null ? undefined : p.states.find((s) => s.job?.id === p.current);
+  // Cells the walk will still run after this one (a failed, cancelled or dropped cell's job is not run again).
+  const after = p.states.filter((s) => s !== running && s.error === null && s.dropped === null && (s.job === null || s.job.interrupted || ['queued', 'paused'].includes(s.job.status)));
+  const price = running ? priceOf(running) : null;
+  const left = running?.job ? running.job.rowsTotal - running.job.rowsDone : 0;
+  const { live } = p;
+  return experimentEta({
+    job:
+      p.current === null
+        ? null
+        : {
+            etaSeconds: live?.progress.etaSeconds ?? null,
+            etaRange: live?.progress.etaRange ?? null,
+            elapsedSeconds: live ? (Date.now() - live.since) / 1000 : 0,
+            planned: price?.seconds ?? null,
+            leftShare: price && price.rows > 0 ? Math.min(1, left / price.rows) : 1,
+          },
+    after: after.map((s) => priceOf(s)?.seconds ?? null),
+    pace: p.pace,
+  });
 }

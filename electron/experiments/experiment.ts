@@ -17,7 +17,7 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { parseModelPair, parseModelSpec } from '../common/model-spec';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import type { JobProgress } from '../common/contract/jobs';
-import { experimentEta, type ExperimentEta } from './experiment-eta';
+import { cellsEta, type ExperimentEta } from './experiment-eta';
 import { ExperimentStore, type ExperimentBudget, type StoredExperiment, type StoredExperimentStatus } from '../jobs/experiment-store';
 import type { JobManager } from '../jobs/manager';
 import { pricedBudget, type JobBudget } from '../jobs/usage';
@@ -29,6 +29,8 @@ import type { JobStore } from '../jobs/store';
 import type { BackendLease, BackendProvider, JobInfo } from '../jobs/types';
 import type { RemoteLookup } from '../remote';
 import type { CellLeft, CellPrice, CellState, ExperimentCells, ExperimentStatus } from './kind';
+import { Races } from './race';
+import type { RaceSummary } from '../common/contract/experiment-progress';
 
 export interface ExperimentRunnerOptions<Spec, Cell> {
   jobs: JobManager;
@@ -40,6 +42,16 @@ export interface ExperimentRunnerOptions<Spec, Cell> {
   /** Prices the cells still to run, for the time left (experiment-eta.ts); absent, the running job's pace alone says it. */
   planner?: () => Planner;
   definition: ExperimentCells<Spec, Cell>;
+}
+
+/** One run of an experiment in this process: what its walk over the cells holds. */
+interface Walk<Spec> {
+  id: string;
+  exp: StoredExperiment<Spec>;
+  runner: Runner;
+  holds: Map<string, BackendLease>;
+  /** Cells whose job failed, in words, where the kind goes on after a failed job. */
+  failedCells: string[];
 }
 
 interface Runner extends Run {
@@ -65,6 +77,7 @@ export class ExperimentRunner<Spec, Cell> {
   private readonly pace = new Map<string, CountRange>();
   private readonly planner: (() => Planner) | undefined;
   private readonly lastPublish = new Map<string, number>();
+  private readonly races: Races;
   /**
    * Cells whose job could not even be created, by experiment, from its last start in this process
    * (key → error): kept after the run ends, so its record still says why those cells failed.
@@ -80,6 +93,7 @@ export class ExperimentRunner<Spec, Cell> {
     this.planner = opts.planner;
     this.def = opts.definition;
     this.store = new ExperimentStore<Spec>(opts.store, opts.definition.kind);
+    this.races = new Races(opts.store);
   }
 
   /** Called with the experiment's id whenever its progress or status changes; returns the unsubscribe function. */
@@ -112,7 +126,7 @@ export class ExperimentRunner<Spec, Cell> {
   cellStates(exp: StoredExperiment<Spec>): CellState<Cell>[] {
     const byCell = this.store.jobs(exp.id);
     const errors = this.cellErrors.get(exp.id);
-    return this.def.cells(exp.spec).map((cell) => {
+    const states = this.def.cells(exp.spec).map((cell): CellState<Cell> => {
       const key = this.def.key(cell);
       const jobId = byCell.get(key);
       let job: JobInfo | null = null;
@@ -123,8 +137,14 @@ export class ExperimentRunner<Spec, Cell> {
         // other error (the database unreadable) is the caller's.
         if (!(e instanceof UserError && e.code === 'job_unknown')) throw e;
       }
-      return { cell, job, error: job ? null : (errors?.get(key) ?? null) };
+      return { cell, job, error: job ? null : (errors?.get(key) ?? null), dropped: null };
     });
+    return this.def.raced(exp.spec) ? this.races.cells(exp.id, states, (cell) => this.def.entrant(cell)) : states;
+  }
+
+  /** Where a raced experiment's race stands (null when it is not raced, or before its first job). */
+  race(exp: StoredExperiment<Spec>, states: readonly CellState<Cell>[]): RaceSummary | null {
+    return this.def.raced(exp.spec) && states.some((s) => s.job) ? (this.races.get(exp.id)?.summary ?? null) : null;
   }
 
   /**
@@ -156,28 +176,7 @@ export class ExperimentRunner<Spec, Cell> {
   private timeLeft(id: string, states: readonly CellState<Cell>[]): ExperimentEta {
     const current = this.runners.get(id)?.current ?? null;
     const seen = this.jobProgress.get(id);
-    const live = seen && seen.progress.jobId === current ? seen : undefined;
-    const prices = this.prices.get(id);
-    const priceOf = (s: CellState<Cell>) => prices?.get(this.def.key(s.cell)) ?? null;
-    const running = current === null ? undefined : states.find((s) => s.job?.id === current);
-    // Cells the walk will still run after this one (a failed or cancelled cell's job is not run again).
-    const after = states.filter((s) => s !== running && s.error === null && (s.job === null || s.job.interrupted || ['queued', 'paused'].includes(s.job.status)));
-    const price = running ? priceOf(running) : null;
-    const left = running?.job ? running.job.rowsTotal - running.job.rowsDone : 0;
-    const eta = experimentEta({
-      job:
-        current === null
-          ? null
-          : {
-              etaSeconds: live?.progress.etaSeconds ?? null,
-              etaRange: live?.progress.etaRange ?? null,
-              elapsedSeconds: live ? (Date.now() - live.since) / 1000 : 0,
-              planned: price?.seconds ?? null,
-              leftShare: price && price.rows > 0 ? Math.min(1, left / price.rows) : 1,
-            },
-      after: after.map((s) => priceOf(s)?.seconds ?? null),
-      pace: this.pace.get(id) ?? null,
-    });
+    const eta = cellsEta({ states, current, live: seen?.progress.jobId === current ? seen : undefined, prices: this.prices.get(id), pace: this.pace.get(id) ?? null, key: (cell) => this.def.key(cell) });
     if (eta.pace) this.pace.set(id, eta.pace);
     return eta;
   }
@@ -379,11 +378,9 @@ export class ExperimentRunner<Spec, Cell> {
   }
 
   private async run(id: string, runner: Runner): Promise<void> {
-    const { signal } = runner.ac;
     const exp = this.store.get(id)!;
-    const holds = new Map<string, BackendLease>();
+    const walk: Walk<Spec> = { id, exp, runner, holds: new Map(), failedCells: [] };
     let failure: string | null = null;
-    const failedCells: string[] = [];
     const offProgress = this.jobs.on('progress', (e) => {
       if (e.progress.jobId !== runner.current) return;
       const seen = this.jobProgress.get(id);
@@ -391,101 +388,147 @@ export class ExperimentRunner<Spec, Cell> {
       this.publish(id);
     });
     const stopHeartbeat = beatWhileRunning(() => this.store.claims.beat(id, OWNER));
-    const wrap = this.def.wrap;
     this.priceCells(id);
     try {
-      const cells = this.def.cells(exp.spec);
-      for (const cell of cells) {
-        if (signal.aborted) break;
-        const key = this.def.key(cell);
-        let job: JobInfo;
-        try {
-          job = await this.ensureJob(exp, cell, signal);
-        } catch (e) {
-          if ((isAbortError(e) && signal.aborted) || this.def.onJobFailed === 'stop' || !(e instanceof UserError)) throw e;
-          this.cellErrors.get(id)?.set(key, e.message);
-          failedCells.push(`${this.def.describe(cell)}: ${e.message}`);
-          this.publish(id, true);
-          continue;
-        }
-        if (job.status === 'done') continue;
-        // The experiment's budget, less what its other jobs spent, is this job's: a job stops
-        // before exceeding it, so the experiment never does.
-        const share = await this.budgetShare(id, job);
-        if (share === 'spent') {
-          runner.stop = 'paused';
-          runner.stoppedBy = 'budget';
-          runner.reason = budgetReason(this.store.get(id)!.budget!);
-          break;
-        }
-        const loadFailure = await this.holdFor(exp.spec, cell, holds, signal);
-        if (loadFailure !== null) {
-          // The cell's job fails as it would have on that load, recorded without running it.
-          this.jobStore.setStatus(job.id, 'failed', loadFailure);
-          const error = `job ${job.id} (${this.def.describe(cell)}) failed: ${loadFailure}`;
-          if (this.def.onJobFailed === 'stop') {
-            failure = error;
-            break;
-          }
-          failedCells.push(error);
-          this.publish(id, true);
-          continue;
-        }
-        runner.current = job.id;
-        if (wrap) this.jobs.setBackendWrapper(job.id, wrap);
-        try {
-          await this.jobs.start(job.id, share);
-          this.publish(id, true);
-          // A stop that came while the job was starting: the stop saw no job to stop.
-          if (signal.aborted) await this.stopJob(job.id, runner.stop ?? 'paused');
-          const end = await this.jobs.wait(job.id);
-          if (end.stoppedBy === 'budget') {
-            runner.stop = 'paused';
-            runner.stoppedBy = 'budget';
-            runner.reason = budgetReason(this.store.get(id)!.budget ?? end.budget!);
-            break;
-          }
-          if (end.status === 'failed') {
-            const error = `job ${end.id} (${this.def.describe(cell)}) failed: ${end.error ?? 'unknown error'}`;
-            if (this.def.onJobFailed === 'stop') {
-              failure = error;
-              break;
-            }
-            failedCells.push(error);
-          } else if (end.status !== 'done') break;
-        } finally {
-          this.jobs.setBackendWrapper(job.id, null);
-          runner.current = null;
-        }
-        if (this.unpriced(id)) this.priceCells(id);
-        this.publish(id, true);
-      }
+      failure = this.def.raced(exp.spec) ? await this.walkRounds(walk) : await this.walkCells(walk);
     } catch (e) {
-      if (!(isAbortError(e) && signal.aborted)) failure = errorMessage(e);
+      if (!(isAbortError(e) && runner.ac.signal.aborted)) failure = errorMessage(e);
     } finally {
       offProgress();
       stopHeartbeat();
       // A release that fails is the run's failure when nothing else failed (never silent).
-      for (const lease of [...holds.values()].reverse()) {
+      for (const lease of [...walk.holds.values()].reverse()) {
         await lease.release().catch((e: unknown) => {
           failure ??= `could not give back a model: ${errorMessage(e)}`;
         });
       }
-      const allDone = this.cellStates(this.store.get(id)!).every((s) => s.job?.status === 'done');
+      const allDone = this.cellStates(this.store.get(id)!).every((s) => s.job?.status === 'done' || s.dropped !== null);
       let status: StoredExperimentStatus;
       let error: string | null = null;
       if (failure !== null) [status, error] = ['failed', failure];
       else if (runner.stop) [status, error] = [runner.stop, runner.reason];
       else if (allDone) status = 'done';
-      else if (failedCells.length > 0) {
+      else if (walk.failedCells.length > 0) {
         const total = this.def.cells(exp.spec).length;
-        [status, error] = ['failed', `${failedCells.length} of ${total} ${total === 1 ? 'job' : 'jobs'} failed: ${failedCells[0]}`];
+        [status, error] = ['failed', `${walk.failedCells.length} of ${total} ${total === 1 ? 'job' : 'jobs'} failed: ${walk.failedCells[0]}`];
       } else status = 'paused';
       // Only the owner sets the outcome (a process that lost the experiment leaves it alone).
       this.store.claims.release(id, OWNER, status, error, status === 'paused' ? runner.stoppedBy : null);
       this.runners.ended(id);
       this.publish(id, true);
     }
+  }
+
+  /** Each cell's job to its end, one after another. Returns the experiment's failure, or null. */
+  private async walkCells(walk: Walk<Spec>): Promise<string | null> {
+    for (const cell of this.def.cells(walk.exp.spec)) {
+      if (walk.runner.ac.signal.aborted) break;
+      const step = await this.runCell(walk, cell);
+      if (step !== 'next') return step === 'stop' ? null : step.failure;
+    }
+    return null;
+  }
+
+  /**
+   * A raced experiment (race.ts): every cell's job made first, then rounds: each cell still in runs
+   * the round's rows, and the race, replayed from the rows, drops the cells shown worse. Returns
+   * the experiment's failure, or null.
+   */
+  private async walkRounds(walk: Walk<Spec>): Promise<string | null> {
+    const { id, exp, runner } = walk;
+    const cells = this.def.cells(exp.spec);
+    for (const cell of cells) {
+      const made = await this.makeJob(walk, cell);
+      if (typeof made === 'object' && 'failure' in made) return made.failure;
+    }
+    for (;;) {
+      if (runner.ac.signal.aborted) return null;
+      const states = this.cellStates(this.store.get(id)!);
+      const race = this.races.get(id);
+      if (!race || race.nextRows.size === 0) return null;
+      let ran = false;
+      for (const s of states) {
+        if (runner.ac.signal.aborted) return null;
+        if (!s.job || s.dropped || !race.alive.has(this.def.entrant(s.cell).key) || ['done', 'failed', 'cancelled'].includes(s.job.status)) continue;
+        const step = await this.runCell(walk, s.cell, race.nextRows);
+        if (step !== 'next') return step === 'stop' ? null : step.failure;
+        ran = true;
+      }
+      // Nothing left to run the round (every cell still in failed): the run ends as its cells say.
+      if (!ran) return null;
+    }
+  }
+
+  /** A cell's job, made when missing; 'skip' when it could not be (recorded, the kind goes on), or the experiment's failure. */
+  private async makeJob(walk: Walk<Spec>, cell: Cell): Promise<JobInfo | 'skip' | { failure: string }> {
+    try {
+      return await this.ensureJob(walk.exp, cell, walk.runner.ac.signal);
+    } catch (e) {
+      if ((isAbortError(e) && walk.runner.ac.signal.aborted) || this.def.onJobFailed === 'stop' || !(e instanceof UserError)) throw e;
+      this.cellErrors.get(walk.id)?.set(this.def.key(cell), e.message);
+      walk.failedCells.push(`${this.def.describe(cell)}: ${e.message}`);
+      this.publish(walk.id, true);
+      return 'skip';
+    }
+  }
+
+  /**
+   * Runs one cell's job (only `rows` of it, a race's round, when given): its budget share, its
+   * models held, started and waited for. 'next': go on; 'stop': the run stops (a pause, a cancel,
+   * its budget); or the experiment's failure.
+   */
+  private async runCell(walk: Walk<Spec>, cell: Cell, rows?: ReadonlySet<number>): Promise<'next' | 'stop' | { failure: string }> {
+    const { id, exp, runner } = walk;
+    const made = await this.makeJob(walk, cell);
+    if (made === 'skip') return 'next';
+    if ('failure' in made) return made;
+    const job = made;
+    if (job.status === 'done') return 'next';
+    // The experiment's budget, less what its other jobs spent, is this job's: a job stops
+    // before exceeding it, so the experiment never does.
+    const share = await this.budgetShare(id, job);
+    if (share === 'spent') {
+      runner.stop = 'paused';
+      runner.stoppedBy = 'budget';
+      runner.reason = budgetReason(this.store.get(id)!.budget!);
+      return 'stop';
+    }
+    const loadFailure = await this.holdFor(exp.spec, cell, walk.holds, runner.ac.signal);
+    if (loadFailure !== null) {
+      // The cell's job fails as it would have on that load, recorded without running it.
+      this.jobStore.setStatus(job.id, 'failed', loadFailure);
+      const error = `job ${job.id} (${this.def.describe(cell)}) failed: ${loadFailure}`;
+      if (this.def.onJobFailed === 'stop') return { failure: error };
+      walk.failedCells.push(error);
+      this.publish(id, true);
+      return 'next';
+    }
+    runner.current = job.id;
+    if (this.def.wrap) this.jobs.setBackendWrapper(job.id, this.def.wrap);
+    try {
+      await this.jobs.start(job.id, { ...share, ...(rows ? { rows } : {}) });
+      this.publish(id, true);
+      // A stop that came while the job was starting: the stop saw no job to stop.
+      if (runner.ac.signal.aborted) await this.stopJob(job.id, runner.stop ?? 'paused');
+      const end = await this.jobs.wait(job.id);
+      if (end.stoppedBy === 'budget') {
+        runner.stop = 'paused';
+        runner.stoppedBy = 'budget';
+        runner.reason = budgetReason(this.store.get(id)!.budget ?? end.budget!);
+        return 'stop';
+      }
+      if (end.status === 'failed') {
+        const error = `job ${end.id} (${this.def.describe(cell)}) failed: ${end.error ?? 'unknown error'}`;
+        if (this.def.onJobFailed === 'stop') return { failure: error };
+        walk.failedCells.push(error);
+      } else if (end.status !== 'done' && !(rows && end.status === 'paused' && !runner.ac.signal.aborted)) return 'stop';
+    } finally {
+      this.jobs.setBackendWrapper(job.id, null);
+      runner.current = null;
+    }
+    if (this.unpriced(id)) this.priceCells(id);
+    this.publish(id, true);
+    return 'next';
   }
 }
 

@@ -12,6 +12,7 @@
 //   sweep.ts          sensitivity sweeps: one job per (n, k, seed), shared work, aggregated points
 //   sweep-metrics.ts  a sweep's points read off its jobs' rows; sweep-backends.ts: shared evaluations
 //   compare.ts        generator × evaluator comparisons: one job per pair, generator-major
+//   race.ts           racing (--race): the rounds' rows, the race replayed from the rows scored
 export { ExperimentRunner, spentIn, type ExperimentRunnerOptions } from './experiment';
 export type { CellState, ExperimentCells, ExperimentKindDefinition, ExperimentStatus, PlanOptions, ResultOf, SummaryOf } from './kind';
 export { ExperimentManager, type BudgetChange } from './manager';

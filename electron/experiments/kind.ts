@@ -4,7 +4,7 @@
 // and, for its time left, what each cell costs. The API handler, the CLI and the page reach every
 // kind through these and never branch on the kind: a new kind, or a new part of a kind's result,
 // is added here and in its definition.
-import type { ExperimentHead } from '../common/contract/experiment-progress';
+import type { ExperimentHead, RaceDrop } from '../common/contract/experiment-progress';
 import type { ExperimentKind, ExperimentResult, ExperimentSummary } from '../common/contract/experiments';
 import type { CostPlan, CountRange, Price } from '../common/plan';
 import type { TatraBackend } from '../engine/backend';
@@ -22,6 +22,8 @@ export interface CellState<Cell> {
   job: JobInfo | null;
   /** Why its job could not even be created, when that happened in this process's last start of it. */
   error: string | null;
+  /** Dropped from a race (race.ts): after how many rows and why; null otherwise. */
+  dropped: RaceDrop | null;
 }
 
 /** A cell still to run, with what its job has done (none before it is made). */
@@ -78,6 +80,10 @@ export interface ExperimentCells<Spec, Cell> {
    * what the kind's plan prices): the experiment's time left (experiment-eta.ts).
    */
   price(experiment: StoredExperiment<Spec>, left: readonly CellLeft<Cell>[], planner: Planner): Promise<CellPrice[]>;
+  /** Raced (`--race`): its cells run in rounds, and a pairing shown worse than another drops (race.ts). */
+  raced(spec: Spec): boolean;
+  /** What a race drops a cell with (a comparison: its pair; a sweep: its (n, k), every seed), and that in a reason's words. */
+  entrant(cell: Cell): { key: string; name: string };
   /** Wraps the backends of a cell's job (a sweep shares evaluations between its jobs). */
   wrap?(role: 'generator' | 'evaluator', backend: TatraBackend): TatraBackend;
 }

@@ -147,6 +147,7 @@ export class ExperimentManager<K extends ExperimentKind, Spec, Cell> {
       id: exp.id,
       name: exp.name,
       status,
+      race: this.runner.race(exp, states),
       createdAt: Date.parse(exp.created),
       updatedAt: Date.parse(exp.updated),
       error: exp.error,

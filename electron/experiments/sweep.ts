@@ -23,7 +23,8 @@ import type { StoredExperiment } from '../jobs/experiment-store';
 import type { JobStore } from '../jobs/store';
 import { sumUsage } from '../jobs/usage';
 import type { ColumnMapping } from '../jobs/types';
-import { unmadeCellStatus, type CellState, type ExperimentKindDefinition, type ExperimentStatus } from './kind';
+import { unmadeCellStatus, type CellLeft, type CellPrice, type CellState, type ExperimentKindDefinition, type ExperimentStatus } from './kind';
+import type { Planner } from '../jobs/planner';
 import { aggregateSweep, sweepPointsCsv, type SweepCell } from './sweep-metrics';
 import { sweepBackend } from './sweep-backends';
 
@@ -37,6 +38,8 @@ export interface StoredSweepSpec {
   grid: SweepGrid;
   limit: number | null;
   concurrency: number;
+  /** Raced (`--race`; absent in sweeps recorded before racing). */
+  race?: boolean;
 }
 
 export type StoredSweep = StoredExperiment<StoredSweepSpec>;
@@ -77,6 +80,9 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
     cells: (spec) => sweepCells(spec.grid),
     key: (c) => JSON.stringify([c.n, c.k, c.seed]),
     describe: (c) => `n=${c.n} k=${c.k} seed=${c.seed}`,
+    raced: (spec) => spec.race === true,
+    // A setting races with all its seeds: its outcome on a row is the mean over them.
+    entrant: (c) => ({ key: JSON.stringify([c.n, c.k]), name: `n=${c.n} k=${c.k}` }),
     models: (spec) => ({ generator: spec.generatorPath, evaluator: spec.evaluatorPath }),
     job: async ({ id, spec }, cell) => {
       const rMax = Math.max(...spec.grid.r);
@@ -119,6 +125,7 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
           grid: spec.grid,
           limit: spec.limit ?? null,
           concurrency: spec.concurrency ?? 4,
+          ...(spec.race ? { race: true } : {}),
         },
       };
     },
@@ -144,14 +151,7 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
 
     csv: (result) => sweepPointsCsv(result.points),
 
-    price: ({ spec }, left, planner) =>
-      planner.cellSeconds({
-        task: spec.task,
-        data: { path: spec.dataPath, textColumn: spec.mapping.textColumn, ...(spec.limit !== null ? { limit: spec.limit } : {}) },
-        concurrency: spec.concurrency,
-        shareEvaluations: true,
-        cells: left.map(({ cell, rowsDone, examplesMade }) => ({ ...parseModelPair({ generator: spec.generatorPath, evaluator: spec.evaluatorPath }), settings: cellSettings(spec, cell), rowsDone, examplesMade })),
-      }),
+    price: ({ spec }, left, planner) => pricePoints(spec, left, planner),
 
     async plan(input, planner, { price, calibrate, format }) {
       const spec = parseSweep(input);
@@ -168,6 +168,17 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
   };
 }
 
+/** The planner's time for each job still to run (kind.ts price): the jobs share their evaluations. */
+function pricePoints(spec: StoredSweepSpec, left: readonly CellLeft<SweepCellKey>[], planner: Planner): Promise<CellPrice[]> {
+  return planner.cellSeconds({
+    task: spec.task,
+    data: { path: spec.dataPath, textColumn: spec.mapping.textColumn, ...(spec.limit !== null ? { limit: spec.limit } : {}) },
+    concurrency: spec.concurrency,
+    shareEvaluations: true,
+    cells: left.map(({ cell, rowsDone, examplesMade }) => ({ ...parseModelPair({ generator: spec.generatorPath, evaluator: spec.evaluatorPath }), settings: cellSettings(spec, cell), rowsDone, examplesMade })),
+  });
+}
+
 /** A job whose process died is one the sweep's resume continues: paused, as the sweep sees it. */
 function pausedIfInterrupted(status: JobStatus): SweepJob['status'] {
   return status === 'interrupted' ? 'paused' : status;
@@ -175,10 +186,11 @@ function pausedIfInterrupted(status: JobStatus): SweepJob['status'] {
 
 /** The sweep's jobs, one per (n, k, seed), with their state: one never made is queued, or cancelled once the sweep has stopped for good. */
 function jobRows(states: readonly CellState<SweepCellKey>[], status: ExperimentStatus): SweepJob[] {
-  return states.map(({ cell, job }) => ({
+  return states.map(({ cell, job, dropped }) => ({
     ...cell,
     jobId: job ? job.id : null,
-    status: job ? pausedIfInterrupted(jobStatus(job)) : unmadeCellStatus(status),
+    dropped,
+    status: dropped ? 'dropped' : job ? pausedIfInterrupted(jobStatus(job)) : unmadeCellStatus(status),
     rowsDone: job?.rowsDone ?? 0,
     rowsTotal: job?.rowsTotal ?? 0,
   }));

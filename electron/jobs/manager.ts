@@ -11,7 +11,6 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { ifMissing } from '../common/env-errors';
 import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
@@ -74,6 +73,8 @@ export type BackendWrapper = (role: 'generator' | 'evaluator', backend: TatraBac
 interface Runner extends Run {
   /** What this session spends, on top of what the job had spent; holds the budget. */
   meter: UsageMeter;
+  /** Only these rows this session (StartOptions.rows). */
+  rows: ReadonlySet<number> | null;
 }
 
 /** How results are read: rows below `minConfidence` are abstained (selective prediction). */
@@ -86,14 +87,16 @@ export interface StartOptions {
   acceptModelChange?: boolean;
   /** A new budget for the job (e.g. a raised one on resume); null removes it; absent keeps the job's. */
   budget?: JobBudget | null;
+  /** Only the unfinished rows among these indexes this session (a race's round); the job then ends paused while others are left. */
+  rows?: ReadonlySet<number>;
 }
 
 /** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
 async function checkOutPath(outPath: string): Promise<void> {
-  const target = await stat(outPath).catch(ifMissing(null));
+  const target = await stat(outPath).catch(() => null);
   if (target?.isDirectory()) throw new UserError(`${outPath} is a folder; give a file name to export to`, 'bad_option');
   const folder = dirname(outPath);
-  const parent = await stat(folder).catch(ifMissing(null));
+  const parent = await stat(folder).catch(() => null);
   if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
@@ -334,7 +337,7 @@ export class JobManager {
     const ac = new AbortController();
     // Usage is stored as each batch answers, so what a kill loses is only what it lost the answers of.
     const meter: UsageMeter = new UsageMeter(claimed.usage, claimed.budget, () => this.store.setUsage(job.id, meter.usage));
-    this.runners.launch(job.id, { ac, stop: null, done: Promise.resolve(), meter }, (runner) => this.run(job.id, runner));
+    this.runners.launch(job.id, { ac, stop: null, done: Promise.resolve(), meter, rows: opts.rows ?? null }, (runner) => this.run(job.id, runner));
     this.emitStatus(job.id);
     return this.get(job.id);
   }
@@ -507,7 +510,7 @@ export class JobManager {
   private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }, tally: RowTally): Promise<void> {
     const id = job.id;
     const signal = runner.ac.signal;
-    const queue = this.store.unfinishedRowIndexes(id);
+    const queue = this.store.unfinishedRowIndexes(id).filter((i) => runner.rows === null || runner.rows.has(i));
     startRows(tally);
     this.emitRowsProgress(id, tally);
     // The time left moves on between calls (a paraphrase call decodes for seconds): said every tick.

@@ -16,7 +16,7 @@ import { CONCURRENCY, ROW_LIMIT } from '../../common/settings';
 import { type TatraSettingsCliOptions, addRuntimeOptions, addTatraSettingsOptions, intOption, modelArgument, outputFolder, parseLabelMap, tatraSettingsFrom } from '../options';
 import { type CliServices, withCliServices } from '../session';
 import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, printPlan } from '../plan';
-import { type ExperimentCli, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
+import { type ExperimentCli, RACE_HELP, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
 import { duration, err, etaText, pct, table } from '../ui';
 
 interface CompareCliOptions extends TatraSettingsCliOptions, PlanCliOptions {
@@ -35,6 +35,7 @@ interface CompareCliOptions extends TatraSettingsCliOptions, PlanCliOptions {
   json?: boolean;
   out?: string;
   budget?: Budget;
+  race?: boolean;
 }
 
 /** Accuracy in a column headed "%". */
@@ -74,7 +75,7 @@ export function formatComparison(rec: ComparisonResult): string {
           `${p.rowsDone}/${p.rowsTotal}`,
           duration(p.elapsedMs),
           p.tokens.toLocaleString('en-US'),
-          p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : `${p.status}${p.error ? `: ${p.error}` : ''}`,
+          p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : p.dropped ? `dropped after ${p.dropped.afterRows} rows` : `${p.status}${p.error ? `: ${p.error}` : ''}`,
         ]),
       ],
       (c) => c >= 2 && c <= 6,
@@ -107,7 +108,8 @@ function pairLines(comparisons: ExperimentManagers['compare'], id: string): (eve
     r.pairs.forEach((p, i) => {
       if (lastStatus.get(i) === p.status) return;
       lastStatus.set(i, p.status);
-      if (p.status === 'queued') return;
+      // A raced pair is paused between its rounds: not news.
+      if (p.status === 'queued' || (r.race !== null && p.status === 'paused' && r.status === 'running')) return;
       const tail = p.status === 'done' ? `  accuracy ${accuracyCell(p.accuracy)}%  ${duration(p.elapsedMs)}` : p.error ? `  ${p.error}` : '';
       const left = p.status === 'running' || (p.status === 'done' && progress.jobsDone < progress.jobsTotal) ? `  (ETA ${etaText(progress)} in all)` : '';
       err(`[${i + 1}/${r.pairs.length}] ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}: ${p.status}${tail}${left}`);
@@ -121,6 +123,7 @@ const COMPARE_CLI: ExperimentCli<'compare'> = {
   noun: 'comparison',
   command: 'compare',
   format: formatComparison,
+  dropped: (r) => r.pairs.flatMap((p) => (p.dropped ? [{ name: `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`, drop: p.dropped }] : [])),
   listLine: (c) => `${c.id}  [${c.status}]  pairs ${c.progress.jobsDone}/${c.progress.jobsTotal}  ${c.taskId} on ${c.dataPath}`,
   progressLines: pairLines,
 };
@@ -140,6 +143,7 @@ async function newComparison(services: CliServices, opts: CompareCliOptions): Pr
     ...(opts.textCol ? { inputColumn: opts.textCol } : {}),
     ...(opts.labelCol ? { goldColumn: opts.labelCol } : {}),
     ...(opts.labelMap ? { labelMap: parseLabelMap(opts.labelMap) } : {}),
+    ...(opts.race ? { race: true } : {}),
   };
   const price = priceFrom(opts);
   const comparisons = services.experiments().of('compare');
@@ -167,6 +171,7 @@ export function registerCompare(program: Command): void {
     .option('--out <dir>', 'also write <comparison id>.csv (one line per pair) and <comparison id>.json into this folder')
     .option('--json', 'print the comparison as one JSON object (list: an array of summaries)')
     .addOption(budgetOption())
+    .option('--race', RACE_HELP)
     .action((action: string | undefined, id: string | undefined, opts: CompareCliOptions) =>
       withCliServices(opts, (services) => (action === undefined ? newComparison(services, opts) : experimentAction(services, COMPARE_CLI, action, id, opts))),
     );

@@ -11,7 +11,7 @@ import { deterministicLine } from '../../common/reproducible';
 import { openDataset } from '../../jobs';
 import { type ModelCliOptions, addModelOptions, addRuntimeOptions, dataColumnsFrom, intOption, modelsFrom, outputFolder, parseLabelMap } from '../options';
 import { withCliServices } from '../session';
-import { type ExperimentCli, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
+import { type ExperimentCli, RACE_HELP, experimentAction, experimentCommand, exportTo, outWhat, printResult, runExperimentToEnd } from '../experiment-run';
 import { err, etaText, pct as percent, table } from '../ui';
 import { type PlanCliOptions, addPlanOptions, budgetOption, priceFrom, withPlan } from '../plan';
 import type { Budget } from '../../common/plan';
@@ -48,6 +48,7 @@ interface SweepCliOptions extends ModelCliOptions, SweepRuntimeOptions, PlanCliO
   seeds: number[];
   limit?: number;
   name?: string;
+  race?: boolean;
   budget?: Budget;
 }
 
@@ -92,6 +93,8 @@ const SWEEP_CLI: ExperimentCli<'sweep'> = {
   noun: 'sweep',
   command: 'sweep',
   format: formatSweep,
+  // A setting is dropped with all its seeds: said once.
+  dropped: (r) => [...new Map(r.jobs.flatMap((j) => (j.dropped ? [[`n=${j.n} k=${j.k}`, j.dropped] as const] : []))).entries()].map(([name, drop]) => ({ name, drop })),
   listLine: (s) => `${s.id}  [${s.status}]  jobs ${s.progress.jobsDone}/${s.progress.jobsTotal}  ${s.name}`,
   progressLines: (_sweeps, id) => {
     let lastJobs = -1;
@@ -129,6 +132,7 @@ export function registerSweep(program: Command): void {
     .option('--limit <N>', 'use only the first N rows', intOption(ROW_LIMIT.flag, ROW_LIMIT.min, ROW_LIMIT.max))
     .option('--name <name>', 'a name for the sweep')
     .addOption(budgetOption())
+    .option('--race', RACE_HELP)
     .action(async (action: string | undefined, id: string | undefined, opts: SweepCliOptions) => {
       if (action === undefined) return newSweep(opts);
       await withCliServices(opts, (services) => experimentAction(services, SWEEP_CLI, action, id, opts));
@@ -159,6 +163,7 @@ async function newSweep(opts: SweepCliOptions): Promise<void> {
     ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
     concurrency: opts.concurrency,
     ...(opts.name ? { name: opts.name } : {}),
+    ...(opts.race ? { race: true } : {}),
   };
   if (opts.dryRun) {
     return withPlan(opts, async (services, calibrate) =>

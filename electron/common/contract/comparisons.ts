@@ -6,7 +6,7 @@ import { Budget, Price } from '../plan';
 import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { safeRecord } from '../records';
-import { CellStatus, ExperimentHead } from './experiment-progress';
+import { CellStatus, ExperimentHead, RaceDrop } from './experiment-progress';
 
 export const ComparisonSpec = z.object({
   /** Task id or path of a task file. */
@@ -26,6 +26,8 @@ export const ComparisonSpec = z.object({
   contextSize: z.number().int().min(256).optional(),
   /** Rows classified at once within each pair's job (default 4). */
   concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
+  /** Run the rows in rounds and drop a pair once it is worse than another at 95 % (docs/method.md §16, racing). */
+  race: z.boolean().optional(),
 });
 export type ComparisonSpec = z.infer<typeof ComparisonSpec>;
 export type ComparisonSpecInput = z.input<typeof ComparisonSpec>;
@@ -51,6 +53,8 @@ export const ComparisonPair = z.object({
   /** Prompt + completion tokens the pair's job used (cached generator work counts 0). */
   tokens: z.number(),
   error: z.string().nullable(),
+  /** Dropped from the race (status `dropped`): after how many rows, and why. */
+  dropped: RaceDrop.nullable().default(null),
 });
 export type ComparisonPair = z.infer<typeof ComparisonPair>;
 

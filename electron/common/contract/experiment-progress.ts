@@ -27,8 +27,37 @@ export type ExperimentProgress = z.infer<typeof ExperimentProgress>;
  * `queued` before its job runs; `paused` when its job stopped part-way (the experiment was paused
  * or its process died), so never `interrupted`.
  */
-export const CellStatus = JobStatus.exclude(['interrupted']);
+export const CellStatus = z.enum([...JobStatus.exclude(['interrupted']).options, 'dropped']);
 export type CellStatus = z.infer<typeof CellStatus>;
+
+/**
+ * A raced cell's drop (docs/method.md §16, racing): after how many rows of the race order, shown
+ * worse than which pairing (a sweep: which setting), by how much on the rows both scored, in words.
+ */
+export const RaceDrop = z.object({
+  afterRows: z.number().int(),
+  /** The pairing or setting it was shown worse than, as the experiment names its cells. */
+  by: z.string(),
+  /** Its accuracy minus that one's on the rows both scored by then (a fraction). */
+  difference: z.number(),
+  /** "worse than <by> at 95 % after N rows". */
+  reason: z.string(),
+});
+export type RaceDrop = z.infer<typeof RaceDrop>;
+
+/** Where a raced experiment stands: rounds of the same rows, decided after each. */
+export const RaceSummary = z.object({
+  /** Rows per round. */
+  roundRows: z.number().int(),
+  /** Rounds decided (every pairing still in had run them). */
+  rounds: z.number().int(),
+  /** Rows of the race order those rounds cover. */
+  rowsDecided: z.number().int(),
+  /** Pairings (settings) still in, and dropped. */
+  alive: z.number().int(),
+  dropped: z.number().int(),
+});
+export type RaceSummary = z.infer<typeof RaceSummary>;
 
 /** What every experiment's summary says, whatever its kind: its kind adds its own fields (the task, the data, the models). */
 export const ExperimentHead = z.object({
@@ -36,6 +65,8 @@ export const ExperimentHead = z.object({
   name: z.string(),
   /** A job's words (one vocabulary for every kind of work). */
   status: JobStatus,
+  /** Raced (`--race`): where the race stands; null when it runs every cell on every row. */
+  race: RaceSummary.nullable().default(null),
   createdAt: z.number(),
   /** When it last changed (its runner's heartbeat while it runs). */
   updatedAt: z.number(),

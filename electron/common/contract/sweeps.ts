@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { Budget, Price } from '../plan';
-import { CellStatus, ExperimentHead } from './experiment-progress';
+import { CellStatus, ExperimentHead, RaceDrop } from './experiment-progress';
 import { safeRecord } from '../records';
 
 /** A sorted list of distinct whole numbers (the order and repeats on a command line do not matter). */
@@ -41,6 +41,8 @@ export const SweepStartInput = z.object({
   /** Rows classified at once within each job. */
   concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
   name: z.string().max(200).optional(),
+  /** Run the rows in rounds and drop an (n, k) setting once it is worse than another at 95 % (docs/method.md §16, racing). */
+  race: z.boolean().optional(),
   /** Its jobs together stop before exceeding this (paused, resumable with a larger one). */
   budget: Budget.optional(),
   /** Prices every model (a usd budget); default: remote entries' prices. */
@@ -115,6 +117,8 @@ export const SweepJob = z.object({
   status: CellStatus,
   rowsDone: z.number().int(),
   rowsTotal: z.number().int(),
+  /** Its (n, k) setting dropped from the race (status `dropped`): after how many rows, and why. */
+  dropped: RaceDrop.nullable().default(null),
 });
 export type SweepJob = z.infer<typeof SweepJob>;
 

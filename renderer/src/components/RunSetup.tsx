@@ -96,7 +96,8 @@ export function chosenLabelMap(labelMap: Record<string, string>): Record<string,
 }
 
 /** Every status long work can be in: jobs, sweeps, comparisons and their pairs all say a job's words. */
-type WorkStatus = JobStatus;
+/** A job's status, or a raced cell's `dropped`. */
+type WorkStatus = JobStatus | 'dropped';
 
 const STATUS_CHIP: Record<WorkStatus, string> = {
   queued: 'chip',
@@ -106,6 +107,7 @@ const STATUS_CHIP: Record<WorkStatus, string> = {
   cancelled: 'chip',
   done: 'chip ok',
   failed: 'chip bad',
+  dropped: 'chip',
 };
 
 export function StatusChip({ status, testId, title }: { status: WorkStatus; testId: string; title?: string | null }) {

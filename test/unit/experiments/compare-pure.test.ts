@@ -45,7 +45,8 @@ describe('one vocabulary', () => {
     expect(ComparisonResult.shape.status.options).toEqual(JobStatus.options);
     expect(ComparisonSummary.shape.status.options).toEqual(JobStatus.options);
     expect(SweepSummary.shape.status.options).toEqual(JobStatus.options);
-    expect(CellStatus.options).toEqual(StoredJobStatus.options);
+    // A cell's words are a stored job's, and a raced cell's `dropped` (docs/method.md §16, racing).
+    expect(CellStatus.options).toEqual([...StoredJobStatus.options, 'dropped']);
     expect(SweepJob.shape.status).toBe(CellStatus);
     expect(ComparisonResult.shape.pairs.element.shape.status).toBe(CellStatus);
     // The fields every kind's summary has, named alike: a job's words where a job has them.

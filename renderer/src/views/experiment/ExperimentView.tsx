@@ -21,6 +21,10 @@ import { taskById } from '../../store/tasksSlice';
 import { useExperimentList, useExperimentResult } from '../../store/useExperiments';
 import { EXPERIMENT_PAGES, type ExperimentPage } from './kinds';
 
+/** What racing does and promises (docs/method.md §16, racing), on hover. */
+const RACE_TITLE =
+  'Runs the rows in rounds (5 % of them, at least 20) and drops a pairing once it is worse than another at 95 % under a test that may look after every round. The best pairing is dropped in at most 5 % of races.';
+
 /** Step 3 after the shared data steps: the kind's fields, then the budget, the plan and Start. */
 function SetupCard<K extends ExperimentKind>({ page }: { page: ExperimentPage<K> }) {
   const kind = page.kind;
@@ -33,11 +37,12 @@ function SetupCard<K extends ExperimentKind>({ page }: { page: ExperimentPage<K>
   const setup = page.useSetup();
   const budget = useBudget();
   const [starting, setStarting] = useState(false);
+  const [race, setRace] = useState(false);
   const ready = !!draft.preview && !!draft.goldColumn && setup.spec !== null && !starting && budget.problem === null;
   const start = async () => {
     if (!ready || !setup.spec) return;
     setStarting(true);
-    const started = await startExperiment({ kind, spec: { ...setup.spec, ...(budget.budget ? { budget: budget.budget } : {}) } } as ExperimentStartInput);
+    const started = await startExperiment({ kind, spec: { ...setup.spec, ...(budget.budget ? { budget: budget.budget } : {}), ...(race ? { race: true } : {}) } } as ExperimentStartInput);
     setStarting(false);
     if (started) navigate({ view: kind, id: started.id });
   };
@@ -57,6 +62,9 @@ function SetupCard<K extends ExperimentKind>({ page }: { page: ExperimentPage<K>
       <ErrorBanner message={error} title={`Cannot start the ${page.noun}`} />
       <div className="row">
         <BudgetField state={budget} testId={`${kind}-budget`} placeholder={page.budgetPlaceholder} />
+        <label className="field inline" title={RACE_TITLE}>
+          <input type="checkbox" checked={race} onChange={(e) => setRace(e.target.checked)} data-testid={`${kind}-race`} /> Race: drop what has lost
+        </label>
         <span className="spacer" />
         <RunPlan task={taskById(tasks, taskId)} rows={chosenRows(draft)} {...setup.calls} request={request} testId={`${kind}-plan`} />
         <button className="btn primary" disabled={!ready} onClick={() => void start()} data-testid={`${kind}-start`}>

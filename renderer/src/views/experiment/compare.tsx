@@ -152,9 +152,13 @@ function Heatmap({ result }: { result: Comparison }) {
             </div>
             {evaluators.map((e, j) => {
               const v = m[i]?.[j] ?? null;
+              const dropped = result.pairs.find((p) => p.generator === g && p.evaluator === e)?.dropped ?? null;
+              // A dropped pair's accuracy is on the rows it ran: said so, and greyed.
+              const title = `${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}${dropped ? ` on its ${dropped.afterRows} rows; dropped, ${dropped.reason}` : ''}`;
               return (
-                <div key={`${g}-${e}`} className="cell" role="cell" data-testid="heat-cell" title={`${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}`} style={heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}>
+                <div key={`${g}-${e}`} className="cell" role="cell" data-testid="heat-cell" data-dropped={dropped ? 'true' : undefined} title={title} style={dropped ? { opacity: 0.55 } : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}>
                   {pct(v)}
+                  {dropped && <div className="small">dropped at {dropped.afterRows}</div>}
                 </div>
               );
             })}
@@ -225,7 +229,8 @@ function ComparisonResult({ result }: { result: Comparison }) {
                 <td title={p.generator}>{modelLabel(p.generator)}</td>
                 <td title={p.evaluator}>{modelLabel(p.evaluator)}</td>
                 <td>
-                  <StatusChip status={p.status} testId="pair-status" title={p.error} />
+                  <StatusChip status={p.status} testId="pair-status" title={p.error ?? p.dropped?.reason} />
+                  {p.dropped && <div className="muted small" data-testid="pair-dropped">{p.dropped.reason}</div>}
                   {p.status === 'running' && p.rowsTotal > 0 && <ProgressBar value={p.rowsDone / p.rowsTotal} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
                 </td>
                 <td className="num">{pct(p.accuracy)}</td>

@@ -78,6 +78,22 @@ function useSweepSetup(): SetupParts<'sweep'> {
   };
 }
 
+/** A raced sweep's settings dropped from the race (they have no point in the charts: no seed of theirs ran every row). */
+function DroppedSettings({ result }: { result: Sweep }) {
+  const dropped = [...new Map(result.jobs.flatMap((j) => (j.dropped ? [[`n=${j.n} k=${j.k}`, j.dropped] as const] : []))).entries()];
+  if (!result.race) return null;
+  return (
+    <div className="banner" data-testid="sweep-race">
+      Raced: {result.race.rounds} rounds of {result.race.roundRows} rows decided, {result.race.alive} settings still in.
+      {dropped.map(([name, drop]) => (
+        <div key={name} data-testid="sweep-dropped">
+          Dropped {name}: {drop.reason}.
+        </div>
+      ))}
+    </div>
+  );
+}
+
 /** What sharing saved and the best point; the charts once a seed of a setting is done; the points. */
 function SweepResultView({ result }: { result: Sweep }) {
   const rMax = useMemo(() => Math.max(...result.grid.r), [result]);
@@ -94,6 +110,7 @@ function SweepResultView({ result }: { result: Sweep }) {
         <Metric name="Evaluator calls saved" value={jobsDone > 0 && ev.alone > 0 ? `${Math.max(0, ev.saved)} of ${ev.alone}` : '–'} hint={`made ${ev.made}`} />
         <Metric name="Best mean accuracy" value={pct(best < 0 ? null : best)} />
       </div>
+      <DroppedSettings result={result} />
       {charted ? (
         <>
           <div className="grid-3" data-testid="sweep-charts">

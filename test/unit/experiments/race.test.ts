@@ -1,0 +1,148 @@
+// A raced comparison (docs/method.md §16, racing) on a real SQLite file and the real engine, with
+// scripted evaluators of known accuracy (exact semantics): its pairs run the same rows in rounds in
+// the seeded race order, the pairs shown worse than the best drop after the round that showed it
+// (status dropped, the rows they ran, the reason), the best runs every row, and the decisions are
+// the race's own (common/stats/race.ts replayRace on the outcomes the script decides). Paused
+// mid-race and resumed by another manager on the same file, it ends with the same decisions.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { replayRace, roundRows } from '../../../electron/common/stats';
+import type { ComparisonResult } from '../../../electron/common/contract/comparisons';
+import { Experiments } from '../../../electron/experiments';
+import { raceOrder } from '../../../electron/experiments/race';
+import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
+import { resolveTask } from '../../../electron/tasks';
+import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+
+const dir = mkdtempSync(join(tmpdir(), 'tatra-race-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const stores: JobStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+const ROWS = 200;
+const gold = (i: number) => (i % 2 === 0 ? 'positive' : 'negative');
+const data = join(dir, 'rows.csv');
+writeFileSync(data, 'text,label\n' + Array.from({ length: ROWS }, (_, i) => `"item ${i}",${gold(i)}`).join('\n') + '\n');
+
+/** Evaluators of known accuracy: right on a row when its hash falls under the accuracy. */
+const ACCURACY: Record<string, number> = { best: 0.9, good: 0.85, poor: 0.5, worst: 0.35 };
+const hash = (s: string) => {
+  let h = 2166136261;
+  for (const ch of s) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return h / 4294967296;
+};
+const right = (evaluator: string, i: number) => hash(`${evaluator}|${i}`) < ACCURACY[evaluator]!;
+const spec = (name: string) => `openai+http://127.0.0.1:9/v1#${name}`;
+const evaluators = Object.keys(ACCURACY);
+/** A model as a pair's name says it. */
+const label = (name: string) => `${name} @ 127.0.0.1:9`;
+
+function open(dataDir: string) {
+  const store = openJobStore(dataDir);
+  stores.push(store);
+  const backends = new Map(
+    [...evaluators, 'gen'].map((name) => {
+      const answer = (candidate: string) => {
+        const i = Number(/item (\d+)/.exec(candidate)?.[1]);
+        const g = gold(i);
+        return right(name, i) ? g : g === 'positive' ? 'negative' : 'positive';
+      };
+      return [spec(name), new ScriptedBackend(politeScript({ answer }), { id: `scripted:${name}`, deterministic: true })];
+    }),
+  );
+  const provider: BackendProvider = {
+    acquire: async (model) => ({ backend: backends.get(model.text)!, release: async () => undefined }),
+    describeRemote: async (s) => ({ urls: ['http://127.0.0.1:9/v1'], model: s.name, kind: 'llama-server', version: 'scripted', constrained: 'gbnf' }),
+  };
+  const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
+  return { store, jobs, comparisons: new Experiments({ jobs, store, pool: provider, resolveTask: (ref) => resolveTask(ref) }).of('compare') };
+}
+
+const input = {
+  taskId: 'sst2',
+  dataPath: data,
+  generators: [spec('gen')],
+  evaluators: evaluators.map(spec),
+  settings: { n: 0, k: 1, r: 1, seed: 3, scope: 'run' as const },
+  inputColumn: 'text',
+  goldColumn: 'label',
+  concurrency: 4,
+  race: true,
+};
+
+/** What the race must decide: replayRace on the script's outcomes in the comparison's race order. */
+function expectedDrops(id: string) {
+  const order = raceOrder(id, ROWS);
+  const entrants = evaluators.map((e) => ({ key: e, rowsRun: ROWS, outcomes: order.map((i) => (right(e, i) ? 1 : 0)) }));
+  return replayRace(entrants, ROWS, { roundRows: roundRows(ROWS) }).standings;
+}
+
+const decisions = (r: ComparisonResult) => r.pairs.map((p) => ({ evaluator: p.evaluator.split('#')[1], status: p.status, rowsDone: p.rowsDone, dropped: p.dropped }));
+
+describe('a raced comparison', () => {
+  it('drops the pairs shown worse than the best after the round that showed it, and runs the best on every row', async () => {
+    const { comparisons } = open(join(dir, 'one'));
+    const created = await comparisons.create(input);
+    await comparisons.start(created.id);
+    expect((await comparisons.wait(created.id)).status).toBe('done');
+    const result = comparisons.get(created.id);
+    const expected = expectedDrops(created.id);
+    for (const [i, pair] of result.pairs.entries()) {
+      const want = expected.find((s) => s.key === evaluators[i])!;
+      if (want.dropped) {
+        expect(pair.status).toBe('dropped');
+        // It ran the rounds up to its drop, and no row more.
+        expect(pair.rowsDone).toBe(want.dropped.afterRows);
+        expect(pair.dropped).toEqual({
+          afterRows: want.dropped.afterRows,
+          by: `${label('gen')} → ${label(want.dropped.by)}`,
+          difference: want.dropped.difference,
+          reason: `worse than ${label('gen')} → ${label(want.dropped.by)} at 95 % after ${want.dropped.afterRows} rows`,
+        });
+      } else {
+        expect(pair.status).toBe('done');
+        expect(pair.rowsDone).toBe(ROWS);
+        expect(pair.dropped).toBeNull();
+      }
+    }
+    // The known best stays; the two far behind are dropped well before the end.
+    expect(expected.find((s) => s.key === 'best')!.dropped).toBeNull();
+    for (const e of ['poor', 'worst']) expect(expected.find((s) => s.key === e)!.dropped!.afterRows).toBeLessThan(ROWS / 2);
+    expect(result.race).toMatchObject({ roundRows: 20, alive: expected.filter((s) => !s.dropped).length, dropped: expected.filter((s) => s.dropped).length });
+    // Their rows are the race order's first rows, the same for every pair.
+    const order = raceOrder(created.id, ROWS);
+    const dropped = result.pairs.find((p) => p.status === 'dropped')!;
+    const store = openJobStore(join(dir, 'one'));
+    stores.push(store);
+    const ran = [...store.iterateRows(dropped.jobId!)].filter((r) => r.status === 'done').map((r) => r.index);
+    expect(ran.sort((a, b) => a - b)).toEqual(order.slice(0, dropped.rowsDone).sort((a, b) => a - b));
+  });
+
+  it('paused mid-race and resumed by another manager, it ends with the same decisions', async () => {
+    const dataDir = join(dir, 'two');
+    const first = open(dataDir);
+    const created = await first.comparisons.create(input);
+    // Paused inside the second round of its second pair.
+    let rows = 0;
+    let pausing: Promise<unknown> | null = null;
+    const off = first.jobs.on('row', () => {
+      if (++rows === 20 + 20 + 20 + 20 + 25) pausing ??= first.comparisons.pause(created.id);
+    });
+    await first.comparisons.start(created.id);
+    await first.comparisons.wait(created.id);
+    await pausing;
+    off();
+    expect(first.comparisons.get(created.id).status).toBe('paused');
+    const second = open(dataDir);
+    await second.comparisons.start(created.id);
+    expect((await second.comparisons.wait(created.id)).status).toBe('done');
+    const resumed = decisions(second.comparisons.get(created.id));
+    const expected = expectedDrops(created.id);
+    expect(resumed.map((p) => (p.status === 'dropped' ? p.dropped!.afterRows : null))).toEqual(evaluators.map((e) => expected.find((s) => s.key === e)!.dropped?.afterRows ?? null));
+    expect(resumed.filter((p) => p.status === 'done').map((p) => p.rowsDone)).toEqual(resumed.filter((p) => p.status === 'done').map(() => ROWS));
+  });
+});
