@@ -14,7 +14,7 @@ import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
-import { jobStatus } from '../common/contract/jobs';
+import { jobStatus, type StoredJobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
 import { exampleCallsPerRun } from '../common/calls';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
@@ -45,7 +45,6 @@ import type {
   JobProgress,
   JobRow,
   JobSpec,
-  JobStatus,
   ModelRef,
   RowPage,
   RowQuery,
@@ -608,7 +607,7 @@ export class JobManager {
 
   /** Records how the session ended: failed, stopped (paused/cancelled), done, or paused with rows left. */
   private recordEnd(id: string, runner: Runner, failure: unknown): void {
-    let status: JobStatus;
+    let status: StoredJobStatus;
     let error: string | null = null;
     if (failure !== null) {
       status = 'failed';

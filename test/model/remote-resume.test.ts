@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import type { JobInfo } from '../../electron/jobs';
+import type { JobSummary } from '../../electron/common/contract/jobs';
 import { committedRows, resumeProblems, startInstantServer } from '../helpers/instant-server';
 import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
 
@@ -51,7 +51,8 @@ it('a remote job SIGKILLed with rows in flight and resumed: every row exactly on
   await server.reset();
   await server.release();
   const [jobId] = queryJobDb<{ id: string }>(dataDir, 'SELECT id FROM jobs').map((j) => j.id);
-  const { job } = json<{ job: JobInfo }>((await cli(['jobs', 'resume', jobId!, '--data-dir', dataDir, '--json'])).stdout);
-  expect(job).toMatchObject({ status: 'done', rowsTotal: 40, rowsDone: 40, rowsFailed: 0 });
+  const { job } = json<{ job: JobSummary }>((await cli(['jobs', 'resume', jobId!, '--data-dir', dataDir, '--json'])).stdout);
+  expect(job).toMatchObject({ status: 'done', rowsTotal: 40, rowsDone: 40 });
+  expect(queryJobDb(dataDir, "SELECT idx FROM job_rows WHERE status != 'done'")).toEqual([]);
   expect(resumeProblems(dataDir, before, await server.originals(), R)).toEqual([]);
 });
