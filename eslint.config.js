@@ -109,7 +109,6 @@ export const LONG_FUNCTION_FILES = [
   'electron/engine/confident-limit.ts',
   'electron/cli/commands/jobs.ts',
   'electron/api/handlers/jobs.ts',
-  'electron/api/services.ts',
   'renderer/src/App.tsx',
   'renderer/src/components/DataSteps.tsx',
   'renderer/src/components/ModelPicker.tsx',

@@ -1,6 +1,6 @@
 // Classify an input on the tiny synthetic model and watch the vote breakdown fill in; cancel a
 // long run; a missing model is one clear message.
-import { expect, fillClassify, openApp, shot, test } from './fixtures';
+import { expect, fillClassify, nextFrame, openApp, shot, test } from './fixtures';
 import { lookAt } from './look';
 
 test('classify an input: runs, paraphrases and votes fill in live, then the final breakdown', async ({ page, server }) => {
@@ -106,7 +106,9 @@ test('validation in plain words: the limit shown before it is hit, problems said
   await expect(page.getByTestId('char-counter')).toHaveText('20,005 / 20,000 characters: 5 too many');
   await expect(page.getByTestId('classify-input-error')).toContainText('at most 20,000 characters');
   await page.getByTestId('classify-start').click();
-  // Refused in the page: no run started, no schema words anywhere.
+  // Refused in the page: no run started (a start shows its status at once, rendered by the next
+  // frame), no schema words anywhere.
+  await nextFrame(page);
   await expect(page.getByTestId('classify-status')).toHaveCount(0);
   await expect(page.getByText(/classify\.start|Too big|expected string/)).toHaveCount(0);
 });

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { _electron as electron, chromium, expect, test, type ElectronApplication, type Page } from '@playwright/test';
 import { type BridgeReply, type TatraBridge } from '../electron/common/contract/bridge';
 import { createAppProtocolHandler } from '../electron/protocol';
+import { nextFrame } from './fixtures';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -261,7 +262,7 @@ test.describe('app protocol in Chromium (no Electron needed)', () => {
       expect(views.size, `views seen: ${[...views].join(', ')}`).toBeGreaterThanOrEqual(3);
       // A violation is reported by an event queued when it happens; one more task on the page runs
       // after those already queued, and its answer comes back after the reports they sent.
-      await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+      await nextFrame(page);
       expect(violations).toEqual([]);
     } finally {
       await browser.close();

@@ -73,6 +73,16 @@ export const test = base.extend<{ server: ServerInfo; cspGuard: void }>({
 
 export { expect };
 
+/**
+ * Resolves after the page's next frame and the task queued behind it: whatever an input or a
+ * change before this call set going on the page has been rendered by then (React commits a
+ * click's updates before the next frame), and events queued meanwhile have been delivered. The
+ * wait an absence is checked after, where there is no event to wait for.
+ */
+export async function nextFrame(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+}
+
 /** A full-page screenshot into e2e/artifacts/, taken from the top so the sticky sidebar sits where a user sees it. */
 export async function shot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));

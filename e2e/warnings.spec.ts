@@ -1,6 +1,7 @@
 // A model that cannot do the job is named as such where it is chosen: a base model (a GGUF with no
 // chat template: the real stories260K) gets a chip in the picker's list and a warning under the
 // field once picked. Runs last (file order): it adds that model to the library and takes it out.
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callApi, expect, openApp, shot, test } from './fixtures';
@@ -12,6 +13,7 @@ test.afterAll(async () => {
 });
 
 test('a base model is marked in the picker and warned about once chosen', async ({ page, server }) => {
+  test.skip(!existsSync(stories), `${stories} is absent: the real base model is read from the models beside the checkout`);
   await callApi('models.addFile', { path: stories });
   await openApp(page, '#/classify');
   const picker = page.getByTestId('classify-generator');

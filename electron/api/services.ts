@@ -112,6 +112,34 @@ function writableOr(preferred: string, fallback: string): string {
   }
 }
 
+/**
+ * Where models are: the default folder, the folder downloads go to (the default when it is
+ * writable, else one in the data folder), and the library over them and the folders a face or the
+ * settings add. Each opened on first use.
+ */
+function modelFolders(dataDir: string, opts: ServicesOptions, settings: SettingsStore) {
+  const folders = lazy(() => {
+    const defaultDir = resolve(defaultModelsDir());
+    const downloadDir = resolve(writableOr(defaultDir, join(dataDir, 'models')));
+    if (downloadDir !== defaultDir) {
+      try {
+        mkdirSync(downloadDir, { recursive: true });
+      } catch {
+        // Reported by the library listing and by the first download.
+      }
+    }
+    return { defaultDir, downloadDir };
+  });
+  const library = lazy(() => {
+    const { defaultDir, downloadDir } = folders.get();
+    return new ModelLibrary(dataDir, {
+      defaultDir,
+      extraFolders: async () => [...(downloadDir !== defaultDir ? [downloadDir] : []), ...(opts.modelsDirs ?? []), ...(await settings.read()).modelsDirs],
+    });
+  });
+  return { folders, library };
+}
+
 export function openServices(opts: ServicesOptions): Services {
   const dataDir = resolve(opts.dataDir);
   const threads = lazy(() => opts.threads ?? defaultThreads());
@@ -145,25 +173,7 @@ export function openServices(opts: ServicesOptions): Services {
     describeRemote: (spec, o) => modelPool.get().describeRemote(spec, o),
   };
 
-  const folders = lazy(() => {
-    const defaultDir = resolve(defaultModelsDir());
-    const downloadDir = resolve(writableOr(defaultDir, join(dataDir, 'models')));
-    if (downloadDir !== defaultDir) {
-      try {
-        mkdirSync(downloadDir, { recursive: true });
-      } catch {
-        // Reported by the library listing and by the first download.
-      }
-    }
-    return { defaultDir, downloadDir };
-  });
-  const library = lazy(() => {
-    const { defaultDir, downloadDir } = folders.get();
-    return new ModelLibrary(dataDir, {
-      defaultDir,
-      extraFolders: async () => [...(downloadDir !== defaultDir ? [downloadDir] : []), ...(opts.modelsDirs ?? []), ...(await settings.read()).modelsDirs],
-    });
-  });
+  const { folders, library } = modelFolders(dataDir, opts, settings);
 
   const store = lazy(() => {
     const s = openJobStore(dataDir);

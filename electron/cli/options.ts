@@ -5,6 +5,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UserError } from '../common/errors';
+import { ifMissing } from '../common/env-errors';
 import { parseModelSpec, type ModelSpec } from '../common/model-spec';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
@@ -220,7 +221,7 @@ export function fractionOption(name: string) {
  * (not after it ran for hours); one line when it is a file or cannot be written.
  */
 export async function outputFolder(dir: string, what: string): Promise<string> {
-  const existing = await stat(dir).catch(() => null);
+  const existing = await stat(dir).catch(ifMissing(null));
   if (existing && !existing.isDirectory()) throw new UserError(`--out ${dir} is not a folder (${what})`, 'bad_option');
   try {
     await mkdir(dir, { recursive: true });

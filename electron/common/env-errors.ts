@@ -57,3 +57,21 @@ export function isDiskFull(e: unknown): boolean {
 export function diskFullError(folder: string, detail: string): UserError {
   return new UserError(`disk full: no space left in ${folder}; ${detail}`, 'disk_full');
 }
+
+/** Whether `e` says nothing is at the path: ENOENT, or ENOTDIR (a part of the path is a file). */
+export function isMissing(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * A `.catch` that reads "nothing there" as `value` and lets every other failure through: a
+ * permission error (EACCES) or a failing disk is not a missing file, and the faces word it
+ * (environmentError) where reading it as missing said "does not exist" of a file that does.
+ */
+export function ifMissing<T>(value: T): (e: unknown) => T {
+  return (e) => {
+    if (isMissing(e)) return value;
+    throw e;
+  };
+}

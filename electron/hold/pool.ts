@@ -7,6 +7,7 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { errorMessage, raceAbort } from '../common/errors';
+import { ifMissing } from '../common/env-errors';
 import { terminalSafe } from '../common/control-chars';
 import type { ModelSpec, RemoteModelSpec } from '../common/model-spec';
 import type { RemoteModelRef } from '../common/remote';
@@ -95,7 +96,7 @@ export class ModelPool {
   private async hold(model: ModelSpec, opts: AcquireOptions): Promise<{ held: Held; release: () => Promise<void> }> {
     if (this.disposed) throw new Error('the model pool has been disposed');
     opts.signal?.throwIfAborted();
-    const key = model.kind === 'gguf' ? await realpath(model.path).catch(() => resolve(model.path)) : remoteKey(model, opts.remote);
+    const key = model.kind === 'gguf' ? await realpath(model.path).catch(ifMissing(resolve(model.path))) : remoteKey(model, opts.remote);
     // The pool may have been disposed (the app quitting) while we waited: loading now would leak.
     if (this.disposed) throw new Error('the model pool has been disposed');
     let entry = this.entries.get(key);

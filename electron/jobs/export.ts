@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
-import { environmentError } from '../common/env-errors';
+import { environmentError, ifMissing } from '../common/env-errors';
 import type { JobStore } from './store';
 import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
 import { answeredAt } from './calibration';
@@ -73,11 +73,12 @@ function boolCell(v: boolean | null): string {
  * over /dev/null as root replaced the system's /dev/null with a regular file.
  */
 async function exportTarget(outPath: string): Promise<{ path: string; atomic: boolean }> {
-  const link = await lstat(outPath).catch(() => null);
+  const link = await lstat(outPath).catch(ifMissing(null));
   if (!link || link.isFile()) return { path: outPath, atomic: true };
   if (link.isSymbolicLink()) {
-    const target = await realpath(outPath).catch(() => null);
-    const st = target === null ? null : await stat(target).catch(() => null);
+    // A link to nothing is written in place.
+    const target = await realpath(outPath).catch(ifMissing(null));
+    const st = target === null ? null : await stat(target).catch(ifMissing(null));
     if (target !== null && st?.isFile()) return { path: target, atomic: true };
   }
   return { path: outPath, atomic: false };

@@ -11,10 +11,11 @@ import { EventEmitter } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
+import { ifMissing } from '../common/env-errors';
 import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
-import { jobStatus, type StoredJobStatus } from '../common/contract/jobs';
+import { jobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
 import { exampleCallsPerRun } from '../common/calls';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
@@ -45,6 +46,7 @@ import type {
   JobProgress,
   JobRow,
   JobSpec,
+  JobStatus,
   ModelRef,
   RowPage,
   RowQuery,
@@ -92,10 +94,10 @@ export interface StartOptions {
 
 /** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
 async function checkOutPath(outPath: string): Promise<void> {
-  const target = await stat(outPath).catch(() => null);
+  const target = await stat(outPath).catch(ifMissing(null));
   if (target?.isDirectory()) throw new UserError(`${outPath} is a folder; give a file name to export to`, 'bad_option');
   const folder = dirname(outPath);
-  const parent = await stat(folder).catch(() => null);
+  const parent = await stat(folder).catch(ifMissing(null));
   if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
   if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
@@ -607,7 +609,7 @@ export class JobManager {
 
   /** Records how the session ended: failed, stopped (paused/cancelled), done, or paused with rows left. */
   private recordEnd(id: string, runner: Runner, failure: unknown): void {
-    let status: StoredJobStatus;
+    let status: JobStatus;
     let error: string | null = null;
     if (failure !== null) {
       status = 'failed';

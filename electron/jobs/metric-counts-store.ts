@@ -4,6 +4,7 @@
 // or with counts of another version, is counted from its rows on its first read and kept.
 import type Database from 'better-sqlite3';
 import type { TaskDefinition } from '../common/task';
+import type { RowCountsReader } from './row-counts';
 import { METRIC_COUNTS_VERSION, countRow, emptyCounts, parseCounts, serializeCounts, type CountedRow, type MetricCounts } from './metric-counts';
 
 export class MetricCountsStore {
@@ -12,7 +13,10 @@ export class MetricCountsStore {
   /** A job's task and runs per row, which never change once it is created. */
   private readonly specs = new Map<string, { task: TaskDefinition; r: number }>();
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly rowCounts: RowCountsReader,
+  ) {
     this.select = db.prepare(`SELECT version, counts_json FROM job_metrics WHERE job_id = ?`);
     this.update = db.prepare(`UPDATE job_metrics SET counts_json = ? WHERE job_id = ?`);
   }
@@ -52,15 +56,14 @@ export class MetricCountsStore {
 
   /**
    * The job's counts. Stored ones are used while they hold as many rows as are done (both read in
-   * one snapshot; the rows done are counted from an index); otherwise they are counted from `rows`
-   * and kept, in one write transaction, so a row finishing meanwhile in another process is either
-   * in the rows read or added after them.
+   * one snapshot, the rows done from row-counts.ts); otherwise they are counted from `rows` and
+   * kept, in one write transaction, so a row finishing meanwhile in another process is either in
+   * the rows read or added after them.
    */
   counts(jobId: string, rows: () => Iterable<CountedRow>): MetricCounts {
-    const done = this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'done'`);
     const stored = this.db.transaction(() => {
       const counts = this.stored(jobId);
-      return counts && counts.rowsDone === (done.get(jobId) as { n: number }).n ? counts : null;
+      return counts && counts.rowsDone === this.rowCounts.of(jobId).done ? counts : null;
     })();
     if (stored) return stored;
     const spec = this.spec(jobId);

@@ -4,9 +4,10 @@
 import type Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
 import { compressStoredText, storedCacheKey, unpackText } from './stored-text';
+import { ROW_COUNTS_SCHEMA } from './row-counts';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 /** SQL, or a step that needs code (it runs inside the version's transaction). */
 type Migration = string | ((db: Database.Database) => void);
@@ -280,6 +281,10 @@ const MIGRATIONS: Migration[] = [
   (db) => {
     keepOnePrice(db);
   },
+  // v15: each job's rows counted by status in job_row_counts, kept by triggers on job_rows
+  // (row-counts.ts), so a job's counts are read as one row instead of from its rows' index
+  // entries (building them reads every row once).
+  ROW_COUNTS_SCHEMA,
 ];
 
 /** The v13 names of a comparison spec's fields, old → new. */

@@ -8,6 +8,7 @@
 // commit at a time, so a decision never waits for more than that.
 import type Database from 'better-sqlite3';
 import { UserError } from '../common/errors';
+import type { RowCountsReader } from './row-counts';
 
 /** The orders a person reviews in (review.ts) and where else a decision can come from. */
 export type ReviewQueueName = 'uncertain' | 'disagree' | 'early' | 'audit' | 'row' | 'import';
@@ -80,7 +81,10 @@ export interface NewDecision {
 }
 
 export class ReviewStore {
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    private readonly rowCounts: RowCountsReader,
+  ) {}
 
   private prepared = new Map<string, Database.Statement>();
   private sql(text: string): Database.Statement {
@@ -217,7 +221,6 @@ export class ReviewStore {
       `SELECT COALESCE(SUM(d.label IS NOT NULL), 0) AS reviewed, COALESCE(SUM(d.label IS NOT NULL AND d.label = r.prediction), 0) AS agreed, COALESCE(SUM(d.label IS NULL), 0) AS skipped
        FROM review_decisions d JOIN job_rows r ON r.job_id = d.job_id AND r.idx = d.idx WHERE d.job_id = ?`,
     ).get(jobId) as { reviewed: number; agreed: number; skipped: number };
-    const done = (this.sql(`SELECT COUNT(*) AS n FROM job_rows INDEXED BY job_rows_queue WHERE job_id = ? AND status = 'done'`).get(jobId) as { n: number }).n;
-    return { rowsDone: done, reviewed: p.reviewed, agreed: p.agreed, changed: p.reviewed - p.agreed, skipped: p.skipped };
+    return { rowsDone: this.rowCounts.of(jobId).done, reviewed: p.reviewed, agreed: p.agreed, changed: p.reviewed - p.agreed, skipped: p.skipped };
   }
 }

@@ -20,6 +20,7 @@ import type {
   DatasetStats,
   JobInfo,
   JobRow,
+  JobStatus,
   ModelRef,
   RowQuery,
   RowPage,
@@ -27,9 +28,9 @@ import type {
   RowSizes,
   StoredRunExamples,
 } from './types';
-import type { StoredJobStatus } from '../common/contract/jobs';
 import { SCHEMA_VERSION } from './migrations';
 import { MetricCountsStore } from './metric-counts-store';
+import { RowCountsReader, type RowCounts } from './row-counts';
 import { ReviewStore } from './review-store';
 import { WorkClaims } from './claims';
 import { GenerationOutputs } from './generation-outputs';
@@ -77,7 +78,7 @@ interface JobDbRow {
   name: string;
   created: string;
   updated: string;
-  status: StoredJobStatus;
+  status: JobStatus;
   task_json: string;
   settings_json: string;
   generator_json: string;
@@ -106,14 +107,17 @@ export class JobStore extends GenerationOutputs {
   readonly metricCounts: MetricCountsStore;
   /** A person's decisions on each job's rows. */
   readonly reviews: ReviewStore;
+  /** Each job's rows by status, kept by triggers as rows change. */
+  readonly rowCounts: RowCountsReader;
   /** Who runs each job: claim, heartbeat, release (claims.ts, the same for experiments). */
   readonly claims: WorkClaims;
 
   constructor(dbPath: string) {
     super(dbPath);
     try {
-      this.metricCounts = new MetricCountsStore(this.db);
-      this.reviews = new ReviewStore(this.db);
+      this.rowCounts = new RowCountsReader(this.db);
+      this.metricCounts = new MetricCountsStore(this.db, this.rowCounts);
+      this.reviews = new ReviewStore(this.db, this.rowCounts);
       this.claims = new WorkClaims(this.db, { table: 'jobs', stoppable: ['queued', 'paused', 'failed', 'cancelled'] });
     } catch (e) {
       this.db.close();
@@ -296,7 +300,7 @@ export class JobStore extends GenerationOutputs {
     return (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(jobId) as { n: number }).n;
   }
 
-  setStatus(jobId: string, status: StoredJobStatus, error: string | null = null): void {
+  setStatus(jobId: string, status: JobStatus, error: string | null = null): void {
     this.db.prepare(`UPDATE jobs SET status = ?, error = ?, updated = ? WHERE id = ?`).run(status, error, new Date().toISOString(), jobId);
   }
 
@@ -333,18 +337,9 @@ export class JobStore extends GenerationOutputs {
     return rows.map((r) => this.toInfo(r));
   }
 
-  /** A done row has `correct` exactly when it has gold, so every count is read from the queue index, never the rows. */
-  private counts(jobId: string): { done: number; failed: number; correct: number; withGold: number } {
-    return this.db
-      .prepare(
-        `SELECT
-           COALESCE(SUM(status = 'done'), 0) AS done,
-           COALESCE(SUM(status = 'failed'), 0) AS failed,
-           COALESCE(SUM(status = 'done' AND correct = 1), 0) AS correct,
-           COALESCE(SUM(status = 'done' AND correct IS NOT NULL), 0) AS withGold
-         FROM job_rows INDEXED BY job_rows_queue WHERE job_id = ?`,
-      )
-      .get(jobId) as { done: number; failed: number; correct: number; withGold: number };
+  /** The job's rows by status, one row kept by triggers (row-counts.ts), never a count of its rows. */
+  private counts(jobId: string): RowCounts {
+    return this.rowCounts.of(jobId);
   }
 
   private toInfo(r: JobDbRow): JobInfo {
@@ -486,7 +481,8 @@ export class JobStore extends GenerationOutputs {
         : q.sort === 'confidence-desc'
           ? `CASE WHEN confidence IS NULL THEN 1 ELSE 0 END, confidence DESC, idx`
           : `idx`;
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE ${where.join(' AND ')}`).get(jobId) as { n: number }).n;
+    const c = this.counts(jobId);
+    const total = q.onlyWrong ? c.withGold - c.correct : c.rows;
     const limit = Math.max(0, Math.min(q.limit ?? 100, 10_000));
     const offset = Math.max(0, q.offset ?? 0);
     const rows = this.db

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { onAbort } from '../common/abort';
+import { environmentCause } from '../common/env-errors';
 import { UserError } from '../common/errors';
 import { userCacheDir } from '../paths';
 import { z } from 'zod';
@@ -74,9 +75,13 @@ function writeChildScript(): Promise<string> {
     }
     return file;
   };
-  // A read-only home still gets its trial, from the temp folder.
+  // A read-only, full or unwritable home still gets its trial, from the temp folder; any other
+  // failure is no reason to try elsewhere.
   childScript ??= write(userCacheDir())
-    .catch(() => write(join(tmpdir(), 'tatra-studio')))
+    .catch((e: unknown) => {
+      if (environmentCause(e) === null) throw e;
+      return write(join(tmpdir(), 'tatra-studio'));
+    })
     .catch((e: unknown) => {
       childScript = null;
       throw e;

@@ -13,6 +13,7 @@
 // are being answered at a time (each for --latency ms); more wait in arrival order, as a batching
 // server's queue does. 0: no limit. POST /bench/hold stops answering (requests wait, counted in
 // `held`) until POST /bench/release; /bench/hold?after=N does so once N more calls have arrived;
+// GET /bench/held?atLeast=N answers once N requests are held (a wait on the event, not a poll);
 // POST /bench/reset zeroes the counts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +57,16 @@ let holding = false;
 let holdAfter: number | null = null;
 let arrived = 0;
 const held: (() => void)[] = [];
+/** GET /bench/held?atLeast=N requests, answered once that many are held. */
+let heldWaiters: { atLeast: number; answer: () => void }[] = [];
+
+function wakeHeldWaiters(): void {
+  heldWaiters = heldWaiters.filter((w) => {
+    if (held.length < w.atLeast) return true;
+    w.answer();
+    return false;
+  });
+}
 let stats: Stats = fresh();
 
 function fresh(): Stats {
@@ -155,6 +166,7 @@ function completion(body: ChatBody, raw: string): unknown {
 function schedule(answer: () => void): void {
   if (holding) {
     held.push(() => schedule(answer));
+    wakeHeldWaiters();
     return;
   }
   const start = () => {
@@ -189,6 +201,12 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'GET' && path === '/v1/models') return send(res, 200, models);
     if (req.method === 'GET' && path === '/version' && KIND === 'vllm') return send(res, 200, { version: '0.12.0' });
     if (req.method === 'GET' && path === '/bench/stats') return send(res, 200, { ...stats, evaluatedOriginals: undefined, held: held.length });
+    if (req.method === 'GET' && path === '/bench/held') {
+      const atLeast = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('atLeast') ?? 1);
+      heldWaiters.push({ atLeast, answer: () => send(res, 200, { held: held.length }) });
+      wakeHeldWaiters();
+      return;
+    }
     if (req.method === 'POST' && path === '/bench/hold') {
       const after = new URL(req.url ?? '/', 'http://x').searchParams.get('after');
       if (after === null) holding = true;

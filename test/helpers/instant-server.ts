@@ -27,6 +27,8 @@ export interface InstantServer {
   /** The original input of every evaluation call since the reset (not of the server's paraphrases). */
   originals(): Promise<string[]>;
   reset(): Promise<void>;
+  /** Resolves once at least `count` requests are held (answered by the server when it holds them). */
+  heldAtLeast(count: number): Promise<void>;
   /** Stops answering now, or once `after` more generation calls have arrived. */
   hold(after?: number): Promise<void>;
   release(): Promise<void>;
@@ -65,6 +67,7 @@ export async function startInstantServer(opts: InstantServerOptions = {}): Promi
     stats: () => get<InstantServerStats>('/bench/stats'),
     originals: () => get<string[]>('/bench/originals'),
     reset: () => post('/bench/reset'),
+    heldAtLeast: async (count: number) => void (await get<{ held: number }>(`/bench/held?atLeast=${count}`)),
     hold: (after?: number) => post(after === undefined ? '/bench/hold' : `/bench/hold?after=${after}`),
     release: () => post('/bench/release'),
     stop: () => void child.kill('SIGTERM'),

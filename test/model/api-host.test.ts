@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHost, type ApiHost } from '../../electron/api/host';
+import { createApiHost } from '../../electron/api/host';
 import { ClassifyEventPayload, JobSummary } from '../../electron/common/contract';
+import { recordHostEvents } from '../helpers/events';
 import { tinyModelPath } from '../helpers/models';
 
 let dir: string;
@@ -19,30 +20,16 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function record(host: ApiHost) {
-  const events: [string, unknown][] = [];
-  const off = host.subscribe((e, p) => events.push([e, p]));
-  return { events, off };
-}
-
-async function until(pred: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('ApiHost on the tiny model', () => {
   it('classify streams events in order and ends with the result', async () => {
     const host = await createApiHost({ dataDir: join(dir, 'a'), threads: 1, mode: 'test' });
-    const { events } = record(host);
+    const { events, until } = recordHostEvents(host);
     const settings = { n: 2, k: 4, r: 2, seed: 5, scope: 'run' };
     const start = await host.invoke('classify.start', { taskId: 'sst2', input: 'A lovely, funny film.', generator: model, evaluator: model, settings });
     expect(start.ok).toBe(true);
     const runId = (start as { value: { runId: string } }).value.runId;
     const mine = () => events.filter(([e, p]) => e === 'classify.event' && (p as { runId: string }).runId === runId).map(([, p]) => ClassifyEventPayload.parse(p));
-    await until(() => mine().some((p) => 'error' in p || p.event.type === 'done'), 120_000);
+    await until(() => mine().some((p) => 'error' in p || p.event.type === 'done'));
     const payloads = mine();
     const types = payloads.map((p) => ('event' in p ? p.event.type : 'error'));
     expect(types).not.toContain('error');
@@ -63,7 +50,7 @@ describe('ApiHost on the tiny model', () => {
 
   it('cancel stops a long run promptly with a cancelled error event', async () => {
     const host = await createApiHost({ dataDir: join(dir, 'b'), threads: 1, mode: 'test' });
-    const { events } = record(host);
+    const { events, until } = recordHostEvents(host);
     const start = (await host.invoke('classify.start', {
       taskId: 'sst2',
       input: 'Too long by an hour.',
@@ -71,7 +58,7 @@ describe('ApiHost on the tiny model', () => {
       evaluator: model,
       settings: { n: 8, k: 8, r: 40, seed: 1, scope: 'run' },
     })) as { ok: true; value: { runId: string } };
-    await until(() => events.some(([e]) => e === 'classify.event'), 60_000);
+    await until(() => events.some(([e]) => e === 'classify.event'));
     expect(await host.invoke('classify.cancel', { runId: start.value.runId })).toEqual({ ok: true, value: { cancelled: true } });
     const last = events.filter(([e]) => e === 'classify.event').at(-1)![1];
     expect(last).toEqual({ runId: start.value.runId, error: { code: 'cancelled', message: 'cancelled' } });
@@ -85,7 +72,7 @@ describe('ApiHost on the tiny model', () => {
     const rows = Array.from({ length: 12 }, (_, i) => `"review number ${i} was ${i % 2 ? 'great' : 'awful'}",${i % 2}`);
     writeFileSync(csv, `text,label\n${rows.join('\n')}\n`);
     let host = await createApiHost({ dataDir, threads: 1, mode: 'test' });
-    const rec = record(host);
+    const rec = recordHostEvents(host);
     const started = await host.invoke('jobs.start', {
       taskId: 'sst2',
       dataPath: csv,
@@ -99,7 +86,7 @@ describe('ApiHost on the tiny model', () => {
     expect(started.ok).toBe(true);
     const job = JobSummary.parse((started as { value: unknown }).value);
     expect(job).toMatchObject({ status: 'running', rowsTotal: 12, taskId: 'sst2' });
-    await until(() => rec.events.some(([e, p]) => e === 'job.progress' && (p as { rowsDone: number }).rowsDone >= 2), 120_000);
+    await rec.until((events) => events.some(([e, p]) => e === 'job.progress' && (p as { rowsDone: number }).rowsDone >= 2));
     await host.dispose();
     expect(rec.events.some(([e, p]) => e === 'job.status' && (p as { status: string }).status === 'running')).toBe(true);
 
@@ -109,9 +96,9 @@ describe('ApiHost on the tiny model', () => {
     expect(paused.status).toBe('paused');
     expect(paused.rowsDone).toBeGreaterThanOrEqual(2);
     expect(paused.rowsDone).toBeLessThan(12);
-    const rec2 = record(host);
+    const rec2 = recordHostEvents(host);
     expect(await host.invoke('jobs.resume', { jobId: job.id })).toMatchObject({ ok: true, value: { status: 'running' } });
-    await until(() => rec2.events.some(([e, p]) => e === 'job.status' && (p as { status: string }).status === 'done'), 180_000);
+    await rec2.until((events) => events.some(([e, p]) => e === 'job.status' && (p as { status: string }).status === 'done'));
     const metrics = (await host.invoke('jobs.metrics', { jobId: job.id })) as { ok: true; value: { scored: number; confusion: { matrix: number[][] } } };
     expect(metrics.value.scored).toBe(12);
     expect(metrics.value.confusion.matrix.flat().reduce((a, b) => a + b, 0)).toBe(12);

@@ -2,9 +2,9 @@
 // (written through the store, no model needed): a pipe closed early (`| head -1`), Ctrl-C in the
 // middle of an export, and terminal escape sequences in data-set cells.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openJobStore } from '../../electron/jobs';
@@ -77,19 +77,26 @@ it('`jobs show --rows` and `jobs list` print escape sequences from cells as visi
 
 it.runIf(process.platform !== 'win32')('SIGINT in the middle of `jobs export` removes <out>.partial (exit 130, one line)', async () => {
   const out = join(dir, 'export.csv');
+  // Freeze the process as soon as it writes its partial file (watched from before it starts), so
+  // the signal surely lands mid-export.
+  const partial = `${out}.partial`;
+  const watcher = watch(dir);
   const child = tatra(['jobs', 'export', jobId, '--out', out]);
   const end = ended(child);
-  let exited = false;
-  void end.then(() => (exited = true));
-  // Freeze the process while its partial file exists, so the signal surely lands mid-export.
-  let caught = false;
-  while (!exited && !caught) {
-    if (existsSync(`${out}.partial`)) {
+  const caught = await new Promise<boolean>((resolve) => {
+    watcher.on('change', (_type: string, file: string | null) => {
+      if (file !== basename(partial) || !existsSync(partial)) return;
       child.kill('SIGSTOP');
-      caught = existsSync(`${out}.partial`) && !existsSync(out);
-      if (!caught) child.kill('SIGCONT');
-    } else await new Promise((r) => setTimeout(r, 5));
-  }
+      if (existsSync(partial) && !existsSync(out)) {
+        watcher.close();
+        resolve(true);
+      } else child.kill('SIGCONT');
+    });
+    void end.then(() => {
+      watcher.close();
+      resolve(false);
+    });
+  });
   expect(caught, 'the export finished before it could be interrupted').toBe(true);
   child.kill('SIGINT');
   child.kill('SIGCONT');

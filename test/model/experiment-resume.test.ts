@@ -14,7 +14,7 @@ import type { ComparisonResult } from '../../electron/common/contract/comparison
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli, whenJobDb } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-resume-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,8 +28,10 @@ interface DoneRow {
   prediction: string | null;
 }
 
+const DONE_ROWS = "SELECT job_id, idx, finished, prediction FROM job_rows WHERE status = 'done' ORDER BY job_id, idx";
+
 function doneRows(dataDir: string): DoneRow[] {
-  return queryJobDb<DoneRow>(dataDir, "SELECT job_id, idx, finished, prediction FROM job_rows WHERE status = 'done' ORDER BY job_id, idx");
+  return queryJobDb<DoneRow>(dataDir, DONE_ROWS);
 }
 
 /** What each kind's `show`/`resume --json` says of its cells: the job and its status. */
@@ -69,11 +71,10 @@ it.each(kinds)('a SIGKILLed $kind resumes with every job and every row exactly o
 
   const child = spawn(process.execPath, [tatra, ...args], { cwd: repoRoot, env, stdio: 'ignore' });
   const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, signal) => res(signal)));
-  // No time limit of its own: poll until the first job is done and the second has a row in (or
-  // the experiment ended by itself, which the expectation below reports).
-  let ended = false;
-  void exited.then(() => (ended = true));
-  while (!ended && doneRows(dataDir).length < ROWS + 1) await new Promise((r) => setTimeout(r, 50));
+  // No time limit of its own: read as the child writes its database, until the first job is done
+  // and the second has a row in (or the experiment ended by itself, which the expectation below
+  // reports).
+  await whenJobDb<DoneRow>(dataDir, DONE_ROWS, (rows) => rows.length >= ROWS + 1, exited);
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   const atKill = doneRows(dataDir);

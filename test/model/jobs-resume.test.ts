@@ -14,10 +14,10 @@ import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import { createApiHost } from '../../electron/api/host';
 import type { JobSummary } from '../../electron/common/contract/jobs';
-import type { JobRow } from '../../electron/jobs';
+import type { JobInfo, JobRow } from '../../electron/jobs';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli, whenJobDb } from '../helpers/tatra-cli';
 import { unpackText } from '../../electron/jobs/stored-text';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-resume-'));
@@ -42,8 +42,10 @@ function rowsOf(dataDir: string, jobId: string): JobRow[] {
   }
 }
 
+const DONE_COUNT = "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'";
+
 function doneCount(dataDir: string): number {
-  return queryJobDb<{ n: number }>(dataDir, "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'")[0]?.n ?? 0;
+  return queryJobDb<{ n: number }>(dataDir, DONE_COUNT)[0]?.n ?? 0;
 }
 
 it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and resumed: every row the same', async () => {
@@ -54,7 +56,7 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
 
   // Two uninterrupted jobs at once (so each runs under the other's load): the same rows.
   const [refDir, twinDir] = [join(dir, 'ref'), join(dir, 'twin')];
-  const [ref, twin] = (await Promise.all([cli([...common, '--data-dir', refDir]), cli([...common, '--data-dir', twinDir])])).map((r) => json<{ job: JobSummary }>(r.stdout));
+  const [ref, twin] = (await Promise.all([cli([...common, '--data-dir', refDir]), cli([...common, '--data-dir', twinDir])])).map((r) => json<{ job: JobInfo }>(r.stdout));
   expect(ref!.job.status).toBe('done');
   expect(ref!.job.rowsDone).toBe(12);
   const expected = rowsOf(refDir, ref!.job.id);
@@ -64,15 +66,10 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
   const killDir = join(dir, 'killed');
   const child = spawn(process.execPath, [tatra, ...common, '--data-dir', killDir], { cwd: repoRoot, env, stdio: 'ignore' });
   const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, signal) => res(signal)));
-  // No time limit of its own (a contended machine may take minutes to commit 3 rows): poll until
-  // 3 rows are in, or the job ended by itself (then the expectation below fails, saying so).
-  let committed = 0;
-  let ended = false;
-  void exited.then(() => (ended = true));
-  while (committed < 3 && !ended) {
-    await new Promise((r) => setTimeout(r, 50));
-    committed = doneCount(killDir);
-  }
+  // No time limit of its own (a contended machine may take minutes to commit 3 rows): read as the
+  // child writes its database, until 3 rows are in or the job ended by itself (then the
+  // expectation below fails, saying so).
+  const [{ n: committed } = { n: 0 }] = await whenJobDb<{ n: number }>(killDir, DONE_COUNT, ([r]) => (r?.n ?? 0) >= 3, exited);
   expect(committed).toBeGreaterThanOrEqual(3);
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
@@ -87,8 +84,8 @@ it('three 12-row jobs at the default concurrency, one SIGKILLed part-way and res
   expect(list[0]).not.toHaveProperty('interrupted');
   const committedRows = rowsOf(killDir, list[0]!.id).filter((r) => r.status === 'done');
 
-  const resumed = json<{ job: JobSummary }>((await cli(['jobs', 'resume', list[0]!.id, '--threads', '1', '--json', '--data-dir', killDir])).stdout);
-  expect(resumed.job).toMatchObject({ status: 'done', rowsDone: 12 });
+  const resumed = json<{ job: JobInfo }>((await cli(['jobs', 'resume', list[0]!.id, '--threads', '1', '--json', '--data-dir', killDir])).stdout);
+  expect(resumed.job).toMatchObject({ status: 'done', rowsDone: 12, interrupted: false });
   const after = rowsOf(killDir, list[0]!.id);
   // Rows committed before the kill were kept as they were...
   for (const r of committedRows) expect(after[r.index]).toEqual(r);

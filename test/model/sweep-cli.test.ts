@@ -10,7 +10,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, storedJobRows, tatraCli as cli } from '../helpers/tatra-cli';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, storedJobRows, tatraCli as cli, whenJobDb } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,12 +24,9 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
 
   const child = spawn(process.execPath, [tatra, ...args], { cwd: repoRoot, env, stdio: 'ignore' });
   const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, signal) => res(signal)));
-  // Kill once the first job is done and its successor has committed a row.
-  let done = 0;
-  for (let i = 0; i < 6000 && done < 12; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    done = query<{ n: number }>(dataDir, "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'")[0]?.n ?? 0;
-  }
+  // Kill once the first job is done and its successor has committed a row, read as the child writes
+  // its database (or once the sweep ended by itself, which the expectation says).
+  const [{ n: done } = { n: 0 }] = await whenJobDb<{ n: number }>(dataDir, "SELECT COUNT(*) AS n FROM job_rows WHERE status = 'done'", ([r]) => (r?.n ?? 0) >= 12, exited);
   expect(done).toBeGreaterThanOrEqual(12);
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');

@@ -11,6 +11,7 @@ import { parseModelSpec } from '../../common/model-spec';
 import type { ClassifyRunState, classifyMethods } from '../../common/contract/classify';
 import { UserError, isAbortError } from '../../common/errors';
 import { withEarlyStop } from '../../common/settings';
+import type { TatraEvent } from '../../common/tatra';
 import { MemoryGenerationCache } from '../../engine';
 import { classifyWithHeld } from '../../hold';
 import { RunningWork, type Run } from '../../jobs/running-work';
@@ -54,6 +55,10 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
         states.set(runId, state);
 
         running.launch(runId, { ac, stop: null, done: Promise.resolve() }, async () => {
+          // The engine's last event waits until the run's state says done (below): a client that
+          // reads the state on that event finds it so, and a release that fails the run after it
+          // sends the failure instead.
+          let finished: TatraEvent | undefined;
           try {
             const result = await classifyWithHeld(deps.services.pool, {
               task,
@@ -64,12 +69,19 @@ export function createClassifyHandlers(deps: HostDeps): HandlerGroup<typeof clas
               cache: new MemoryGenerationCache(),
               signal: ac.signal,
               onEvent: (event) => {
-                state.events.push(event);
-                deps.emit('classify.event', { runId, event });
+                if (event.type === 'done') finished = event;
+                else {
+                  state.events.push(event);
+                  deps.emit('classify.event', { runId, event });
+                }
               },
             });
             state.result = result;
             state.status = 'done';
+            if (finished) {
+              state.events.push(finished);
+              deps.emit('classify.event', { runId, event: finished });
+            }
           } catch (e) {
             const cancelled = isAbortError(e) || ac.signal.aborted;
             const err = toApiError(e);

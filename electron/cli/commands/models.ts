@@ -13,6 +13,7 @@ import { refusingEndpoint, remoteHealth, type RemoteHealth } from '../../models/
 import { MAX_IN_FLIGHT, normaliseBaseUrl, remoteLabel } from '../../common/remote';
 import { defaultMaxInFlight } from '../../remote';
 import { UserError } from '../../common/errors';
+import { ifMissing } from '../../common/env-errors';
 import { formatBytes, formatParams } from '../../common/bytes';
 import { backendLabel, gpuLabel, vramLines } from '../../common/gpu';
 import { openCliServices, withCliServices } from '../session';
@@ -120,7 +121,7 @@ function listCommand(models: Command): void {
         // An argument may also be a single file.
         const dirs: string[] = [];
         const files: string[] = [];
-        for (const f of folders) ((await stat(f).catch(() => null))?.isFile() ? files : dirs).push(f);
+        for (const f of folders) ((await stat(f).catch(ifMissing(null)))?.isFile() ? files : dirs).push(f);
         const listing = await scanLibrary(dirs, files);
         if (opts.json) outJson(listing);
         else out(formatLibrary(listing.models, listing.invalid, listing.partials));
@@ -314,7 +315,7 @@ function libraryEditCommands(models: Command): void {
     .option('--data-dir <dir>', 'data folder holding library.json')
     .action(async (path: string, opts: { dataDir?: string }) => {
       const lib = openCliServices(opts).library;
-      const st = await stat(path).catch(() => null);
+      const st = await stat(path).catch(ifMissing(null));
       const listing = st?.isDirectory() ? await lib.addFolder(path) : await lib.addFile(path);
       out(formatLibrary(listing.models, listing.invalid, listing.partials));
     });

@@ -8,19 +8,19 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import type { DownloadState, LibraryListing } from '../../../electron/common/contract/models';
+import { recordHostEvents, type EventLog } from '../../helpers/events';
 import { tinyModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
 let dir: string;
 let host: ApiHost;
 let server: TestServer | undefined;
-const events: { event: string; payload: unknown }[] = [];
+let events: EventLog<[string, unknown]>;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tatra-models-api-'));
-  events.length = 0;
   host = await createApiHost({ dataDir: join(dir, 'data'), threads: 1, mode: 'test', log: () => undefined });
-  host.subscribe((event, payload) => events.push({ event, payload }));
+  events = recordHostEvents(host);
 });
 afterEach(async () => {
   await host.dispose();
@@ -75,15 +75,12 @@ describe('models API', () => {
     const target = join(dir, 'dl');
     const first = await call<DownloadState>('models.download', { source: server.url('/tiny.gguf'), dir: target });
     expect(first.status).toBe('queued');
-    const deadline = Date.now() + 20_000;
-    let last: DownloadState | undefined;
-    while (Date.now() < deadline) {
-      last = (await call<DownloadState[]>('models.downloads', {})).find((d) => d.id === first.id);
-      if (last && ['done', 'error', 'cancelled'].includes(last.status)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // The download's last progress event says how it ended.
+    const progressOf = (log: readonly [string, unknown][]) => log.filter(([event]) => event === 'download.progress').map(([, payload]) => payload as DownloadState);
+    await events.until((log) => progressOf(log).some((d) => d.id === first.id && ['done', 'error', 'cancelled'].includes(d.status)));
+    const last = (await call<DownloadState[]>('models.downloads', {})).find((d) => d.id === first.id);
     expect(last?.status).toBe('done');
-    const progress = events.filter((e) => e.event === 'download.progress').map((e) => e.payload as DownloadState);
+    const progress = progressOf(events.events);
     expect(progress.some((p) => p.status === 'downloading' && p.bytes > 0 && p.bytes < model.length)).toBe(true);
     expect(progress.at(-1)?.status).toBe('done');
     const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');

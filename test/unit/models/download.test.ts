@@ -1,12 +1,13 @@
 // Downloads against a local HTTP server: resume after a cut connection, Range ignored, truncated
 // and corrupt files rejected, unreachable hosts failing fast, cancel, hf: resolution.
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DownloadManager, downloadModel, resolveHfUri, resolveModelUri } from '../../../electron/models';
 import { UserError } from '../../../electron/common/errors';
 import type { DownloadState } from '../../../electron/common/contract/models';
@@ -172,15 +173,25 @@ describe('downloadModel', () => {
     const hole = createServer((s) => sockets.push(s));
     await new Promise<void>((r) => hole.listen(0, '127.0.0.1', r));
     const port = (hole.address() as { port: number }).port;
+    // The timeout's own clock is faked and moved by hand once the request has reached the hole, so
+    // the test neither waits 5 s nor depends on how fast the machine is: not a millisecond before 5 s.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
-      const t0 = Date.now();
-      const err = await downloadModel(`http://127.0.0.1:${port}/model.gguf`, { dir }).catch((e: unknown) => e);
-      const ms = Date.now() - t0;
+      const connected = once(hole, 'connection');
+      let settled = false;
+      const result = downloadModel(`http://127.0.0.1:${port}/model.gguf`, { dir })
+        .catch((e: unknown) => e)
+        .finally(() => (settled = true));
+      await connected;
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const err = await result;
       expect(err).toBeInstanceOf(UserError);
       expect((err as Error).message).toBe(`cannot reach 127.0.0.1:${port}: no answer within 5 s`);
-      expect(ms).toBeGreaterThanOrEqual(4_900);
       expect(await readdir(dir)).toEqual([]);
     } finally {
+      vi.useRealTimers();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => hole.close(() => r()));
     }
@@ -229,7 +240,8 @@ describe('DownloadManager', () => {
     expect(finalA.status).toBe('done');
     expect(progress.some((s) => s.id === a.id && s.status === 'downloading')).toBe(true);
     const b = mgr.start(server.url('/b.gguf'));
-    await new Promise((r) => setTimeout(r, 100));
+    // Cancelled mid-transfer (the throttled server takes over a second to send it).
+    await new Promise<void>((resolve) => mgr.on('progress', (s) => s.id === b.id && s.status === 'downloading' && resolve()));
     mgr.cancel(b.id);
     const finalB = await mgr.wait(b.id);
     expect(finalB.status).toBe('cancelled');

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import { createApiClient, setApi, type Transport } from '../../../renderer/src/api/client';
 import { connectStore, createAppStore } from '../../../renderer/src/store';
+import { whenState } from '../../helpers/events';
 import { tinyModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
@@ -57,8 +58,7 @@ describe('models slice', () => {
       const d = s.downloads[id];
       if (d) seen.add(d.status);
     });
-    const deadline = Date.now() + 20_000;
-    while (store.getState().downloads[id]?.status !== 'done' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await whenState(store, (s) => ['done', 'error', 'cancelled'].includes(s.downloads[id]?.status ?? ''));
     unsub();
     stop();
     const final = store.getState().downloads[id]!;
@@ -66,7 +66,7 @@ describe('models slice', () => {
     expect(seen.has('downloading')).toBe(true);
     expect(store.getState().modelsVersion).toBe(version0 + 1);
     // The slice re-read the library after the download finished.
-    await expect.poll(() => store.getState().library?.models.map((m) => m.path) ?? [], { timeout: 15_000 }).toContain(final.dest);
+    await whenState(store, (s) => (s.library?.models ?? []).some((m) => m.path === final.dest));
     expect(final.dest).toBe(join(process.cwd(), 'models', 'slice.gguf'));
   }, 60_000);
 

@@ -2,7 +2,7 @@
 // an upload or a download stopped): nothing is logged, nothing is left behind, and the server
 // answers the next request. Every endpoint, cut at every stage (headers, body, answer), closed
 // three ways (FIN, destroy, TCP reset), on a real server over a real ApiHost.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import { startServer, type RunningServer } from '../../../electron/server/server';
 import { clientWentAway } from '../../../electron/web/http-app';
+import { whenFolder } from '../../helpers/events';
 
 let dir: string;
 let host: ApiHost;
@@ -99,17 +100,7 @@ describe('a client that goes away', () => {
     await cut(head(), body, read, how);
     await stillServes();
     // An upload cut short leaves no file behind (removed once the server has seen the close).
-    const uploads = join(dir, 'data', 'uploads');
-    for (;;) {
-      let left: string[] = [];
-      try {
-        left = readdirSync(uploads);
-      } catch {
-        /* no uploads yet */
-      }
-      if (left.length === 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await whenFolder(join(dir, 'data', 'uploads'), (left) => left.length === 0);
     expect(logs.slice(before)).toEqual([]);
   });
 });

@@ -57,7 +57,12 @@ export class FakeWebContents extends Emitter {
 }
 
 export interface FakeState {
+  /** What main.ts did, in order (pushed through record()). */
   log: string[];
+  /** Resolves once `entry` is in the log: at once if it is there, else when main.ts does it. */
+  logged(entry: string): Promise<void>;
+  /** The waiters of logged(), woken by record(); kept on the state, which is shared through globalThis (the mock may load this module a second time). */
+  logWaiters: { entry: string; wake: () => void }[];
   ready: boolean;
   lock: boolean;
   userData: string;
@@ -82,10 +87,10 @@ export class FakeApp extends Emitter {
     super();
   }
   enableSandbox(): void {
-    this.state().log.push('enableSandbox');
+    record(this.state(), 'enableSandbox');
   }
   requestSingleInstanceLock(): boolean {
-    this.state().log.push('requestSingleInstanceLock');
+    record(this.state(), 'requestSingleInstanceLock');
     return this.state().lock;
   }
   getPath(name: string): string {
@@ -93,10 +98,10 @@ export class FakeApp extends Emitter {
     return this.state().userData;
   }
   whenReady(): Promise<void> {
-    this.state().log.push('whenReady');
+    record(this.state(), 'whenReady');
     return Promise.resolve().then(() => {
       this.state().ready = true;
-      this.state().log.push('ready');
+      record(this.state(), 'ready');
     });
   }
   /** Like Electron: emits before-quit, and quits only when nobody prevented it. */
@@ -105,7 +110,7 @@ export class FakeApp extends Emitter {
     s.quitCalls += 1;
     const e = fakeEvent();
     this.emit('before-quit', e);
-    s.log.push(e.defaultPrevented ? 'quit-prevented' : 'quit');
+    record(s, e.defaultPrevented ? 'quit-prevented' : 'quit');
   }
 }
 
@@ -119,7 +124,7 @@ export class FakeBrowserWindow extends Emitter {
   constructor(readonly options: Record<string, unknown>) {
     super();
     const s = current();
-    s.log.push('BrowserWindow');
+    record(s, 'BrowserWindow');
     s.windows.push(this);
     // Real Electron announces every new webContents on the app before anything loads.
     s.app.emit('web-contents-created', fakeEvent(), this.webContents);
@@ -140,6 +145,15 @@ export class FakeBrowserWindow extends Emitter {
   show(): void {}
 }
 
+function record(s: FakeState, entry: string): void {
+  s.log.push(entry);
+  s.logWaiters = s.logWaiters.filter((w) => {
+    if (w.entry !== entry) return true;
+    w.wake();
+    return false;
+  });
+}
+
 const KEY = '__tatraFakeElectron';
 type Holder = { [KEY]?: FakeState };
 
@@ -152,6 +166,8 @@ function current(): FakeState {
 export function installFakeElectron(options: { lock?: boolean; userData: string }): FakeState {
   const state: FakeState = {
     log: [],
+    logged: (entry) => (state.log.includes(entry) ? Promise.resolve() : new Promise((wake) => void state.logWaiters.push({ entry, wake }))),
+    logWaiters: [],
     ready: false,
     lock: options.lock ?? true,
     userData: options.userData,
@@ -182,18 +198,18 @@ export const electronModule = {
   },
   ipcMain: {
     handle: (channel: string, fn: Listener) => {
-      current().log.push(`ipcMain.handle ${channel}`);
+      record(current(), `ipcMain.handle ${channel}`);
       current().ipcHandlers.set(channel, fn);
     },
   },
   protocol: {
     registerSchemesAsPrivileged: (schemes: unknown) => {
       const s = current();
-      s.log.push(s.ready ? 'registerSchemesAsPrivileged after ready' : 'registerSchemesAsPrivileged');
+      record(s, s.ready ? 'registerSchemesAsPrivileged after ready' : 'registerSchemesAsPrivileged');
       s.privileged.push(schemes);
     },
     handle: (scheme: string, fn: Listener) => {
-      current().log.push(`protocol.handle ${scheme}`);
+      record(current(), `protocol.handle ${scheme}`);
       current().protocolHandlers.set(scheme, fn);
     },
   },

@@ -13,14 +13,14 @@ vi.mock('electron', async () => (await import('./fake-electron')).electronModule
 
 let fake: FakeState;
 let userData: string;
-const settle = () => new Promise((r) => setTimeout(r, 20));
 
 beforeAll(async () => {
   userData = mkdtempSync(join(tmpdir(), 'tatra-shell-host-'));
   delete process.env.TATRA_DATA_DIR;
   fake = installFakeElectron({ userData });
   await import('../../../electron/main');
-  await settle();
+  // main.ts wires its IPC handler once the app is ready.
+  await fake.logged(`ipcMain.handle ${INVOKE_CHANNEL}`);
 });
 
 afterAll(() => rmSync(userData, { recursive: true, force: true }));
@@ -65,7 +65,7 @@ describe('main.ts over the real API host', () => {
     const e = fakeEvent();
     fake.app.emit('before-quit', e);
     expect(e.defaultPrevented).toBe(true);
-    for (let i = 0; i < 100 && fake.log.at(-1) !== 'quit'; i++) await settle();
+    await fake.logged('quit');
     expect(fake.log.at(-1)).toBe('quit');
     expect(fake.quitCalls).toBe(1);
   });

@@ -21,7 +21,7 @@ afterAll(() => rmSync(userData, { recursive: true, force: true }));
 it('quits without a window, an IPC handler or a host when another instance holds the lock', async () => {
   const fake = installFakeElectron({ userData, lock: false });
   await import('../../../electron/main');
-  await new Promise((r) => setTimeout(r, 10));
+  await fake.logged('quit');
   expect(fake.quitCalls).toBe(1);
   expect(fake.windows).toHaveLength(0);
   expect(fake.ipcHandlers.size).toBe(0);

@@ -19,10 +19,25 @@ interface ScriptedHost {
   listener: ((event: string, payload: unknown) => void) | undefined;
   disposeCalls: number;
   finishDispose: () => void;
+  /** Resolves once main.ts has subscribed to the host's events (the host has started). */
+  subscribed: Promise<void>;
+  /** Resolves once main.ts has called dispose(). */
+  disposing: Promise<void>;
+  signal: { subscribed: () => void; disposing: () => void };
 }
 
 const scripted = vi.hoisted(() => {
-  const s: ScriptedHost = { options: [], invoked: [], listener: undefined, disposeCalls: 0, finishDispose: () => undefined };
+  const signal = { subscribed: () => undefined, disposing: () => undefined } as ScriptedHost['signal'];
+  const s: ScriptedHost = {
+    options: [],
+    invoked: [],
+    listener: undefined,
+    disposeCalls: 0,
+    finishDispose: () => undefined,
+    subscribed: new Promise<void>((r) => void (signal.subscribed = r)),
+    disposing: new Promise<void>((r) => void (signal.disposing = r)),
+    signal,
+  };
   return s;
 });
 
@@ -37,10 +52,12 @@ vi.mock('../../../electron/api/host', () => ({
       },
       subscribe: (listener: (event: string, payload: unknown) => void) => {
         scripted.listener = listener;
+        scripted.signal.subscribed();
         return () => undefined;
       },
       dispose: () => {
         scripted.disposeCalls += 1;
+        scripted.signal.disposing();
         return new Promise<void>((resolve) => {
           scripted.finishDispose = resolve;
         });
@@ -51,15 +68,15 @@ vi.mock('../../../electron/api/host', () => ({
 
 let fake: FakeState;
 let userData: string;
-const tick = () => new Promise((r) => setTimeout(r, 0));
 
 beforeAll(async () => {
   userData = mkdtempSync(join(tmpdir(), 'tatra-shell-'));
   delete process.env.TATRA_DATA_DIR;
   fake = installFakeElectron({ userData });
   await import('../../../electron/main');
-  await tick();
-  await tick();
+  // main.ts wires its IPC handler once the app is ready, and starts the host while the window loads.
+  await fake.logged(`ipcMain.handle ${INVOKE_CHANNEL}`);
+  await scripted.subscribed;
 });
 
 afterAll(() => rmSync(userData, { recursive: true, force: true }));
@@ -209,21 +226,21 @@ describe('quitting', () => {
     const first = fakeEvent();
     fake.app.emit('before-quit', first);
     expect(first.defaultPrevented).toBe(true);
-    await tick();
+    await scripted.disposing;
     expect(scripted.disposeCalls).toBe(1);
-    // A second quit request while disposing neither exits nor disposes twice.
+    // A second quit request while disposing neither exits nor disposes twice (main.ts would call
+    // dispose() within the emit, as it did for the first).
     const second = fakeEvent();
     fake.app.emit('before-quit', second);
     expect(second.defaultPrevented).toBe(true);
-    await tick();
     expect(scripted.disposeCalls).toBe(1);
     expect(fake.quitCalls).toBe(quitsBefore);
     // Calls arriving while quitting are turned away instead of starting new work.
     await expect(invoke('app://tatra/', 'tasks.list', {})).resolves.toMatchObject({ ok: false, error: { code: 'cancelled' } });
 
     scripted.finishDispose();
-    await tick();
-    await tick();
+    await fake.logged('quit');
+    expect(scripted.disposeCalls).toBe(1);
     expect(fake.quitCalls).toBe(quitsBefore + 1);
     expect(fake.log.at(-1)).toBe('quit');
   });
