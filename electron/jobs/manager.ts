@@ -15,7 +15,7 @@ import { ifMissing } from '../common/env-errors';
 import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
-import { jobStatus } from '../common/contract/jobs';
+import { jobStatus, type StoredJobStatus } from '../common/contract/jobs';
 import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
 import { exampleCallsPerRun } from '../common/calls';
 import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
@@ -46,7 +46,6 @@ import type {
   JobProgress,
   JobRow,
   JobSpec,
-  JobStatus,
   ModelRef,
   RowPage,
   RowQuery,
@@ -609,7 +608,7 @@ export class JobManager {
 
   /** Records how the session ended: failed, stopped (paused/cancelled), done, or paused with rows left. */
   private recordEnd(id: string, runner: Runner, failure: unknown): void {
-    let status: JobStatus;
+    let status: StoredJobStatus;
     let error: string | null = null;
     if (failure !== null) {
       status = 'failed';

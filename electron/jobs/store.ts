@@ -20,7 +20,6 @@ import type {
   DatasetStats,
   JobInfo,
   JobRow,
-  JobStatus,
   ModelRef,
   RowQuery,
   RowPage,
@@ -28,6 +27,7 @@ import type {
   RowSizes,
   StoredRunExamples,
 } from './types';
+import type { StoredJobStatus } from '../common/contract/jobs';
 import { SCHEMA_VERSION } from './migrations';
 import { MetricCountsStore } from './metric-counts-store';
 import { RowCountsReader, type RowCounts } from './row-counts';
@@ -78,7 +78,7 @@ interface JobDbRow {
   name: string;
   created: string;
   updated: string;
-  status: JobStatus;
+  status: StoredJobStatus;
   task_json: string;
   settings_json: string;
   generator_json: string;
@@ -300,7 +300,7 @@ export class JobStore extends GenerationOutputs {
     return (this.db.prepare(`SELECT COUNT(*) AS n FROM job_rows WHERE job_id = ? AND status = 'pending'`).get(jobId) as { n: number }).n;
   }
 
-  setStatus(jobId: string, status: JobStatus, error: string | null = null): void {
+  setStatus(jobId: string, status: StoredJobStatus, error: string | null = null): void {
     this.db.prepare(`UPDATE jobs SET status = ?, error = ?, updated = ? WHERE id = ?`).run(status, error, new Date().toISOString(), jobId);
   }
 

@@ -2,7 +2,7 @@
 // output) and the experiments see. Where a concept crosses the wire it has one definition, the
 // contract's (common/contract/jobs.ts: statuses, progress, the derived status and accuracy); the
 // shapes here are the main-process records the contract's summaries are read from.
-import type { DataFormat, ExportFormat, JobProgress as ContractJobProgress, JobStatus as DisplayedJobStatus, StoredJobStatus } from '../common/contract/jobs';
+import type { DataFormat, ExportFormat, JobProgress as ContractJobProgress, JobStatus, StoredJobStatus } from '../common/contract/jobs';
 import type { RemoteModelRef } from '../common/remote';
 import type { TaskDefinition } from '../common/task';
 import type {
@@ -152,9 +152,6 @@ export interface LabelMappingSuggestion {
 
 // ---------------------------------------------------------------- jobs
 
-/** What the store records for a job (common/contract/jobs.ts); `JobInfo.interrupted` says the rest. */
-export type JobStatus = StoredJobStatus;
-
 export interface ModelRef {
   /** A GGUF path, or a remote model as given (`remote:NAME`, `openai+http://…#MODEL`). */
   path: string;
@@ -214,7 +211,8 @@ export interface JobInfo {
   /** ISO timestamps. */
   created: string;
   updated: string;
-  status: JobStatus;
+  /** What the store records (common/contract/jobs.ts); with `interrupted`, jobStatus() says the displayed one. */
+  status: StoredJobStatus;
   /** Stored as running but no runner in this process holds it: its process died. Resume it. */
   interrupted: boolean;
   task: TaskDefinition;
@@ -325,7 +323,7 @@ export type JobEvent =
   | { type: 'progress'; progress: JobProgress }
   | { type: 'row'; jobId: string; row: JobRow }
   /** `status` as every face shows it (`interrupted` for a job whose process died: jobStatus). */
-  | { type: 'status'; jobId: string; status: DisplayedJobStatus; error: string | null };
+  | { type: 'status'; jobId: string; status: JobStatus; error: string | null };
 
 export type JobEventType = JobEvent['type'];
 export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;

@@ -29,11 +29,9 @@ beforeAll(async () => {
   writeFileSync(data, 'review,sentiment\n' + texts.map((t, i) => `"${t}",${i % 2 === 0 ? 'pos' : 'neg'}\n`).join(''));
 });
 
+/** What eval and jobs resume print with --json: the job as jobs.get answers it, and its metrics. */
 interface EvalOut {
-  job: { id: string; rowsDone: number; rowsTotal: number; budget: unknown };
-  status: string;
-  stoppedBy: string | null;
-  usage: Usage;
+  job: { id: string; status: string; stoppedBy: string | null; rowsDone: number; rowsTotal: number; budget: unknown; usage: Usage };
 }
 
 /** Evaluations the run saved because a paraphrase repeated another candidate of its run (read from the stored rows). */
@@ -65,8 +63,8 @@ describe('a dry run foresees what eval makes', () => {
     expect(plan.tokensBasis).toMatch(/own tokenizer/);
 
     const run = json<EvalOut>((await cli([...args(), '--json'])).stdout);
-    expect(run.status).toBe('done');
-    const u = run.usage;
+    expect(run.job.status).toBe('done');
+    const u = run.job.usage;
     const repeated = repeatedCandidates(dataDir(), run.job.id);
     expect(u.calls).toEqual({ examples: 4, paraphrases: 12, evaluations: 36 - repeated, total: 52 - repeated });
     expect(u.stages!.examples.prompt).toBe(plan.stages.examples.prompt);
@@ -81,16 +79,16 @@ describe('a dry run foresees what eval makes', () => {
     expect(again.basis).toContain(run.job.id);
     expect(again.seconds).toBeGreaterThan(0);
     const second = json<EvalOut>((await cli([...args(), '--json'])).stdout);
-    expect(second.usage.calls).toEqual(again.calls);
-    expect(second.usage.tokens).toEqual(again.tokens);
+    expect(second.job.usage.calls).toEqual(again.calls);
+    expect(second.job.usage.tokens).toEqual(again.tokens);
 
     // Another evaluator on the same generator outputs (a pairing comparison's case): exact too.
     const other = await tinyModelBPath();
     const pair = [...args().filter((a, i, all) => a !== '--model' && all[i - 1] !== '--model'), '--generator', model, '--evaluator', other];
     const planned = json<{ plan: CostPlan }>((await cli([...pair, '--dry-run', '--json'])).stdout).plan;
     const made = json<EvalOut>((await cli([...pair, '--json'])).stdout);
-    expect(made.usage.calls).toEqual(planned.calls);
-    expect(made.usage.tokens).toEqual(planned.tokens);
+    expect(made.job.usage.calls).toEqual(planned.calls);
+    expect(made.job.usage.tokens).toEqual(planned.tokens);
   });
 });
 
@@ -133,8 +131,8 @@ describe('a budget that holds', () => {
     const budgeted = join(dir, 'budget');
     // 4 example calls, then each row makes 2 paraphrase calls and 4 evaluations at most: 4 + 3 × 6 = 22.
     const stopped = json<EvalOut>((await cli(['eval', ...common, '--budget', 'calls=25', '--data-dir', budgeted])).stdout);
-    expect(stopped).toMatchObject({ status: 'paused', stoppedBy: 'budget' });
-    expect(stopped.usage.calls.total).toBeLessThanOrEqual(25);
+    expect(stopped.job).toMatchObject({ status: 'paused', stoppedBy: 'budget' });
+    expect(stopped.job.usage.calls.total).toBeLessThanOrEqual(25);
     expect(stopped.job.rowsDone).toBe(3);
     const id = stopped.job.id;
     // No row half-counted: every stored row is whole, and the rest were never started.
@@ -142,19 +140,19 @@ describe('a budget that holds', () => {
 
     // Resumed within the same budget: nothing more fits.
     const still = json<EvalOut>((await cli(['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', budgeted])).stdout);
-    expect(still).toMatchObject({ status: 'paused', stoppedBy: 'budget' });
+    expect(still.job).toMatchObject({ status: 'paused', stoppedBy: 'budget' });
     expect(still.job.rowsDone).toBe(3);
-    expect(still.usage).toEqual(stopped.usage);
+    expect(still.job.usage).toEqual(stopped.job.usage);
 
     const done = json<EvalOut>((await cli(['jobs', 'resume', id, '--threads', '1', '--json', '--budget', 'calls=1000', '--data-dir', budgeted])).stdout);
-    expect(done).toMatchObject({ status: 'done', stoppedBy: null });
-    expect(done.usage.calls.total).toBeLessThanOrEqual(4 + 6 * 6);
+    expect(done.job).toMatchObject({ status: 'done', stoppedBy: null });
+    expect(done.job.usage.calls.total).toBeLessThanOrEqual(4 + 6 * 6);
 
     const plain = join(dir, 'nobudget');
     const free = json<EvalOut>((await cli(['eval', ...common, '--data-dir', plain])).stdout);
     const rows = (d: string, jobId: string) => query(d, 'SELECT idx, prediction, confidence, votes_json, runs_json FROM job_rows WHERE job_id = ? ORDER BY idx', jobId);
     expect(rows(budgeted, id)).toEqual(rows(plain, free.job.id));
-    expect(done.usage.calls).toEqual(free.usage.calls);
+    expect(done.job.usage.calls).toEqual(free.job.usage.calls);
   });
 
   it('a budget that cannot be read is one line and exit 2', async () => {

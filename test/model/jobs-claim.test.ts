@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SweepSummary } from '../../electron/common/contract/sweeps';
-import type { JobInfo } from '../../electron/jobs';
+import type { JobSummary } from '../../electron/common/contract/jobs';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { CLI_ENV as env, TATRA as tatra, lastJson, repoRoot } from '../helpers/tatra-cli';
 
@@ -43,7 +43,7 @@ const cli = (args: string[]) => start(args).done;
 async function pausedJob(dataDir: string): Promise<string> {
   const r = await cli(['eval', '--task', 'sst2', '--data', data, '--text-col', 'review', '--label-col', 'sentiment', '--label-map', 'pos=positive,neg=negative', '--model', model, '-n', '2', '-k', '4', '-r', '1', '--seed', '3', '--concurrency', '1', '--threads', '1', '--json', '--data-dir', dataDir]);
   expect(r.code, r.stderr).toBe(0);
-  const created = lastJson<{ job: JobInfo }>(r.stdout).job;
+  const created = lastJson<{ job: JobSummary }>(r.stdout).job;
   expect(created).toMatchObject({ status: 'done', rowsDone: 3 });
   const id = created.id;
   const db = new Database(join(dataDir, 'tatra.db'));
@@ -84,10 +84,10 @@ it('resume refuses a swapped model with one line, and --accept-model-change cont
 
     const accepted = await cli(['jobs', 'resume', id, '--accept-model-change', '--threads', '1', '--json', '--data-dir', dataDir]);
     expect(accepted.code, accepted.stderr).toBe(0);
-    const job = lastJson<{ job: JobInfo }>(accepted.stdout).job;
-    expect(job.status).toBe('done');
-    expect(job.generator.sizeBytes).not.toBe(before.sizeBytes);
-    expect(job.generator.replaced).toEqual([{ sizeBytes: before.sizeBytes, headerHash: before.headerHash, contentHash: before.contentHash, acceptedAt: expect.any(String) }]);
+    expect(lastJson<{ job: JobSummary }>(accepted.stdout).job.status).toBe('done');
+    const generator = JSON.parse(jobRow(dataDir, id).generator_json) as { sizeBytes: number; replaced?: unknown };
+    expect(generator.sizeBytes).not.toBe(before.sizeBytes);
+    expect(generator.replaced).toEqual([{ sizeBytes: before.sizeBytes, headerHash: before.headerHash, contentHash: before.contentHash, acceptedAt: expect.any(String) }]);
     expect(before.contentHash).toMatch(/^[0-9a-f]{64}$/);
     const shown = await cli(['jobs', 'show', id, '--data-dir', dataDir]);
     expect(shown.stdout).toContain('the generator file changed once during this job');
@@ -141,7 +141,7 @@ it.runIf(process.platform === 'linux')('two resumes of one job launched together
   const id = await pausedJob(dataDir);
   const { winner, loser } = await race(dataDir, ['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
   expect(loser.stderr.trim()).toMatch(new RegExp(`^tatra: job ${id} (is running in another process|is already done)$`));
-  expect(lastJson<{ job: JobInfo }>(winner.stdout).job).toMatchObject({ status: 'done', rowsDone: 3 });
+  expect(lastJson<{ job: JobSummary }>(winner.stdout).job).toMatchObject({ status: 'done', rowsDone: 3 });
   expect(jobRow(dataDir, id)).toMatchObject({ status: 'done', owner: null, done: 3 });
 });
 

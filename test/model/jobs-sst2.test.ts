@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { wilson } from '../../electron/common/stats';
-import { readCsvExport, readJsonExport, type JobInfo, type JobMetrics } from '../../electron/jobs';
+import { JobProgress, JobSummary } from '../../electron/common/contract/jobs';
+import { readCsvExport, readJsonExport, type JobMetrics } from '../../electron/jobs';
 import { tinyModelPath } from '../helpers/models';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -25,6 +26,14 @@ async function cli(args: string[]): Promise<string> {
   return stdout;
 }
 
+/** `job` is what jobs.get answers (JobSummary and its progress, none in the CLI), with no field besides. */
+function expectJobsGet(job: unknown): void {
+  const shape = JobSummary.extend({ progress: JobProgress.nullable() });
+  expect(Object.keys(job as object).sort()).toEqual(Object.keys(shape.shape).sort());
+  expect(shape.parse(job)).toEqual(job);
+  expect((job as { progress: unknown }).progress).toBeNull();
+}
+
 function json<T>(stdout: string): T {
   const line = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
   if (!line) throw new Error(`no JSON in output: ${stdout.slice(0, 500)}`);
@@ -35,14 +44,13 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   const model = await tinyModelPath();
   const dataDir = join(dir, 'data');
   const out = join(dir, 'out');
-  const res = json<{ job: JobInfo; metrics: JobMetrics }>(
+  const res = json<{ job: JobSummary; metrics: JobMetrics }>(
     await cli(['eval', '--task', 'sst2', '--data', sst2, '--limit', '20', '--model', model, '-n', '2', '-k', '4', '-r', '2', '--baseline', '--threads', '1', '--concurrency', '2', '--out', out, '--data-dir', dataDir, '--json']),
   );
   const { job, metrics } = res;
-  expect(job).toMatchObject({ status: 'done', rowsTotal: 20, rowsDone: 20, rowsFailed: 0, deterministic: true });
-  expect(job.dataset.mapping).toMatchObject({ textColumn: 'input', labelColumn: 'solution' });
-  expect(job.dataset.fingerprint).toMatch(/^sha256:/);
-  expect(job.generator.headerHash).toMatch(/^[0-9a-f]{64}$/);
+  // The job as the API's jobs.get answers it: the contract's shape, no other field.
+  expectJobsGet(job);
+  expect(job).toMatchObject({ status: 'done', rowsTotal: 20, rowsDone: 20, deterministic: true });
   expect(metrics.evaluated).toBe(20);
   expect(metrics.accuracyAfterRuns).toHaveLength(2);
   expect(metrics.accuracyAfterRuns[1]).toBe(metrics.accuracy);
@@ -57,6 +65,11 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   // The rows are the file's first 20 (user message as input, solution as gold).
   const lines = readFileSync(sst2, 'utf8').split('\n').slice(0, 20).map((l) => JSON.parse(l) as { messages: { role: string; content: string }[]; solution: string });
   const exported = await readJsonExport(join(out, `${job.id}.json`));
+  // The export keeps the stored record, for a job to be read again as it ran.
+  expect(exported.job).toMatchObject({ status: 'done', rowsFailed: 0 });
+  expect(exported.job.dataset.mapping).toMatchObject({ textColumn: 'input', labelColumn: 'solution' });
+  expect(exported.job.dataset.fingerprint).toMatch(/^sha256:/);
+  expect(exported.job.generator.headerHash).toMatch(/^[0-9a-f]{64}$/);
   expect(exported.rows.map((r) => [r.input, r.gold])).toEqual(lines.map((l) => [l.messages.find((m) => m.role === 'user')!.content, l.solution]));
   for (const r of exported.rows) {
     expect(['negative', 'positive']).toContain(r.prediction);
@@ -78,8 +91,13 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   expect(csv.filter((c) => c.baselineCorrect).length / csv.length).toBe(metrics.baseline!.accuracy);
 
   // The history has it, and `jobs show` / `jobs export` give the same numbers later.
-  const shown = json<{ job: JobInfo; metrics: JobMetrics }>(await cli(['jobs', 'show', job.id, '--json', '--data-dir', dataDir]));
+  const shown = json<{ job: JobSummary; metrics: JobMetrics }>(await cli(['jobs', 'show', job.id, '--json', '--data-dir', dataDir]));
   expect(shown.metrics).toEqual(metrics);
+  expectJobsGet(shown.job);
+  expect(shown.job).toEqual(job);
+  // jobs list --json: the same job, as jobs.list answers it.
+  const { progress: _progress, ...summary } = job as JobSummary & { progress: unknown };
+  expect(JSON.parse(await cli(['jobs', 'list', '--json', '--data-dir', dataDir]))).toEqual([summary]);
   const again = join(dir, 'again.json');
   await cli(['jobs', 'export', job.id, '--format', 'json', '--out', again, '--data-dir', dataDir]);
   expect((await readJsonExport(again)).rows).toEqual(exported.rows);

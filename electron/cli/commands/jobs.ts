@@ -9,7 +9,7 @@ import type { Budget } from '../../common/plan';
 import { budgetOption, jobBudgetFrom, priceOption } from '../plan';
 import { addRuntimeOptions, intOption, minConfidenceOption, viewFrom } from '../options';
 import { accuracyOf, jobStatus } from '../../common/contract/jobs';
-import { formatMetrics, printJobOutcome, runJobWithProgress } from '../job-output';
+import { formatMetrics, jobDetail, printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { clip, err, interruptSignal, out, outJson, pct, table } from '../ui';
 import { exportFinalLabels, registerReview } from './review';
@@ -58,7 +58,8 @@ export function registerJobs(program: Command): void {
         const page = opts.rows ? jobs.rows(job.id, { limit: opts.rows, ...(opts.wrong ? { onlyWrong: true } : {}) }) : null;
         const min = view.minConfidence;
         const abstained = (r: { status: string; confidence: number | null }) => min !== undefined && r.status === 'done' && !answeredAt(r.confidence, min);
-        if (opts.json) return outJson({ job, metrics, ...(page ? { rows: min === undefined ? page.rows : page.rows.map((r) => ({ ...r, abstained: abstained(r) })) } : {}) });
+        // The job as jobs.get answers it, its metrics as jobs.metrics, its rows as jobs.rows.
+        if (opts.json) return outJson({ job: jobDetail(job), metrics, ...(page ? { rows: min === undefined ? page.rows : page.rows.map((r) => ({ ...r, abstained: abstained(r) })) } : {}) });
         out(formatMetrics(job, metrics));
         if (job.interrupted) out(`\n  this job's process died; continue it with: tatra jobs resume ${job.id}`);
         if (!page) return;
