@@ -172,7 +172,15 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await expect(page.getByTestId('pair-row').filter({ hasText: 'done' })).toHaveCount(4);
     const cells = page.getByTestId('heat-cell');
     await expect(cells).toHaveCount(4);
-    for (let i = 0; i < 4; i++) await expect(cells.nth(i)).toHaveText(/^\d+\.\d%$/);
+    for (let i = 0; i < 4; i++) await expect(cells.nth(i)).toHaveText(/^\d+\.\d%( ★)?$/);
+    // Every accuracy with its Wilson interval; on 2 rows nothing is told apart from the best, so all
+    // four are tied for best, marked in the table and the heat map, never one winner (docs/method.md §16).
+    await expect(page.getByTestId('pair-interval')).toHaveCount(4);
+    for (const text of await page.getByTestId('pair-interval').allTextContents()) expect(text).toMatch(/^\[\d+\.\d, \d+\.\d\]/);
+    await expect(page.getByTestId('pair-tied')).toHaveCount(4);
+    await expect(page.locator('[data-testid="heat-cell"][data-tied="true"]')).toHaveCount(4);
+    await expect(page.getByTestId('compare-tied')).toContainText('4 pairs not told apart');
+    await expect(page.getByTestId('pair-versus-best').filter({ hasText: 'Holm p' })).toHaveCount(3);
     await expect(page.getByTestId('compare-chart').locator('.recharts-bar-rectangle').first()).toBeVisible();
     await page.screenshot({ path: 'e2e/artifacts/compare.png', fullPage: true });
     await lookAt(page, 'compare');
@@ -186,7 +194,8 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await expect(page.getByTestId('compare-export-done')).toBeVisible();
     const csvOut = (await page.getByTestId('compare-export-done').locator('code').textContent())!;
     const lines = readFileSync(csvOut, 'utf8').trim().split(/\r?\n/);
-    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error');
+    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error,accuracyLow,accuracyHigh,best,versusBest,versusBestLow,versusBestHigh,rowsBothScored,pValue,adjustedP,tiedForBest');
+    expect(lines.slice(1).every((l) => l.endsWith(',true'))).toBe(true);
     expect(lines).toHaveLength(5);
     // The history lists it and leads back to it.
     await page.getByRole('button', { name: '← All comparisons' }).click();

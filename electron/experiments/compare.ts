@@ -20,6 +20,7 @@ import type { JobManager } from '../jobs/manager';
 import type { JobInfo } from '../jobs/types';
 import { inspectModelFile } from '../models/gguf';
 import { estimateFit } from '../models/hardware';
+import { PAIR_STATS_COLUMNS, pairStatsCells, pairsVersusBest, type PairScores } from './compare-stats';
 import { unmadeCellStatus, type CellLeft, type CellPrice, type CellState, type ExperimentKindDefinition, type ExperimentStatus } from './kind';
 import type { Planner } from '../jobs/planner';
 
@@ -71,9 +72,12 @@ export function comparisonSpec(input: unknown): ComparisonSpec {
   return { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataPath: resolve(parsed.data.dataPath) };
 }
 
+/** What a pair says of its uncertainty before anything is scored (compare-stats.ts fills it in). */
+const UNSCORED = { accuracyInterval: null, best: false, versusBest: null, adjustedP: null, tiedForBest: false } as const;
+
 /** A pair before its job exists. */
 export function pendingPair(p: PairCell): ComparisonPair {
-  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, elapsedMs: 0, tokens: 0, error: null, dropped: null };
+  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, elapsedMs: 0, tokens: 0, error: null, dropped: null, ...UNSCORED };
 }
 
 /**
@@ -122,7 +126,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
     finished.set(job.id, value);
     return value;
   };
-  const pairOf = ({ cell, job, error, dropped }: CellState<PairCell>, status: ExperimentStatus): ComparisonPair => {
+  const pairOf = ({ cell, job, error, dropped }: CellState<PairCell>, status: ExperimentStatus): PairScores => {
     if (!job) {
       if (error !== null) return { ...pendingPair(cell), status: 'failed', error };
       return { ...pendingPair(cell), status: unmadeCellStatus(status) };
@@ -185,7 +189,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
 
     summary: ({ spec: { spec } }) => ({ taskId: spec.taskId, dataPath: spec.dataPath, generators: spec.generators, evaluators: spec.evaluators }),
 
-    result: ({ spec }, states, status) => ({ spec: spec.spec, pairs: states.map((s) => pairOf(s, status)), warnings: spec.warnings }),
+    result: ({ id, spec }, states, status) => ({ spec: spec.spec, pairs: pairsVersusBest(id, states.map((s) => pairOf(s, status)), (jobId) => jobs.outcomes(jobId)), warnings: spec.warnings }),
 
     csv: (result) => pairsCsv(result.pairs),
 
@@ -223,7 +227,10 @@ async function pricePairs(stored: StoredComparisonSpec, left: readonly CellLeft<
 
 const PAIR_COLUMNS = ['generator', 'evaluator', 'status', 'rowsDone', 'rowsTotal', 'accuracy', 'macroF1', 'elapsedMs', 'tokens', 'error'] as const;
 
-/** One line per pair, with the same CSV writer as the job exports (RFC 4180, CRLF, formula escaping). */
+/** One line per pair, with the same CSV writer as the job exports (RFC 4180, CRLF, formula escaping), and its statistics (compare-stats.ts pairsCsvStats). */
 export function pairsCsv(pairs: readonly ComparisonPair[]): string {
-  return toCsv([...PAIR_COLUMNS]) + pairs.map((p) => toCsv(PAIR_COLUMNS.map((c) => (p[c] === null ? '' : String(p[c]))))).join('');
+  return (
+    toCsv([...PAIR_COLUMNS, ...PAIR_STATS_COLUMNS]) +
+    pairs.map((p) => toCsv([...PAIR_COLUMNS.map((c) => (p[c] === null ? '' : String(p[c]))), ...pairStatsCells(p)])).join('')
+  );
 }

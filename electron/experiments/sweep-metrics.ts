@@ -19,6 +19,7 @@ import type { JobRow, StoredRunExamples } from '../jobs/types';
 import { toCsv } from '../jobs/export';
 import { labelNames } from '../common/task';
 import { accuracyOf } from '../common/contract/jobs';
+import { pointsVersusBest, type PointScores } from './sweep-stats';
 
 /** One job of a sweep: (n, k, seed) at the largest r. */
 export interface SweepCell {
@@ -98,7 +99,8 @@ function evaluationCallCounts(task: TaskDefinition, row: JobRow, examplesOf: (ru
 }
 
 /** Quality of the vote over a cell's first r runs. */
-export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: number): Pick<SweepSeedPoint, 'scored' | 'accuracy' | 'macroF1' | 'lenientAccuracy'> {
+export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: number): Pick<SweepSeedPoint, 'scored' | 'accuracy' | 'macroF1' | 'lenientAccuracy'> & { outcomes: Array<boolean | null> } {
+  const outcomes: Array<boolean | null> = [];
   let scored = 0;
   let correct = 0;
   let lenient = 0;
@@ -108,7 +110,8 @@ export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: numb
     const runs = (row.runs ?? []).slice(0, r);
     const label = revote(task, runs);
     scored++;
-    if (isCorrect(task, row.gold, label)) correct++;
+    outcomes[row.index] = isCorrect(task, row.gold, label);
+    if (outcomes[row.index]) correct++;
     pairs.push({ gold: row.gold, prediction: label });
     if (task.kind === 'math' && label !== null) {
       // As the job scores a row: the gold string in the raw output of a variant that voted for the winner.
@@ -117,6 +120,7 @@ export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: numb
     }
   }
   return {
+    outcomes,
     scored,
     accuracy: accuracyOf(correct, scored),
     macroF1: task.kind === 'math' ? null : labelScores(labelNames(task), pairs).macroF1,
@@ -216,19 +220,25 @@ export function aggregateSweep(input: SweepAggregateInput): SweepAggregate {
   const secondsPerToken = input.made.tokens > 0 ? seconds / input.made.tokens : 0;
   let aloneGen = 0;
   let aloneEval = 0;
-  const points: SweepPoint[] = [];
+  const points: PointScores[] = [];
+  /** Each point's rows right or wrong, one array per seed of perSeed (sweep-stats.ts). */
+  const outcomes: Array<Array<Array<boolean | null>>> = [];
   for (const n of grid.n) {
     for (const k of grid.k) {
       for (const r of grid.r) {
         const perSeed: SweepSeedPoint[] = [];
+        const seedOutcomes: Array<Array<boolean | null>> = [];
         for (const seed of grid.seeds) {
           const cell = cells.get(`${n}:${k}:${seed}`);
           if (!cell?.done) continue;
           const cost = pointCost(task, cell, r, rMax, costs, secondsPerToken);
           aloneGen += cost.generatorCalls;
           aloneEval += cost.evaluatorCalls;
-          perSeed.push({ seed, ...scoreUpTo(task, cell.rows, r), cost });
+          const { outcomes: right, ...score } = scoreUpTo(task, cell.rows, r);
+          seedOutcomes.push(right);
+          perSeed.push({ seed, ...score, cost });
         }
+        outcomes.push(seedOutcomes);
         const of = (pick: (p: SweepSeedPoint) => number | null) => meanStd(perSeed.map(pick).filter((v): v is number => v !== null));
         points.push({
           n,
@@ -248,7 +258,7 @@ export function aggregateSweep(input: SweepAggregateInput): SweepAggregate {
   }
   const saving = (alone: number, made: number): CallSaving => ({ alone, made, saved: alone - made });
   return {
-    points,
+    points: pointsVersusBest(points, outcomes),
     sharing: { generatorCalls: saving(aloneGen, input.made.generatorCalls), evaluatorCalls: saving(aloneEval, input.made.evaluatorCalls) },
   };
 }
@@ -260,6 +270,9 @@ const CSV_COLUMNS = [
   'seeds',
   'accuracy_mean',
   'accuracy_std',
+  'accuracy_low',
+  'accuracy_high',
+  'tied_for_best',
   'macro_f1_mean',
   'macro_f1_std',
   'lenient_accuracy_mean',
@@ -278,7 +291,7 @@ export function sweepPointsCsv(points: readonly SweepPoint[]): string {
   // The same CSV writer as the job exports (RFC 4180, CRLF, formula escaping).
   let out = toCsv(CSV_COLUMNS);
   for (const p of points) {
-    out += toCsv([String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), ...ms(p.macroF1), ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]);
+    out += toCsv([String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), p.accuracyInterval?.low ?? '', p.accuracyInterval?.high ?? '', String(p.tiedForBest), ...ms(p.macroF1), ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]);
   }
   return out;
 }

@@ -53,7 +53,15 @@ export interface CsvExportRow {
  * `readCsvExport` takes it off again.
  */
 export function toCsv(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
-  return stringifyCsv([values.map((v) => (v === null || v === undefined ? '' : String(v)))], { escape_formulas: true, record_delimiter: '\r\n' });
+  return stringifyCsv([values.map((v) => (v === null || v === undefined ? '' : typeof v === 'number' ? String(v) : formulaSafe(String(v))))], { record_delimiter: '\r\n' });
+}
+
+/**
+ * csv-stringify's escape_formulas for text. A JS number (a negative difference) is written as it is:
+ * it is no formula, and a spreadsheet must read it as a number.
+ */
+function formulaSafe(cell: string): string {
+  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
 }
 
 /** Undoes escape_formulas on a cell read back. */

@@ -8,7 +8,8 @@ import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { modelLabel } from '../../common/model-spec';
-import { comparisonMatrix, type ComparisonResult } from '../../common/contract/comparisons';
+import { TIED_FOR_BEST_NOTE, comparisonMatrix, tiedPairs, versusBestText, type ComparisonResult } from '../../common/contract/comparisons';
+import { boundsText } from '../../common/contract/interval';
 import type { ExperimentManagers } from '../../experiments';
 import type { ExperimentProgressEvent } from '../../common/contract/experiments';
 import type { Budget } from '../../common/plan';
@@ -66,11 +67,13 @@ export function formatComparison(rec: ComparisonResult): string {
   out.push(
     table(
       [
-        ['generator', 'evaluator', 'accuracy %', 'macro-F1', 'rows', 'time', 'tokens', 'job'],
+        ['generator', 'evaluator', 'accuracy %', '95 % interval', 'against the best (points)', 'macro-F1', 'rows', 'time', 'tokens', 'job'],
         ...rec.pairs.map((p) => [
-          n.get(p.generator)!,
+          `${p.tiedForBest ? '* ' : ''}${n.get(p.generator)!}`,
           n.get(p.evaluator)!,
           accuracyCell(p.accuracy),
+          boundsText(p.accuracyInterval),
+          versusBestText(p),
           p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
           `${p.rowsDone}/${p.rowsTotal}`,
           duration(p.elapsedMs),
@@ -78,18 +81,22 @@ export function formatComparison(rec: ComparisonResult): string {
           p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : p.dropped ? `dropped after ${p.dropped.afterRows} rows` : `${p.status}${p.error ? `: ${p.error}` : ''}`,
         ]),
       ],
-      (c) => c >= 2 && c <= 6,
+      (c) => c === 2 || (c >= 5 && c <= 8),
     ),
   );
+  const tied = tiedPairs(rec.pairs);
+  if (tied.length > 0) out.push('', `  tied for best (*): ${tied.map((p) => `${n.get(p.generator)!} → ${n.get(p.evaluator)!}`).join(', ')}`);
   out.push('');
-  out.push('  accuracy % (rows: generator, columns: evaluator)');
+  out.push('  accuracy % (rows: generator, columns: evaluator; * tied for best)');
   const m = comparisonMatrix(rec);
+  const mark = (g: string, e: string) => (rec.pairs.find((p) => p.generator === g && p.evaluator === e)?.tiedForBest ? '*' : ' ');
   out.push(
     table(
-      [['', ...rec.spec.evaluators.map((e) => n.get(e)!)], ...rec.spec.generators.map((g, i) => [n.get(g)!, ...m[i]!.map(accuracyCell)])],
+      [['', ...rec.spec.evaluators.map((e) => n.get(e)!)], ...rec.spec.generators.map((g, i) => [n.get(g)!, ...m[i]!.map((v, j) => `${accuracyCell(v)}${mark(g, rec.spec.evaluators[j]!)}`)])],
       (c) => c > 0,
     ),
   );
+  out.push('', `  ${TIED_FOR_BEST_NOTE} (docs/method.md §16)`);
   return out.join('\n');
 }
 

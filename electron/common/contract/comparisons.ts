@@ -7,6 +7,7 @@ import { CONCURRENCY, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { safeRecord } from '../records';
 import { CellStatus, ExperimentHead, RaceDrop } from './experiment-progress';
+import { Interval, PairedComparison, pValueText, pointsText } from './interval';
 
 export const ComparisonSpec = z.object({
   /** Task id or path of a task file. */
@@ -55,6 +56,16 @@ export const ComparisonPair = z.object({
   error: z.string().nullable(),
   /** Dropped from the race (status `dropped`): after how many rows, and why. */
   dropped: RaceDrop.nullable().default(null),
+  /** The accuracy's 95 % Wilson interval (docs/method.md §16); null until a row with gold is scored. */
+  accuracyInterval: Interval.nullable().default(null),
+  /** The pair with the highest accuracy: the one every other is compared with. */
+  best: z.boolean().default(false),
+  /** This pair minus the best, on the rows both scored (Tango's interval, exact McNemar p); null for the best itself. */
+  versusBest: PairedComparison.nullable().default(null),
+  /** McNemar's p against the best after Holm's correction over the pairs compared with it. */
+  adjustedP: z.number().nullable().default(null),
+  /** Not told apart from the best at 95 % after Holm's correction ("tied for best"; the best is). */
+  tiedForBest: z.boolean().default(false),
 });
 export type ComparisonPair = z.infer<typeof ComparisonPair>;
 
@@ -81,3 +92,21 @@ export function comparisonMatrix(record: Pick<ComparisonResult, 'spec' | 'pairs'
     record.spec.evaluators.map((e) => record.pairs.find((p) => p.generator === g && p.evaluator === e)?.[metric] ?? null),
   );
 }
+
+/** "best", or this pair against it: "−3.2 [−7.1, +0.6] on 200 rows, Holm p = 0.21"; '' before anything is scored. */
+export function versusBestText(p: Pick<ComparisonPair, 'best' | 'versusBest' | 'adjustedP'>): string {
+  if (p.best) return 'best';
+  const c = p.versusBest;
+  if (!c) return '';
+  const d = c.difference;
+  return `${pointsText(d.estimate)} [${pointsText(d.low)}, ${pointsText(d.high)}] on ${c.rows} rows, Holm ${pValueText(p.adjustedP ?? c.pValue)}`;
+}
+
+/** The pairs tied for best, in run order. */
+export function tiedPairs(pairs: readonly ComparisonPair[]): ComparisonPair[] {
+  return pairs.filter((p) => p.tiedForBest);
+}
+
+/** What "tied for best" means, beside every table or heat map that marks it (docs/method.md §16). */
+export const TIED_FOR_BEST_NOTE =
+  "tied for best: not told apart from the best pair at 95 % (exact McNemar on the rows both scored, Holm's correction over the pairs compared); accuracy intervals: 95 % Wilson; differences: points against the best, Tango's paired 95 % interval";

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CONCURRENCY, INT_SETTINGS, ROW_LIMIT } from '../settings';
 import { Budget, Price } from '../plan';
 import { CellStatus, ExperimentHead, RaceDrop } from './experiment-progress';
+import { Interval, PairedComparison } from './interval';
 import { safeRecord } from '../records';
 
 /** A sorted list of distinct whole numbers (the order and repeats on a command line do not matter). */
@@ -97,6 +98,18 @@ export const SweepPoint = z.object({
   tokens: MeanStd,
   seconds: MeanStd,
   perSeed: z.array(SweepSeedPoint),
+  /**
+   * The accuracy's 95 % interval (docs/method.md §16): the mean over seeds on the rows every seed
+   * scored, by the percentile bootstrap over rows and seeds (Wilson with one seed).
+   */
+  accuracyInterval: Interval.nullable().default(null),
+  /** The point with the highest accuracy: the one every other is compared with. */
+  best: z.boolean().default(false),
+  /** This point minus the best on the rows both scored (paired bootstrap over rows and seeds, exact sign test); null for the best. */
+  versusBest: PairedComparison.nullable().default(null),
+  adjustedP: z.number().nullable().default(null),
+  /** Not told apart from the best at 95 % after Holm's correction over the points compared ("tied for best"). */
+  tiedForBest: z.boolean().default(false),
 });
 export type SweepPoint = z.infer<typeof SweepPoint>;
 

@@ -1,6 +1,6 @@
 // A sweep's charts: accuracy against n, k and r with ±1 std bands (like the paper's sensitivity
 // figure, docs/method.md §12), a k × n heat map, and cost against accuracy so people can pick a setting.
-import { Area, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
+import { CartesianGrid, ComposedChart, ErrorBar, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { compactCount, heatCell, pct } from './labels';
 import { ChartFigure } from './ChartFigure';
@@ -11,7 +11,11 @@ const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)',
 export type Axis = 'n' | 'k' | 'r';
 
 export interface SweepSeries {
-  /** One row per x value: `x`, and per line value v: `m${v}` (mean) and `b${v}` ([mean − std, mean + std]). */
+  /**
+   * One row per x value: `x`, and per line value v: `m${v}` (mean), `b${v}` ([low, high]: the 95 %
+   * interval over rows and seeds, docs/method.md §16) and `e${v}` ([mean − low, high − mean], the
+   * error bar recharts draws).
+   */
   rows: Array<Record<string, number | [number, number] | null>>;
   lines: number[];
   /** The third axis and the value it is held at. */
@@ -35,7 +39,9 @@ export function sweepSeries(points: readonly SweepPoint[], x: Axis, by: Axis, fi
     for (const v of lines) {
       const p = chosen.find((q) => q[x] === xv && q[by] === v);
       row[`m${v}`] = p?.accuracy ? p.accuracy.mean : null;
-      row[`b${v}`] = p?.accuracy ? [Math.max(0, p.accuracy.mean - p.accuracy.std), Math.min(1, p.accuracy.mean + p.accuracy.std)] : null;
+      const iv = p?.accuracy ? p.accuracyInterval : null;
+      row[`b${v}`] = iv ? [iv.low, iv.high] : null;
+      row[`e${v}`] = iv && p?.accuracy ? [Math.max(0, p.accuracy.mean - iv.low), Math.max(0, iv.high - p.accuracy.mean)] : null;
     }
     return row;
   });
@@ -48,7 +54,7 @@ export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; b
   const color = useResolvedColor();
   const { rows, lines, held, heldValue } = sweepSeries(props.points, props.x, props.by, props.fixed ?? {});
   const xs = rows.map((r) => r.x as number);
-  const caption = `Accuracy against ${AXIS_NAME[props.x]}, one line per ${props.by}, ${held} = ${heldValue}; bands are ±1 std over seeds`;
+  const caption = `Accuracy against ${AXIS_NAME[props.x]}, one line per ${props.by}, ${held} = ${heldValue}; bars are 95 % intervals over rows and seeds`;
   const cell = (v: number | [number, number] | null | undefined) => (typeof v === 'number' ? pct(v) : '–');
   const text = { caption, columns: [props.x, ...lines.map((v) => `${props.by} = ${v}`)], rows: rows.map((r) => [r.x as number, ...lines.map((v) => cell(r[`m${v}`]))]) };
   return (
@@ -59,17 +65,16 @@ export function AccuracyLines(props: { points: readonly SweepPoint[]; x: Axis; b
           <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} ticks={xs} allowDecimals={false} stroke={color('var(--muted)')} label={{ value: props.x, position: 'insideBottom', offset: -8, fill: color('var(--muted)') }} />
           <YAxis domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} stroke={color('var(--muted)')} width={52} />
           <Tooltip
-            formatter={(value, name) => (Array.isArray(value) ? [`${pct(value[0] as number)} – ${pct(value[1] as number)}`, `${String(name)} ±1 std`] : [pct(value as number), String(name)])}
+            formatter={(value, name) => (Array.isArray(value) ? [`${pct(value[0] as number)} – ${pct(value[1] as number)}`, `${String(name)} 95 % interval`] : [pct(value as number), String(name)])}
             labelFormatter={(l) => `${props.x} = ${String(l)}`}
             contentStyle={{ background: color('var(--panel)'), borderColor: color('var(--border)') }}
           />
           {/* By value (k=4 before k=16), not alphabetically (recharts' default). */}
           <Legend verticalAlign="top" height={28} itemSorter={(item) => Number(String(item.dataKey).slice(1))} />
           {lines.map((v, i) => (
-            <Area key={`b${v}`} dataKey={`b${v}`} name={`${props.by}=${v} band`} legendType="none" stroke="none" fill={color(SERIES[i % SERIES.length]!)} fillOpacity={0.15} isAnimationActive={false} connectNulls />
-          ))}
-          {lines.map((v, i) => (
-            <Line key={`m${v}`} dataKey={`m${v}`} name={`${props.by}=${v}`} stroke={color(SERIES[i % SERIES.length]!)} strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} connectNulls />
+            <Line key={`m${v}`} dataKey={`m${v}`} name={`${props.by}=${v}`} stroke={color(SERIES[i % SERIES.length]!)} strokeWidth={2} dot={{ r: 3 }} isAnimationActive={false} connectNulls>
+              <ErrorBar dataKey={`e${v}`} width={6} stroke={color(SERIES[i % SERIES.length]!)} strokeWidth={1.5} direction="y" />
+            </Line>
           ))}
         </ComposedChart>
       </ResponsiveContainer>

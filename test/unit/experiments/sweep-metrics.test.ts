@@ -187,10 +187,34 @@ describe('aggregateSweep', () => {
 
   it('exports one CSV line per point', () => {
     const lines = sweepPointsCsv(agg.points).trimEnd().split('\r\n');
-    expect(lines[0]).toBe('n,k,r,seeds,accuracy_mean,accuracy_std,macro_f1_mean,macro_f1_std,lenient_accuracy_mean,lenient_accuracy_std,calls_mean,calls_std,tokens_mean,tokens_std,seconds_mean,seconds_std');
+    expect(lines[0]).toBe('n,k,r,seeds,accuracy_mean,accuracy_std,accuracy_low,accuracy_high,tied_for_best,macro_f1_mean,macro_f1_std,lenient_accuracy_mean,lenient_accuracy_std,calls_mean,calls_std,tokens_mean,tokens_std,seconds_mean,seconds_std');
     expect(lines).toHaveLength(5);
     expect(lines[1]!.startsWith('0,2,1,1 2,0.5,0.5,')).toBe(true);
+    const p = agg.points[0]!;
+    expect(lines[1]!.split(',').slice(6, 9)).toEqual([String(p.accuracyInterval!.low), String(p.accuracyInterval!.high), String(p.tiedForBest)]);
     // No lenient score for a classification task: empty cells.
-    expect(lines[1]!.split(',').slice(8, 10)).toEqual(['', '']);
+    expect(lines[1]!.split(',').slice(11, 13)).toEqual(['', '']);
+  });
+
+  it('gives each point its interval over rows and seeds, and the points tied for best (docs/method.md §16)', () => {
+    for (const p of agg.points) {
+      if (p.accuracy === null) continue;
+      // Both seeds scored the same rows: the interval's estimate is the mean over seeds.
+      expect(p.accuracyInterval).toMatchObject({ estimate: p.accuracy.mean, method: 'bootstrap-rows-seeds', level: 0.95 });
+      expect(p.accuracyInterval!.low).toBeLessThanOrEqual(p.accuracy.mean);
+      expect(p.accuracyInterval!.high).toBeGreaterThanOrEqual(p.accuracy.mean);
+    }
+    const best = agg.points.filter((p) => p.best);
+    expect(best).toHaveLength(1);
+    expect(best[0]!.accuracy!.mean).toBe(Math.max(...agg.points.map((p) => p.accuracy?.mean ?? -1)));
+    expect(best[0]!.tiedForBest).toBe(true);
+    // On a handful of rows nothing is told apart from the best: every scored point is tied with it, each compared seed by seed.
+    for (const p of agg.points.filter((x) => !x.best && x.accuracy !== null)) {
+      expect(p.tiedForBest).toBe(true);
+      expect(p.versusBest).toMatchObject({ test: 'sign-exact', difference: { method: 'bootstrap-paired' } });
+    }
+    // The same sweep read again shows the same intervals.
+    const again = aggregateSweep({ task: sst2, grid, cells, made: { generatorCalls: 6, evaluatorCalls: 8, tokens: 1000 } });
+    expect(again.points.map((p) => p.accuracyInterval)).toEqual(agg.points.map((p) => p.accuracyInterval));
   });
 });

@@ -1,14 +1,17 @@
 // The Sweep view's chart data: accuracy against one axis, one line per value of another, the
-// third held (at the grid's largest value unless given), with ±1 std bands clipped to [0, 1].
+// third held (at the grid's largest value unless given), with each point's 95 % interval as an
+// error bar (docs/method.md §16).
 import { describe, expect, it } from 'vitest';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { sweepSeries } from '../../../renderer/src/components/SweepCharts';
 import { parseList } from '../../../renderer/src/views/experiment/sweep';
 import { compactCount } from '../../../renderer/src/components/labels';
 
-function point(n: number, k: number, r: number, mean: number | null, std = 0): SweepPoint {
+/** A point whose interval reaches `half` either side of its mean, held to [0, 1]. */
+function point(n: number, k: number, r: number, mean: number | null, half = 0): SweepPoint {
   const zero = { mean: 0, std: 0 };
-  return { n, k, r, seeds: [1, 2], accuracy: mean === null ? null : { mean, std }, macroF1: null, lenientAccuracy: null, calls: zero, tokens: zero, seconds: zero, perSeed: [] };
+  const accuracyInterval = mean === null ? null : { estimate: mean, low: Math.max(0, mean - half), high: Math.min(1, mean + half), method: 'bootstrap-rows-seeds' as const, level: 0.95 };
+  return { n, k, r, seeds: [1, 2], accuracy: mean === null ? null : { mean, std: 0 }, macroF1: null, lenientAccuracy: null, calls: zero, tokens: zero, seconds: zero, perSeed: [], accuracyInterval, best: false, versusBest: null, adjustedP: null, tiedForBest: false };
 }
 
 const points: SweepPoint[] = [];
@@ -22,6 +25,7 @@ describe('sweepSeries', () => {
     // n=2, k=8, r=3: 13/20.
     expect(s.rows[1]!.m8).toBeCloseTo(0.65, 12);
     expect(s.rows[1]!.b8).toEqual([expect.closeTo(0.6, 12), expect.closeTo(0.7, 12)]);
+    expect(s.rows[1]!.e8).toEqual([expect.closeTo(0.05, 12), expect.closeTo(0.05, 12)]);
   });
 
   it('by default holds the third axis at its largest value with results yet', () => {
@@ -36,11 +40,13 @@ describe('sweepSeries', () => {
     expect(s.rows[0]!.m0).toBeCloseTo(5 / 20, 12);
   });
 
-  it('clips bands to [0, 1] and leaves gaps where a point has no accuracy yet', () => {
+  it('draws the interval as it is, lopsided at the ends, and leaves gaps where a point has no accuracy yet', () => {
     const s = sweepSeries([point(0, 4, 1, 0.98, 0.1), point(1, 4, 1, null), point(0, 8, 1, 0.02, 0.1)], 'n', 'k', {});
     expect(s.rows).toHaveLength(1);
     expect(s.rows[0]!.b4).toEqual([expect.closeTo(0.88, 12), 1]);
     expect(s.rows[0]!.b8).toEqual([0, expect.closeTo(0.12, 12)]);
+    expect(s.rows[0]!.e4).toEqual([expect.closeTo(0.1, 12), expect.closeTo(0.02, 12)]);
+    expect(s.rows[0]!.e8).toEqual([expect.closeTo(0.02, 12), expect.closeTo(0.1, 12)]);
   });
 });
 

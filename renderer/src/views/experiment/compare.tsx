@@ -5,10 +5,12 @@
 import { useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { modelLabel } from '../../../../electron/common/model-spec';
-import { comparisonMatrix } from '../../../../electron/common/contract/comparisons';
+import { TIED_FOR_BEST_NOTE, comparisonMatrix, tiedPairs, versusBestText } from '../../../../electron/common/contract/comparisons';
+import { boundsText, intervalName } from '../../../../electron/common/contract/interval';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../../electron/common/tatra';
 import { ChartFigure } from '../../components/ChartFigure';
 import { ErrorBanner, ProgressBar, TableWrap } from '../../components/Common';
+import { Bounds } from '../../components/Intervals';
 import { duration, heatCell, pct } from '../../components/labels';
 import { useModelOptions } from '../../components/ModelPicker';
 import { RowLimitField, StatusChip, TaskField, chosenLabelMap } from '../../components/RunSetup';
@@ -152,12 +154,25 @@ function Heatmap({ result }: { result: Comparison }) {
             </div>
             {evaluators.map((e, j) => {
               const v = m[i]?.[j] ?? null;
-              const dropped = result.pairs.find((p) => p.generator === g && p.evaluator === e)?.dropped ?? null;
+              const pair = result.pairs.find((p) => p.generator === g && p.evaluator === e);
+              const dropped = pair?.dropped ?? null;
+              const tied = pair?.tiedForBest === true;
+              const interval = pair?.accuracyInterval ? ` ${boundsText(pair.accuracyInterval)}` : '';
               // A dropped pair's accuracy is on the rows it ran: said so, and greyed.
-              const title = `${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}${dropped ? ` on its ${dropped.afterRows} rows; dropped, ${dropped.reason}` : ''}`;
+              const title = `${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}${interval}${dropped ? ` on its ${dropped.afterRows} rows; dropped, ${dropped.reason}` : ''}${tied ? ' · tied for best' : ''}${pair && !pair.best && pair.versusBest ? ` · against the best ${versusBestText(pair)}` : ''}`;
               return (
-                <div key={`${g}-${e}`} className="cell" role="cell" data-testid="heat-cell" data-dropped={dropped ? 'true' : undefined} title={title} style={dropped ? { opacity: 0.55 } : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}>
+                <div
+                  key={`${g}-${e}`}
+                  className={`cell${tied ? ' tied' : ''}`}
+                  role="cell"
+                  data-testid="heat-cell"
+                  data-dropped={dropped ? 'true' : undefined}
+                  data-tied={tied ? 'true' : undefined}
+                  title={title}
+                  style={dropped ? { opacity: 0.55 } : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}
+                >
                   {pct(v)}
+                  {tied ? <span className="tied-mark" aria-label="tied for best"> ★</span> : null}
                   {dropped && <div className="small">dropped at {dropped.afterRows}</div>}
                 </div>
               );
@@ -201,6 +216,18 @@ function Bars({ result }: { result: Comparison }) {
   );
 }
 
+/** Which pairs are tied for best, and what that means: never one winner by a hair (docs/method.md §16). */
+function TiedNote({ result }: { result: Comparison }) {
+  const tied = tiedPairs(result.pairs);
+  if (tied.length === 0) return null;
+  return (
+    <p className="small" data-testid="compare-tied">
+      <strong>Tied for best ★:</strong> {tied.map((p) => `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`).join(', ')}
+      {tied.length > 1 ? ` (${tied.length} pairs not told apart)` : ' (told apart from every other pair)'}. <span className="muted">{TIED_FOR_BEST_NOTE}.</span>
+    </p>
+  );
+}
+
 /** The pairs, one a row, each leading to its evaluation job; then the matrix as a heat map and as bars. */
 function ComparisonResult({ result }: { result: Comparison }) {
   return (
@@ -216,6 +243,8 @@ function ComparisonResult({ result }: { result: Comparison }) {
               <th>Evaluator</th>
               <th>Status</th>
               <th className="num">Accuracy</th>
+              <th className="num" title={intervalName({ method: 'wilson', level: 0.95 })}>95 % interval</th>
+              <th title="This pair minus the best, in points, on the rows both scored: Tango's paired 95 % interval, exact McNemar p after Holm's correction">Against the best</th>
               <th className="num">Macro-F1</th>
               <th className="num">Rows</th>
               <th className="num">Time</th>
@@ -234,6 +263,17 @@ function ComparisonResult({ result }: { result: Comparison }) {
                   {p.status === 'running' && p.rowsTotal > 0 && <ProgressBar value={p.rowsDone / p.rowsTotal} label={`Rows done for ${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`} />}
                 </td>
                 <td className="num">{pct(p.accuracy)}</td>
+                <td className="num">
+                  <Bounds interval={p.accuracyInterval} testId="pair-interval" />
+                </td>
+                <td data-testid="pair-versus-best" title={p.versusBest ? intervalName(p.versusBest.difference) : undefined}>
+                  {p.tiedForBest ? (
+                    <span className="chip ok" data-testid="pair-tied">
+                      tied for best
+                    </span>
+                  ) : null}{' '}
+                  <span className="small">{p.best ? '' : versusBestText(p)}</span>
+                </td>
                 <td className="num">{pct(p.macroF1)}</td>
                 <td className="num">{p.rowsTotal > 0 ? `${p.rowsDone}/${p.rowsTotal}` : '–'}</td>
                 <td className="num">{p.elapsedMs > 0 ? duration(p.elapsedMs) : '–'}</td>
@@ -256,6 +296,7 @@ function ComparisonResult({ result }: { result: Comparison }) {
         <Heatmap result={result} />
         <Bars result={result} />
       </div>
+      <TiedNote result={result} />
       <p className="muted small">Evaluators of one generator saw byte-identical examples and paraphrases (cached by generator, task, settings, seed and input), so differences in a row come from the evaluator alone.</p>
     </div>
   );

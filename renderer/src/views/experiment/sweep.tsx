@@ -8,6 +8,9 @@ import { ErrorBanner, Metric, ReproducibleChip, TableWrap } from '../../componen
 import { RowLimitField, TaskAndModels, draftData, modelPairText, useModelPair } from '../../components/RunSetup';
 import { AccuracyLines, CostScatter, KnHeatmap } from '../../components/SweepCharts';
 import { pct } from '../../components/labels';
+import { Bounds } from '../../components/Intervals';
+import { pairedText } from '../../../../electron/common/contract/interval';
+import type { SweepPoint } from '../../../../electron/common/contract/sweeps';
 import { useStore } from '../../store';
 import type { ExperimentPage, ResultOfKind, SetupParts } from './kinds';
 
@@ -94,6 +97,9 @@ function DroppedSettings({ result }: { result: Sweep }) {
   );
 }
 
+/** A point against the best, in words. */
+const versusText = (p: SweepPoint) => (p.versusBest ? `against the best ${pairedText(p.versusBest)}` : '');
+
 /** What sharing saved and the best point; the charts once a seed of a setting is done; the points. */
 function SweepResultView({ result }: { result: Sweep }) {
   const rMax = useMemo(() => Math.max(...result.grid.r), [result]);
@@ -101,6 +107,7 @@ function SweepResultView({ result }: { result: Sweep }) {
   const { generatorCalls: gen, evaluatorCalls: ev } = result.sharing;
   const math = result.taskKind === 'math';
   const best = Math.max(...result.points.map((p) => p.accuracy?.mean ?? -1));
+  const tied = result.points.filter((p) => p.tiedForBest);
   const jobsDone = result.progress.jobsDone;
   return (
     <>
@@ -108,7 +115,11 @@ function SweepResultView({ result }: { result: Sweep }) {
         {/* Said once a job is done: before that the calls made exceed those of the points so far. */}
         <Metric name="Generator calls saved" value={jobsDone > 0 && gen.alone > 0 ? `${Math.max(0, gen.saved)} of ${gen.alone}` : '–'} hint={`made ${gen.made}; alone means every (n, k, r, seed) point run by itself`} />
         <Metric name="Evaluator calls saved" value={jobsDone > 0 && ev.alone > 0 ? `${Math.max(0, ev.saved)} of ${ev.alone}` : '–'} hint={`made ${ev.made}`} />
-        <Metric name="Best mean accuracy" value={pct(best < 0 ? null : best)} />
+        <Metric
+          name="Best mean accuracy"
+          value={pct(best < 0 ? null : best)}
+          hint={tied.length > 0 ? `tied for best (not told apart at 95 %, Holm): ${tied.map((p) => `n=${p.n} k=${p.k} r=${p.r}`).join('; ')}` : undefined}
+        />
       </div>
       <DroppedSettings result={result} />
       {charted ? (
@@ -129,7 +140,7 @@ function SweepResultView({ result }: { result: Sweep }) {
       <div className="card">
         <div className="card-head">
           <h2>Points</h2>
-          <span className="sub">mean ± std over seeds; calls and tokens are what a setting costs alone; seconds at this sweep's throughput</span>
+          <span className="sub">mean ± std over seeds, [95 % interval over rows and seeds]; ★ tied for best (not told apart from the best at 95 % after Holm's correction); calls and tokens are what a setting costs alone; seconds at this sweep's throughput</span>
         </div>
         <TableWrap label="Sweep points">
           <table className="data" data-testid="sweep-points">
@@ -155,7 +166,15 @@ function SweepResultView({ result }: { result: Sweep }) {
                     <td className="num">{p.k}</td>
                     <td className="num">{p.r}</td>
                     <td className="num">{p.seeds.length}</td>
-                    <td className="num">{p.accuracy ? `${pct(p.accuracy.mean)} ± ${pct(p.accuracy.std)}` : '–'}</td>
+                    <td className="num">
+                      {p.accuracy ? `${pct(p.accuracy.mean)} ± ${pct(p.accuracy.std)}` : '–'} <Bounds interval={p.accuracyInterval} testId="sweep-point-interval" />
+                      {p.tiedForBest ? (
+                        <span className="tied-mark" data-testid="sweep-point-tied" title={p.best ? 'the best point' : `tied for best: ${versusText(p)}`}>
+                          {' '}
+                          ★
+                        </span>
+                      ) : null}
+                    </td>
                     <td className="num">{second ? `${pct(second.mean)} ± ${pct(second.std)}` : '–'}</td>
                     <td className="num">{Math.round(p.calls.mean).toLocaleString()}</td>
                     <td className="num">{Math.round(p.tokens.mean).toLocaleString()}</td>
