@@ -12,7 +12,7 @@ export class AnswerStream {
 
   /** Sends the reply with this stream as its body; its headers go with the first bytes written. */
   constructor(reply: FastifyReply, contentType: string) {
-    void reply.header('cache-control', 'no-store').header('x-accel-buffering', 'no').type(contentType).send(this.body);
+    void reply.header('x-accel-buffering', 'no').type(contentType).send(this.body);
   }
 
   /** Whether the answer can still be written: not ended, and its client still there. */

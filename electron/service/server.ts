@@ -237,15 +237,20 @@ function ended(ctx: Context, request: FastifyRequest, end: RequestEnd): void {
 
 function addRoutes(ctx: Context, app: HttpApp): void {
   app.decorateRequest('work', null);
-  app.addHook('onRequest', (request) => checkRequest(ctx, request));
+  app.addHook('onRequest', async (request, reply) => {
+    // No answer of this service is for a cache to keep (sendFailure says it too: a request whose
+    // target Fastify cannot route never reaches this hook).
+    reply.header('cache-control', 'no-store');
+    await checkRequest(ctx, request);
+  });
   const refuse = (method: 'GET' | 'POST') => () => new HttpError(405, `use ${method}`, { code: 'method_not_allowed', headers: { Allow: method } });
 
-  app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send(health(ctx)));
-  app.get('/metrics', async (_request, reply) => reply.header('cache-control', 'no-store').type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
-  app.get('/v1/models', async (_request, reply) => reply.header('cache-control', 'no-store').send({ object: 'list', data: ctx.catalog.ids().map((m) => modelEntry(ctx, m)) }));
+  app.get('/healthz', async (_request, reply) => reply.send(health(ctx)));
+  app.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics()));
+  app.get('/v1/models', async (_request, reply) => reply.send({ object: 'list', data: ctx.catalog.ids().map((m) => modelEntry(ctx, m)) }));
   app.get('/v1/models/*', async (request, reply) => {
     const id = decodedModelId(request.target.pathname.slice('/v1/models/'.length));
-    return reply.header('cache-control', 'no-store').send(modelEntry(ctx, ctx.catalog.resolve(id)));
+    return reply.send(modelEntry(ctx, ctx.catalog.resolve(id)));
   });
   for (const url of ['/healthz', '/metrics', '/v1/models', '/v1/models/*']) refuseOtherMethods(app, url, ['GET'], refuse('GET'));
 
@@ -350,7 +355,7 @@ async function chatCompletions(ctx: Context, body: ChatCompletionRequest, reques
 
   if (!body.stream) {
     const { result, cached } = await ctx.classifier.classify({ target, input, settings, signal });
-    return reply.header('cache-control', 'no-store').send(chatCompletion(id, created, target, tatraSummary(target, result, cached)));
+    return reply.send(chatCompletion(id, created, target, tatraSummary(target, result, cached)));
   }
   // Headers go with the first chunk, once the engine has started on the input: a request that
   // fails before (an input too long for the context, a full queue) still gets its own status.
@@ -419,7 +424,7 @@ async function classifyBatch(ctx: Context, body: ClassifyRequest, request: Fasti
   }
   const rows: unknown[] = [];
   await inOrder(body.inputs.length, ctx.opts.concurrency, row, async (r) => void rows.push(r));
-  return reply.header('cache-control', 'no-store').send({ object: 'list', model: target.id, data: rows });
+  return reply.send({ object: 'list', model: target.id, data: rows });
 }
 
 /**
