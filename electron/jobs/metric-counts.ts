@@ -142,18 +142,13 @@ export function weightedPairs(pairs: PairCounts): Array<{ gold: string; predicti
 
 // ---------------------------------------------------------------- stored form
 
-interface StoredCounts {
-  rowsDone: number;
-  evaluated: number;
-  correct: number;
-  lenient: number;
-  perRunCorrect: number[];
-  afterCorrect: number[];
+/** The counts with each map as an array of its entries; the plain numbers as they are. */
+type StoredCounts = Omit<MetricCounts, 'pairs' | 'shares' | 'scored' | 'baseline'> & {
   pairs: Array<[string, string | null, number]>;
   shares: Array<[number, number]>;
   scored: Array<[number, number, number]>;
-  baseline: { evaluated: number; correct: number; pairs: Array<[string, string | null, number]>; versus: PairedTable };
-}
+  baseline: Omit<MetricCounts['baseline'], 'pairs'> & { pairs: Array<[string, string | null, number]> };
+};
 
 const storedPairs = (pairs: PairCounts): StoredCounts['pairs'] => [...pairs].map(([key, n]) => [...(JSON.parse(key) as [string, string | null]), n]);
 const pairsFrom = (stored: StoredCounts['pairs']): PairCounts => new Map(stored.map(([gold, prediction, n]) => [pairKey(gold, prediction), n]));
