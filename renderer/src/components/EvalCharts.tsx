@@ -3,6 +3,7 @@ import { Area, Bar, BarChart, CartesianGrid, ComposedChart, Line, ResponsiveCont
 import { NO_VOTE_COLUMN, type JobMetrics } from '../../../electron/common/contract/jobs';
 import { useResolvedColor } from './VoteCharts';
 import { ChartFigure } from './ChartFigure';
+import { HeatGrid } from './HeatGrid';
 import { compactCount, heatCell } from './labels';
 
 export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusion'] }) {
@@ -16,44 +17,28 @@ export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusio
   const max = Math.max(1, ...matrix.flat());
   // Colour by share of the largest cell; the diagonal in --ok, the rest in --danger.
   return (
-    <div className="stack" style={{ gap: 6 }} data-testid="confusion-matrix">
-      <div className="row" style={{ justifyContent: 'center' }}>
-        <span className="axis-title">Predicted →</span>
-      </div>
-      <div className="heat" style={{ gridTemplateColumns: `minmax(80px, auto) repeat(${predicted.length}, minmax(52px, 1fr))` }} role="table" aria-label="Confusion matrix, gold labels in rows, predictions in columns">
-        <div role="row" style={{ display: 'contents' }}>
-          <div className="lab axis-title" role="columnheader">
-            Gold ↓
+    <HeatGrid
+      testId="confusion-matrix"
+      ariaLabel="Confusion matrix, gold labels in rows, predictions in columns"
+      columns={{ title: 'Predicted', minWidth: 52, entries: predicted.map((p) => ({ key: p, label: p, title: p })) }}
+      rows={{ title: 'Gold', minWidth: 80, entries: labels.map((g, i) => ({ key: g, label: g, title: `${g}: ${rowTotals[i]} rows` })) }}
+      cell={(i, j) => {
+        const g = labels[i]!;
+        const p = predicted[j]!;
+        const v = matrix[i]?.[j] ?? 0;
+        return (
+          <div
+            key={`${g}-${p}`}
+            className="cell"
+            role="cell"
+            title={`gold ${g}, predicted ${p}: ${v}${rowTotals[i] ? ` (${((v / rowTotals[i]!) * 100).toFixed(0)}% of ${g})` : ''}`}
+            style={heatCell(v === 0 ? null : v / max, g === p ? 'var(--ok)' : 'var(--danger)')}
+          >
+            {v}
           </div>
-          {predicted.map((p) => (
-            <div className="lab col" key={`c-${p}`} title={p} role="columnheader">
-              {p}
-            </div>
-          ))}
-        </div>
-        {labels.map((g, i) => (
-          <div role="row" style={{ display: 'contents' }} key={`r-${g}`}>
-            <div className="lab" title={`${g}: ${rowTotals[i]} rows`} role="rowheader">
-              {g}
-            </div>
-            {predicted.map((p, j) => {
-              const v = matrix[i]?.[j] ?? 0;
-              return (
-                <div
-                  key={`${g}-${p}`}
-                  className="cell"
-                  role="cell"
-                  title={`gold ${g}, predicted ${p}: ${v}${rowTotals[i] ? ` (${((v / rowTotals[i]!) * 100).toFixed(0)}% of ${g})` : ''}`}
-                  style={heatCell(v === 0 ? null : v / max, g === p ? 'var(--ok)' : 'var(--danger)')}
-                >
-                  {v}
-                </div>
-              );
-            })}
-          </div>
-        ))}
-      </div>
-    </div>
+        );
+      }}
+    />
   );
 }
 

@@ -10,6 +10,7 @@ import { boundsText, intervalName } from '../../../../electron/common/contract/i
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../../electron/common/tatra';
 import { ChartFigure } from '../../components/ChartFigure';
 import { ErrorBanner, ProgressBar, TableWrap } from '../../components/Common';
+import { HeatGrid } from '../../components/HeatGrid';
 import { Bounds } from '../../components/Intervals';
 import { duration, heatCell, pct } from '../../components/labels';
 import { useModelOptions } from '../../components/ModelPicker';
@@ -132,55 +133,39 @@ function Heatmap({ result }: { result: Comparison }) {
   const hi = Math.max(...values, 0);
   const { generators, evaluators } = result.spec;
   return (
-    <div className="stack" style={{ gap: 6 }} data-testid="compare-heatmap">
-      <div className="row" style={{ justifyContent: 'center' }}>
-        <span className="axis-title">Evaluator →</span>
-      </div>
-      <div className="heat" style={{ gridTemplateColumns: `minmax(120px, auto) repeat(${evaluators.length}, minmax(80px, 1fr))` }} role="table" aria-label="Accuracy, generators in rows, evaluators in columns">
-        <div role="row" style={{ display: 'contents' }}>
-          <div className="lab axis-title" role="columnheader">
-            Generator ↓
+    <HeatGrid
+      testId="compare-heatmap"
+      ariaLabel="Accuracy, generators in rows, evaluators in columns"
+      columns={{ title: 'Evaluator', minWidth: 80, entries: evaluators.map((e) => ({ key: e, label: modelLabel(e), title: e })) }}
+      rows={{ title: 'Generator', minWidth: 120, entries: generators.map((g) => ({ key: g, label: modelLabel(g), title: g })) }}
+      cell={(i, j) => {
+        const g = generators[i]!;
+        const e = evaluators[j]!;
+        const v = m[i]?.[j] ?? null;
+        const pair = result.pairs.find((p) => p.generator === g && p.evaluator === e);
+        const dropped = pair?.dropped ?? null;
+        const tied = pair?.tiedForBest === true;
+        const interval = pair?.accuracyInterval ? ` ${boundsText(pair.accuracyInterval)}` : '';
+        // A dropped pair's accuracy is on the rows it ran: said so, and greyed.
+        const title = `${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}${interval}${dropped ? ` on its ${dropped.afterRows} rows; dropped, ${dropped.reason}` : ''}${tied ? ' · tied for best' : ''}${pair && !pair.best && pair.versusBest ? ` · against the best ${versusBestText(pair)}` : ''}`;
+        return (
+          <div
+            key={`${g}-${e}`}
+            className={`cell${tied ? ' tied' : ''}`}
+            role="cell"
+            data-testid="heat-cell"
+            data-dropped={dropped ? 'true' : undefined}
+            data-tied={tied ? 'true' : undefined}
+            title={title}
+            style={dropped ? { opacity: 0.55 } : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}
+          >
+            {pct(v)}
+            {tied ? <span className="tied-mark" aria-label="tied for best"> ★</span> : null}
+            {dropped && <div className="small">dropped at {dropped.afterRows}</div>}
           </div>
-          {evaluators.map((e) => (
-            <div className="lab col" key={`c-${e}`} title={e} role="columnheader">
-              {modelLabel(e)}
-            </div>
-          ))}
-        </div>
-        {generators.map((g, i) => (
-          <div role="row" style={{ display: 'contents' }} key={`r-${g}`}>
-            <div className="lab" title={g} role="rowheader">
-              {modelLabel(g)}
-            </div>
-            {evaluators.map((e, j) => {
-              const v = m[i]?.[j] ?? null;
-              const pair = result.pairs.find((p) => p.generator === g && p.evaluator === e);
-              const dropped = pair?.dropped ?? null;
-              const tied = pair?.tiedForBest === true;
-              const interval = pair?.accuracyInterval ? ` ${boundsText(pair.accuracyInterval)}` : '';
-              // A dropped pair's accuracy is on the rows it ran: said so, and greyed.
-              const title = `${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}${interval}${dropped ? ` on its ${dropped.afterRows} rows; dropped, ${dropped.reason}` : ''}${tied ? ' · tied for best' : ''}${pair && !pair.best && pair.versusBest ? ` · against the best ${versusBestText(pair)}` : ''}`;
-              return (
-                <div
-                  key={`${g}-${e}`}
-                  className={`cell${tied ? ' tied' : ''}`}
-                  role="cell"
-                  data-testid="heat-cell"
-                  data-dropped={dropped ? 'true' : undefined}
-                  data-tied={tied ? 'true' : undefined}
-                  title={title}
-                  style={dropped ? { opacity: 0.55 } : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}
-                >
-                  {pct(v)}
-                  {tied ? <span className="tied-mark" aria-label="tied for best"> ★</span> : null}
-                  {dropped && <div className="small">dropped at {dropped.afterRows}</div>}
-                </div>
-              );
-            })}
-          </div>
-        ))}
-      </div>
-    </div>
+        );
+      }}
+    />
   );
 }
 
