@@ -192,9 +192,13 @@ describe('tatra compare', () => {
     expect(r.stderr).not.toMatch(/tatra: /);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/comparison c[0-9a-z]+-[0-9a-f]{6}\s+\[done\]\s+task sst2\s+n=1 k=2 r=1/);
-    expect(r.stdout).toMatch(/synthetic-tiny-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\d\.\d{3}\s+2\/2/);
-    expect(r.stdout).toMatch(/synthetic-tiny-b-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\d\.\d{3}\s+2\/2/);
-    expect(r.stdout).toContain('accuracy % (rows: generator, columns: evaluator)');
+    // Each pair with its accuracy's 95 % interval, and either the best or its difference from it.
+    expect(r.stdout).toMatch(/synthetic-tiny-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+2\/2/);
+    expect(r.stdout).toMatch(/synthetic-tiny-b-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+2\/2/);
+    // On two rows nothing can be told apart: both pairs are tied for best, none named the winner.
+    expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-v1 → synthetic-tiny-v1/);
+    expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-b-v1 → synthetic-tiny-v1/);
+    expect(r.stdout).toContain('accuracy % (rows: generator, columns: evaluator; * tied for best)');
     const bad = await tatra(['compare', '--task', 'sst2', '--data', csv, '--generators', join(dir, 'text.gguf'), '--evaluators', tiny]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^tatra: not a GGUF model: /);
