@@ -59,11 +59,12 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await expect(page.getByTestId('sweep-progress')).toContainText('48 / 48 rows');
   await expect(page.getByTestId('sweep-deterministic')).toHaveText('reproducible');
 
-  // Charts: three line charts with a line and a band per series, the heat map, the scatter.
+  // Charts: three line charts with a line per series and each point's 95 % interval (over rows and
+  // seeds) as an error bar (2 series x 2 values), the heat map, the scatter.
   for (const id of ['sweep-chart-n', 'sweep-chart-k', 'sweep-chart-r']) {
     const chart = page.getByTestId(id);
     await expect(chart.locator('.recharts-line-curve')).toHaveCount(2);
-    await expect(chart.locator('.recharts-area-area')).toHaveCount(2);
+    await expect(chart.locator('.recharts-errorBar')).toHaveCount(4);
   }
   await expect(page.getByTestId('sweep-heat-cell')).toHaveCount(4);
   for (const text of await page.getByTestId('sweep-heat-cell').allTextContents()) expect(text).toMatch(/^\d+\.\d%$/);
