@@ -10,7 +10,7 @@
 // examples; the service makes them for the first input and shares them with the rest (as a job
 // does): both are reported, and `apiVsCli` is the CLI's mean seconds per input over the service's.
 // Prints JSON.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -19,9 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { readDataset } from '../electron/jobs';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
+import { addApiKey, startTatraApi, TATRA } from './tatra-api';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const TATRA = join(repoRoot, 'bin', 'tatra.js');
 const { values } = parseArgs({
   options: {
     model: { type: 'string' },
@@ -60,18 +60,9 @@ try {
   }
 
   // 2. The service: loaded once.
-  const key = (await promisify(execFile)(process.execPath, [TATRA, 'api', 'keys', 'add', 'bench'], { env })).stdout.trim();
+  const key = await addApiKey('bench', env);
   const t0 = performance.now();
-  const server = spawn(process.execPath, [TATRA, 'api', '--port', '0', '--model', model, '--task', values.task, ...settingArgs, '--max-queue', '100000'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const origin = await new Promise<string>((resolveOrigin, reject) => {
-    let out = '';
-    server.stdout.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolveOrigin(m[1]!);
-    });
-    server.once('exit', (code) => reject(new Error(`tatra api exited with ${code}`)));
-  });
+  const { server, origin } = await startTatraApi(['--model', model, '--task', values.task, ...settingArgs, '--max-queue', '100000'], env);
   const startSeconds = seconds(t0);
   const agent = new Agent({ keepAlive: true, maxSockets: Number(values.clients) });
   const ask = (input: string) =>

@@ -10,18 +10,15 @@
 // and `lastOverFirst`, the RSS after the last burst over the RSS after the first (the goal: <= 1.5),
 // and `lastOverStart`, over the RSS before the first: memory that grows within the first burst
 // already (as node-llama-cpp's samplers did, llama/samplers.ts) is seen only there.
-import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { ensureSyntheticModel, type SyntheticShape } from '../tools/synthetic-gguf';
+import { addApiKey, startTatraApi } from './tatra-api';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const TATRA = join(repoRoot, 'bin', 'tatra.js');
 const { values } = parseArgs({
   options: {
     bursts: { type: 'string', default: '20' },
@@ -49,20 +46,8 @@ function rssOf(pid: number): number {
 }
 
 try {
-  const key = (await promisify(execFile)(process.execPath, [TATRA, 'api', 'keys', 'add', 'soak'], { env })).stdout.trim();
-  const server = spawn(process.execPath, [TATRA, 'api', '--port', '0', '--model', model, '--task', 'sst2', '-n', values.n, '-k', values.k, '-r', values.r, '--max-queue', '100000', '--concurrency', '4'], {
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const origin = await new Promise<string>((resolveOrigin, reject) => {
-    let out = '';
-    server.stdout.on('data', (d: Buffer) => {
-      out += d.toString('utf8');
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolveOrigin(m[1]!);
-    });
-    server.once('exit', (code) => reject(new Error(`tatra api exited with ${code}`)));
-  });
+  const key = await addApiKey('soak', env);
+  const { server, origin } = await startTatraApi(['--model', model, '--task', 'sst2', '-n', values.n, '-k', values.k, '-r', values.r, '--max-queue', '100000', '--concurrency', '4'], env);
   const agent = new Agent({ keepAlive: true, maxSockets: Number(values.clients) });
   const ask = (input: string) =>
     new Promise<number>((resolveStatus, reject) => {
