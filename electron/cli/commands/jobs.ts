@@ -20,7 +20,18 @@ import { wilson } from '../../common/stats';
 
 export function registerJobs(program: Command): void {
   const jobs = program.command('jobs').description('list, inspect, resume and export evaluation jobs');
+  registerList(jobs);
+  registerShow(jobs);
+  registerResume(jobs);
+  registerExport(jobs);
+  registerReview(jobs);
+  registerDelete(jobs);
+  registerGc(jobs);
+  registerDiff(jobs);
+}
 
+/** `tatra jobs list`: every job in the data folder, newest first. */
+function registerList(jobs: Command): void {
   jobs
     .command('list')
     .description('every job in the data folder, newest first')
@@ -39,7 +50,10 @@ export function registerJobs(program: Command): void {
         out(table(rows, () => false, ''));
       }),
     );
+}
 
+/** `tatra jobs show`: a job's settings and metrics, and with --rows its first rows. */
+function registerShow(jobs: Command): void {
   jobs
     .command('show')
     .description("a job's settings and metrics (and, with --rows, its first rows)")
@@ -70,7 +84,10 @@ export function registerJobs(program: Command): void {
         }
       }),
     );
+}
 
+/** `tatra jobs resume`: a stopped or interrupted job continued from its first unfinished row. */
+function registerResume(jobs: Command): void {
   addRuntimeOptions(
     jobs
       .command('resume')
@@ -100,7 +117,10 @@ export function registerJobs(program: Command): void {
         printJobOutcome(end, jobs.metrics(job.id, viewFrom(opts)), opts.json === true);
       }),
     );
+}
 
+/** `tatra jobs export`: a job as CSV or JSON, or with --final the labelled data set. */
+function registerExport(jobs: Command): void {
   jobs
     .command('export')
     .description('write a job as CSV (one row per input) or JSON (everything, examples and paraphrases included); --final: the labelled data set')
@@ -128,9 +148,10 @@ export function registerJobs(program: Command): void {
         }
       }),
     );
+}
 
-  registerReview(jobs);
-
+/** `tatra jobs delete`: a job and its stored rows removed. */
+function registerDelete(jobs: Command): void {
   jobs
     .command('delete')
     .description('remove a job and its stored rows (the generator cache stays)')
@@ -145,7 +166,10 @@ export function registerJobs(program: Command): void {
         out(`deleted ${job.id}`);
       }),
     );
+}
 
+/** `tatra jobs gc`: the job database made small. */
+function registerGc(jobs: Command): void {
   jobs
     .command('gc')
     .description("make the job database small: text stored before compression compressed, older rows' paraphrases stored once, and the space of deleted jobs given back (VACUUM)")
@@ -156,7 +180,10 @@ export function registerJobs(program: Command): void {
         out(`${formatBytes(before)} → ${formatBytes(after)} (${rewritten.toLocaleString('en-US')} values compressed, ${referred.toLocaleString('en-US')} rows' paraphrases stored once)`);
       }),
     );
+}
 
+/** `tatra jobs diff`: two jobs compared on the rows both scored. */
+function registerDiff(jobs: Command): void {
   jobs
     .command('diff')
     .description('compare two jobs on the same data file, on the rows both scored: the difference in accuracy with its paired 95 % interval and an exact McNemar p-value')
