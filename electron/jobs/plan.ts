@@ -119,18 +119,26 @@ export async function planSweep(
   return presentPlan(ledger, p, { rows: p.inputs.length, rowRuns, ranges: false, paraphrases: p.grid.n.some((n) => n > 0) });
 }
 
-/** A comparison: one job per (generator, evaluator) pair, generator-major, sharing the generation cache. */
-export async function planCompare(
-  p: Omit<PlanInputs, 'generator' | 'evaluator'> & { settings: TatraSettings; pairs: { generator: PlanModelInfo; evaluator: PlanModelInfo }[]; inputs: readonly string[] },
-): Promise<CostPlan> {
+/**
+ * A comparison: one job per (generator, evaluator) pair, generator-major, sharing the generation
+ * cache. `pairs`: each pair's own plan inputs (its models' lengths and speed), so each is priced at
+ * its own speed, as its time left is (`planCellSeconds`); the plan's time is theirs added up, and
+ * unknown while any pair has no measured speed.
+ */
+export async function planCompare(p: { settings: TatraSettings; pairs: readonly PlanInputs[]; inputs: readonly string[]; price?: Price }): Promise<CostPlan> {
   const ledger = new CostLedger();
-  for (const pair of p.pairs) {
-    const ctx = context({ ...p, ...pair }, p.settings);
-    await addJob(ctx, ledger, p.settings, p.inputs, false, []);
-  }
+  const cells = p.pairs.map((inputs) => ({ inputs, settings: p.settings, rows: p.inputs, examplesMade: [], shareEvaluations: false }));
+  const seconds = await walkCells(cells, ledger);
   const first = p.pairs[0]!;
-  return presentPlan(ledger, { ...p, ...first, pairs: p.pairs }, { rows: p.inputs.length, rowRuns: p.inputs.length * p.pairs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 });
+  const known = seconds.every((s) => s !== null);
+  const unmeasured = p.pairs.filter((_, i) => seconds[i] === null).map((x) => `${x.generator.spec} → ${x.evaluator.spec}`);
+  const time: PlanTime = known
+    ? { seconds: { min: sumOf(seconds, 'min'), max: sumOf(seconds, 'max') }, basis: [...new Set(p.pairs.map((x) => x.throughput!.basis))].join('; ') }
+    : { seconds: null, basis: `nothing measured yet on ${unmeasured.join(', ')}: run a job on them, or plan with --calibrate` };
+  return presentPlan(ledger, { ...first, ...(p.price ? { price: p.price } : {}), pairs: p.pairs }, { rows: p.inputs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0, time });
 }
+
+const sumOf = (seconds: readonly (CountRange | null)[], end: 'min' | 'max') => seconds.reduce((a, s) => a + s![end], 0);
 
 /** One cell of an experiment still to run, as its job will run: its models (their speed and lengths), settings, and the rows it has left. */
 export interface CellToPrice {
@@ -149,8 +157,12 @@ export interface CellToPrice {
  * seconds its own part of the ledger takes at its own models' speed; null where nothing measured
  * that speed. An experiment's time left adds them up (experiments/experiment-eta.ts).
  */
-export async function planCellSeconds(cells: readonly CellToPrice[]): Promise<(CountRange | null)[]> {
-  const ledger = new CostLedger();
+export function planCellSeconds(cells: readonly CellToPrice[]): Promise<(CountRange | null)[]> {
+  return walkCells(cells, new CostLedger());
+}
+
+/** Walks `cells` onto `ledger` in order: each cell's seconds from its own part of it, at its own speed. */
+async function walkCells(cells: readonly CellToPrice[], ledger: CostLedger): Promise<(CountRange | null)[]> {
   const out: (CountRange | null)[] = [];
   for (const c of cells) {
     const before = stagesCopy(ledger.stages);
@@ -162,6 +174,12 @@ export async function planCellSeconds(cells: readonly CellToPrice[]): Promise<(C
     await new Promise((done) => setImmediate(done));
   }
   return out;
+}
+
+/** A plan's time worked out by its caller (a comparison's, pair by pair), with what it rests on. */
+interface PlanTime {
+  seconds: CountRange | null;
+  basis: string;
 }
 
 type LedgerStages = CostLedger['stages'];
@@ -184,8 +202,8 @@ const span = (c: CountRange, ranges: boolean): PlanCount => (ranges || c.min !==
 /** The ledger as the contract's plan: counts (ranges with early stopping), time, money and what they rest on. */
 export function presentPlan(
   ledger: CostLedger,
-  p: PlanInputs & { pairs?: { generator: PlanModelInfo; evaluator: PlanModelInfo }[] },
-  opts: { rows: number; ranges: boolean; paraphrases: boolean; /** Rows classified over all the run's jobs (default: rows). */ rowRuns?: number },
+  p: PlanInputs & { pairs?: readonly { generator: PlanModelInfo; evaluator: PlanModelInfo }[] },
+  opts: { rows: number; ranges: boolean; paraphrases: boolean; /** Rows classified over all the run's jobs (default: rows). */ rowRuns?: number; /** Its time, when the caller worked it out (default: from `p.throughput`). */ time?: PlanTime },
 ): CostPlan {
   const s = ledger.stages;
   const sum = (pick: (stage: PlanStage) => CountRange): CountRange => ({
@@ -204,13 +222,13 @@ export function presentPlan(
       : 'estimated at about 4 characters a token (a remote model: its tokenizer is not at hand)',
     p.lengths.basis,
   ].join('; ');
-  const planned = p.throughput ? planSeconds(ledger.stages, p.throughput, opts.rowRuns ?? opts.rows, p.inFlight ?? 1) : null;
+  const planned = opts.time ? opts.time.seconds : p.throughput ? planSeconds(ledger.stages, p.throughput, opts.rowRuns ?? opts.rows, p.inFlight ?? 1) : null;
   const seconds = planned ? span({ min: Math.round(planned.min), max: Math.round(planned.max) }, r) : null;
   return CostPlan.parse({
     calls: { examples: span(s.examples.calls, r), paraphrases: span(s.paraphrases.calls, r), evaluations: span(s.evaluations.calls, r), total: span(calls, r) },
     tokens: { prompt: span(prompt, r), completion: span(completion, r) },
     seconds,
-    basis: p.throughput ? p.throughput.basis : 'nothing measured yet on these models: run a job on them, or plan with --calibrate',
+    basis: opts.time ? opts.time.basis : p.throughput ? p.throughput.basis : 'nothing measured yet on these models: run a job on them, or plan with --calibrate',
     tokensBasis,
     cost: planCost(ledger, p, r),
     stages: Object.fromEntries(
@@ -235,7 +253,7 @@ function planSeconds(stages: LedgerStages, t: Throughput, rows: number, inFlight
 }
 
 /** Money: each stage's tokens at its role's price (examples and paraphrases: generator; evaluations: evaluator). */
-function planCost(ledger: CostLedger, p: PlanInputs & { pairs?: { generator: PlanModelInfo; evaluator: PlanModelInfo }[] }, ranges: boolean): CostPlan['cost'] {
+function planCost(ledger: CostLedger, p: PlanInputs & { pairs?: readonly { generator: PlanModelInfo; evaluator: PlanModelInfo }[] }, ranges: boolean): CostPlan['cost'] {
   const genPrice = p.price ?? p.generator.price;
   const evPrice = p.price ?? p.evaluator.price;
   // A comparison mixes models: priced only when one price covers all of them.

@@ -105,13 +105,12 @@ export class Planner {
     return { ...(await planSweep({ ...inputs, grid: p.grid, inputs: rows })), power: planPower(this.opts.store, p.data.path, rows.length) };
   }
 
-  /** A comparison of generator × evaluator pairs. */
+  /** A comparison of generator × evaluator pairs, each priced at its own models' speed and lengths. */
   async compare(p: PlanCommon & { settings: TatraSettings; pairs: { generator: ModelSpec; evaluator: ModelSpec }[]; data: PlanData; concurrency?: number }): Promise<CostPlan> {
     const rows = await this.readInputs(p.data, p.signal);
-    const pairs = await Promise.all(p.pairs.map(async (x) => ({ generator: await this.model(x.generator), evaluator: await this.model(x.evaluator) })));
-    const first = p.pairs[0]!;
-    const inputs = await this.inputs(p, first.generator, first.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(first.generator, first.evaluator));
-    return { ...(await planCompare({ ...inputs, settings: p.settings, pairs, inputs: rows })), power: planPower(this.opts.store, p.data.path, rows.length) };
+    const pairs: PlanInputs[] = [];
+    for (const x of p.pairs) pairs.push(await this.inputs(p, x.generator, x.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(x.generator, x.evaluator)));
+    return { ...(await planCompare({ settings: p.settings, pairs, inputs: rows, ...(p.price ? { price: p.price } : {}) })), power: planPower(this.opts.store, p.data.path, rows.length) };
   }
 
   /**

@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
-import { DEFAULT_SETTINGS } from '../../../electron/common/tatra';
+import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
+import type { ChatPrompt } from '../../../electron/engine/backend';
+import { assumedLengths, planCellSeconds, planCompare, type PlanInputs, type PlanModelInfo } from '../../../electron/jobs/plan';
+import { resolveTask } from '../../../electron/tasks';
 import { tinyModelPath } from '../../helpers/models';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-plan-'));
@@ -42,5 +45,43 @@ describe("a comparison's plan", () => {
     const [plan, create] = await refusals([{ sentence: 'fine', label: 1 }], 'input');
     expect(plan).toMatch(/has no column "input"/);
     expect(plan).toBe(create);
+  });
+});
+
+describe("a comparison's plan prices each pair at its own models' speed", () => {
+  /** A model whose prompts count a token per 4 characters. */
+  const planned = (id: string): PlanModelInfo => ({
+    id,
+    spec: `${id}.gguf`,
+    remote: false,
+    price: null,
+    contextSize: 4096,
+    counter: { count: (p: ChatPrompt) => Promise.resolve(Math.ceil((p.system.length + p.user.length) / 4)), countText: (t: string) => Math.ceil(t.length / 4), exact: false },
+  });
+  const rows = ['a good film', 'a dull film that goes on', 'fine acting', 'weak plot and worse jokes'];
+
+  it('a slow pair costs its own time, not the first pair’s: the plan is the pairs’ own prices added up', async () => {
+    const task = await resolveTask('sst2');
+    const settings: TatraSettings = { ...DEFAULT_SETTINGS, n: 2, k: 2, r: 2 };
+    const pairOf = (g: string, e: string, tokensPerSecond: number): PlanInputs => {
+      const evaluator = planned(e);
+      return { task, generator: planned(g), evaluator, lengths: assumedLengths(task, evaluator), throughput: { tokensPerSecond, basis: `${g} → ${e} at ${tokensPerSecond} tokens/s` }, inFlight: 2 };
+    };
+    // The first pair is fast, the second ten times slower on the same generator (its texts come from the first's).
+    const fast = pairOf('g', 'fast', 1000);
+    const slow = pairOf('g', 'slow', 100);
+    const plan = await planCompare({ settings, pairs: [fast, slow], inputs: rows });
+    const cells = await planCellSeconds([fast, slow].map((inputs) => ({ inputs, settings, rows, examplesMade: [], shareEvaluations: false })));
+    const own = cells.reduce((a, c) => a + c!.max, 0);
+    const seconds = typeof plan.seconds === 'number' ? plan.seconds : plan.seconds!.max;
+    expect(seconds).toBe(Math.round(own));
+    // At the first pair's speed the whole comparison would have come out near a tenth of that.
+    const tokens = (c: number | { min: number; max: number }) => (typeof c === 'number' ? c : c.max);
+    expect(seconds).toBeGreaterThan(3 * ((tokens(plan.tokens.prompt) + tokens(plan.tokens.completion)) / 1000));
+    expect(plan.basis).toContain('g → slow at 100 tokens/s');
+    // A pair nothing measured leaves the time unknown, and the plan names it.
+    const unmeasured = await planCompare({ settings, pairs: [fast, { ...slow, throughput: null }], inputs: rows });
+    expect(unmeasured.seconds).toBeNull();
+    expect(unmeasured.basis).toContain('nothing measured yet on g.gguf → slow.gguf');
   });
 });
