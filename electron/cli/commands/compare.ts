@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { type Command } from 'commander';
 import { UserError } from '../../common/errors';
 import { modelLabel } from '../../common/model-spec';
-import { TIED_FOR_BEST_NOTE, comparisonMatrix, tiedPairs, versusBestText, type ComparisonResult } from '../../common/contract/comparisons';
+import { COMPARISON_INTERVALS_NOTE, TIED_FOR_BEST_MEANS, comparisonMatrix, tiedPairs, versusBestText, type ComparisonResult } from '../../common/contract/comparisons';
 import { boundsText } from '../../common/contract/interval';
 import type { ExperimentManagers } from '../../experiments';
 import type { ExperimentProgressEvent } from '../../common/contract/experiments';
@@ -85,7 +85,7 @@ export function formatComparison(rec: ComparisonResult): string {
     ),
   );
   const tied = tiedPairs(rec.pairs);
-  if (tied.length > 0) out.push('', `  tied for best (*): ${tied.map((p) => `${n.get(p.generator)!} → ${n.get(p.evaluator)!}`).join(', ')}`);
+  if (tied.length > 0) out.push('', `  tied for best (*): ${tied.map((p) => `${n.get(p.generator)!} → ${n.get(p.evaluator)!}`).join(', ')}: ${TIED_FOR_BEST_MEANS}`);
   out.push('');
   out.push('  accuracy % (rows: generator, columns: evaluator; * tied for best)');
   const m = comparisonMatrix(rec);
@@ -96,7 +96,7 @@ export function formatComparison(rec: ComparisonResult): string {
       (c) => c > 0,
     ),
   );
-  out.push('', `  ${TIED_FOR_BEST_NOTE} (docs/method.md §16)`);
+  out.push('', `  ${COMPARISON_INTERVALS_NOTE} (docs/method.md §16)`);
   return out.join('\n');
 }
 

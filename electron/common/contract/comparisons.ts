@@ -107,6 +107,8 @@ export function tiedPairs(pairs: readonly ComparisonPair[]): ComparisonPair[] {
   return pairs.filter((p) => p.tiedForBest);
 }
 
-/** What "tied for best" means, beside every table or heat map that marks it (docs/method.md §16). */
-export const TIED_FOR_BEST_NOTE =
-  "tied for best: not told apart from the best pair at 95 % (exact McNemar on the rows both scored, Holm's correction over the pairs compared); accuracy intervals: 95 % Wilson; differences: points against the best, Tango's paired 95 % interval";
+/** What "tied for best" means, said once beside the pairs it names (docs/method.md §16). */
+export const TIED_FOR_BEST_MEANS = "not told apart from the best pair at 95 % (exact McNemar on the rows both scored, Holm's correction over the pairs compared)";
+
+/** How a comparison's numbers are worked out, beside every table or heat map that shows them (docs/method.md §16). */
+export const COMPARISON_INTERVALS_NOTE = "accuracy intervals: 95 % Wilson; differences: points against the best, Tango's paired 95 % interval";

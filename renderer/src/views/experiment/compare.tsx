@@ -5,7 +5,7 @@
 import { useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { modelLabel } from '../../../../electron/common/model-spec';
-import { TIED_FOR_BEST_NOTE, comparisonMatrix, tiedPairs, versusBestText } from '../../../../electron/common/contract/comparisons';
+import { COMPARISON_INTERVALS_NOTE, TIED_FOR_BEST_MEANS, comparisonMatrix, tiedPairs, versusBestText } from '../../../../electron/common/contract/comparisons';
 import { boundsText, intervalName } from '../../../../electron/common/contract/interval';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../../electron/common/tatra';
 import { ChartFigure } from '../../components/ChartFigure';
@@ -208,7 +208,7 @@ function TiedNote({ result }: { result: Comparison }) {
   return (
     <p className="small" data-testid="compare-tied">
       <strong>Tied for best ★:</strong> {tied.map((p) => `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`).join(', ')}
-      {tied.length > 1 ? ` (${tied.length} pairs not told apart)` : ' (told apart from every other pair)'}. <span className="muted">{TIED_FOR_BEST_NOTE}.</span>
+      {tied.length > 1 ? ` (${tied.length} pairs ${TIED_FOR_BEST_MEANS})` : ' (told apart from every other pair at 95 %)'}. <span className="muted">{sentence(COMPARISON_INTERVALS_NOTE)}.</span>
     </p>
   );
 }
@@ -286,6 +286,8 @@ function ComparisonResult({ result }: { result: Comparison }) {
     </div>
   );
 }
+
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
