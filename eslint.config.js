@@ -107,7 +107,6 @@ export const MAX_FUNCTION_LINES = 100;
 export const LONG_FILES = ['electron/llama/backend.ts', 'electron/jobs/manager.ts'];
 export const LONG_FUNCTION_FILES = [
   'electron/engine/confident-limit.ts',
-  'electron/api/handlers/jobs.ts',
   'renderer/src/App.tsx',
   'renderer/src/components/DataSteps.tsx',
   'renderer/src/components/ModelPicker.tsx',

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -109,6 +109,19 @@ describe('ApiHost', () => {
       if (!r.ok && r.error.code === 'not_available') missing.push(name);
     }
     expect(missing).toEqual([]);
+  });
+
+  it("previews a file for a task id that names no task without a suggestion, and says why when the tasks folder cannot be read", async () => {
+    const data = join(dir, 'mail.csv');
+    writeFileSync(data, 'text,label\nwin a prize,spam\nsee you at dinner,ham\n');
+    const unknown = await host.invoke('jobs.preview', { path: data, taskId: 'no-such-task' });
+    expect(unknown.ok).toBe(true);
+    if (unknown.ok) expect((unknown.value as { goldValues: { suggested: string | null }[] }).goldValues.map((g) => g.suggested)).toEqual([null, null]);
+    // The user tasks folder is a file: reading it fails, and the preview says so.
+    writeFileSync(join(dir, 'tasks'), '');
+    const unreadable = await host.invoke('jobs.preview', { path: data, taskId: 'no-such-task' });
+    expect(unreadable.ok).toBe(false);
+    if (!unreadable.ok) expect(unreadable.error).toEqual({ code: 'environment', message: `cannot use ${join(dir, 'tasks')}: a part of the path is a file, not a folder` });
   });
 
   it('answers disposed after dispose', async () => {
