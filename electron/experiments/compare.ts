@@ -5,7 +5,8 @@
 // by generator, task, settings, seed and input), and every later evaluator of that generator reads
 // the same cached texts, so it sees byte-identical examples and paraphrases and the generator's
 // work is done once. While a generator's pairs run it is held, so it stays loaded between its
-// jobs; nothing else is held, so a model no job uses unloads.
+// jobs; nothing else is held, so a model no job uses unloads. A raced comparison runs every pair
+// again each round, so its runner holds both models of every pair still in (holds.ts).
 import { basename, resolve } from 'node:path';
 import { ComparisonSpec as ComparisonSpecSchema, type ComparisonPair, type ComparisonSpec } from '../common/contract/comparisons';
 import { accuracyOf } from '../common/contract/jobs';

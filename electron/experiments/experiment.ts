@@ -14,7 +14,7 @@
 // every finished call, the owner's pid (or heartbeat, from another machine) shows it interrupted.
 import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { parseModelPair, parseModelSpec } from '../common/model-spec';
+import { parseModelPair } from '../common/model-spec';
 import type { ExperimentProgress } from '../common/contract/experiment-progress';
 import type { JobProgress } from '../common/contract/jobs';
 import { cellsEta, type ExperimentEta } from './experiment-eta';
@@ -26,10 +26,11 @@ import type { Planner } from '../jobs/planner';
 import { OWNER, ownerLive } from '../jobs/owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from '../jobs/running-work';
 import type { JobStore } from '../jobs/store';
-import type { BackendLease, BackendProvider, JobInfo } from '../jobs/types';
+import type { BackendProvider, JobInfo } from '../jobs/types';
 import type { RemoteLookup } from '../remote';
 import type { CellLeft, CellPrice, CellState, ExperimentCells, ExperimentStatus } from './kind';
 import { Races } from './race';
+import { holdModels, type Holds } from './holds';
 import type { RaceSummary } from '../common/contract/experiment-progress';
 
 export interface ExperimentRunnerOptions<Spec, Cell> {
@@ -49,7 +50,9 @@ interface Walk<Spec> {
   id: string;
   exp: StoredExperiment<Spec>;
   runner: Runner;
-  holds: Map<string, BackendLease>;
+  holds: Holds;
+  /** Models held for cells still to come (a race's later rounds), given back only when none wants them. */
+  keep: string[];
   /** Cells whose job failed, in words, where the kind goes on after a failed job. */
   failedCells: string[];
 }
@@ -352,34 +355,27 @@ export class ExperimentRunner<Spec, Cell> {
   }
 
   /**
-   * Leases what `cell` holds, after releasing what it does not (so two generators are never both
-   * held). Returns why a model could not be loaded (one line, e.g. "cannot load m.gguf: llama.cpp
+   * Leases what `cell` holds (holds.ts), after releasing what neither it nor `walk.keep` wants.
+   * Returns why a model could not be loaded (one line, e.g. "cannot load m.gguf: llama.cpp
    * refused it (…)"), or null: the cell's job then fails with it, never started only to try the
    * same load again.
    */
-  private async holdFor(spec: Spec, cell: Cell, holds: Map<string, BackendLease>, signal: AbortSignal): Promise<string | null> {
-    if (!this.pool) return null;
-    const want = new Set(this.def.hold(spec, cell));
-    for (const [path, lease] of [...holds]) {
-      if (want.has(path)) continue;
-      holds.delete(path);
-      await lease.release();
-    }
-    for (const path of want) {
-      if (holds.has(path)) continue;
-      try {
-        holds.set(path, await this.pool.acquire(parseModelSpec(path), { signal, sequences: this.def.concurrency(spec) }));
-      } catch (e) {
-        if (isAbortError(e)) throw e;
-        return errorMessage(e);
-      }
-    }
-    return null;
+  private holdFor(walk: Walk<Spec>, cell: Cell): Promise<string | null> {
+    if (!this.pool) return Promise.resolve(null);
+    const { spec } = walk.exp;
+    return holdModels(this.pool, walk.holds, this.heldBy(spec, cell), walk.keep, { signal: walk.runner.ac.signal, sequences: this.def.concurrency(spec) });
+  }
+
+  /** What a cell holds: its kind's choice, and in a race both its models, kept for its later rounds (holds.ts). */
+  private heldBy(spec: Spec, cell: Cell): string[] {
+    if (!this.def.raced(spec)) return [...this.def.hold(spec, cell)];
+    const { generator, evaluator } = this.def.models(spec, cell);
+    return [...new Set([...this.def.hold(spec, cell), generator, evaluator])];
   }
 
   private async run(id: string, runner: Runner): Promise<void> {
     const exp = this.store.get(id)!;
-    const walk: Walk<Spec> = { id, exp, runner, holds: new Map(), failedCells: [] };
+    const walk: Walk<Spec> = { id, exp, runner, holds: new Map(), keep: [], failedCells: [] };
     let failure: string | null = null;
     const offProgress = this.jobs.on('progress', (e) => {
       if (e.progress.jobId !== runner.current) return;
@@ -447,9 +443,10 @@ export class ExperimentRunner<Spec, Cell> {
       const race = this.races.get(id);
       if (!race || race.nextRows.size === 0) return null;
       let ran = false;
-      for (const s of states) {
+      const racing = states.filter((s) => s.job && !s.dropped && race.alive.has(this.def.entrant(s.cell).key) && !['done', 'failed', 'cancelled'].includes(s.job.status));
+      walk.keep = racing.flatMap((s) => this.heldBy(exp.spec, s.cell));
+      for (const s of racing) {
         if (runner.ac.signal.aborted) return null;
-        if (!s.job || s.dropped || !race.alive.has(this.def.entrant(s.cell).key) || ['done', 'failed', 'cancelled'].includes(s.job.status)) continue;
         const step = await this.runCell(walk, s.cell, race.nextRows);
         if (step !== 'next') return step === 'stop' ? null : step.failure;
         ran = true;
@@ -478,7 +475,7 @@ export class ExperimentRunner<Spec, Cell> {
    * its budget); or the experiment's failure.
    */
   private async runCell(walk: Walk<Spec>, cell: Cell, rows?: ReadonlySet<number>): Promise<'next' | 'stop' | { failure: string }> {
-    const { id, exp, runner } = walk;
+    const { id, runner } = walk;
     const made = await this.makeJob(walk, cell);
     if (made === 'skip') return 'next';
     if ('failure' in made) return made;
@@ -493,7 +490,7 @@ export class ExperimentRunner<Spec, Cell> {
       runner.reason = budgetReason(this.store.get(id)!.budget!);
       return 'stop';
     }
-    const loadFailure = await this.holdFor(exp.spec, cell, walk.holds, runner.ac.signal);
+    const loadFailure = await this.holdFor(walk, cell);
     if (loadFailure !== null) {
       // The cell's job fails as it would have on that load, recorded without running it.
       this.jobStore.setStatus(job.id, 'failed', loadFailure);

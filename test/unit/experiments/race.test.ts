@@ -41,8 +41,12 @@ const evaluators = Object.keys(ACCURACY);
 /** A model as a pair's name says it. */
 const label = (name: string) => `${name} @ 127.0.0.1:9`;
 
-function open(dataDir: string) {
+/** Loads by model, counted as a pool counts them: an acquire while nobody holds the model loads it. */
+type Loads = Map<string, number>;
+
+function open(dataDir: string, loads: Loads = new Map()) {
   const store = openJobStore(dataDir);
+  const holders = new Map<string, number>();
   stores.push(store);
   const backends = new Map(
     [...evaluators, 'gen'].map((name) => {
@@ -55,7 +59,17 @@ function open(dataDir: string) {
     }),
   );
   const provider: BackendProvider = {
-    acquire: async (model) => ({ backend: backends.get(model.text)!, release: async () => undefined }),
+    acquire: async (model) => {
+      const held = holders.get(model.text) ?? 0;
+      if (held === 0) loads.set(model.text, (loads.get(model.text) ?? 0) + 1);
+      holders.set(model.text, held + 1);
+      let released = false;
+      const release = async () => {
+        if (!released) holders.set(model.text, holders.get(model.text)! - 1);
+        released = true;
+      };
+      return { backend: backends.get(model.text)!, release };
+    },
     describeRemote: async (s) => ({ urls: ['http://127.0.0.1:9/v1'], model: s.name, kind: 'llama-server', version: 'scripted', constrained: 'gbnf' }),
   };
   const jobs = new JobManager({ store, backends: provider, inspectModel: plainModelRef });
@@ -120,6 +134,19 @@ describe('a raced comparison', () => {
     stores.push(store);
     const ran = [...store.iterateRows(dropped.jobId!)].filter((r) => r.status === 'done').map((r) => r.index);
     expect(ran.sort((a, b) => a - b)).toEqual(order.slice(0, dropped.rowsDone).sort((a, b) => a - b));
+  });
+
+  it('loads each model once for the whole race: the runner holds the models of the pairs still in across rounds', async () => {
+    const loads: Loads = new Map();
+    const { comparisons } = open(join(dir, 'loads'), loads);
+    const created = await comparisons.create(input);
+    await comparisons.start(created.id);
+    expect((await comparisons.wait(created.id)).status).toBe('done');
+    const result = comparisons.get(created.id);
+    expect(result.race!.rounds).toBeGreaterThan(2);
+    // Every evaluator ran several rounds (the best all ten), each loaded once; the generator too.
+    expect(result.pairs.find((p) => p.evaluator === spec('best'))!.rowsDone).toBe(ROWS);
+    expect(Object.fromEntries(loads)).toEqual(Object.fromEntries([...evaluators, 'gen'].map((name) => [spec(name), 1])));
   });
 
   it('paused mid-race and resumed by another manager, it ends with the same decisions', async () => {
