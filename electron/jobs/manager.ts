@@ -209,7 +209,7 @@ export class JobManager {
   metrics(id: string, opts: ViewOptions = {}): JobMetrics {
     const job = this.get(id);
     const metrics = metricsFromCounts(job.task, job.rowsTotal, this.store.metricCounts.counts(job.id, () => this.store.iterateRows(job.id)), opts.minConfidence);
-    return { ...metrics, intervals: metricIntervals(metrics, job.id, { provisional: job.status === 'running' }) };
+    return { ...metrics, intervals: metricIntervals(metrics, job.id, { provisional: job.status === 'running' }, this.store.metricCounts) };
   }
 
   /** Writes the export (CSV: one row per input; JSON: everything) and returns its path; `minConfidence` marks rows below it abstained. */

@@ -2,14 +2,19 @@
 // the transaction that saves each finished row (JobStore.saveRowResult), so the counts hold
 // exactly the rows committed, also across a crash. A job without counts (made before schema v12),
 // or with counts of another version, is counted from its rows on its first read and kept.
+// The same row keeps the job's latest bootstrap intervals (metric-intervals.ts) under the digest of
+// the counts they were computed from (schema v16), so no process computes them twice.
 import type Database from 'better-sqlite3';
 import type { TaskDefinition } from '../common/task';
 import type { RowCountsReader } from './row-counts';
+import type { BootstrapIntervals, KeptIntervals } from './metric-intervals';
 import { METRIC_COUNTS_VERSION, countRow, emptyCounts, parseCounts, serializeCounts, type CountedRow, type MetricCounts } from './metric-counts';
 
-export class MetricCountsStore {
+export class MetricCountsStore implements KeptIntervals {
   private readonly select: Database.Statement;
   private readonly update: Database.Statement;
+  private readonly selectIntervals: Database.Statement;
+  private readonly updateIntervals: Database.Statement;
   /** A job's task and runs per row, which never change once it is created. */
   private readonly specs = new Map<string, { task: TaskDefinition; r: number }>();
 
@@ -19,6 +24,23 @@ export class MetricCountsStore {
   ) {
     this.select = db.prepare(`SELECT version, counts_json FROM job_metrics WHERE job_id = ?`);
     this.update = db.prepare(`UPDATE job_metrics SET counts_json = ? WHERE job_id = ?`);
+    this.selectIntervals = db.prepare(`SELECT intervals_json FROM job_metrics WHERE job_id = ? AND intervals_digest = ?`);
+    this.updateIntervals = db.prepare(`UPDATE job_metrics SET intervals_digest = ?, intervals_json = ? WHERE job_id = ?`);
+  }
+
+  /** The job's bootstrap intervals kept under `digest`, or null (none kept, or kept for other counts). */
+  read(jobId: string, digest: string): BootstrapIntervals | null {
+    const row = this.selectIntervals.get(jobId, digest) as { intervals_json: string } | undefined;
+    return row ? (JSON.parse(row.intervals_json) as BootstrapIntervals) : null;
+  }
+
+  /** Keeps the job's bootstrap intervals in place of the last ones; a database this process may only read keeps nothing. */
+  keep(jobId: string, digest: string, value: BootstrapIntervals): void {
+    try {
+      this.updateIntervals.run(digest, JSON.stringify(value), jobId);
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'SQLITE_READONLY') throw e;
+    }
   }
 
   private spec(jobId: string): { task: TaskDefinition; r: number } | null {

@@ -3,7 +3,12 @@
 // macro-F1, ECE and Brier, resampling the confusion matrix's cells or the rows' distinct
 // (confidence, correct) pairs (the same as resampling rows for those statistics); TATRA against its
 // zero-shot baseline on the rows both scored. Seeded from the job's id, so a job always shows the
-// same interval; remembered by what it was computed from, so asking again costs nothing.
+// same interval: the bootstrap's part (seconds at the default tolerance, whatever the rows) is
+// kept in the job's database under a digest of the counts it read (metric-counts-store.ts), so a
+// read in any process, the first one after the job ended included, costs a lookup; counts that
+// change (a resume, a row run again, a recount) have another digest, so a kept interval is never
+// stale. Wilson's intervals cost nothing and are computed on every read.
+import { createHash } from 'node:crypto';
 import type { Interval, JobIntervals } from '../common/contract/interval';
 import { bootstrapTable, compareTable, f1Intervals, seedOf, wilson, type BootstrapOptions } from '../common/stats';
 import { binOf, RELIABILITY_BINS } from './calibration';
@@ -73,29 +78,67 @@ export function calibrationStatistic(confidence: readonly number[]): (t: Float64
   };
 }
 
+/** The intervals only the bootstrap gives: what is kept. */
+export interface BootstrapIntervals {
+  f1: { macroF1: Interval | null; perLabel: Array<Interval | null> } | null;
+  ece: Interval | null;
+  brier: Interval | null;
+  baselineMacroF1: Interval | null;
+}
+
+/** Where a job's bootstrap intervals are kept, by the digest of what they were computed from (metric-counts-store.ts). */
+export interface KeptIntervals {
+  read(jobId: string, digest: string): BootstrapIntervals | null;
+  keep(jobId: string, digest: string, value: BootstrapIntervals): void;
+}
+
 const remembered = new Map<string, JobIntervals>();
 const REMEMBERED = 64;
 
-/** The intervals of a job's metrics; `jobId` seeds the bootstrap. */
-export function metricIntervals(m: JobMetrics, jobId: string, options: IntervalOptions = {}): JobIntervals {
+/** The intervals of a job's metrics; `jobId` seeds the bootstrap; `kept`, where given, holds its part across processes. */
+export function metricIntervals(m: JobMetrics, jobId: string, options: IntervalOptions = {}, kept?: KeptIntervals): JobIntervals {
   const key = JSON.stringify([jobId, options.provisional === true, m.evaluated, m.correct, m.confusion, m.perRunAccuracy, m.accuracyAfterRuns, m.selective, m.answered, m.math, m.baseline, m.calibration.bins]);
   const known = remembered.get(key);
   if (known) return known;
-  const value = compute(m, jobId, options);
+  const value = compute(m, bootstrapped(m, jobId, options, kept));
   if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value!);
   remembered.set(key, value);
   return value;
 }
 
-function compute(m: JobMetrics, jobId: string, options: IntervalOptions): JobIntervals {
+/**
+ * The digest of everything the bootstrap reads: the seed's job, the resamples asked for, the
+ * confusion matrices and the (confidence, right) cells. Equal digests give equal intervals.
+ */
+export function bootstrapDigest(m: JobMetrics, jobId: string, options: IntervalOptions): string {
+  const cells = confidenceCells(m);
+  const what = [jobId, options.provisional === true, m.labels, m.evaluated, m.confusion, m.calibration.ece, m.calibration.brier, cells, m.baseline?.evaluated ?? null, m.baseline?.confusion ?? null];
+  return createHash('sha256').update(JSON.stringify(what)).digest('base64url');
+}
+
+function bootstrapped(m: JobMetrics, jobId: string, options: IntervalOptions, kept: KeptIntervals | undefined): BootstrapIntervals {
+  const digest = kept ? bootstrapDigest(m, jobId, options) : '';
+  const stored = kept?.read(jobId, digest);
+  if (stored) return stored;
+  const value = bootstrap(m, jobId, options);
+  kept?.keep(jobId, digest, value);
+  return value;
+}
+
+function bootstrap(m: JobMetrics, jobId: string, options: IntervalOptions): BootstrapIntervals {
   const boot = (statistic: string): BootstrapOptions => ({ seed: seedOf(jobId, statistic), ...(options.provisional ? PROVISIONAL : {}) });
-  const n = m.evaluated;
-  const f1 = m.labels.length > 0 && n > 0 ? f1Intervals(m.confusion, boot('f1')) : null;
+  const f1 = m.labels.length > 0 && m.evaluated > 0 ? f1Intervals(m.confusion, boot('f1')) : null;
   const cells = confidenceCells(m);
   const [ece, brier] =
     m.calibration.ece === null ? [null, null] : bootstrapTable(cells.counts, [m.calibration.ece, m.calibration.brier], calibrationStatistic(cells.confidence), boot('calibration'));
   const base = m.baseline;
-  const baseF1 = base && m.labels.length > 0 && base.evaluated > 0 ? f1Intervals(base.confusion, boot('baseline f1')).macroF1 : null;
+  const baselineMacroF1 = base && m.labels.length > 0 && base.evaluated > 0 ? f1Intervals(base.confusion, boot('baseline f1')).macroF1 : null;
+  return { f1, ece: ece ?? null, brier: brier ?? null, baselineMacroF1 };
+}
+
+function compute(m: JobMetrics, { f1, ece, brier, baselineMacroF1 }: BootstrapIntervals): JobIntervals {
+  const n = m.evaluated;
+  const base = m.baseline;
   return {
     accuracy: wilsonOf(m.accuracy, n),
     macroF1: f1?.macroF1 ?? null,
@@ -110,11 +153,11 @@ function compute(m: JobMetrics, jobId: string, options: IntervalOptions): JobInt
     lenientAccuracy: m.math ? wilsonOf(m.math.lenientGoldInOutputAccuracy, n) : null,
     answeredAccuracy: m.answered ? wilson(m.answered.correct, m.answered.answered) : null,
     calibration: {
-      ece: ece ?? null,
-      brier: brier ?? null,
+      ece,
+      brier,
       bins: m.calibration.bins.map((b) => wilsonOf(b.accuracy, b.count)),
       selective: m.selective.map((p) => wilsonOf(p.accuracy, Math.round(p.coverage * n))),
     },
-    baseline: base ? { accuracy: wilson(base.correct, base.evaluated), macroF1: baseF1, versus: compareTable(base.versus) } : null,
+    baseline: base ? { accuracy: wilson(base.correct, base.evaluated), macroF1: baselineMacroF1, versus: compareTable(base.versus) } : null,
   };
 }

@@ -7,7 +7,7 @@ import { compressStoredText, storedCacheKey, unpackText } from './stored-text';
 import { ROW_COUNTS_SCHEMA } from './row-counts';
 
 /** Bump with a new entry in MIGRATIONS. */
-export const SCHEMA_VERSION = 15;
+export const SCHEMA_VERSION = 16;
 
 /** SQL, or a step that needs code (it runs inside the version's transaction). */
 type Migration = string | ((db: Database.Database) => void);
@@ -285,6 +285,13 @@ const MIGRATIONS: Migration[] = [
   // (row-counts.ts), so a job's counts are read as one row instead of from its rows' index
   // entries (building them reads every row once).
   ROW_COUNTS_SCHEMA,
+  // v16: job_metrics keeps the job's latest bootstrap intervals (jobs/metric-intervals.ts) beside
+  // its counts, under the digest of what they were computed from, so a read in another process (a
+  // `tatra jobs show`, the app after a restart) looks them up instead of resampling for seconds.
+  `
+    ALTER TABLE job_metrics ADD COLUMN intervals_digest TEXT;
+    ALTER TABLE job_metrics ADD COLUMN intervals_json TEXT;
+  `,
 ];
 
 /** The v13 names of a comparison spec's fields, old → new. */
