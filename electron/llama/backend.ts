@@ -50,7 +50,7 @@ import { inspectGgufOnce } from './inspection';
 import { clearLlamaErrors, contentionWatch, getLlamaRuntime, llamaLoadReason } from './runtime';
 import { vouchForModel } from './trial-load';
 import { defaultThreads } from './threads';
-import { loadGpuLayers, memoryShortfall } from './fit';
+import { contextBeyondMemory, loadGpuLayers, memoryShortfall } from './fit';
 import { lockstepBatching, runSteps, type Admission, type BodyStop, type Lane } from './lockstep';
 import { PrefixSnapshots } from './snapshots';
 import { forgetModelSamplers } from './samplers';
@@ -641,6 +641,9 @@ export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(op
   await vouchForModel(opts.modelPath, opts.signal ? { signal: opts.signal } : {});
   const llama = await getLlamaRuntime();
   const shape = { contextSize, sequences };
+  // A context beyond all the memory free is refused before the load, in milliseconds (fit.ts).
+  const beyond = await contextBeyondMemory(opts.modelPath, llama, shape);
+  if (beyond) throw await outOfMemoryError(beyond, llama, inspection, shape, 'context');
   let model: LlamaModel;
   clearLlamaErrors();
   try {
@@ -703,6 +706,6 @@ async function outOfMemoryError(e: unknown, llama: Llama, inspection: GgufInspec
   const tokens = `${shape.contextSize.toLocaleString('en-US')} tokens × ${shape.sequences} sequence${shape.sequences === 1 ? '' : 's'}`;
   const what = stage === 'load' ? `cannot load ${name}` : `cannot create a ${tokens} context for ${name}`;
   const shortfall = await memoryShortfall(inspection.path, llama, shape).catch(() => null);
-  const figures = shortfall ? `: it needs about ${shortfall}` : ` (${errorMessage(e)})`;
+  const figures = shortfall ? `: it needs ${shortfall}` : ` (${errorMessage(e)})`;
   return new UserError(`${what}: not enough memory${figures}; use a shorter context (--context-size), fewer parallel sequences (--sequences / --concurrency), or a smaller model or quantisation`, 'insufficient_memory');
 }

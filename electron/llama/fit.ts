@@ -146,12 +146,43 @@ export async function planLoad(
 }
 
 /**
+ * The least a context of `shape` takes (its KV cache and output buffers: node-llama-cpp's header
+ * estimate without the compute graph, which llama.cpp allocates whatever else it needs) and the
+ * weights, against all the RAM, swap and VRAM free. Worked out from the header in milliseconds,
+ * where the resolver's own check simulates the context: for millions of tokens that took minutes
+ * of the machine's memory before it said "too large".
+ */
+async function contextFloor(insights: GgufInsights, llama: Llama, shape: { contextSize: number; sequences: number }) {
+  const context = insights.estimateContextResourceRequirements({ contextSize: shape.contextSize, sequences: shape.sequences, modelGpuLayers: 0, includeGraphOverhead: false });
+  const weights = insights.estimateModelResourceRequirements({ gpuLayers: 0 });
+  const [ram, swap, vram] = await Promise.all([llama.getRamState(), llama.getSwapState(), llama.gpu === false ? null : llama.getVramState()]);
+  const contextBytes = context.cpuRam + context.gpuVram;
+  const weightBytes = weights.cpuRam + weights.gpuVram;
+  return { contextBytes, weightBytes, ramFree: ram.free, vramFree: vram?.free ?? 0, beyond: contextBytes + weightBytes > ram.free + (swap.allocated - swap.used) + (vram?.free ?? 0) };
+}
+
+/**
+ * An InsufficientMemoryError when `shape`'s context cannot fit in all the memory free whatever
+ * the load does (contextFloor), else null: checked before the model loads, so such a context is
+ * refused at once.
+ */
+export async function contextBeyondMemory(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<InsufficientMemoryError | null> {
+  const floor = await contextFloor(await GgufInsights.from(await readGgufInfo(modelPath), llama), llama, shape);
+  return floor.beyond ? new InsufficientMemoryError(`a context of ${shape.contextSize} tokens × ${shape.sequences} sequences needs more than all the memory free`) : null;
+}
+
+/**
  * "8.1 GiB (7.5 GiB weights + 560.0 MiB for the context) but only 2.0 GiB RAM is free": what
  * loading `modelPath` with this context needs against what is free, for an out-of-memory message.
+ * A context beyond all the memory free says the least it needs ("at least"), without simulating it.
  */
 export async function memoryShortfall(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<string> {
   const info = await readGgufInfo(modelPath);
-  const plan = await planLoad(await GgufInsights.from(info, llama), llama, { ...shape, checkContext: false });
-  const free = llama.gpu === false ? `only ${formatBytes(plan.ramFree)} RAM is free` : `${formatBytes(plan.ramFree)} RAM and ${formatBytes(plan.vramFree)} VRAM are free`;
-  return `${formatBytes(plan.ram + plan.vram)} (${formatBytes(plan.modelRam + plan.modelVram)} weights + ${formatBytes(plan.contextRam + plan.contextVram)} for the context) but ${free}`;
+  const insights = await GgufInsights.from(info, llama);
+  const free = (ram: number, vram: number) => (llama.gpu === false ? `only ${formatBytes(ram)} RAM is free` : `${formatBytes(ram)} RAM and ${formatBytes(vram)} VRAM are free`);
+  const floor = await contextFloor(insights, llama, shape);
+  if (floor.beyond)
+    return `at least ${formatBytes(floor.contextBytes + floor.weightBytes)} (${formatBytes(floor.weightBytes)} weights + ${formatBytes(floor.contextBytes)} for the context) but ${free(floor.ramFree, floor.vramFree)}`;
+  const plan = await planLoad(insights, llama, { ...shape, checkContext: false });
+  return `about ${formatBytes(plan.ram + plan.vram)} (${formatBytes(plan.modelRam + plan.modelVram)} weights + ${formatBytes(plan.contextRam + plan.contextVram)} for the context) but ${free(plan.ramFree, plan.vramFree)}`;
 }
