@@ -7,6 +7,7 @@ import type { BridgeReply } from '../../../electron/common/contract/bridge';
 import { ApiCallError, createApiClient, setApi, type RawListener, type Transport } from '../../../renderer/src/api/client';
 import { connectStore, createAppStore } from '../../../renderer/src/store';
 import { checkDraft, blankDraft } from '../../../renderer/src/views/taskDraft';
+import { whenState } from '../../helpers/events';
 import { ConfusionMatrix } from '../../../renderer/src/components/EvalCharts';
 
 type Handler = (input: unknown) => BridgeReply | Promise<BridgeReply>;
@@ -143,8 +144,8 @@ describe('store', () => {
     // An idle page follows a run started later elsewhere as soon as its events arrive.
     store.getState().clearClassify();
     emit('classify.event', { runId: 'third-tab', event: { type: 'run-start', run: 0, seed: 1 } });
-    await new Promise((r) => setTimeout(r, 0));
-    expect(store.getState().classify.runId).toBe('third-tab');
+    await whenState(store, (st) => st.classify.runId === 'third-tab');
+    expect(store.getState().classify).toMatchObject({ runId: 'third-tab', status: 'running' });
     stop();
   });
 
@@ -173,7 +174,7 @@ describe('store', () => {
     expect(store.getState().progress.j1?.etaSeconds).toBe(1);
     emit('job.status', { jobId: 'j1', status: 'done', error: null });
     expect(store.getState().jobs[0]!.status).toBe('done');
-    await new Promise((r) => setTimeout(r, 0));
+    await whenState(store, (st) => st.metrics.j1 !== undefined);
     expect(calls.some(([m]) => m === 'jobs.metrics')).toBe(true);
     expect(store.getState().metrics.j1?.accuracy).toBe(0.5);
     stop();
