@@ -61,14 +61,19 @@ describe('classify with a scripted backend', () => {
   });
 
   it('the two generator batches are in flight at the same time', async () => {
+    // Each batch's first request waits until the other batch's has arrived: the two are in flight
+    // together, or the test ends at its timeout.
     let inFlight = 0;
     let most = 0;
+    let bothArrived!: () => void;
+    const together = new Promise<void>((r) => (bothArrived = r));
     const script = politeScript({ firstLabel: 'negative' });
     const backend = new ScriptedBackend(async (req, ctx) => {
       if (ctx.index === 0) {
         inFlight++;
         most = Math.max(most, inFlight);
-        await new Promise((r) => setTimeout(r, 20));
+        if (inFlight === 2) bothArrived();
+        await together;
         inFlight--;
       }
       return script(req, ctx);
