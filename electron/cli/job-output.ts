@@ -35,6 +35,7 @@ export function formatMetrics(job: JobInfo, m: JobMetrics): string {
     );
   }
   if (job.stoppedBy === 'budget') lines.push('  stopped by its budget: resume it with a larger --budget');
+  if (job.stoppedBy === 'race') lines.push('  dropped by its raced experiment, with the rows it ran (its comparison or sweep says after how many rows and why)');
   if (job.error) lines.push(`  error: ${job.error}`);
   lines.push('');
   const iv = m.intervals;

@@ -440,6 +440,8 @@ export class ExperimentRunner<Spec, Cell> {
     for (;;) {
       if (runner.ac.signal.aborted) return null;
       const states = this.cellStates(this.store.get(id)!);
+      // A dropped cell's job stays paused with the rows it ran; every list says it was dropped.
+      for (const s of states) if (s.dropped && s.job?.status === 'paused' && s.job.stoppedBy === null) this.jobStore.markDropped(s.job.id);
       const race = this.races.get(id);
       if (!race || race.nextRows.size === 0) return null;
       let ran = false;

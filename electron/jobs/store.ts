@@ -304,6 +304,11 @@ export class JobStore extends GenerationOutputs {
     this.db.prepare(`UPDATE jobs SET status = ?, error = ?, updated = ? WHERE id = ?`).run(status, error, new Date().toISOString(), jobId);
   }
 
+  /** A paused job a raced experiment dropped says so (`stoppedBy` race); a resume's claim clears it. */
+  markDropped(jobId: string): void {
+    this.db.prepare(`UPDATE jobs SET stopped_by = 'race', updated = ? WHERE id = ? AND status = 'paused' AND stopped_by IS NULL`).run(new Date().toISOString(), jobId);
+  }
+
   /** Time spent running, added as it goes (the heartbeat that tells a live job is `claims.beat`). */
   addElapsed(jobId: string, ms: number): void {
     this.db.prepare(`UPDATE jobs SET elapsed_ms = elapsed_ms + ? WHERE id = ?`).run(ms, jobId);
@@ -371,7 +376,7 @@ export class JobStore extends GenerationOutputs {
       deterministic: r.deterministic === null ? null : r.deterministic !== 0,
       usage: r.usage_json ? (JSON.parse(r.usage_json) as Usage) : emptyUsage(),
       budget: r.budget_json ? (JSON.parse(r.budget_json) as JobBudget) : null,
-      stoppedBy: r.stopped_by === 'budget' ? 'budget' : null,
+      stoppedBy: r.stopped_by === 'budget' || r.stopped_by === 'race' ? r.stopped_by : null,
     };
   }
 

@@ -250,7 +250,7 @@ export interface JobInfo {
   /** The limit the job stops before exceeding; null: none. */
   budget: JobBudget | null;
   /** Why the job last stopped short of its end: `budget` when its budget ran out (paused, resumable). */
-  stoppedBy: 'budget' | null;
+  stoppedBy: 'budget' | 'race' | null;
 }
 
 export type RowStatus = 'pending' | 'done' | 'failed';

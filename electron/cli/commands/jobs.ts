@@ -8,7 +8,7 @@ import { answeredAt, jobSummary } from '../../jobs';
 import type { Budget } from '../../common/plan';
 import { budgetOption, jobBudgetFrom, priceOption } from '../plan';
 import { addRuntimeOptions, intOption, minConfidenceOption, viewFrom } from '../options';
-import { accuracyOf, jobStatus } from '../../common/contract/jobs';
+import { accuracyOf, jobStatus, listedStatus } from '../../common/contract/jobs';
 import { formatMetrics, jobDetail, printJobOutcome, runJobWithProgress } from '../job-output';
 import { withCliServices } from '../session';
 import { clip, err, interruptSignal, out, outJson, pct, table } from '../ui';
@@ -45,7 +45,7 @@ function registerList(jobs: Command): void {
         if (list.length === 0) return out('no jobs yet; start one with `tatra eval`');
         const rows = [
           ['id', 'status', 'task', 'rows', 'accuracy', 'created', 'name'],
-          ...list.map((j) => [j.id, jobStatus(j), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), j.created.replace('T', ' ').slice(0, 19), j.name]),
+          ...list.map((j) => [j.id, listedStatus({ status: jobStatus(j), stoppedBy: j.stoppedBy }), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), j.created.replace('T', ' ').slice(0, 19), j.name]),
         ];
         out(table(rows, () => false, ''));
       }),

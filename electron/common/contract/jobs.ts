@@ -25,6 +25,15 @@ export function jobStatus(job: { status: StoredJobStatus; interrupted: boolean }
   return job.interrupted ? 'interrupted' : job.status;
 }
 
+/**
+ * A job's status as a list shows it: `dropped` for a job a raced experiment dropped (stored
+ * paused with the rows it ran, `stoppedBy` race: its experiment says after how many rows and why),
+ * which a user should not take for one waiting to be resumed.
+ */
+export function listedStatus(job: { status: JobStatus; stoppedBy: 'budget' | 'race' | null }): JobStatus | 'dropped' {
+  return job.status === 'paused' && job.stoppedBy === 'race' ? 'dropped' : job.status;
+}
+
 /** The confusion matrix's last column: rows whose prediction is none of the task's labels (no valid vote). */
 export const NO_VOTE_COLUMN = '(none)';
 
@@ -147,8 +156,11 @@ export const JobSummary = z.object({
   usage: Usage.nullable().default(null),
   /** The limit the job stops before exceeding; null: none. */
   budget: Budget.nullable().default(null),
-  /** `budget`: it paused because its budget would have been exceeded (resume with a larger one). */
-  stoppedBy: z.enum(['budget']).nullable().default(null),
+  /**
+   * `budget`: it paused because its budget would have been exceeded (resume with a larger one);
+   * `race`: a raced comparison or sweep dropped it (docs/method.md §16), paused with the rows it ran.
+   */
+  stoppedBy: z.enum(['budget', 'race']).nullable().default(null),
 });
 export type JobSummary = z.infer<typeof JobSummary>;
 

@@ -1,7 +1,7 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
 import { lazy, Suspense, useEffect, useId, useMemo, useState } from 'react';
-import type { JobMetrics } from '../../../electron/common/contract/jobs';
+import { listedStatus, type JobMetrics } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
 import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
@@ -106,7 +106,7 @@ function History() {
     <WorkHistory
       title="History"
       noun="evaluation"
-      items={jobs}
+      items={jobs.map((j) => ({ ...j, status: listedStatus(j) }))}
       view="evaluate"
       name={(j) => j.name || j.id}
       columns={[

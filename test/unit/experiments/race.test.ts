@@ -15,6 +15,9 @@ import { raceOrder } from '../../../electron/experiments/race';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { resolveTask } from '../../../electron/tasks';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { tatraCli } from '../../helpers/tatra-cli';
+import { listedStatus } from '../../../electron/common/contract/jobs';
+import { jobSummary } from '../../../electron/jobs/summary';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-race-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -134,6 +137,18 @@ describe('a raced comparison', () => {
     stores.push(store);
     const ran = [...store.iterateRows(dropped.jobId!)].filter((r) => r.status === 'done').map((r) => r.index);
     expect(ran.sort((a, b) => a - b)).toEqual(order.slice(0, dropped.rowsDone).sort((a, b) => a - b));
+    // A dropped pair's job says it was dropped by the race, not that it waits to be resumed: in the
+    // contract's job (jobs.get, jobs list --json), the lists' status and the real CLI's jobs list.
+    for (const p of result.pairs) {
+      const job = jobSummary(store.getJob(p.jobId!)!);
+      // A pair dropped after the last round ran every row: its job is done.
+      const cut = p.status === 'dropped' && p.rowsDone < ROWS;
+      expect([job.status, job.stoppedBy, listedStatus(job)]).toEqual(cut ? ['paused', 'race', 'dropped'] : ['done', null, 'done']);
+    }
+    expect(result.pairs.filter((p) => p.status === 'dropped' && p.rowsDone < ROWS).length).toBeGreaterThan(1);
+    const { stdout } = await tatraCli(['jobs', 'list', '--data-dir', join(dir, 'one')]);
+    for (const p of result.pairs) expect(stdout).toMatch(new RegExp(`${p.jobId}\\s+${p.rowsDone < ROWS ? 'dropped' : 'done'}\\s`));
+    expect(JSON.parse((await tatraCli(['jobs', 'show', dropped.jobId!, '--data-dir', join(dir, 'one'), '--json'])).stdout).job).toMatchObject({ status: 'paused', stoppedBy: 'race' });
   });
 
   it('loads each model once for the whole race: the runner holds the models of the pairs still in across rounds', async () => {
