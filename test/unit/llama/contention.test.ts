@@ -31,11 +31,22 @@ describe('contention watch', () => {
 
   it.skipIf(availableParallelism() < 2)('lowers the budget while another process keeps a core busy, holds it for a pin, and gives it back when stopped', async () => {
     const cores = availableParallelism();
-    const llama = { maxThreads: cores } as Llama;
+    // The watch sets llama.maxThreads; the test waits for the assignment that lowers it.
+    let threads = cores;
+    let lowered!: () => void;
+    const whenLowered = new Promise<void>((r) => (lowered = r));
+    const llama = {
+      get maxThreads() {
+        return threads;
+      },
+      set maxThreads(n: number) {
+        threads = n;
+        if (n < cores) lowered();
+      },
+    } as Llama;
     watch = watchContention(llama, cores);
     busy.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
-    // Bounded by samples, not time: each sample is taken every half second.
-    for (let i = 0; i < 40 && llama.maxThreads === cores; i++) await new Promise((r) => setTimeout(r, 250));
+    await whenLowered;
     expect(watch.load!.others).toBeGreaterThan(0.7);
     expect(llama.maxThreads).toBeLessThan(cores);
     const release = watch.pin(cores);
