@@ -5,7 +5,9 @@
 // the API even when the browser would attach the cookie.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { parse as parseCookie, serialize as serializeCookie } from 'cookie';
 import { isLoopbackHost, isWildcardHost } from '../web/hosts';
+import { publicOrigin } from '../web/listen';
 
 export { isLoopbackHost, isWildcardHost };
 
@@ -21,23 +23,9 @@ export function cookieName(port: number): string {
   return `tatra_token_${port}`;
 }
 
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const k = part.slice(0, eq).trim();
-    const v = part.slice(eq + 1).trim();
-    if (k && !(k in out)) {
-      try {
-        out[k] = decodeURIComponent(v);
-      } catch {
-        out[k] = v;
-      }
-    }
-  }
-  return out;
+/** The Set-Cookie that trades the URL's token for a cookie the page cannot read, sent to this server only. */
+export function tokenCookie(token: string, port: number): string {
+  return serializeCookie(cookieName(port), token, { httpOnly: true, sameSite: 'strict', path: '/' });
 }
 
 export function tokensEqual(given: string | undefined | null, expected: string): boolean {
@@ -57,7 +45,7 @@ export interface TokenSources {
 export function tokenSource(src: TokenSources, expected: string, port: number): 'header' | 'cookie' | 'query' | null {
   const header = Array.isArray(src.header) ? src.header[0] : src.header;
   if (tokensEqual(header, expected)) return 'header';
-  if (tokensEqual(parseCookies(src.cookie)[cookieName(port)], expected)) return 'cookie';
+  if (tokensEqual(parseCookie(src.cookie ?? '')[cookieName(port)], expected)) return 'cookie';
   if (tokensEqual(src.query ?? undefined, expected)) return 'query';
   return null;
 }
@@ -73,7 +61,7 @@ export function allowedOrigins(bindHost: string, port: number, extra: readonly s
   const set = new Set<string>();
   const names = isLoopbackHost(bindHost) || isWildcardHost(bindHost) ? LOOPBACK_NAMES : [];
   for (const n of names) set.add(`http://${n}:${port}`);
-  if (!isWildcardHost(bindHost)) set.add(`http://${bindHost.includes(':') && !bindHost.startsWith('[') ? `[${bindHost}]` : bindHost}:${port}`);
+  if (!isWildcardHost(bindHost)) set.add(publicOrigin(bindHost, port));
   for (const o of extra) set.add(o.replace(/\/+$/, '').toLowerCase());
   return set;
 }

@@ -3,7 +3,7 @@ export { startServer, type ServeOptions, type RunningServer } from './server';
 export {
   newToken,
   cookieName,
-  parseCookies,
+  tokenCookie,
   tokensEqual,
   tokenSource,
   allowedOrigins,

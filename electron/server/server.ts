@@ -20,14 +20,15 @@ import { safeFileName, uploadDestination } from '../web/file-name';
 import { findStaticFile } from '../web/static';
 import { errorMessage } from '../common/errors';
 import { publicOrigin } from '../web/listen';
+import { HOST_REFUSED, hostAllowed } from '../web/hosts';
 import {
   TOKEN_QUERY,
   allowedOrigins,
-  cookieName,
   isLoopbackHost,
   newToken,
   originAllowed,
   requestTokenSource,
+  tokenCookie,
 } from './auth';
 
 export interface ServeOptions {
@@ -114,6 +115,8 @@ interface ServerContext {
   port: number;
   /** Empty until listening: no API call is answered before. */
   origins: Set<string>;
+  /** The host names of the extra origins (a reverse proxy may pass its own as the Host). */
+  proxyNames: string[];
 }
 
 function serverContext(opts: ServeOptions): ServerContext {
@@ -129,6 +132,7 @@ function serverContext(opts: ServeOptions): ServerContext {
     maxUpload: opts.maxUploadBytes ?? 2 * 1024 * 1024 * 1024,
     port: opts.port,
     origins: new Set<string>(),
+    proxyNames: (opts.extraOrigins ?? []).filter((o) => URL.canParse(o)).map((o) => new URL(o).hostname),
   };
 }
 
@@ -138,8 +142,9 @@ function sendFailure(failure: HttpError, reply: FastifyReply): void {
   reply.send(`${failure.message}\n`);
 }
 
-/** The token on everything, then the Origin for the API, then the cookie trade for a page opened from the printed URL. */
+/** The Host (as tatra api), the token on everything, then the Origin for the API, then the cookie trade for a page opened from the printed URL. */
 async function checkRequest(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  if (!hostAllowed(ctx.hostname, request.headers.host, ctx.proxyNames)) throw new HttpError(403, HOST_REFUSED);
   const url = request.target;
   const via = requestTokenSource(request.raw, url, ctx.token, ctx.port);
   if (!via) throw new HttpError(401, 'unauthorised: open the URL tatra serve printed (it carries the token)');
@@ -152,7 +157,13 @@ async function checkRequest(ctx: ServerContext, request: FastifyRequest, reply: 
 }
 
 function addRoutes(ctx: ServerContext, app: HttpApp): void {
-  app.addHook('onRequest', (request, reply) => checkRequest(ctx, request, reply));
+  app.addHook('onRequest', (request, reply) => {
+    // No answer of this server is for a cache to keep but the renderer's assets, which say
+    // otherwise (web/static.ts); sendFailure says it too: a request whose target Fastify cannot
+    // route never reaches this hook.
+    reply.header('cache-control', 'no-store');
+    return checkRequest(ctx, request, reply);
+  });
   const usePost = () => new HttpError(405, 'use POST');
   const useGet = () => new HttpError(405, 'use GET');
 
@@ -162,7 +173,7 @@ function addRoutes(ctx: ServerContext, app: HttpApp): void {
     const scope = readJsonBodies(plugin, 'application/json');
     scope.post('/api/invoke', { bodyLimit: ctx.maxInvoke, schema: { body: InvokeRequest } }, async (request, reply) => {
       const { method, input } = request.body;
-      return reply.header('cache-control', 'no-store').send(await ctx.host.invoke(method, input));
+      return reply.send(await ctx.host.invoke(method, input));
     });
     refuseOtherMethods(scope, '/api/invoke', ['POST'], usePost);
   });
@@ -193,8 +204,7 @@ function tradeTokenForCookie(ctx: ServerContext, reply: FastifyReply, url: URL):
     .code(303)
     .headers({
       location: url.pathname + (url.search || ''),
-      'set-cookie': `${cookieName(ctx.port)}=${encodeURIComponent(ctx.token)}; HttpOnly; SameSite=Strict; Path=/`,
-      'cache-control': 'no-store',
+      'set-cookie': tokenCookie(ctx.token, ctx.port),
     })
     .send();
 }
@@ -230,7 +240,7 @@ async function handleUpload(ctx: ServerContext, request: FastifyRequest, reply: 
     await rm(dirname(dest), { recursive: true, force: true }).catch((rmError: unknown) => ctx.log(`tatra serve: could not remove the unfinished upload ${dirname(dest)}: ${errorMessage(rmError)}`));
     throw e;
   }
-  return reply.header('cache-control', 'no-store').send({ path: dest, bytes });
+  return reply.send({ path: dest, bytes });
 }
 
 async function handleDownload(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -249,7 +259,6 @@ async function handleDownload(ctx: ServerContext, request: FastifyRequest, reply
       'content-type': mimeTypeFor(file),
       'content-length': String(info.size),
       'content-disposition': `attachment; filename="${safeFileName(basename(file))}"`,
-      'cache-control': 'no-store',
     })
     .send(createReadStream(file));
 }

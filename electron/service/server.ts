@@ -11,7 +11,7 @@ import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
 import { TatraSettings, type TatraResult } from '../common/tatra';
 import type { TaskDefinition } from '../common/task';
-import { hostHeaderName, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
+import { HOST_REFUSED, hostAllowed, isLoopbackAddress, isLoopbackHost } from '../web/hosts';
 import { bugLine, createHttpApp, readJsonBodies, refuseOtherMethods, type HttpApp, type RequestEnd } from '../web/http-app';
 import { HttpError, internalError } from '../web/http-error';
 import { publicOrigin } from '../web/listen';
@@ -278,10 +278,7 @@ function checkCaller(ctx: Context, request: FastifyRequest): void {
   if (request.headers.origin !== undefined) {
     throw new HttpError(403, 'requests from web pages (with an Origin header) are refused: call this API from a program', { code: 'origin_refused' });
   }
-  const name = hostHeaderName(request.headers.host);
-  if (isLoopbackHost(ctx.hostname) && (name === null || !isLoopbackHost(name))) {
-    throw new HttpError(403, 'this server answers only to its loopback name (127.0.0.1 or localhost)', { code: 'host_refused' });
-  }
+  if (!hostAllowed(ctx.hostname, request.headers.host)) throw new HttpError(403, HOST_REFUSED, { code: 'host_refused' });
 }
 
 /**

@@ -25,3 +25,18 @@ export function hostHeaderName(header: string | undefined): string | null {
   const m = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(header.trim());
   return m ? m[1]! : null;
 }
+
+/** What a face answers (403) to a request whose Host is refused by hostAllowed. */
+export const HOST_REFUSED = 'this server answers only to its loopback name (127.0.0.1 or localhost)';
+
+/**
+ * Whether a request's Host header may reach a server listening on `bindHost`, for every face the
+ * same: on loopback only a name of this machine (or one of `alsoNames`, a reverse proxy's), so a
+ * page whose domain was rebound to 127.0.0.1 (DNS rebinding) is refused; bound elsewhere the
+ * server cannot know the names it is reached by, and takes any.
+ */
+export function hostAllowed(bindHost: string, hostHeader: string | undefined, alsoNames: readonly string[] = []): boolean {
+  if (!isLoopbackHost(bindHost)) return true;
+  const name = hostHeaderName(hostHeader)?.toLowerCase();
+  return name !== undefined && (isLoopbackHost(name) || alsoNames.includes(name));
+}

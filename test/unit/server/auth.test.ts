@@ -4,10 +4,11 @@ import {
   cookieName,
   isLoopbackHost,
   originAllowed,
-  parseCookies,
+  tokenCookie,
   tokenSource,
   tokensEqual,
 } from '../../../electron/server/auth';
+import { hostAllowed } from '../../../electron/web/hosts';
 import { CONTENT_SECURITY_POLICY } from '../../../electron/web/csp';
 import { safeFileName } from '../../../electron/web/file-name';
 
@@ -31,9 +32,30 @@ describe('token checks', () => {
     expect(tokenSource({}, token, 5178)).toBeNull();
   });
 
-  it('parses cookies, keeping the first of a repeated name', () => {
-    expect(parseCookies('a=1; b=hello%20world; a=2; junk')).toEqual({ a: '1', b: 'hello world' });
-    expect(parseCookies(undefined)).toEqual({});
+  it('finds the cookie among others, whatever they hold, the first of a repeated name', () => {
+    const name = cookieName(5178);
+    expect(tokenSource({ cookie: `junk; a=%E0%A4%A; ${name}=${encodeURIComponent(token)}; b="q"` }, token, 5178)).toBe('cookie');
+    expect(tokenSource({ cookie: `${name}=${token}; ${name}=other` }, token, 5178)).toBe('cookie');
+    expect(tokenSource({ cookie: `${name}=other; ${name}=${token}` }, token, 5178)).toBeNull();
+    expect(tokenSource({ cookie: '' }, token, 5178)).toBeNull();
+  });
+
+  it('sets the cookie for this port, out of the page’s reach, sent to this site only', () => {
+    expect(tokenCookie(token, 5178)).toBe(`${cookieName(5178)}=${token}; Path=/; HttpOnly; SameSite=Strict`);
+  });
+});
+
+describe('Host checks (both faces)', () => {
+  it('on loopback takes only this machine’s names, and a proxy’s when given', () => {
+    for (const host of ['127.0.0.1:5178', 'localhost:5178', 'LOCALHOST', '[::1]:5178', '127.1.2.3']) expect(hostAllowed('127.0.0.1', host), host).toBe(true);
+    for (const host of [undefined, '', 'evil.example:5178', 'a:b:c', '127.0.0.1.evil.example', '\u00ff']) expect(hostAllowed('127.0.0.1', host), String(host)).toBe(false);
+    expect(hostAllowed('127.0.0.1', 'proxy.example', ['proxy.example'])).toBe(true);
+    expect(hostAllowed('::1', 'evil.example')).toBe(false);
+  });
+
+  it('bound elsewhere takes any name: the server cannot know the names it is reached by', () => {
+    expect(hostAllowed('0.0.0.0', 'gpu-box:8080')).toBe(true);
+    expect(hostAllowed('192.168.1.5', undefined)).toBe(true);
   });
 });
 

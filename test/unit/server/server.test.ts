@@ -136,6 +136,30 @@ describe('tatra serve', () => {
     expect(await (await invoke({ method: 'app.info' }, { 'x-tatra-token': server.token })).json()).toMatchObject({ ok: true });
   });
 
+  it('refuses, as tatra api does, a Host that is not this machine (DNS rebinding), before the token', async () => {
+    const head = (hostName: string) => `GET /api/download?path=x HTTP/1.1\r\nhost: ${hostName}:${server.port}\r\nx-tatra-token: ${server.token}\r\nconnection: close\r\n\r\n`;
+    const rebound = await rawAnswer(head('rebound.example'));
+    expect({ status: rebound.status, body: rebound.body }).toEqual({ status: 403, body: 'this server answers only to its loopback name (127.0.0.1 or localhost)\n' });
+    expect((await rawAnswer(head('localhost'))).status).toBe(404);
+  });
+
+  it('says no-store on every answer but the renderer’s assets, which say how long they keep', async () => {
+    const auth = { 'x-tatra-token': server.token };
+    mkdirSync(join(dir, 'data', 'exports'), { recursive: true });
+    writeFileSync(join(dir, 'data', 'exports', 'cached.csv'), 'a\n');
+    const answers = {
+      invoke: await invoke({ method: 'app.info', input: {} }, auth),
+      upload: await fetch(`${server.origin}/api/upload?name=c.csv`, { method: 'POST', headers: auth, body: 'a\n' }),
+      download: await fetch(`${server.origin}/api/download?path=${encodeURIComponent(join(dir, 'data', 'exports', 'cached.csv'))}`, { headers: auth }),
+      trade: await fetch(server.url, { redirect: 'manual' }),
+      page: await fetch(`${server.origin}/`, { headers: auth }),
+      refused: await fetch(`${server.origin}/`),
+      unknown: await fetch(`${server.origin}/api/nope`, { headers: auth }),
+    };
+    for (const [name, res] of Object.entries(answers)) expect(res.headers.get('cache-control'), name).toBe('no-store');
+    expect((await fetch(`${server.origin}/assets/app.js`, { headers: auth })).headers.get('cache-control')).toBe('private, max-age=3600');
+  });
+
   it('streams events over the WebSocket to an allowed origin only', async () => {
     const url = `${server.origin.replace('http', 'ws')}/api/events?token=${server.token}`;
     expect((await wsOpen(url, { Origin: 'http://evil.example' })).status).toBe(403);
