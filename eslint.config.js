@@ -98,6 +98,10 @@ const byteFormatSyntax = [
 const ONE_INTERNALS_MODULE = "A dependency's private members are reached in electron/llama/internals.ts only (checked against the pinned version).";
 const privateMemberSyntax = [{ selector: 'MemberExpression[property.name=/^_[a-zA-Z]/]', message: ONE_INTERNALS_MODULE }];
 
+// One 'abort' listener per signal, however many wait on it (electron/common/abort.ts onAbort): a
+// listener per waiter is what made Node warn of a leak past 10, the cause setMaxListeners hid.
+const abortListenerSyntax = [{ selector: "CallExpression[callee.property.name='addEventListener'][arguments.0.value='abort']", message: "Wait on a signal with onAbort (electron/common/abort.ts), not addEventListener('abort', …): one listener per signal." }];
+
 // Small modules named for what they hold: no file over 550 lines, no function over 100 (counted as
 // written, blank lines and comments too). The files below are over one of them today and are split
 // next; a file leaves its list when it is split (test/unit/lint/size.test.ts fails while a listed
@@ -170,18 +174,23 @@ export default tseslint.config(
     ignores: ['electron/net/**'],
     rules: {
       'no-restricted-globals': ['error', { name: 'fetch', message: ONE_HTTP_CLIENT }],
-      'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax, ...privateMemberSyntax],
+      'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax, ...privateMemberSyntax, ...abortListenerSyntax],
     },
   },
   {
     // The one module that reaches node-llama-cpp's private members.
     files: ['electron/llama/internals.ts'],
-    rules: { 'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax] },
+    rules: { 'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax, ...abortListenerSyntax] },
   },
   {
     // The one byte formatter itself.
     files: ['electron/common/bytes.ts'],
-    rules: { 'no-restricted-syntax': ['error', ...httpRequestSyntax] },
+    rules: { 'no-restricted-syntax': ['error', ...httpRequestSyntax, ...abortListenerSyntax] },
+  },
+  {
+    // The one abort listener of a signal itself.
+    files: ['electron/common/abort.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax, ...privateMemberSyntax] },
   },
   {
     // One way out to the terminal (electron/cli/ui.ts write/out/err, terminal.ts's rule): a
@@ -190,7 +199,7 @@ export default tseslint.config(
     files: ['electron/cli/**/*.ts'],
     ignores: ['electron/cli/ui.ts', 'electron/cli/terminal.ts'],
     rules: {
-      'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax, ...privateMemberSyntax,
+      'no-restricted-syntax': ['error', ...httpRequestSyntax, ...byteFormatSyntax, ...privateMemberSyntax, ...abortListenerSyntax,
         { selector: "MemberExpression[object.object.name='process'][object.property.name=/^std(out|err)$/][property.name='write']", message: 'CLI output goes through electron/cli/ui.ts (write, out, err, outJson).' },
         { selector: "MemberExpression[object.name='console']", message: 'CLI output goes through electron/cli/ui.ts (write, out, err, outJson).' },
       ],

@@ -15,6 +15,7 @@
 // An endpoint's limit adapts below its ceiling `maxInFlight`: a busy answer (429, 503) halves it
 // and calls that queue at the server (their latency far above the endpoint's best) take a tenth
 // off; calls that go well raise it again, a tenth per limit's worth of calls, up to the ceiling.
+import { onAbort } from '../common/abort';
 import { UserError } from '../common/errors';
 import type { ServerProbe } from '../common/remote';
 
@@ -140,6 +141,8 @@ interface Waiter {
   reject: (reason: unknown) => void;
   /** Set once it got an endpoint or failed; a settled waiter still in a queue is skipped. */
   settled: boolean;
+  /** Ends its wait on its signal's abort (common/abort.ts: one listener per signal, however many wait). */
+  forget?: () => void;
 }
 
 /** A first-in first-out queue whose head is taken without moving the rest. */
@@ -186,8 +189,6 @@ export class EndpointSet {
   private readonly waiters = new Fifo<Waiter>();
   /** Waiters not yet settled, in both queues. */
   private waiting = 0;
-  /** Per signal, how many of its requests wait and the one listener that fails them on abort. */
-  private readonly listeners = new Map<AbortSignal, { count: number; onAbort: () => void }>();
   private picks = 0;
   private allDownSince: number | null = null;
   private downTimer: NodeJS.Timeout | undefined;
@@ -203,11 +204,6 @@ export class EndpointSet {
   /** Requests waiting for an endpoint now. */
   get queued(): number {
     return this.waiting;
-  }
-
-  /** Abort listeners this set holds (one per signal with requests waiting). */
-  get listenerCount(): number {
-    return this.listeners.size;
   }
 
   /**
@@ -229,7 +225,7 @@ export class EndpointSet {
       const waiter: Waiter = { signal, resolve, reject, settled: false };
       (retry ? this.retries : this.waiters).push(waiter);
       this.waiting++;
-      if (signal) this.listen(signal);
+      if (signal) waiter.forget = onAbort(signal, () => this.fail(waiter, signal.reason));
     });
   }
 
@@ -263,7 +259,7 @@ export class EndpointSet {
     this.closed.abort();
     for (const e of this.endpoints) clearTimeout(e.timer);
     clearTimeout(this.downTimer);
-    this.failAll(() => true, this.closed.signal.reason);
+    this.failAll(this.closed.signal.reason);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -307,7 +303,7 @@ export class EndpointSet {
   private settle(waiter: Waiter): void {
     waiter.settled = true;
     this.waiting--;
-    if (waiter.signal) this.unlisten(waiter.signal);
+    waiter.forget?.();
     if (this.waiting === 0) {
       // Nothing waits: drop the settled ones the queues still hold.
       this.retries.clear();
@@ -315,32 +311,18 @@ export class EndpointSet {
     }
   }
 
-  private listen(signal: AbortSignal): void {
-    const entry = this.listeners.get(signal);
-    if (entry) {
-      entry.count++;
-      return;
-    }
-    const onAbort = () => this.failAll((w) => w.signal === signal, signal.reason);
-    this.listeners.set(signal, { count: 1, onAbort });
-    signal.addEventListener('abort', onAbort, { once: true });
+  /** Rejects one waiting request (unless it got an endpoint or failed already). */
+  private fail(waiter: Waiter, reason: unknown): void {
+    if (waiter.settled) return;
+    this.settle(waiter);
+    waiter.reject(reason);
   }
 
-  private unlisten(signal: AbortSignal): void {
-    const entry = this.listeners.get(signal);
-    if (!entry || --entry.count > 0) return;
-    this.listeners.delete(signal);
-    signal.removeEventListener('abort', entry.onAbort);
-  }
-
-  /** Rejects every waiting request that `which` selects. */
-  private failAll(which: (w: Waiter) => boolean, reason: unknown): void {
-    const failed: Waiter[] = [];
-    for (const queue of [this.retries, this.waiters]) for (const w of queue) if (!w.settled && which(w)) failed.push(w);
-    for (const w of failed) {
-      this.settle(w);
-      w.reject(reason);
-    }
+  /** Rejects every waiting request. */
+  private failAll(reason: unknown): void {
+    const waiting: Waiter[] = [];
+    for (const queue of [this.retries, this.waiters]) for (const w of queue) if (!w.settled) waiting.push(w);
+    for (const w of waiting) this.fail(w, reason);
   }
 
   /** The error for a request arriving once every endpoint has been down for downTimeoutMs. */
@@ -364,7 +346,7 @@ export class EndpointSet {
   private armDownTimer(ms: number): void {
     this.downTimer = setTimeout(() => {
       const error = this.allDownError();
-      if (error) this.failAll(() => true, error);
+      if (error) this.failAll(error);
       else if (this.allDownSince !== null) this.armDownTimer(Math.max(1, this.allDownSince + this.opts.downTimeoutMs - Date.now()));
     }, ms);
     this.downTimer.unref?.();

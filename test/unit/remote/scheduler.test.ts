@@ -96,14 +96,12 @@ describe('waiting for a slot', () => {
       await settle();
       expect(s.queued).toBe(10_001);
       expect(getEventListeners(ac.signal, 'abort')).toHaveLength(1);
-      expect(s.listenerCount).toBe(1);
       expect(vi.getTimerCount()).toBe(0);
       const reason = new Error('stop');
       ac.abort(reason);
       await settle();
       expect(waiters.every((w) => w.done && w.error === reason)).toBe(true);
       expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
-      expect(s.listenerCount).toBe(0);
       // The request on no signal keeps its place.
       expect(other.done).toBe(false);
       expect(s.queued).toBe(1);
@@ -116,12 +114,12 @@ describe('waiting for a slot', () => {
     const b = new AbortController();
     const wa = s.acquire(a.signal);
     void s.acquire(b.signal);
-    expect(s.listenerCount).toBe(2);
+    expect(getEventListeners(a.signal, 'abort')).toHaveLength(1);
+    expect(getEventListeners(b.signal, 'abort')).toHaveLength(1);
     s.release(held, true);
     await wa;
     expect(getEventListeners(a.signal, 'abort')).toHaveLength(0);
     expect(getEventListeners(b.signal, 'abort')).toHaveLength(1);
-    expect(s.listenerCount).toBe(1);
   });
 
   it('an already aborted signal rejects at once; dispose fails whoever waits', async () => {
