@@ -23,6 +23,7 @@ import type { JobManager } from '../jobs/manager';
 import { pricedBudget, type JobBudget } from '../jobs/usage';
 import { type Budget, type CountRange, formatBudget } from '../common/plan';
 import type { Planner } from '../jobs/planner';
+import { claimRefused } from '../jobs/claims';
 import { OWNER, ownerLive } from '../jobs/owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from '../jobs/running-work';
 import type { JobStore } from '../jobs/store';
@@ -252,12 +253,7 @@ export class ExperimentRunner<Spec, Cell> {
     if (opts.budget !== undefined) this.store.setBudget(exp.id, opts.budget);
     // Two processes resuming at once: the claim is one transaction, so only one of them wins.
     const claim = this.store.claims.claim(exp.id, OWNER, ownerLive);
-    if (!claim.claimed) {
-      const noun = this.def.noun;
-      if (claim.reason === 'done') throw new UserError(`${noun} ${exp.id} is already done`, `${this.def.kind}_state`);
-      if (claim.reason === 'unknown') throw new UserError(`no ${noun} "${idOrPrefix}"`, `${this.def.kind}_unknown`);
-      throw new UserError(`${noun} ${exp.id} is running in another process`, `${this.def.kind}_state`);
-    }
+    if (!claim.claimed) throw claimRefused(claim.reason, { noun: this.def.noun, kind: this.def.kind, id: exp.id, ref: idOrPrefix });
     const ac = new AbortController();
     this.cellErrors.set(exp.id, new Map());
     this.runners.launch(exp.id, { ac, stop: null, reason: null, stoppedBy: null, current: null, done: Promise.resolve() }, (runner) => this.run(exp.id, runner));

@@ -11,8 +11,39 @@
 // running-work.ts; this module is what it leaves in the database.
 import type Database from 'better-sqlite3';
 import type { StoredJobStatus } from '../common/contract/jobs';
+import { UserError } from '../common/errors';
 
-export type ClaimResult = { claimed: true } | { claimed: false; reason: 'unknown' | 'unimported' | 'done' | 'running' };
+export type ClaimResult = { claimed: true } | { claimed: false; reason: ClaimRefusal };
+export type ClaimRefusal = 'unknown' | 'unimported' | 'done' | 'running';
+
+/** The error shown for a job whose data-set import did not finish. */
+export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
+
+/** The work a claim was refused for, as the user names it. */
+export interface ClaimedWork {
+  /** What it is called in a sentence: "job", "comparison", "sweep". */
+  noun: string;
+  /** Its kind in error codes (`<kind>_state`, `<kind>_unknown`): "job", "comparison", "sweep". */
+  kind: string;
+  /** Its full id. */
+  id: string;
+  /** What the user typed for it (an id or a unique prefix). */
+  ref: string;
+}
+
+/** Why a claim was refused, as one line the same for a job and an experiment. */
+export function claimRefused(reason: ClaimRefusal, work: ClaimedWork): UserError {
+  switch (reason) {
+    case 'done':
+      return new UserError(`${work.noun} ${work.id} is already done`, `${work.kind}_state`);
+    case 'unknown':
+      return new UserError(`no ${work.noun} "${work.ref}"`, `${work.kind}_unknown`);
+    case 'unimported':
+      return new UserError(`${work.noun} ${work.id}: ${IMPORT_UNFINISHED}`, `${work.kind}_state`);
+    case 'running':
+      return new UserError(`${work.noun} ${work.id} is running in another process`, `${work.kind}_state`);
+  }
+}
 
 /** Whether a recorded owner ("host:pid", its row last `updated` then) still runs: owner.ts ownerLive. */
 export type OwnerLive = (owner: string, updated: string) => boolean;

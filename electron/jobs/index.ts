@@ -30,7 +30,8 @@ export {
   detectFormat,
 } from './dataset';
 export { goldLabelResolver, suggestLabelMapping } from './gold-labels';
-export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, IMPORT_UNFINISHED, type NewJobRecord, type RowResultRecord } from './store';
+export { IMPORT_UNFINISHED } from './claims';
+export { JobStore, SqliteGenerationCache, openJobStore, JOB_DB_FILE, SCHEMA_VERSION, type NewJobRecord, type RowResultRecord } from './store';
 export { JobManager, type JobManagerOptions, type BackendWrapper, type StartOptions, type ViewOptions } from './manager';
 export { plainModelRef } from './model-identity';
 export { ExperimentStore, type ExperimentBudget, type StoredExperiment, type StoredExperimentStatus } from './experiment-store';

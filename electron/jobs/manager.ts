@@ -26,7 +26,8 @@ import { importRows } from './import';
 import { exportJob } from './export';
 import { isCorrect, metricsFromCounts } from './metrics';
 import { metricIntervals } from './metric-intervals';
-import { IMPORT_UNFINISHED, SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
+import { SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
+import { claimRefused } from './claims';
 import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
 import { PROGRESS_EVERY_MS, PROGRESS_TICK_MS, countCalls, inputSize, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, startRows, type RowTally } from './row-progress';
@@ -312,8 +313,9 @@ export class JobManager {
   async start(id: string, opts: StartOptions = {}): Promise<JobInfo> {
     const job = this.get(id);
     if (this.runners.has(job.id)) return job;
-    if (job.status === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
-    if (!this.store.isImported(job.id)) throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
+    const work = { noun: 'job', kind: 'job', id: job.id, ref: id };
+    if (job.status === 'done') throw claimRefused('done', work);
+    if (!this.store.isImported(job.id)) throw claimRefused('unimported', work);
     // Rows from two different models under one job would be a silent lie: compare first.
     const changed = await changedModels(job, this.inspectModel);
     if (this.runners.has(job.id)) return this.get(job.id);
@@ -326,11 +328,7 @@ export class JobManager {
     }
     // Two processes resuming at once: the claim is one transaction, so only one of them wins.
     const claim = this.store.claims.claim(job.id, OWNER, ownerLive);
-    if (!claim.claimed) {
-      if (claim.reason === 'done') throw new UserError(`job ${job.id} is already done`, 'job_state');
-      if (claim.reason === 'unimported') throw new UserError(`job ${job.id}: ${IMPORT_UNFINISHED}`, 'job_state');
-      throw new UserError(`job ${job.id} is running in another process`, 'job_state');
-    }
+    if (!claim.claimed) throw claimRefused(claim.reason, work);
     for (const c of changed) this.store.setModel(job.id, c.role, acceptChange(c.before, c.now));
     if (opts.budget !== undefined) this.store.setBudget(job.id, opts.budget ? checkJobBudget(opts.budget) : null);
     const claimed = this.store.getJob(job.id)!;

@@ -32,7 +32,7 @@ import { SCHEMA_VERSION } from './migrations';
 import { MetricCountsStore } from './metric-counts-store';
 import { RowCountsReader, type RowCounts } from './row-counts';
 import { ReviewStore } from './review-store';
-import { WorkClaims } from './claims';
+import { IMPORT_UNFINISHED, WorkClaims } from './claims';
 import { GenerationOutputs } from './generation-outputs';
 import { parseJson, toRow, type RowDbRow } from './stored-row';
 
@@ -40,8 +40,6 @@ export { SqliteGenerationCache } from './generation-outputs';
 export { SCHEMA_VERSION };
 
 export const JOB_DB_FILE = 'tatra.db';
-/** The error shown for a job whose data-set import did not finish. */
-export const IMPORT_UNFINISHED = 'the import of the data set did not finish; create the job again';
 /** The error of a job whose deletion a full disk cut short. */
 export const DELETE_UNFINISHED = 'its deletion did not finish (the disk was full); delete it again';
 /** Rows deleted per transaction when the disk is full: their pages' WAL frames fit in the reserve. */
