@@ -34,6 +34,7 @@ export async function storePausedJob(store: JobStore, opts: { name: string; rows
  * version wrote (its migration then adds them back).
  */
 export const UNDO_V12 = `
+  DROP INDEX job_rows_confidence_asc; DROP INDEX job_rows_confidence_desc;
   DROP INDEX job_rows_queue; ALTER TABLE job_rows DROP COLUMN runs_done; ALTER TABLE job_rows DROP COLUMN record_json;
   DROP TABLE review_decisions; DROP TABLE review_log; DROP TABLE job_metrics;
 `;
