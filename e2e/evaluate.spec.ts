@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ownedTempDir } from '../electron/processes';
-import { callApi, expect, openApp, shot, test } from './fixtures';
+import { callApi, expect, jobSettled, openApp, shot, test } from './fixtures';
 import { lookAt } from './look';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -266,9 +266,7 @@ test('pause and resume from the page; a file that cannot be read is one clear me
 test('a large job: the rows table renders a window of rows and pages in the rest as it scrolls', async ({ page, server }) => {
   // 1,500 rows at n=0, k=2, r=1: one evaluator call per row on the tiny model, a few seconds.
   const job = await startReviewsJob(server.model, 1500, { n: 0, k: 2, r: 1, seed: 1 });
-  await expect
-    .poll(async () => (await callApi<{ status: string }>('jobs.get', { jobId: job.id })).status, { timeout: 240_000, intervals: [1000] })
-    .toBe('done');
+  expect(await jobSettled(server.url, job.id)).toBe('done');
 
   await openApp(page, `#/evaluate/${encodeURIComponent(job.id)}`);
   await expect(page.getByTestId('rows-total')).toHaveText('1,500 rows');

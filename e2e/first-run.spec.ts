@@ -1,5 +1,5 @@
-// A fresh install, as a newcomer meets it: no model, no settings (the server's models folder is
-// empty; this project runs before every other spec). The welcome card offers a download that fits
+// A fresh install, as a newcomer meets it: no model, no settings (its project's server starts as a
+// fresh install, its models folder empty: e2e/fixtures.ts freshInstall). The welcome card offers a download that fits
 // this machine, takes a model already on disk by its path, and the model that arrives is chosen
 // as generator and evaluator in every form, also after a reload.
 import { callApi, expect, openApp, test } from './fixtures';

@@ -1,6 +1,13 @@
-// What every browser-mode spec needs: the running server (from e2e/global-setup.ts), the model,
-// an API caller that uses the token like a script would, and a page already past the token step.
+// What every browser-mode spec needs: its worker's own `tatra serve` (started on the worker's first
+// test, stopped after its last), the model, an API caller that uses the token like a script would,
+// and a page already past the token step.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
+import WebSocket from 'ws';
+import { recordEvents } from '../test/helpers/events';
+import { startServe, stopServe } from './serve';
 
 export interface ServerInfo {
   /** The URL tatra serve printed, token included. */
@@ -16,21 +23,55 @@ export interface ServerInfo {
 
 export function serverInfo(): ServerInfo {
   const env = process.env;
-  if (!env.TATRA_E2E_URL) throw new Error('TATRA_E2E_URL is unset: run through playwright.config.ts (its globalSetup starts tatra serve)');
+  if (!env.TATRA_E2E_URL) throw new Error('TATRA_E2E_URL is unset: each worker starts tatra serve through the test of e2e/fixtures.ts (its workerServer fixture)');
   return { url: env.TATRA_E2E_URL, origin: env.TATRA_E2E_ORIGIN!, token: env.TATRA_E2E_TOKEN!, model: env.TATRA_E2E_MODEL!, dataDir: env.TATRA_E2E_DATA_DIR!, modelsDir: env.TATRA_E2E_MODELS_DIR! };
 }
 
-/** Calls the API as a non-browser client (token header, no Origin). */
-export async function callApi<T = unknown>(method: string, input: unknown = {}): Promise<T> {
-  const s = serverInfo();
-  const res = await fetch(`${s.origin}/api/invoke`, {
+/** Calls the API of the server at `url` (as tatra serve printed it) as a non-browser client (token header, no Origin). */
+export async function callServer<T = unknown>(url: string, method: string, input: unknown = {}): Promise<T> {
+  const u = new URL(url);
+  const res = await fetch(`${u.origin}/api/invoke`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-tatra-token': s.token },
+    headers: { 'content-type': 'application/json', 'x-tatra-token': u.searchParams.get('token') ?? '' },
     body: JSON.stringify({ method, input }),
   });
   const reply = (await res.json()) as { ok: boolean; value?: T; error?: { message: string } };
   if (!reply.ok) throw new Error(`${method}: ${reply.error?.message}`);
   return reply.value as T;
+}
+
+/** Calls this worker's server's API as a non-browser client (token header, no Origin). */
+export function callApi<T = unknown>(method: string, input: unknown = {}): Promise<T> {
+  return callServer<T>(serverInfo().url, method, input);
+}
+
+/** What a job can end as, or stop at, without anyone acting on it. */
+const SETTLED = new Set(['done', 'paused', 'cancelled', 'failed', 'interrupted']);
+
+/**
+ * Resolves with the status job `jobId` settles at (done, or paused, cancelled, failed) on the server
+ * at `url`: on its `job.status` event, read from the event socket as the page reads it, or at once
+ * when jobs.get finds it settled already (asked once the socket is open, so no event is missed).
+ */
+export async function jobSettled(url: string, jobId: string): Promise<string> {
+  const u = new URL(url);
+  const socket = new WebSocket(`${u.origin.replace(/^http/, 'ws')}/api/events?token=${u.searchParams.get('token') ?? ''}`, { headers: { Origin: u.origin } });
+  const log = recordEvents<{ event: string; payload: { jobId?: string; status?: string } }>((push) => {
+    socket.on('message', (data) => push(JSON.parse(String(data)) as { event: string; payload: { jobId?: string; status?: string } }));
+    return () => socket.terminate();
+  });
+  const failed = new Promise<never>((_, reject) => socket.on('error', reject));
+  try {
+    await Promise.race([log.until((events) => events.some((e) => e.event === 'hello')), failed]);
+    const now = await callServer<{ status: string }>(url, 'jobs.get', { jobId });
+    if (SETTLED.has(now.status)) return now.status;
+    const settled = (events: readonly { event: string; payload: { jobId?: string; status?: string } }[]) =>
+      events.find((e) => e.event === 'job.status' && e.payload.jobId === jobId && SETTLED.has(e.payload.status ?? ''));
+    await Promise.race([log.until((events) => settled(events) !== undefined), failed]);
+    return settled(log.events)!.payload.status!;
+  } finally {
+    log.off();
+  }
 }
 
 /** Opens the app as a user would: the printed URL, which trades the token for a cookie. */
@@ -45,10 +86,56 @@ export async function openApp(page: Page, hash = ''): Promise<void> {
   await expect(page.getByText(/ · \d+ threads?$/)).toHaveCount(1);
 }
 
-export const test = base.extend<{ server: ServerInfo; cspGuard: void }>({
-  // eslint-disable-next-line no-empty-pattern
-  server: async ({}, use) => {
-    await use(serverInfo());
+export interface WorkerOptions {
+  /**
+   * The server meets the specs as a fresh install does (no model, no settings): the first-run
+   * project's. Otherwise the tiny model is added before the first test, as the welcome card adds
+   * one (the first model added becomes generator and evaluator), which is where a fresh install
+   * stands once its user has been through first-run.spec.ts.
+   */
+  freshInstall: boolean;
+}
+
+/**
+ * Starts `tatra serve` for this worker: a fresh data folder, its own empty models folder
+ * (downloads land there too), the tiny model, one thread, port 0. Workers share no state, so
+ * they run beside each other; the specs of one file run in order on one worker's server, as they
+ * always did. Its URL reaches serverInfo() and callApi() through this worker's environment.
+ */
+async function serveForWorker(freshInstall: boolean, use: (s: ServerInfo) => Promise<void>): Promise<void> {
+  const model = process.env.TATRA_E2E_MODEL;
+  if (!model) throw new Error('TATRA_E2E_MODEL is unset: run through playwright.config.ts (its globalSetup makes the model)');
+  const dataDir = mkdtempSync(join(tmpdir(), 'tatra-e2e-'));
+  const modelsDir = join(dataDir, 'models-folder');
+  mkdirSync(modelsDir, { recursive: true });
+  try {
+    const served = await startServe({ dataDir, port: 0, env: { TATRA_MODELS_DIR: modelsDir }, echo: Boolean(process.env.TATRA_E2E_VERBOSE) });
+    try {
+      const parsed = new URL(served.url);
+      Object.assign(process.env, {
+        TATRA_E2E_URL: served.url,
+        TATRA_E2E_ORIGIN: parsed.origin,
+        TATRA_E2E_TOKEN: parsed.searchParams.get('token') ?? '',
+        TATRA_E2E_DATA_DIR: dataDir,
+        TATRA_E2E_MODELS_DIR: modelsDir,
+      });
+      if (!freshInstall) await callApi('models.addFile', { path: model });
+      await use(serverInfo());
+    } finally {
+      // Stopping cleanly is part of the contract of `tatra serve`: dispose the host, exit 0.
+      await stopServe(served);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export const test = base.extend<{ server: ServerInfo; cspGuard: void }, WorkerOptions & { workerServer: ServerInfo }>({
+  freshInstall: [false, { option: true, scope: 'worker' }],
+  // Auto, so that hooks and helpers that call serverInfo() or callApi() find it too.
+  workerServer: [async ({ freshInstall }, use) => serveForWorker(freshInstall, use), { scope: 'worker', auto: true }],
+  server: async ({ workerServer }, use) => {
+    await use(workerServer);
   },
   // Every test fails if the page broke its Content-Security-Policy anywhere (charts included).
   cspGuard: [

@@ -11,7 +11,11 @@ import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 import { callApi, expect, openApp, test } from './fixtures';
 import { lookAt } from './look';
 
-/** Serves one file slowly (about 3 s), with Range, so the page can show the progress bar moving. */
+/**
+ * Serves one file in steps, with Range, so the page can show the progress bar moving. A request
+ * from the start stops sending at half the file and holds there (a byte a second) until the client
+ * goes (the cancel under test), however slow the machine; a ranged request (the resume) is sent to its end.
+ */
 async function slowServer(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
@@ -27,9 +31,11 @@ async function slowServer(body: Buffer): Promise<{ url: string; close(): Promise
     const pump = () => {
       if (res.destroyed) return;
       if (sent >= slice.length) return void res.end();
-      res.write(slice.subarray(sent, sent + step));
-      sent += step;
-      setTimeout(pump, 50);
+      // Held at half: a byte a second, so the download's idle timeout never ends it meanwhile.
+      const held = !m && sent >= slice.length / 2;
+      res.write(slice.subarray(sent, sent + (held ? 1 : step)));
+      sent += held ? 1 : step;
+      setTimeout(pump, held ? 1000 : 50);
     };
     pump();
   });
@@ -93,7 +99,8 @@ test('a download shows live progress, can be cancelled and resumed, and ends ver
     await expect(row).toHaveAttribute('data-status', 'downloading');
     await expect(row.getByTestId('download-stats')).toContainText(/of 15\.6 MiB · .*\/s · ETA/);
     const bar = row.getByRole('progressbar');
-    await expect.poll(async () => Number(await bar.getAttribute('aria-valuenow'))).toBeGreaterThan(10);
+    // Past 10 % (aria-valuenow is a whole percentage).
+    await expect(bar).toHaveAttribute('aria-valuenow', /^(1[1-9]|[2-9]\d|100)$/);
     await page.screenshot({ path: 'e2e/artifacts/models-download.png', fullPage: true });
     // Cancel mid-way: the partial file is offered for resuming, and resuming finishes the file.
     await row.getByRole('button', { name: 'Cancel' }).click();

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { ownedTempDir } from '../electron/processes';
 import { queryJobDb } from '../test/helpers/tatra-cli';
-import { expect, test } from './fixtures';
+import { callServer, expect, jobSettled, test } from './fixtures';
 import { accessibilityProblems, lookAt } from './look';
-import { startServe, type Served } from './serve';
+import { startServe } from './serve';
 
 const POSITIVE = ['a wonderful, moving film', 'great acting and a clever script', 'I loved every minute of it', 'funny, warm and beautifully shot', 'a triumph', 'the best film this year'];
 const NEGATIVE = ['a dull mess', 'boring and far too long', 'the plot makes no sense', 'I walked out halfway', 'flat, lifeless acting', 'a waste of two hours'];
@@ -25,14 +25,6 @@ function freePort(): Promise<number> {
       s.close(() => resolvePort(port));
     });
   });
-}
-
-async function call<T>(served: Served, method: string, input: unknown): Promise<T> {
-  const u = new URL(served.url);
-  const res = await fetch(`${u.origin}/api/invoke`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-tatra-token': u.searchParams.get('token')! }, body: JSON.stringify({ method, input }) });
-  const reply = (await res.json()) as { ok: boolean; value?: T; error?: { message: string } };
-  if (!reply.ok) throw new Error(`${method}: ${reply.error?.message}`);
-  return reply.value as T;
 }
 
 /** The row on screen and its TATRA label (from the view itself). */
@@ -63,10 +55,10 @@ test('30 rows reviewed by keyboard alone, through a reload and a server killed p
   let served = await startServe({ dataDir, port });
   try {
     // A real job on the tiny model, without gold: TATRA labels the file.
-    const job = await call<{ id: string }>(served, 'jobs.start', {
+    const job = await callServer<{ id: string }>(served.url, 'jobs.start', {
       taskId: 'sst2', dataPath: csv, inputColumn: 'review', goldColumn: null, generator: server.model, evaluator: server.model, settings: { n: 1, k: 2, r: 2, seed: 2, scope: 'run' },
     });
-    await expect.poll(async () => (await call<{ status: string }>(served, 'jobs.get', { jobId: job.id })).status, { timeout: 600_000, intervals: [2000] }).toBe('done');
+    expect(await jobSettled(served.url, job.id)).toBe('done');
     const labels = ['negative', 'positive'];
     const expected = new Map<number, string | null>();
     const open = async () => {

@@ -44,3 +44,22 @@ export async function startServe(opts: { dataDir: string; port: number; env?: No
   });
   return { child, url, stderr: () => stderr };
 }
+
+/**
+ * Stops a server started by startServe with SIGTERM and checks that it stopped as `tatra serve`
+ * promises: the host disposed and exit code 0, within 15 s (then it is killed and this throws).
+ */
+export async function stopServe(served: Served): Promise<void> {
+  const { child } = served;
+  if (child.exitCode !== null || child.signalCode !== null) throw new Error(`tatra serve ended before it was stopped (${child.exitCode ?? child.signalCode}); stderr: ${served.stderr()}`);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([exited, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 15_000)))]);
+  clearTimeout(timer);
+  if (code === 'timeout') {
+    child.kill('SIGKILL');
+    throw new Error(`tatra serve did not exit within 15 s of SIGTERM; stderr: ${served.stderr()}`);
+  }
+  if (code !== 0) throw new Error(`tatra serve exited with ${code} on SIGTERM; stderr: ${served.stderr()}`);
+}

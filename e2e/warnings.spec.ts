@@ -1,6 +1,6 @@
 // A model that cannot do the job is named as such where it is chosen: a base model (a GGUF with no
 // chat template: the real stories260K) gets a chip in the picker's list and a warning under the
-// field once picked. Runs last (file order): it adds that model to the library and takes it out.
+// field once picked. It adds that model to its worker's library and takes it out afterwards.
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
