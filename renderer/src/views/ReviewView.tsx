@@ -77,7 +77,7 @@ function Filters({ jobId, labels }: { jobId: string; labels: readonly string[] }
         ))}
       </div>
       <label className="field inline">
-        TATRA said
+        <span style={{ whiteSpace: 'nowrap' }}>TATRA said</span>
         <select value={q.label ?? ''} disabled={audit} onChange={(e) => void openReview(jobId, { label: e.target.value || null })} data-testid="review-label-filter">
           <option value="">any label</option>
           {labels.map((l) => (
