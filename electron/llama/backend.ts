@@ -705,7 +705,12 @@ async function outOfMemoryError(e: unknown, llama: Llama, inspection: GgufInspec
   const name = basename(inspection.path);
   const tokens = `${shape.contextSize.toLocaleString('en-US')} tokens × ${shape.sequences} sequence${shape.sequences === 1 ? '' : 's'}`;
   const what = stage === 'load' ? `cannot load ${name}` : `cannot create a ${tokens} context for ${name}`;
-  const shortfall = await memoryShortfall(inspection.path, llama, shape).catch(() => null);
+  // The estimate asks node-llama-cpp's resolver for the same shape: where no GPU layer count fits
+  // it refuses with the same InsufficientMemoryError, and the message goes without figures.
+  const shortfall = await memoryShortfall(inspection.path, llama, shape).catch((estimate: unknown) => {
+    if (estimate instanceof InsufficientMemoryError) return null;
+    throw estimate;
+  });
   const figures = shortfall ? `: it needs ${shortfall}` : ` (${errorMessage(e)})`;
   return new UserError(`${what}: not enough memory${figures}; use a shorter context (--context-size), fewer parallel sequences (--sequences / --concurrency), or a smaller model or quantisation`, 'insufficient_memory');
 }
