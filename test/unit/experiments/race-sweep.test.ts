@@ -3,7 +3,7 @@
 // when its prompt holds four examples a label (k = 4), on 45 % with one (k = 1). The race drops the
 // losing setting with all its seeds before the end, with the rows it ran and the reason; paused
 // mid-race and resumed by another manager on the same file, it ends with the same decisions.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { JobManager, openJobStore, plainModelRef, type BackendProvider, type Job
 import type { SweepResult } from '../../../electron/common/contract/sweeps';
 import { resolveTask } from '../../../electron/tasks';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { gold, unitHash, writeRaceRows } from '../../helpers/race-rows';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-race-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,14 +22,8 @@ afterEach(() => {
 });
 
 const ROWS = 200;
-const gold = (i: number) => (i % 2 === 0 ? 'positive' : 'negative');
-const data = join(dir, 'rows.csv');
-writeFileSync(data, 'text,label\n' + Array.from({ length: ROWS }, (_, i) => `"item ${i}",${gold(i)}`).join('\n') + '\n');
-const hash = (s: string) => {
-  let h = 2166136261;
-  for (const ch of s) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
-  return h / 4294967296;
-};
+const data = writeRaceRows(dir, ROWS);
+const hash = unitHash;
 
 function open(dataDir: string) {
   const store = openJobStore(dataDir);

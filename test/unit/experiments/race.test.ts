@@ -4,7 +4,7 @@
 // (status dropped, the rows they ran, the reason), the best runs every row, and the decisions are
 // the race's own (common/stats/race.ts replayRace on the outcomes the script decides). Paused
 // mid-race and resumed by another manager on the same file, it ends with the same decisions.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { raceOrder } from '../../../electron/experiments/race';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { resolveTask } from '../../../electron/tasks';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { gold, unitHash, writeRaceRows } from '../../helpers/race-rows';
 import { tatraCli } from '../../helpers/tatra-cli';
 import { listedStatus } from '../../../electron/common/contract/jobs';
 import { jobSummary } from '../../../electron/jobs/summary';
@@ -27,17 +28,11 @@ afterEach(() => {
 });
 
 const ROWS = 200;
-const gold = (i: number) => (i % 2 === 0 ? 'positive' : 'negative');
-const data = join(dir, 'rows.csv');
-writeFileSync(data, 'text,label\n' + Array.from({ length: ROWS }, (_, i) => `"item ${i}",${gold(i)}`).join('\n') + '\n');
+const data = writeRaceRows(dir, ROWS);
 
 /** Evaluators of known accuracy: right on a row when its hash falls under the accuracy. */
 const ACCURACY: Record<string, number> = { best: 0.9, good: 0.85, poor: 0.5, worst: 0.35 };
-const hash = (s: string) => {
-  let h = 2166136261;
-  for (const ch of s) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
-  return h / 4294967296;
-};
+const hash = unitHash;
 const right = (evaluator: string, i: number) => hash(`${evaluator}|${i}`) < ACCURACY[evaluator]!;
 const spec = (name: string) => `openai+http://127.0.0.1:9/v1#${name}`;
 const evaluators = Object.keys(ACCURACY);
