@@ -111,17 +111,11 @@ export const MAX_FUNCTION_LINES = 100;
 export const LONG_FILES = ['electron/llama/backend.ts', 'electron/jobs/manager.ts'];
 export const LONG_FUNCTION_FILES = [
   'electron/engine/confident-limit.ts',
-  'renderer/src/App.tsx',
-  'renderer/src/components/DataSteps.tsx',
-  'renderer/src/components/ModelPicker.tsx',
   'renderer/src/components/RowsTable.tsx',
   'renderer/src/store/jobsSlice.ts',
   'renderer/src/store/modelsSlice.ts',
-  'renderer/src/views/ClassifyView.tsx',
   'renderer/src/views/EvaluateView.tsx',
-  'renderer/src/views/ModelsView.tsx',
   'renderer/src/views/RemoteModelsCard.tsx',
-  'renderer/src/views/TasksView.tsx',
 ];
 
 const nodeOnly = ['node-llama-cpp', 'better-sqlite3', 'electron', 'ws', 'commander', 'csv-parse', 'cli-progress'];

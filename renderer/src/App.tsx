@@ -37,17 +37,8 @@ function useTheme(theme: ThemeChoice) {
   }, [theme]);
 }
 
-export function App() {
-  const route = useStore((s) => s.route);
-  const navigate = useStore((s) => s.navigate);
-  const theme = useStore((s) => s.theme);
-  const setTheme = useStore((s) => s.setTheme);
-  const connected = useStore((s) => s.connected);
-  const appInfo = useStore((s) => s.appInfo);
-  const collapsed = useStore((s) => s.sidebarCollapsed);
-  const toggleSidebar = useStore((s) => s.toggleSidebar);
-  useTheme(theme);
-
+/** Connects the store to the host, loads what every view needs, and follows the hash and the Alt+N keys. */
+function useStoreConnection() {
   useEffect(() => {
     const stop = connectStore();
     const s = useStore.getState();
@@ -77,6 +68,20 @@ export function App() {
       window.removeEventListener('keydown', onKey);
     };
   }, []);
+}
+
+export function App() {
+  const route = useStore((s) => s.route);
+  const navigate = useStore((s) => s.navigate);
+  const theme = useStore((s) => s.theme);
+  const setTheme = useStore((s) => s.setTheme);
+  const connected = useStore((s) => s.connected);
+  const appInfo = useStore((s) => s.appInfo);
+  const collapsed = useStore((s) => s.sidebarCollapsed);
+  const toggleSidebar = useStore((s) => s.toggleSidebar);
+  useTheme(theme);
+
+  useStoreConnection();
 
   useEffect(() => {
     document.title = `${TITLES[route.view]} · TATRA Studio`;

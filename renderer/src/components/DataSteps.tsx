@@ -2,6 +2,7 @@
 // on the machine running TATRA) and 2 · its columns and the gold values' task labels. Both edit
 // the store's one draft, so a file previewed in one view is still mapped in the other.
 import { useMemo, useRef, useState } from 'react';
+import type { DataPreview } from '../../../electron/common/contract/jobs';
 import { ErrorBanner, TableWrap } from './Common';
 import { count } from './labels';
 import { useStore } from '../store';
@@ -73,12 +74,7 @@ export function DataStep() {
 
 /** The gold values are mapped to the labels of the task chosen in step 3 (the store's current task). */
 export function MappingStep() {
-  const tasks = useStore((s) => s.tasks);
-  const taskId = useStore((s) => s.currentTaskId);
-  const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
   const draft = useStore((s) => s.draft);
-  const setDraft = useStore((s) => s.setDraft);
-  const previewData = useStore((s) => s.previewData);
   const p = draft.preview;
   if (!p) {
     // The step is there before a file is: the numbering never jumps from 1 to 3.
@@ -91,8 +87,6 @@ export function MappingStep() {
       </div>
     );
   }
-  const shownCols = p.columns.slice(0, 6);
-  const unmapped = p.goldValues.filter((g) => !draft.labelMap[g.value]);
   return (
     <div className="card" data-testid="mapping">
       <div className="card-head">
@@ -101,93 +95,123 @@ export function MappingStep() {
           <strong>{draft.fileName || p.path}</strong> · {p.format.toUpperCase()} · {p.rowCount === null ? 'many' : p.rowCount.toLocaleString()} rows{p.emptyInputs ? ` · ${p.emptyInputs} empty inputs skipped` : ''}
         </span>
       </div>
-      <TableWrap label="First rows of the file" style={{ maxHeight: 220 }}>
-        <table className="data" data-testid="preview-table">
+      <PreviewTable preview={p} inputColumn={draft.inputColumn} goldColumn={draft.goldColumn} />
+      <ColumnChoice preview={p} />
+      <GoldLabelMap preview={p} />
+    </div>
+  );
+}
+
+/** The file's first rows, the input and gold columns marked. */
+function PreviewTable({ preview: p, inputColumn, goldColumn }: { preview: DataPreview; inputColumn: string | null; goldColumn: string | null }) {
+  const shownCols = p.columns.slice(0, 6);
+  return (
+    <TableWrap label="First rows of the file" style={{ maxHeight: 220 }}>
+      <table className="data" data-testid="preview-table">
+        <thead>
+          <tr>
+            {shownCols.map((c) => (
+              <th key={c}>
+                {c}
+                {c === inputColumn ? <span className="chip run" style={{ marginLeft: 6 }}>input</span> : null}
+                {c === goldColumn ? <span className="chip ok" style={{ marginLeft: 6 }}>gold</span> : null}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {p.sample.slice(0, 8).map((row, i) => (
+            <tr key={i}>
+              {shownCols.map((c) => (
+                <td key={c} style={{ maxWidth: 420, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
+                  {row[c]}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+/** Which column is the input and which the gold label; choosing one previews the file again. */
+function ColumnChoice({ preview: p }: { preview: DataPreview }) {
+  const draft = useStore((s) => s.draft);
+  const setDraft = useStore((s) => s.setDraft);
+  const previewData = useStore((s) => s.previewData);
+  return (
+    <div className="grid-2">
+      <label className="field">
+        <span>Input column</span>
+        <select value={draft.inputColumn ?? ''} onChange={(e) => (e.target.value ? void previewData(undefined, { inputColumn: e.target.value }) : setDraft({ inputColumn: null }))} data-testid="input-column">
+          <option value="">choose…</option>
+          {p.columns.map((c) => (
+            <option key={c}>{c}</option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Gold label column (optional: without it, no accuracy)</span>
+        <select
+          value={draft.goldColumn ?? ''}
+          onChange={(e) => void previewData(undefined, { goldColumn: e.target.value || null })}
+          data-testid="gold-column"
+        >
+          <option value="">none</option>
+          {p.columns.map((c) => (
+            <option key={c}>{c}</option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+}
+
+/** Each gold value in the file and the task label it stands for; shown once a gold column is chosen. */
+function GoldLabelMap({ preview: p }: { preview: DataPreview }) {
+  const tasks = useStore((s) => s.tasks);
+  const taskId = useStore((s) => s.currentTaskId);
+  const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
+  const draft = useStore((s) => s.draft);
+  const setDraft = useStore((s) => s.setDraft);
+  if (!draft.goldColumn || labels.length === 0 || p.goldValues.length === 0) return null;
+  const unmapped = p.goldValues.filter((g) => !draft.labelMap[g.value]);
+  return (
+    <div className="stack">
+      <h3>Gold values → task labels</h3>
+      <TableWrap label="Gold values and their task labels">
+        <table className="data" data-testid="label-map">
           <thead>
             <tr>
-              {shownCols.map((c) => (
-                <th key={c}>
-                  {c}
-                  {c === draft.inputColumn ? <span className="chip run" style={{ marginLeft: 6 }}>input</span> : null}
-                  {c === draft.goldColumn ? <span className="chip ok" style={{ marginLeft: 6 }}>gold</span> : null}
-                </th>
-              ))}
+              <th>Value in the file</th>
+              <th className="num">Rows</th>
+              <th>Task label</th>
             </tr>
           </thead>
           <tbody>
-            {p.sample.slice(0, 8).map((row, i) => (
-              <tr key={i}>
-                {shownCols.map((c) => (
-                  <td key={c} style={{ maxWidth: 420, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
-                    {row[c]}
-                  </td>
-                ))}
+            {p.goldValues.slice(0, 50).map((g) => (
+              <tr key={g.value}>
+                <td>
+                  <code>{g.value}</code>
+                </td>
+                <td className="num">{g.count.toLocaleString()}</td>
+                <td>
+                  <select value={draft.labelMap[g.value] ?? ''} onChange={(e) => setDraft({ labelMap: { ...draft.labelMap, [g.value]: e.target.value } })} aria-label={`Label for ${g.value}`} style={{ width: 200 }}>
+                    <option value="">(unmapped: no gold)</option>
+                    {labels.map((l) => (
+                      <option key={l}>{l}</option>
+                    ))}
+                  </select>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </TableWrap>
-      <div className="grid-2">
-        <label className="field">
-          <span>Input column</span>
-          <select value={draft.inputColumn ?? ''} onChange={(e) => (e.target.value ? void previewData(undefined, { inputColumn: e.target.value }) : setDraft({ inputColumn: null }))} data-testid="input-column">
-            <option value="">choose…</option>
-            {p.columns.map((c) => (
-              <option key={c}>{c}</option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Gold label column (optional: without it, no accuracy)</span>
-          <select
-            value={draft.goldColumn ?? ''}
-            onChange={(e) => void previewData(undefined, { goldColumn: e.target.value || null })}
-            data-testid="gold-column"
-          >
-            <option value="">none</option>
-            {p.columns.map((c) => (
-              <option key={c}>{c}</option>
-            ))}
-          </select>
-        </label>
-      </div>
-      {draft.goldColumn && labels.length > 0 && p.goldValues.length > 0 ? (
-        <div className="stack">
-          <h3>Gold values → task labels</h3>
-          <TableWrap label="Gold values and their task labels">
-            <table className="data" data-testid="label-map">
-              <thead>
-                <tr>
-                  <th>Value in the file</th>
-                  <th className="num">Rows</th>
-                  <th>Task label</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.goldValues.slice(0, 50).map((g) => (
-                  <tr key={g.value}>
-                    <td>
-                      <code>{g.value}</code>
-                    </td>
-                    <td className="num">{g.count.toLocaleString()}</td>
-                    <td>
-                      <select value={draft.labelMap[g.value] ?? ''} onChange={(e) => setDraft({ labelMap: { ...draft.labelMap, [g.value]: e.target.value } })} aria-label={`Label for ${g.value}`} style={{ width: 200 }}>
-                        <option value="">(unmapped: no gold)</option>
-                        {labels.map((l) => (
-                          <option key={l}>{l}</option>
-                        ))}
-                      </select>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          {unmapped.length > 0 ? (
-            <div className="banner warn">
-              {count(unmapped.length, 'value')} ({count(unmapped.reduce((a, g) => a + g.count, 0), 'row')}) {unmapped.length === 1 ? 'maps' : 'map'} to no label; those rows will have no gold.
-            </div>
-          ) : null}
+      {unmapped.length > 0 ? (
+        <div className="banner warn">
+          {count(unmapped.length, 'value')} ({count(unmapped.reduce((a, g) => a + g.count, 0), 'row')}) {unmapped.length === 1 ? 'maps' : 'map'} to no label; those rows will have no gold.
         </div>
       ) : null}
     </div>

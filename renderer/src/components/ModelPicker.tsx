@@ -2,7 +2,7 @@
 // friendly name, with each one's fit and a details panel; a path on the machine running TATRA or
 // an openai+http://HOST:PORT/v1#MODEL can still be typed. A model without a chat template (a base
 // model, which TATRA's prompts do not suit) is flagged where it is chosen. ARIA 1.2 combobox.
-import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { type ChangeEvent, type FocusEvent, type KeyboardEvent, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ModelEntry, RemoteModelStatus } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { writtenAsRemote } from '../../../electron/common/model-spec';
@@ -102,10 +102,72 @@ function Details({ option }: { option: ModelOption }) {
   );
 }
 
-export function ModelPicker(props: { label: string; value: string; onChange(path: string): void; testId?: string; error?: string | null }) {
+type PickerProps = { label: string; value: string; onChange(path: string): void; testId?: string; error?: string | null };
+
+export function ModelPicker(props: PickerProps) {
   const { options, loaded } = useModelOptions();
-  const navigate = useStore((s) => s.navigate);
   const id = useId();
+  const picker = useModelPicker(props, options);
+  const { open, setOpen, box, pop, leftwards, chosen, matches, current, needle } = picker;
+  return (
+    <div className="field model-picker" ref={box} data-testid={props.testId ? `${props.testId}-picker` : undefined}>
+      <label htmlFor={`${id}-input`}>{props.label}</label>
+      <div className="picker-box">
+        <input
+          id={`${id}-input`}
+          type="text"
+          role="combobox"
+          aria-expanded={open}
+          aria-controls={`${id}-list`}
+          aria-autocomplete="list"
+          aria-activedescendant={open && current ? `${id}-opt-${matches.indexOf(current)}` : undefined}
+          aria-invalid={!!props.error}
+          aria-describedby={`${id}-hint`}
+          placeholder={options.length > 0 ? 'Search models, or type a path' : '/path/to/model.gguf or remote:NAME'}
+          value={picker.shown}
+          spellCheck={false}
+          autoComplete="off"
+          data-testid={props.testId}
+          onFocus={() => setOpen(true)}
+          onBlur={picker.onBlur}
+          onChange={picker.onChange}
+          onKeyDown={picker.onKeyDown}
+        />
+        <button type="button" className="picker-toggle" tabIndex={-1} aria-label={`Show the models for ${props.label}`} onMouseDown={(e) => e.preventDefault()} onClick={() => setOpen(!open)}>
+          ▾
+        </button>
+      </div>
+      {open ? (
+        <div className={leftwards ? 'picker-pop leftwards' : 'picker-pop'} ref={pop} data-testid="model-options">
+          <OptionList
+            id={id}
+            label={props.label}
+            value={props.value}
+            matches={matches}
+            current={current}
+            onHover={picker.setActive}
+            onPick={picker.pick}
+            onClose={() => setOpen(false)}
+            empty={options.length === 0 ? (loaded ? 'No models yet.' : 'Loading…') : needle && looksLikeSpec(needle) ? 'A path or server: used as typed.' : 'No model matches.'}
+          />
+          {current ? <Details option={current} /> : null}
+        </div>
+      ) : null}
+      <span className="field-hint" id={`${id}-hint`}>
+        <PickerHint chosen={chosen} value={props.value} choices={options.length} />
+      </span>
+      {chosen?.local && !chosen.local.hasChatTemplate ? (
+        <span className="field-warn" data-testid="no-chat-template">
+          {chosen.name} has no chat template: it looks like a base model, and TATRA's prompts need an instruction-tuned one. Expect poor labels.
+        </span>
+      ) : null}
+      {props.error ? <span className="field-error">{props.error}</span> : null}
+    </div>
+  );
+}
+
+/** The picker's open state, the typed search, the active option and the keys that move it. */
+function useModelPicker(props: PickerProps, options: ModelOption[]) {
   const [open, setOpen] = useState(false);
   const [query, setQuery] = useState<string | null>(null);
   const [active, setActive] = useState(0);
@@ -135,130 +197,104 @@ export function ModelPicker(props: { label: string; value: string; onChange(path
     setOpen(false);
     setQuery(null);
   };
+  const onBlur = (e: FocusEvent<HTMLInputElement>) => {
+    if (!box.current?.contains(e.relatedTarget as Node | null)) leave();
+  };
+  const onChange = (e: ChangeEvent<HTMLInputElement>) => {
+    const text = e.target.value;
+    setQuery(text);
+    setActive(0);
+    setOpen(true);
+    // A path or server spec is the value as typed; other text searches the list.
+    if (text.trim() === '' || looksLikeSpec(text)) props.onChange(text);
+  };
+  const onKeyDown = (e: KeyboardEvent<HTMLInputElement>) => {
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      setOpen(true);
+      setActive((i) => Math.max(0, Math.min(matches.length - 1, i + (e.key === 'ArrowDown' ? 1 : -1))));
+    } else if (e.key === 'Enter' && open && current && !looksLikeSpec(query ?? '')) {
+      e.preventDefault();
+      pick(current);
+    } else if (e.key === 'Escape') {
+      leave();
+    }
+  };
+  return { open, setOpen, box, pop, leftwards, chosen, shown, needle, matches, current, setActive, pick, onBlur, onChange, onKeyDown };
+}
 
+/** The listbox: the matching options, a line when none matches, and the way to the Models view. */
+function OptionList(props: { id: string; label: string; value: string; matches: ModelOption[]; current: ModelOption | null; empty: string; onHover(i: number): void; onPick(o: ModelOption): void; onClose(): void }) {
+  const { id, matches, current } = props;
+  const navigate = useStore((s) => s.navigate);
   return (
-    <div className="field model-picker" ref={box} data-testid={props.testId ? `${props.testId}-picker` : undefined}>
-      <label htmlFor={`${id}-input`}>{props.label}</label>
-      <div className="picker-box">
-        <input
-          id={`${id}-input`}
-          type="text"
-          role="combobox"
-          aria-expanded={open}
-          aria-controls={`${id}-list`}
-          aria-autocomplete="list"
-          aria-activedescendant={open && current ? `${id}-opt-${matches.indexOf(current)}` : undefined}
-          aria-invalid={!!props.error}
-          aria-describedby={`${id}-hint`}
-          placeholder={options.length > 0 ? 'Search models, or type a path' : '/path/to/model.gguf or remote:NAME'}
-          value={shown}
-          spellCheck={false}
-          autoComplete="off"
-          data-testid={props.testId}
-          onFocus={() => setOpen(true)}
-          onBlur={(e) => {
-            if (!box.current?.contains(e.relatedTarget as Node | null)) leave();
-          }}
-          onChange={(e) => {
-            const text = e.target.value;
-            setQuery(text);
-            setActive(0);
-            setOpen(true);
-            // A path or server spec is the value as typed; other text searches the list.
-            if (text.trim() === '' || looksLikeSpec(text)) props.onChange(text);
-          }}
-          onKeyDown={(e) => {
-            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-              e.preventDefault();
-              setOpen(true);
-              setActive((i) => Math.max(0, Math.min(matches.length - 1, i + (e.key === 'ArrowDown' ? 1 : -1))));
-            } else if (e.key === 'Enter' && open && current && !looksLikeSpec(query ?? '')) {
-              e.preventDefault();
-              pick(current);
-            } else if (e.key === 'Escape') {
-              leave();
-            }
-          }}
-        />
-        <button type="button" className="picker-toggle" tabIndex={-1} aria-label={`Show the models for ${props.label}`} onMouseDown={(e) => e.preventDefault()} onClick={() => setOpen(!open)}>
-          ▾
-        </button>
-      </div>
-      {open ? (
-        <div className={leftwards ? 'picker-pop leftwards' : 'picker-pop'} ref={pop} data-testid="model-options">
-          <ul role="listbox" id={`${id}-list`} aria-label={`Models for ${props.label}`} tabIndex={-1}>
-            {matches.map((o, i) => (
-              <li
-                key={o.value}
-                id={`${id}-opt-${i}`}
-                role="option"
-                aria-selected={o.value === props.value}
-                className={o === current ? 'active' : undefined}
-                onMouseDown={(e) => e.preventDefault()}
-                onMouseEnter={() => setActive(i)}
-                onClick={() => pick(o)}
-                data-testid="model-option"
-              >
-                <span className="title">
-                  {o.name}
-                  {o.local && !o.local.hasChatTemplate ? <span className="chip warn">no chat template</span> : null}
-                </span>
-                <span className="meta">{o.detail}</span>
-              </li>
-            ))}
-            {matches.length === 0 ? (
-              <li className="empty-option" role="presentation">
-                {options.length === 0 ? (loaded ? 'No models yet.' : 'Loading…') : needle && looksLikeSpec(needle) ? 'A path or server: used as typed.' : 'No model matches.'}
-              </li>
-            ) : null}
-            <li role="presentation" className="picker-foot">
-              <a
-                href="#/models"
-                onMouseDown={(e) => e.preventDefault()}
-                onClick={(e) => {
-                  e.preventDefault();
-                  setOpen(false);
-                  navigate({ view: 'models' });
-                }}
-              >
-                Add or download a model…
-              </a>
-            </li>
-          </ul>
-          {current ? <Details option={current} /> : null}
-        </div>
-      ) : null}
-      <span className="field-hint" id={`${id}-hint`}>
-        {chosen ? (
-          <span className="row" style={{ gap: 6 }}>
-            <span>{chosen.detail}</span>
-            {chosen.local ? <FitBadge path={chosen.value} /> : null}
+    <ul role="listbox" id={`${id}-list`} aria-label={`Models for ${props.label}`} tabIndex={-1}>
+      {matches.map((o, i) => (
+        <li
+          key={o.value}
+          id={`${id}-opt-${i}`}
+          role="option"
+          aria-selected={o.value === props.value}
+          className={o === current ? 'active' : undefined}
+          onMouseDown={(e) => e.preventDefault()}
+          onMouseEnter={() => props.onHover(i)}
+          onClick={() => props.onPick(o)}
+          data-testid="model-option"
+        >
+          <span className="title">
+            {o.name}
+            {o.local && !o.local.hasChatTemplate ? <span className="chip warn">no chat template</span> : null}
           </span>
-        ) : props.value.trim() ? (
-          'a path on the machine running TATRA, or a server'
-        ) : options.length > 0 ? (
-          `${options.length} model${options.length === 1 ? '' : 's'} to choose from`
-        ) : (
-          <>
-            no model yet:{' '}
-            <a
-              href="#/models"
-              onClick={(e) => {
-                e.preventDefault();
-                navigate({ view: 'models' });
-              }}
-            >
-              add or download one
-            </a>
-          </>
-        )}
-      </span>
-      {chosen?.local && !chosen.local.hasChatTemplate ? (
-        <span className="field-warn" data-testid="no-chat-template">
-          {chosen.name} has no chat template: it looks like a base model, and TATRA's prompts need an instruction-tuned one. Expect poor labels.
-        </span>
+          <span className="meta">{o.detail}</span>
+        </li>
+      ))}
+      {matches.length === 0 ? (
+        <li className="empty-option" role="presentation">
+          {props.empty}
+        </li>
       ) : null}
-      {props.error ? <span className="field-error">{props.error}</span> : null}
-    </div>
+      <li role="presentation" className="picker-foot">
+        <a
+          href="#/models"
+          onMouseDown={(e) => e.preventDefault()}
+          onClick={(e) => {
+            e.preventDefault();
+            props.onClose();
+            navigate({ view: 'models' });
+          }}
+        >
+          Add or download a model…
+        </a>
+      </li>
+    </ul>
+  );
+}
+
+/** Under the field: the chosen model's facts and fit, or what may be typed, or the way to add one. */
+function PickerHint({ chosen, value, choices }: { chosen: ModelOption | null; value: string; choices: number }) {
+  const navigate = useStore((s) => s.navigate);
+  if (chosen) {
+    return (
+      <span className="row" style={{ gap: 6 }}>
+        <span>{chosen.detail}</span>
+        {chosen.local ? <FitBadge path={chosen.value} /> : null}
+      </span>
+    );
+  }
+  if (value.trim()) return <>a path on the machine running TATRA, or a server</>;
+  if (choices > 0) return <>{`${choices} model${choices === 1 ? '' : 's'} to choose from`}</>;
+  return (
+    <>
+      no model yet:{' '}
+      <a
+        href="#/models"
+        onClick={(e) => {
+          e.preventDefault();
+          navigate({ view: 'models' });
+        }}
+      >
+        add or download one
+      </a>
+    </>
   );
 }

@@ -176,7 +176,6 @@ function useLiveVote(shown: TatraSettings) {
 /** Task, models, run settings and input; starts and cancels a run, and says how it is going. */
 function ClassifyForm() {
   const taskId = useStore((s) => s.currentTaskId);
-  const setTask = useStore((s) => s.setCurrentTask);
   const settings = useStore((s) => s.settings);
   const updateSettings = useStore((s) => s.updateSettings);
   const c = useStore((s) => s.classify);
@@ -192,14 +191,7 @@ function ClassifyForm() {
   const [generator, setGenerator] = useSeededField(seed.generator);
   const [evaluator, setEvaluator] = useSeededField(seed.evaluator);
   const [sameModel, setSameModel] = useSeededField(seed.sameModel);
-  const [now, setNow] = useState(() => Date.now());
-
   const running = c.status === 'running' || c.status === 'starting';
-  useEffect(() => {
-    if (!running) return;
-    const t = setInterval(() => setNow(Date.now()), 250);
-    return () => clearInterval(t);
-  }, [running]);
 
   const { task, stage } = useLiveVote(c.request?.settings ?? tatra);
   const eval_ = sameModel ? generator : evaluator;
@@ -208,7 +200,6 @@ function ClassifyForm() {
   const [inputLeft, setInputLeft] = useState(false);
   const inputProblem = input.trim().length === 0 ? 'Type the text to classify.' : input.length > INPUT_MAX_CHARS ? `Too long for one input: at most ${INPUT_MAX_CHARS.toLocaleString('en-US')} characters. Put long texts in a data file and use Evaluate.` : null;
   const modelProblem = generator.trim() === '' || eval_.trim() === '' ? 'Choose a model.' : null;
-  const counterId = useId();
 
   const submit = () => {
     if (running || !task) return;
@@ -218,8 +209,6 @@ function ClassifyForm() {
     void start({ taskId, input, generator, evaluator: eval_, settings: withEarlyStop(tatra, 'input') });
   };
 
-  const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
-  const statusText = c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? (stage?.text ?? '') : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed';
   const showInputProblem = inputProblem !== null && (tried || (inputLeft && input.length > 0) || input.length > INPUT_MAX_CHARS);
 
   return (
@@ -232,56 +221,14 @@ function ClassifyForm() {
       aria-label="Classify settings"
       noValidate
     >
-      <div className="grid-3">
-        <TaskSelect value={taskId} onChange={setTask} testId="classify-task" />
-        <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" error={tried && !generator.trim() ? 'Choose a model.' : null} />
-        {sameModel ? (
-          <label className="field inline" style={{ alignSelf: 'center' }}>
-            <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
-          </label>
-        ) : (
-          <div className="stack" style={{ gap: 4 }}>
-            <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" error={tried && !evaluator.trim() ? 'Choose a model.' : null} />
-            <label className="field inline small">
-              <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
-            </label>
-          </div>
-        )}
-      </div>
+      <ModelFields generator={generator} setGenerator={setGenerator} evaluator={evaluator} setEvaluator={setEvaluator} sameModel={sameModel} setSameModel={setSameModel} tried={tried} />
       <RunSettingsFields value={tatra} onChange={setTatra} testIdPrefix="classify">
         <label className="field inline" style={{ alignSelf: 'center' }} title="Stop launching runs once the leader has more votes than the runner-up plus every vote still to come: the same label, fewer calls.">
           <input type="checkbox" checked={withEarlyStop(tatra, 'input').earlyStop} onChange={(e) => setTatra({ ...tatra, earlyStop: e.target.checked })} data-testid="classify-early-stop" /> Stop once decided
         </label>
         <EarlyStopRule value={tatra} onChange={setTatra} disabled={!withEarlyStop(tatra, 'input').earlyStop} testId="classify-early-stop-rule" />
       </RunSettingsFields>
-      <label className="field">
-        <span>{task?.inputName ?? 'Input'}</span>
-        <textarea
-          rows={3}
-          value={input}
-          onChange={(e) => setInput(e.target.value)}
-          onBlur={() => setInputLeft(true)}
-          placeholder="Type the text to classify. Ctrl+Enter runs it."
-          aria-invalid={showInputProblem}
-          aria-describedby={counterId}
-          data-testid="classify-input"
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-              e.preventDefault();
-              submit();
-            }
-          }}
-        />
-        <span className="row" style={{ gap: 8 }}>
-          {showInputProblem ? (
-            <span className="field-error" data-testid="classify-input-error">
-              {inputProblem}
-            </span>
-          ) : null}
-          <span className="spacer" />
-          <CharCounter length={input.length} max={INPUT_MAX_CHARS} id={counterId} />
-        </span>
-      </label>
+      <InputField label={task?.inputName ?? 'Input'} value={input} onChange={setInput} problem={showInputProblem ? inputProblem : null} onLeave={() => setInputLeft(true)} onRun={submit} />
       <div className="row">
         <button type="submit" className="btn primary" disabled={running || !task} data-testid="classify-start">
           {running ? 'Classifying…' : 'Classify'}
@@ -301,17 +248,92 @@ function ClassifyForm() {
           />
         ) : null}
         <span className="spacer" />
-        {c.status !== 'idle' ? (
-          <span className="muted small" data-testid="classify-status">
-            {/* The stage is announced; the counts beside it are not (they change with every call). */}
-            <span role="status">{statusText}</span>
-            {c.status === 'running' && stage && stage.calls.total > 0 ? <span data-testid="classify-call-count"> · {stage.calls.done} of {stage.calls.total} model calls</span> : null}
-            {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
-          </span>
-        ) : null}
+        <ClassifyStatus stage={stage} running={running} />
       </div>
       {running ? <ProgressBar value={stage?.fraction ?? 0} label="Classification progress, in model calls" /> : null}
     </form>
+  );
+}
+
+/** The task and the models: one for both roles, or a generator and an evaluator. */
+function ModelFields(p: { generator: string; setGenerator(v: string): void; evaluator: string; setEvaluator(v: string): void; sameModel: boolean; setSameModel(v: boolean): void; tried: boolean }) {
+  const { generator, setGenerator, evaluator, setEvaluator, sameModel, setSameModel, tried } = p;
+  const taskId = useStore((s) => s.currentTaskId);
+  const setTask = useStore((s) => s.setCurrentTask);
+  return (
+  <div className="grid-3">
+    <TaskSelect value={taskId} onChange={setTask} testId="classify-task" />
+    <ModelPicker label={sameModel ? 'Model (generator and evaluator)' : 'Generator'} value={generator} onChange={setGenerator} testId="classify-generator" error={tried && !generator.trim() ? 'Choose a model.' : null} />
+    {sameModel ? (
+      <label className="field inline" style={{ alignSelf: 'center' }}>
+        <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
+      </label>
+    ) : (
+      <div className="stack" style={{ gap: 4 }}>
+        <ModelPicker label="Evaluator" value={evaluator} onChange={setEvaluator} testId="classify-evaluator" error={tried && !evaluator.trim() ? 'Choose a model.' : null} />
+        <label className="field inline small">
+          <input type="checkbox" checked={sameModel} onChange={(e) => setSameModel(e.target.checked)} /> Same model evaluates
+        </label>
+      </div>
+    )}
+  </div>
+  );
+}
+
+/** The text to classify, its problem once it has one to say, and its length against the limit; Ctrl+Enter runs. */
+function InputField(p: { label: string; value: string; onChange(v: string): void; problem: string | null; onLeave(): void; onRun(): void }) {
+  const counterId = useId();
+  return (
+    <label className="field">
+      <span>{p.label}</span>
+      <textarea
+        rows={3}
+        value={p.value}
+        onChange={(e) => p.onChange(e.target.value)}
+        onBlur={p.onLeave}
+        placeholder="Type the text to classify. Ctrl+Enter runs it."
+        aria-invalid={p.problem !== null}
+        aria-describedby={counterId}
+        data-testid="classify-input"
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            p.onRun();
+          }
+        }}
+      />
+      <span className="row" style={{ gap: 8 }}>
+        {p.problem !== null ? (
+          <span className="field-error" data-testid="classify-input-error">
+            {p.problem}
+          </span>
+        ) : null}
+        <span className="spacer" />
+        <CharCounter length={p.value.length} max={INPUT_MAX_CHARS} id={counterId} />
+      </span>
+    </label>
+  );
+}
+
+/** The run's stage (announced), its model calls and the time it has taken, ticking while it runs. */
+function ClassifyStatus({ stage, running }: { stage: ReturnType<typeof useLiveVote>['stage']; running: boolean }) {
+  const c = useStore((s) => s.classify);
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!running) return;
+    const t = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(t);
+  }, [running]);
+  const elapsed = c.startedAt ? (c.finishedAt ?? now) - c.startedAt : null;
+  const statusText = c.status === 'starting' ? 'Loading models…' : c.status === 'running' ? (stage?.text ?? '') : c.status === 'done' ? 'Done' : c.status === 'cancelled' ? 'Cancelled' : 'Failed';
+  if (c.status === 'idle') return null;
+  return (
+    <span className="muted small" data-testid="classify-status">
+      {/* The stage is announced; the counts beside it are not (they change with every call). */}
+      <span role="status">{statusText}</span>
+      {c.status === 'running' && stage && stage.calls.total > 0 ? <span data-testid="classify-call-count"> · {stage.calls.done} of {stage.calls.total} model calls</span> : null}
+      {elapsed !== null ? ` · ${duration(elapsed)}` : ''}
+    </span>
   );
 }
 

@@ -1,7 +1,7 @@
 // Models: the library (valid models with their header facts and fit badges, unusable files with
 // their reasons), the machine's hardware, the curated catalog and downloads with live progress.
 import { useEffect, useState } from 'react';
-import type { DownloadState, ModelEntry } from '../../../electron/common/contract/models';
+import type { DownloadState, LibraryListing, ModelEntry } from '../../../electron/common/contract/models';
 import { formatBytes, formatParams } from '../../../electron/common/bytes';
 import { backendLabel } from '../../../electron/common/gpu';
 import { BreakableName, ErrorBanner, JumpTo, ProgressBar, TableWrap } from '../components/Common';
@@ -123,86 +123,8 @@ function LibraryCard() {
           ))}
         </div>
       )}
-      <TableWrap label="Models in the library" style={{ marginTop: 12 }}>
-        <table className="data" data-testid="library-table">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Arch</th>
-              <th className="num">Params</th>
-              <th>Quant</th>
-              <th className="num">Size</th>
-              <th className="num">Context</th>
-              <th>Template</th>
-              <th>Fit</th>
-              <th>Path</th>
-            </tr>
-          </thead>
-          <tbody>
-            {models.length === 0 && (
-              <tr>
-                <td colSpan={9} className="muted">
-                  {loading ? (
-                    'Scanning…'
-                  ) : (
-                    <>
-                      No models yet: <JumpTo target='[data-testid="catalog"]'>download one from the catalog</JumpTo>, add a file or folder above, or <JumpTo target='[data-testid="remote-card"]'>connect a server</JumpTo>.
-                    </>
-                  )}
-                </td>
-              </tr>
-            )}
-            {models.map((m) => (
-              <tr key={m.path} data-testid="model-row">
-                <td>
-                  <strong>{m.name}</strong>
-                </td>
-                <td>{m.architecture}</td>
-                <td className="num">{formatParams(m.parameters)}</td>
-                <td>{m.quantization ?? '–'}</td>
-                <td className="num">{formatBytes(m.sizeBytes)}</td>
-                <td className="num">{m.contextLength?.toLocaleString('en-US') ?? '–'}</td>
-                <td>{m.hasChatTemplate ? 'yes' : <span className="muted">no</span>}</td>
-                <td>
-                  <FitBadge path={m.path} />
-                </td>
-                <td className="muted small" title={m.path}>
-                  <BreakableName text={m.path} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableWrap>
-      {library && library.invalid.length > 0 && (
-        <>
-          <h3 className="section-label" style={{ marginTop: 16 }}>
-            Unusable files
-          </h3>
-          <TableWrap label="Unusable files">
-            <table className="data" data-testid="invalid-models">
-              <thead>
-                <tr>
-                  <th>File</th>
-                  <th>Why</th>
-                </tr>
-              </thead>
-              <tbody>
-                {library.invalid.map((i) => (
-                  <tr key={i.path} data-testid="invalid-row" data-code={i.code}>
-                    <td>
-                      <BreakableName text={i.path} />
-                    </td>
-                    <td>
-                      <span className="chip bad">{i.code.replace('_', ' ')}</span> {i.reason}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        </>
-      )}
+      <LibraryTable models={models} loading={loading} />
+      {library && library.invalid.length > 0 && <UnusableFiles invalid={library.invalid} />}
     </div>
   );
 }
@@ -250,10 +172,6 @@ function CatalogCard() {
   const downloads = useStore((s) => s.downloads);
   const start = useStore((s) => s.startDownload);
   const [source, setSource] = useState('');
-  const latestFor = (src: string) =>
-    Object.values(downloads)
-      .filter((d) => d.source === src)
-      .sort((a, b) => b.startedAt - a.startedAt)[0];
   const catalogIds = new Set(catalog.map((c) => c.id));
   const library = useStore((s) => s.library);
   const busySources = new Set(
@@ -290,25 +208,7 @@ function CatalogCard() {
           Download
         </button>
       </div>
-      {partials.length > 0 && (
-        <div className="stack" style={{ gap: 6, marginTop: 12 }} data-testid="partial-downloads">
-          <span className="section-label">Unfinished downloads</span>
-          {partials.map((p) => (
-            <div className="row" key={p.path} style={{ gap: 8, justifyContent: 'space-between' }} data-testid="partial-row">
-              <span className="small">
-                <strong>{p.path.split(/[\\/]/).pop()}</strong>{' '}
-                <span className="muted">
-                  {formatBytes(p.bytes)}
-                  {p.total ? ` of ${formatBytes(p.total)}` : ''} · from {p.source}
-                </span>
-              </span>
-              <button className="btn small" onClick={() => void start(p.source, p.path.replace(/[\\/][^\\/]*$/, ''))}>
-                Resume
-              </button>
-            </div>
-          ))}
-        </div>
-      )}
+      {partials.length > 0 && <PartialDownloads partials={partials} />}
       {others.length > 0 && (
         <div className="stack" style={{ gap: 12, marginTop: 12 }}>
           {others.map((d) => (
@@ -316,6 +216,138 @@ function CatalogCard() {
           ))}
         </div>
       )}
+      <CatalogList />
+    </div>
+  );
+}
+
+/** The library's models as a table: facts, fit and path, or how to get one when there is none. */
+function LibraryTable({ models, loading }: { models: ModelEntry[]; loading: boolean }) {
+  return (
+    <TableWrap label="Models in the library" style={{ marginTop: 12 }}>
+      <table className="data" data-testid="library-table">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Arch</th>
+            <th className="num">Params</th>
+            <th>Quant</th>
+            <th className="num">Size</th>
+            <th className="num">Context</th>
+            <th>Template</th>
+            <th>Fit</th>
+            <th>Path</th>
+          </tr>
+        </thead>
+        <tbody>
+          {models.length === 0 && (
+            <tr>
+              <td colSpan={9} className="muted">
+                {loading ? (
+                  'Scanning…'
+                ) : (
+                  <>
+                    No models yet: <JumpTo target='[data-testid="catalog"]'>download one from the catalog</JumpTo>, add a file or folder above, or <JumpTo target='[data-testid="remote-card"]'>connect a server</JumpTo>.
+                  </>
+                )}
+              </td>
+            </tr>
+          )}
+          {models.map((m) => (
+            <tr key={m.path} data-testid="model-row">
+              <td>
+                <strong>{m.name}</strong>
+              </td>
+              <td>{m.architecture}</td>
+              <td className="num">{formatParams(m.parameters)}</td>
+              <td>{m.quantization ?? '–'}</td>
+              <td className="num">{formatBytes(m.sizeBytes)}</td>
+              <td className="num">{m.contextLength?.toLocaleString('en-US') ?? '–'}</td>
+              <td>{m.hasChatTemplate ? 'yes' : <span className="muted">no</span>}</td>
+              <td>
+                <FitBadge path={m.path} />
+              </td>
+              <td className="muted small" title={m.path}>
+                <BreakableName text={m.path} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+/** Files in the library's folders that could not be read as models, and why. */
+function UnusableFiles({ invalid }: { invalid: LibraryListing['invalid'] }) {
+  return (
+    <>
+    <>
+      <h3 className="section-label" style={{ marginTop: 16 }}>
+        Unusable files
+      </h3>
+      <TableWrap label="Unusable files">
+        <table className="data" data-testid="invalid-models">
+          <thead>
+            <tr>
+              <th>File</th>
+              <th>Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {invalid.map((i) => (
+              <tr key={i.path} data-testid="invalid-row" data-code={i.code}>
+                <td>
+                  <BreakableName text={i.path} />
+                </td>
+                <td>
+                  <span className="chip bad">{i.code.replace('_', ' ')}</span> {i.reason}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </>
+    </>
+  );
+}
+
+/** Downloads stopped part-way (their bytes kept on disk), each with a Resume. */
+function PartialDownloads({ partials }: { partials: LibraryListing['partials'] }) {
+  const start = useStore((s) => s.startDownload);
+  return (
+      <div className="stack" style={{ gap: 6, marginTop: 12 }} data-testid="partial-downloads">
+        <span className="section-label">Unfinished downloads</span>
+        {partials.map((p) => (
+          <div className="row" key={p.path} style={{ gap: 8, justifyContent: 'space-between' }} data-testid="partial-row">
+            <span className="small">
+              <strong>{p.path.split(/[\\/]/).pop()}</strong>{' '}
+              <span className="muted">
+                {formatBytes(p.bytes)}
+                {p.total ? ` of ${formatBytes(p.total)}` : ''} · from {p.source}
+              </span>
+            </span>
+            <button className="btn small" onClick={() => void start(p.source, p.path.replace(/[\\/][^\\/]*$/, ''))}>
+              Resume
+            </button>
+          </div>
+        ))}
+      </div>
+  );
+}
+
+/** The catalog's models, each with its fit here, its download button and its download's progress. */
+function CatalogList() {
+  const catalog = useStore((s) => s.catalog);
+  const downloads = useStore((s) => s.downloads);
+  const start = useStore((s) => s.startDownload);
+  const latestFor = (src: string) =>
+    Object.values(downloads)
+      .filter((d) => d.source === src)
+      .sort((a, b) => b.startedAt - a.startedAt)[0];
+  return (
+    <>
       <h3 className="section-label" style={{ marginTop: 16 }}>
         Catalog
       </h3>
@@ -348,7 +380,7 @@ function CatalogCard() {
           );
         })}
       </div>
-    </div>
+    </>
   );
 }
 

@@ -46,41 +46,10 @@ function TaskList({ tasks, selected, onSelect }: { tasks: TaskEntry[]; selected:
 }
 
 function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null; seed?: TaskEntry; reserved: string[]; onDone(id: string): void }) {
-  const saveTask = useStore((s) => s.saveTask);
-  const deleteTask = useStore((s) => s.deleteTask);
   const readOnly = entry?.source === 'builtin';
-  const [draft, setDraft] = useState<TaskDraft>(() => {
-    if (entry) return draftFromTask(entry.task);
-    // A duplicate starts as a copy of the built-in under a fresh id.
-    if (seed) return { ...draftFromTask(seed.task), id: `${seed.task.id}-copy`, name: `${seed.task.name} (copy)` };
-    return blankDraft();
-  });
-  const [saving, setSaving] = useState(false);
   const isNew = entry === null;
-  const base = entry?.task ?? seed?.task;
-  const check = useMemo(() => checkDraft(draft, base, isNew ? reserved : []), [draft, base, reserved, isNew]);
-  // A problem is said once its field has been left, or on Save: never on a blank form before anything is typed.
-  const [left, setLeft] = useState<ReadonlySet<string>>(() => new Set());
-  const [submitted, setSubmitted] = useState(false);
-  const shown = (path: string) => submitted || left.has(path) || (path.startsWith('labels.') && left.has(path.split('.').slice(0, 2).join('.')));
-  const errors = readOnly ? {} : Object.fromEntries(Object.entries(check.errors).filter(([path]) => shown(path)));
-  const up = (patch: Partial<TaskDraft>) => setDraft((d) => ({ ...d, ...patch }));
-  const upLabel = (i: number, patch: Partial<TaskDraft['labels'][number]>) => setDraft((d) => ({ ...d, labels: d.labels.map((l, j) => (j === i ? { ...l, ...patch } : l)) }));
-  const errorCount = Object.keys(check.errors).length;
-
-  const save = async (form: HTMLFormElement) => {
-    setSubmitted(true);
-    if (!check.task) {
-      // Take the user to the first field that needs them, once this render has marked them.
-      requestAnimationFrame(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
-      return;
-    }
-    setSaving(true);
-    const saved = await saveTask(check.task);
-    setSaving(false);
-    if (saved) onDone(saved.task.id);
-  };
-
+  const ed = useTaskEditor(entry, seed, isNew ? reserved : NO_IDS, readOnly, onDone);
+  const { draft, left, submitted, errorCount } = ed;
   return (
     <form
       className="card"
@@ -88,11 +57,11 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
       noValidate
       onSubmit={(e) => {
         e.preventDefault();
-        void save(e.currentTarget);
+        void ed.save(e.currentTarget);
       }}
       onBlur={(e) => {
         const field = (e.target as HTMLElement).closest('[data-field]')?.getAttribute('data-field');
-        if (field && !left.has(field)) setLeft(new Set([...left, field]));
+        if (field && !left.has(field)) ed.setLeft(new Set([...left, field]));
       }}
     >
       <div className="card-head">
@@ -109,105 +78,165 @@ function TaskEditor({ entry, seed, reserved, onDone }: { entry: TaskEntry | null
         </div>
       </div>
       <fieldset disabled={readOnly} style={{ border: 0, padding: 0, margin: 0 }} className="stack">
-        <div className="grid-3">
-          <label className="field" data-field="id">
-            <span>Id</span>
-            <input type="text" value={draft.id} disabled={!isNew} onChange={(e) => up({ id: e.target.value })} aria-invalid={!!errors.id} placeholder="my-task" data-testid="task-id" />
-            <FieldError errors={errors} path="id" />
-          </label>
-          <label className="field" data-field="name">
-            <span>Name</span>
-            <input type="text" value={draft.name} onChange={(e) => up({ name: e.target.value })} aria-invalid={!!errors.name} data-testid="task-name" />
-            <FieldError errors={errors} path="name" />
-          </label>
-          <label className="field">
-            <span>Kind</span>
-            <select value={draft.kind} onChange={(e) => up({ kind: e.target.value as TaskDraft['kind'], evaluatorMaxTokens: e.target.value === 'math' ? 256 : draft.evaluatorMaxTokens })}>
-              {Object.entries(KIND_NAMES).map(([k, v]) => (
-                <option key={k} value={k}>
-                  {v}
-                </option>
-              ))}
-            </select>
-          </label>
-        </div>
-        <label className="field">
-          <span>Description</span>
-          <input type="text" value={draft.description} onChange={(e) => up({ description: e.target.value })} />
-        </label>
-        <label className="field" data-field="instruction">
-          <span>Instruction for the evaluator</span>
-          <textarea rows={4} value={draft.instruction} onChange={(e) => up({ instruction: e.target.value })} aria-invalid={!!errors.instruction} data-testid="task-instruction" placeholder="Classify the sentiment of the sentence as positive or negative." />
-          <FieldError errors={errors} path="instruction" />
-        </label>
-        <div className="grid-3">
-          <label className="field" data-field="inputName">
-            <span>Input name</span>
-            <input type="text" value={draft.inputName} onChange={(e) => up({ inputName: e.target.value })} aria-invalid={!!errors.inputName} />
-            <FieldError errors={errors} path="inputName" />
-          </label>
-          <label className="field" data-field="preserve">
-            <span>A paraphrase must preserve</span>
-            <input type="text" value={draft.preserve} onChange={(e) => up({ preserve: e.target.value })} aria-invalid={!!errors.preserve} placeholder="the sentiment and its intensity" data-testid="task-preserve" />
-            <FieldError errors={errors} path="preserve" />
-          </label>
-          <NumberField label="Evaluator token limit" value={draft.evaluatorMaxTokens} min={1} max={4096} onChange={(v) => up({ evaluatorMaxTokens: v })} />
-        </div>
-        <label className="field" data-field="topics">
-          <span>Shared topic pool {draft.kind === 'math' ? '' : '(for labels without their own)'}</span>
-          <TagInput label="Shared topics" value={draft.topics} onChange={(topics) => up({ topics })} placeholder="Type a topic and press Enter" testId="task-topics" invalid={!!errors.topics} />
-          <FieldError errors={errors} path="topics" />
-        </label>
-        {draft.kind === 'math' ? (
-          <label className="field">
-            <span>Answer format</span>
-            <select value={draft.answerFormat} onChange={(e) => up({ answerFormat: e.target.value as TaskDraft['answerFormat'] })}>
-              <option value="">unspecified</option>
-              <option value="integer">integer</option>
-              <option value="tex">TeX</option>
-            </select>
-          </label>
-        ) : (
-          <LabelsEditor draft={draft} errors={errors} up={up} upLabel={upLabel} />
-        )}
+        <TaskFields draft={draft} errors={ed.errors} isNew={isNew} up={ed.up} upLabel={ed.upLabel} />
       </fieldset>
       <div className="row">
-        {readOnly ? (
-          <button type="button" className="btn" onClick={() => onDone(`new:${entry?.task.id}`)} data-testid="task-duplicate">
-            Duplicate as a new task
-          </button>
-        ) : (
-          <button type="submit" className="btn primary" disabled={saving} data-testid="task-save">
-            {saving ? 'Saving…' : 'Save task'}
-          </button>
-        )}
-        {entry?.source === 'user' ? (
-          <button
-            type="button"
-            className="btn danger"
-            onClick={() => {
-              if (window.confirm(`Delete task "${entry.task.name}"?`)) void deleteTask(entry.task.id).then((ok) => ok && onDone(''));
-            }}
-          >
-            Delete
-          </button>
-        ) : null}
-        <span className="spacer" />
-        {entry ? (
-          <button
-            type="button"
-            className="btn"
-            onClick={() => {
-              useStore.getState().setCurrentTask(entry.task.id);
-              useStore.getState().navigate({ view: 'classify' });
-            }}
-            data-testid="task-use"
-          >
-            Use in Classify →
-          </button>
-        ) : null}
+        <TaskActions entry={entry} readOnly={readOnly} saving={ed.saving} onDone={onDone} />
       </div>
     </form>
+  );
+}
+
+const NO_IDS: string[] = [];
+
+type Up = (patch: Partial<TaskDraft>) => void;
+type UpLabel = (i: number, patch: Partial<TaskDraft['labels'][number]>) => void;
+
+/** The editor's draft, which problems are shown yet (a field once left, all on Save), and saving. */
+function useTaskEditor(entry: TaskEntry | null, seed: TaskEntry | undefined, reserved: string[], readOnly: boolean, onDone: (id: string) => void) {
+  const saveTask = useStore((s) => s.saveTask);
+  const [draft, setDraft] = useState<TaskDraft>(() => {
+    if (entry) return draftFromTask(entry.task);
+    // A duplicate starts as a copy of the built-in under a fresh id.
+    if (seed) return { ...draftFromTask(seed.task), id: `${seed.task.id}-copy`, name: `${seed.task.name} (copy)` };
+    return blankDraft();
+  });
+  const [saving, setSaving] = useState(false);
+  const base = entry?.task ?? seed?.task;
+  const check = useMemo(() => checkDraft(draft, base, reserved), [draft, base, reserved]);
+  // A problem is said once its field has been left, or on Save: never on a blank form before anything is typed.
+  const [left, setLeft] = useState<ReadonlySet<string>>(() => new Set());
+  const [submitted, setSubmitted] = useState(false);
+  const shown = (path: string) => submitted || left.has(path) || (path.startsWith('labels.') && left.has(path.split('.').slice(0, 2).join('.')));
+  const errors = readOnly ? {} : Object.fromEntries(Object.entries(check.errors).filter(([path]) => shown(path)));
+  const up: Up = (patch) => setDraft((d) => ({ ...d, ...patch }));
+  const upLabel: UpLabel = (i, patch) => setDraft((d) => ({ ...d, labels: d.labels.map((l, j) => (j === i ? { ...l, ...patch } : l)) }));
+  const errorCount = Object.keys(check.errors).length;
+
+  const save = async (form: HTMLFormElement) => {
+    setSubmitted(true);
+    if (!check.task) {
+      // Take the user to the first field that needs them, once this render has marked them.
+      requestAnimationFrame(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      return;
+    }
+    setSaving(true);
+    const saved = await saveTask(check.task);
+    setSaving(false);
+    if (saved) onDone(saved.task.id);
+  };
+  return { draft, errors, errorCount, left, setLeft, submitted, saving, up, upLabel, save };
+}
+
+/** The task's fields: id, name, kind, instruction, paraphrase rule, topics, and its labels or answer format. */
+function TaskFields({ draft, errors, isNew, up, upLabel }: { draft: TaskDraft; errors: Record<string, string>; isNew: boolean; up: Up; upLabel: UpLabel }) {
+  return (
+    <>
+      <div className="grid-3">
+        <label className="field" data-field="id">
+          <span>Id</span>
+          <input type="text" value={draft.id} disabled={!isNew} onChange={(e) => up({ id: e.target.value })} aria-invalid={!!errors.id} placeholder="my-task" data-testid="task-id" />
+          <FieldError errors={errors} path="id" />
+        </label>
+        <label className="field" data-field="name">
+          <span>Name</span>
+          <input type="text" value={draft.name} onChange={(e) => up({ name: e.target.value })} aria-invalid={!!errors.name} data-testid="task-name" />
+          <FieldError errors={errors} path="name" />
+        </label>
+        <label className="field">
+          <span>Kind</span>
+          <select value={draft.kind} onChange={(e) => up({ kind: e.target.value as TaskDraft['kind'], evaluatorMaxTokens: e.target.value === 'math' ? 256 : draft.evaluatorMaxTokens })}>
+            {Object.entries(KIND_NAMES).map(([k, v]) => (
+              <option key={k} value={k}>
+                {v}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <label className="field">
+        <span>Description</span>
+        <input type="text" value={draft.description} onChange={(e) => up({ description: e.target.value })} />
+      </label>
+      <label className="field" data-field="instruction">
+        <span>Instruction for the evaluator</span>
+        <textarea rows={4} value={draft.instruction} onChange={(e) => up({ instruction: e.target.value })} aria-invalid={!!errors.instruction} data-testid="task-instruction" placeholder="Classify the sentiment of the sentence as positive or negative." />
+        <FieldError errors={errors} path="instruction" />
+      </label>
+      <div className="grid-3">
+        <label className="field" data-field="inputName">
+          <span>Input name</span>
+          <input type="text" value={draft.inputName} onChange={(e) => up({ inputName: e.target.value })} aria-invalid={!!errors.inputName} />
+          <FieldError errors={errors} path="inputName" />
+        </label>
+        <label className="field" data-field="preserve">
+          <span>A paraphrase must preserve</span>
+          <input type="text" value={draft.preserve} onChange={(e) => up({ preserve: e.target.value })} aria-invalid={!!errors.preserve} placeholder="the sentiment and its intensity" data-testid="task-preserve" />
+          <FieldError errors={errors} path="preserve" />
+        </label>
+        <NumberField label="Evaluator token limit" value={draft.evaluatorMaxTokens} min={1} max={4096} onChange={(v) => up({ evaluatorMaxTokens: v })} />
+      </div>
+      <label className="field" data-field="topics">
+        <span>Shared topic pool {draft.kind === 'math' ? '' : '(for labels without their own)'}</span>
+        <TagInput label="Shared topics" value={draft.topics} onChange={(topics) => up({ topics })} placeholder="Type a topic and press Enter" testId="task-topics" invalid={!!errors.topics} />
+        <FieldError errors={errors} path="topics" />
+      </label>
+      {draft.kind === 'math' ? (
+        <label className="field">
+          <span>Answer format</span>
+          <select value={draft.answerFormat} onChange={(e) => up({ answerFormat: e.target.value as TaskDraft['answerFormat'] })}>
+            <option value="">unspecified</option>
+            <option value="integer">integer</option>
+            <option value="tex">TeX</option>
+          </select>
+        </label>
+      ) : (
+        <LabelsEditor draft={draft} errors={errors} up={up} upLabel={upLabel} />
+      )}
+    </>
+  );
+}
+
+/** Save or duplicate, delete a task of one's own, and take the task to Classify. */
+function TaskActions({ entry, readOnly, saving, onDone }: { entry: TaskEntry | null; readOnly: boolean; saving: boolean; onDone(id: string): void }) {
+  const deleteTask = useStore((s) => s.deleteTask);
+  return (
+    <>
+      {readOnly ? (
+        <button type="button" className="btn" onClick={() => onDone(`new:${entry?.task.id}`)} data-testid="task-duplicate">
+          Duplicate as a new task
+        </button>
+      ) : (
+        <button type="submit" className="btn primary" disabled={saving} data-testid="task-save">
+          {saving ? 'Saving…' : 'Save task'}
+        </button>
+      )}
+      {entry?.source === 'user' ? (
+        <button
+          type="button"
+          className="btn danger"
+          onClick={() => {
+            if (window.confirm(`Delete task "${entry.task.name}"?`)) void deleteTask(entry.task.id).then((ok) => ok && onDone(''));
+          }}
+        >
+          Delete
+        </button>
+      ) : null}
+      <span className="spacer" />
+      {entry ? (
+        <button
+          type="button"
+          className="btn"
+          onClick={() => {
+            useStore.getState().setCurrentTask(entry.task.id);
+            useStore.getState().navigate({ view: 'classify' });
+          }}
+          data-testid="task-use"
+        >
+          Use in Classify →
+        </button>
+      ) : null}
+    </>
   );
 }
 
