@@ -5,7 +5,7 @@
 // run sets TATRA_GPU_STANDIN (docs/gpu.md), under which the offload sentence shows.
 import type { FitEstimate } from '../electron/common/contract/models';
 import { callApi, expect, openApp, test } from './fixtures';
-import { lookAt } from './look';
+import { accessibilityProblems, lookAt } from './look';
 
 const literally = (text: string) => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
 
@@ -40,6 +40,8 @@ for (const [view, fields] of VIEWS) {
       expect(box, 'the list is open').not.toBeNull();
       expect(box!.x, `${size.width}: the list starts inside the window`).toBeGreaterThanOrEqual(0);
       expect(box!.x + box!.width, `${size.width}: the list ends inside the window`).toBeLessThanOrEqual(size.width);
+      // The open list is a listbox of options only, beside its empty line and its way to Models.
+      expect(await accessibilityProblems(page), `${size.width}: the open list`).toEqual([]);
       await last.press('Escape');
     }
   });

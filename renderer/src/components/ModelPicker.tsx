@@ -223,37 +223,39 @@ function useModelPicker(props: PickerProps, options: ModelOption[]) {
   return { open, setOpen, box, pop, leftwards, chosen, shown, needle, matches, current, setActive, pick, onBlur, onChange, onKeyDown };
 }
 
-/** The listbox: the matching options, a line when none matches, and the way to the Models view. */
+/**
+ * The picker's list column: the listbox holds the matching options only (a listbox may own nothing
+ * else), with the line when none matches and the way to the Models view beside it, in the column
+ * that scrolls.
+ */
 function OptionList(props: { id: string; label: string; value: string; matches: ModelOption[]; current: ModelOption | null; empty: string; onHover(i: number): void; onPick(o: ModelOption): void; onClose(): void }) {
   const { id, matches, current } = props;
   const navigate = useStore((s) => s.navigate);
   return (
-    <ul role="listbox" id={`${id}-list`} aria-label={`Models for ${props.label}`} tabIndex={-1}>
-      {matches.map((o, i) => (
-        <li
-          key={o.value}
-          id={`${id}-opt-${i}`}
-          role="option"
-          aria-selected={o.value === props.value}
-          className={o === current ? 'active' : undefined}
-          onMouseDown={(e) => e.preventDefault()}
-          onMouseEnter={() => props.onHover(i)}
-          onClick={() => props.onPick(o)}
-          data-testid="model-option"
-        >
-          <span className="title">
-            {o.name}
-            {o.local && !o.local.hasChatTemplate ? <span className="chip warn">no chat template</span> : null}
-          </span>
-          <span className="meta">{o.detail}</span>
-        </li>
-      ))}
-      {matches.length === 0 ? (
-        <li className="empty-option" role="presentation">
-          {props.empty}
-        </li>
-      ) : null}
-      <li role="presentation" className="picker-foot">
+    <div className="picker-list">
+      <ul role="listbox" id={`${id}-list`} aria-label={`Models for ${props.label}`} tabIndex={-1}>
+        {matches.map((o, i) => (
+          <li
+            key={o.value}
+            id={`${id}-opt-${i}`}
+            role="option"
+            aria-selected={o.value === props.value}
+            className={o === current ? 'active' : undefined}
+            onMouseDown={(e) => e.preventDefault()}
+            onMouseEnter={() => props.onHover(i)}
+            onClick={() => props.onPick(o)}
+            data-testid="model-option"
+          >
+            <span className="title">
+              {o.name}
+              {o.local && !o.local.hasChatTemplate ? <span className="chip warn">no chat template</span> : null}
+            </span>
+            <span className="meta">{o.detail}</span>
+          </li>
+        ))}
+      </ul>
+      {matches.length === 0 ? <p className="empty-option">{props.empty}</p> : null}
+      <p className="picker-foot">
         <a
           href="#/models"
           onMouseDown={(e) => e.preventDefault()}
@@ -265,8 +267,8 @@ function OptionList(props: { id: string; label: string; value: string; matches: 
         >
           Add or download a model…
         </a>
-      </li>
-    </ul>
+      </p>
+    </div>
   );
 }
 
