@@ -30,11 +30,20 @@ export async function storePausedJob(store: JobStore, opts: { name: string; rows
 }
 
 /**
- * What schema v12 added, taken out again, for a test that turns a database back into what an older
- * version wrote (its migration then adds them back).
+ * What schemas v16 and v17 added (job_metrics' stored intervals, the confidence orders' indexes),
+ * taken out again, for a test that sets a database back to v15 or before.
+ */
+export const UNDO_AFTER_V15 = `
+  ALTER TABLE job_metrics DROP COLUMN intervals_json; ALTER TABLE job_metrics DROP COLUMN intervals_digest;
+  DROP INDEX job_rows_confidence_asc; DROP INDEX job_rows_confidence_desc;
+`;
+
+/**
+ * What schema v12 added (and what came after it on its tables), taken out again, for a test that
+ * turns a database back into what an older version wrote (its migration then adds them back).
  */
 export const UNDO_V12 = `
-  DROP INDEX job_rows_confidence_asc; DROP INDEX job_rows_confidence_desc;
+  ${UNDO_AFTER_V15}
   DROP INDEX job_rows_queue; ALTER TABLE job_rows DROP COLUMN runs_done; ALTER TABLE job_rows DROP COLUMN record_json;
   DROP TABLE review_decisions; DROP TABLE review_log; DROP TABLE job_metrics;
 `;

@@ -10,6 +10,7 @@ import { Experiments } from '../../../electron/experiments';
 import { resolveTask } from '../../../electron/tasks';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
+import { UNDO_AFTER_V15 } from '../../helpers/stored-job';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-migration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,6 +70,7 @@ it('a database of schema 12 opens with its comparisons in the new words; they sh
   const oldBudget = (prices: object) => JSON.stringify({ kind: 'calls', limit: 100_000, prices });
   first.store.db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`).run(oldBudget({ generator: price, evaluator: price }), stopped.id);
   first.store.db.prepare(`UPDATE experiments SET budget_json = ? WHERE id = ?`).run(oldBudget({ generator: price, evaluator: null }), queued.id);
+  first.store.db.exec(UNDO_AFTER_V15);
   first.store.db.pragma('user_version = 12');
   first.store.close();
   stores.length = 0;

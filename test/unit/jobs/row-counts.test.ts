@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openJobStore, type JobStore } from '../../../electron/jobs';
 import { runScriptedJob } from '../../helpers/scripted-job';
+import { UNDO_AFTER_V15 } from '../../helpers/stored-job';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-row-counts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,7 +70,7 @@ describe('row counts', () => {
       store.close();
     }
     const db = new Database(join(at, 'tatra.db'));
-    db.exec(`DROP TRIGGER job_row_counts_insert; DROP TRIGGER job_row_counts_update; DROP TRIGGER job_row_counts_delete; DROP TABLE job_row_counts; PRAGMA user_version = 14;`);
+    db.exec(`${UNDO_AFTER_V15} DROP TRIGGER job_row_counts_insert; DROP TRIGGER job_row_counts_update; DROP TRIGGER job_row_counts_delete; DROP TABLE job_row_counts; PRAGMA user_version = 14;`);
     db.close();
     store = openJobStore(at);
     try {
