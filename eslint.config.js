@@ -110,7 +110,6 @@ export const MAX_LINES = 550;
 export const MAX_FUNCTION_LINES = 100;
 export const LONG_FILES = ['electron/llama/backend.ts', 'electron/jobs/manager.ts'];
 export const LONG_FUNCTION_FILES = [
-  'electron/engine/confident-limit.ts',
   'renderer/src/components/RowsTable.tsx',
   'renderer/src/store/jobsSlice.ts',
   'renderer/src/store/modelsSlice.ts',

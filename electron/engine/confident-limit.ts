@@ -115,19 +115,30 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
   if (L < 2) return null;
   const names = [...labels, ...(opts.abstainLabel !== undefined ? [opts.abstainLabel] : [])];
   const cats = names.length;
+  const runs = runsBeforeLastWave(s);
+  if (runs.length === 0) return null;
+  const base = s.r * s.perRun + 1;
+  // Keys: the counts in base `all + 1`, then the first original; exact in a double.
+  if (base ** cats * cats >= Number.MAX_SAFE_INTEGER) return null;
+  // Before any work: when even the transitions' upper bound is far beyond what the step count
+  // allows, the pass would only give up later.
+  if (transitionsBound(runs, s.perRun, L, cats) > TRANSITIONS_BOUND) return null;
+  return new StopPass(opts, names, L, s, floor, negligible).run(runs);
+}
+
+/** Runs cast after each wave that has runs still to come (the engine's waves, or the schedule's own). */
+function runsBeforeLastWave(s: StopSchedule): number[] {
   const runs: number[] = [];
   let done = 0;
   for (const size of s.waves ?? runWaves(s.r, 'confident').map((w) => w.length)) {
     done += size;
     if (done < s.r) runs.push(done);
   }
-  if (runs.length === 0) return null;
-  const all = s.r * s.perRun;
-  const base = all + 1;
-  // Keys: the counts in base `all + 1`, then the first original; exact in a double.
-  if (base ** cats * cats >= Number.MAX_SAFE_INTEGER) return null;
-  // Before any work: when even the transitions' upper bound (every split after every wave but the
-  // last, label orders as one) is far beyond what the step count allows, it would only give up later.
+  return runs;
+}
+
+/** An upper bound on the pass's transitions: every split after every wave but the last, label orders as one. */
+function transitionsBound(runs: readonly number[], perRun: number, L: number, cats: number): number {
   const choose = (a: number, b: number) => {
     let x = 1;
     for (let i = 1; i <= b; i++) x = (x * (a - b + i)) / i;
@@ -136,15 +147,27 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
   let labelOrders = 1;
   for (let i = 2; i <= L; i++) labelOrders *= i;
   let bound = 0;
-  for (let w = 0; w + 1 < runs.length; w++) bound += ((choose(runs[w]! * s.perRun + cats - 1, cats - 1) * cats) / labelOrders) * choose((runs[w + 1]! - runs[w]!) * s.perRun + cats - 1, cats - 1);
-  if (bound > TRANSITIONS_BOUND) return null;
-  const lnF = new Float64Array(all + cats + 2);
-  for (let i = 2; i < lnF.length; i++) lnF[i] = lnF[i - 1]! + Math.log(i);
+  for (let w = 0; w + 1 < runs.length; w++) bound += ((choose(runs[w]! * perRun + cats - 1, cats - 1) * cats) / labelOrders) * choose((runs[w + 1]! - runs[w]!) * perRun + cats - 1, cats - 1);
+  return bound;
+}
 
-  const scratch = new Int32Array(cats);
-  const order = new Int32Array(L);
+/** A state's canonical form (labels sorted, largest first; then the abstain label) and its key. */
+class Canon {
+  /** The last canonical counts `sort` wrote. */
+  readonly scratch: Int32Array;
+  private readonly order: Int32Array;
+  constructor(
+    private readonly L: number,
+    private readonly cats: number,
+    private readonly base: number,
+  ) {
+    this.scratch = new Int32Array(cats);
+    this.order = new Int32Array(L);
+  }
+
   /** Sort the labels of `c` (largest first, the first original's label first among equals) into `scratch`; returns the first original's new index. */
-  const canon = (c: Int32Array | number[], cOff: number, first: number): number => {
+  sort(c: Int32Array | number[], cOff: number, first: number): number {
+    const { L, cats, order, scratch } = this;
     for (let i = 0; i < L; i++) {
       // Insertion sort of label indices: by count (descending), the first original ahead of its equals.
       let j = i;
@@ -165,89 +188,139 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
     }
     for (let i = L; i < cats; i++) scratch[i] = c[cOff + i]!;
     return newFirst;
-  };
-  const keyOf = (first: number): number => {
-    let k = first;
-    for (let i = cats - 1; i >= 0; i--) k = k * base + scratch[i]!;
-    return k;
-  };
+  }
 
-  let work = 0;
-  const votes: Record<string, number> = Object.create(null) as Record<string, number>;
+  /** The key of `scratch` with the first original at `first`. */
+  keyOf(first: number): number {
+    let k = first;
+    for (let i = this.cats - 1; i >= 0; i--) k = k * this.base + this.scratch[i]!;
+    return k;
+  }
+}
+
+/** One wave's distinct canonical states as they are reached, each with the mass that reaches it. */
+class StateSet {
+  private readonly keys = new Map<number, number>();
+  readonly counts: number[] = [];
+  readonly firsts: number[] = [];
+  readonly mass: number[] = [];
+
+  /** The index of the state in `canon.scratch` with the first original at `first`, added (massless) if new. */
+  at(canon: Canon, first: number): number {
+    const k = canon.keyOf(first);
+    let at = this.keys.get(k);
+    if (at === undefined) {
+      this.keys.set(k, (at = this.firsts.length));
+      this.counts.push(...canon.scratch);
+      this.firsts.push(first);
+      this.mass.push(0);
+    }
+    return at;
+  }
+}
+
+/** The forward pass over one setting's waves, counting its steps (see CALIBRATION_WORK). */
+class StopPass {
+  private work = 0;
+  private readonly cats: number;
+  private readonly canon: Canon;
+  private readonly lnF: Float64Array;
+  private readonly votes: Record<string, number> = Object.create(null) as Record<string, number>;
+
+  constructor(
+    private readonly opts: Partial<VoteOptions>,
+    private readonly names: string[],
+    private readonly L: number,
+    private readonly s: StopSchedule,
+    private readonly floor: number,
+    private readonly negligible: number,
+  ) {
+    const all = s.r * s.perRun;
+    this.cats = names.length;
+    this.canon = new Canon(L, this.cats, all + 1);
+    this.lnF = new Float64Array(all + this.cats + 2);
+    for (let i = 2; i < this.lnF.length; i++) this.lnF[i] = this.lnF[i - 1]! + Math.log(i);
+  }
+
+  run(runs: number[]): StopModel | null {
+    let states = this.firstWave(runs[0]! * this.s.perRun);
+    const start = Float64Array.from(states.mass);
+    const waves: Wave[] = [];
+    for (let w = 0; w < runs.length; w++) {
+      const next = new StateSet();
+      const wave = this.wave(states, runs, w, next);
+      if (!wave) return null;
+      waves.push(wave);
+      states = next;
+    }
+    return { floor: this.floor, r: this.s.r, work: this.work, runs, waves, start };
+  }
+
+  /** The first wave: every split alike (a uniform Dirichlet-multinomial), the first original any of its votes alike. */
+  private firstWave(n0: number): StateSet {
+    const { cats, canon } = this;
+    const firstSplits = splits(n0, cats);
+    const nFirst = firstSplits.length / cats;
+    const states = new StateSet();
+    for (let j = 0; j < nFirst; j++) {
+      for (let f = 0; f < cats; f++) {
+        const cf = firstSplits[j * cats + f]!;
+        if (cf === 0) continue;
+        const at = states.at(canon, canon.sort(firstSplits, j * cats, f));
+        states.mass[at] = states.mass[at]! + cf / n0 / nFirst;
+      }
+    }
+    return states;
+  }
+
   /** The engine's risk for these (canonical) counts; NaN when it would not stop whatever λ. */
-  const riskAt = (c: Int32Array, off: number, first: number, toCome: number): number => {
+  private riskAt(c: Int32Array, off: number, first: number, toCome: number): number {
+    const { L, cats, names, votes } = this;
     // The leader: the top label, sorted first; in a tie only when it is the first original (sorted first among equals).
     if (L > 1 && c[off + 1] === c[off] && first !== 0) return NaN;
     for (let i = 0; i < cats; i++) votes[names[i]!] = c[off + i]!;
     // One rival (two labels, abstain or not) is m² steps (confident.ts), more are about m³ each.
-    work += L === 2 ? toCome ** 2 : (cats - 1) * toCome ** 3;
-    const risk = changeProbability(votes, names[0]!, toCome, opts, MAX_LIMIT, names[first]!);
+    this.work += L === 2 ? toCome ** 2 : (cats - 1) * toCome ** 3;
+    const risk = changeProbability(votes, names[0]!, toCome, this.opts, MAX_LIMIT, names[first]!);
     return risk <= MAX_LIMIT ? risk : NaN;
-  };
-
-  // The first wave: every split alike (a uniform Dirichlet-multinomial), the first original any of its votes alike.
-  const n0 = runs[0]! * s.perRun;
-  const firstSplits = splits(n0, cats);
-  const nFirst = firstSplits.length / cats;
-  let keys = new Map<number, number>();
-  let counts: number[] = [];
-  let firsts: number[] = [];
-  let mass: number[] = [];
-  for (let j = 0; j < nFirst; j++) {
-    for (let f = 0; f < cats; f++) {
-      const cf = firstSplits[j * cats + f]!;
-      if (cf === 0) continue;
-      const nf = canon(firstSplits, j * cats, f);
-      const k = keyOf(nf);
-      let at = keys.get(k);
-      if (at === undefined) {
-        keys.set(k, (at = firsts.length));
-        counts.push(...scratch);
-        firsts.push(nf);
-        mass.push(0);
-      }
-      mass[at] = mass[at]! + cf / n0 / nFirst;
-    }
   }
-  const start = Float64Array.from(mass);
-  const waves: Wave[] = [];
-  for (let w = 0; w < runs.length; w++) {
-    const n = firsts.length;
-    const c = Int32Array.from(counts);
-    const first = Int32Array.from(firsts);
+
+  /** Wave `w`: its states' risks and, unless it is the last, where each state that goes on leads (into `next`); null past the step count. */
+  private wave(states: StateSet, runs: readonly number[], w: number, next: StateSet): Wave | null {
+    const { cats, s, lnF, canon } = this;
+    const { mass } = states;
+    const n = states.firsts.length;
+    const c = Int32Array.from(states.counts);
+    const first = Int32Array.from(states.firsts);
     const toCome = (s.r - runs[w]!) * s.perRun;
     const risk = new Float64Array(n);
     for (let i = 0; i < n; i++) {
-      risk[i] = riskAt(c, i * cats, first[i]!, toCome);
-      if (work > CALIBRATION_WORK) return null;
+      risk[i] = this.riskAt(c, i * cats, first[i]!, toCome);
+      if (this.work > CALIBRATION_WORK) return null;
     }
     const offset = new Int32Array(n + 1);
     const dropped = new Uint8Array(n);
     const to: number[] = [];
     const pr: number[] = [];
-    const last = w + 1 === runs.length;
-    const nextKeys = new Map<number, number>();
-    const nextCounts: number[] = [];
-    const nextFirsts: number[] = [];
-    const nextMass: number[] = [];
-    if (!last) {
-      const adds = splits((runs[w + 1]! - runs[w]!) * s.perRun, cats);
+    if (w + 1 < runs.length) {
+      const added = (runs[w + 1]! - runs[w]!) * s.perRun;
+      const adds = splits(added, cats);
       const nAdds = adds.length / cats;
       const cur = new Int32Array(cats);
       for (let i = 0; i < n; i++) {
         offset[i] = to.length;
         // Stops for every λ tried.
-        if (risk[i]! <= floor) continue;
-        if (mass[i]! < negligible) {
+        if (risk[i]! <= this.floor) continue;
+        if (mass[i]! < this.negligible) {
           dropped[i] = 1;
           continue;
         }
-        work += 1000 * nAdds;
-        if (work > CALIBRATION_WORK) return null;
+        this.work += 1000 * nAdds;
+        if (this.work > CALIBRATION_WORK) return null;
         let had = 0;
         for (let q = 0; q < cats; q++) had += c[i * cats + q]!;
         // ln of the Dirichlet-multinomial pmf of each add given pseudo-counts 1 + counts (all integers: log-factorials).
-        const fixed = lnF[(runs[w + 1]! - runs[w]!) * s.perRun]! + lnF[had + cats - 1]! - lnF[had + cats - 1 + (runs[w + 1]! - runs[w]!) * s.perRun]!;
+        const fixed = lnF[added]! + lnF[had + cats - 1]! - lnF[had + cats - 1 + added]!;
         for (let a = 0; a < nAdds; a++) {
           let lp = fixed;
           for (let q = 0; q < cats; q++) {
@@ -256,30 +329,17 @@ export function buildStopModel(opts: Partial<VoteOptions>, s: StopSchedule, floo
             cur[q] = cq + x;
             lp += lnF[cq + x]! - lnF[cq]! - lnF[x]!;
           }
-          const nf = canon(cur, 0, first[i]!);
-          const k = keyOf(nf);
-          let at = nextKeys.get(k);
-          if (at === undefined) {
-            nextKeys.set(k, (at = nextFirsts.length));
-            nextCounts.push(...scratch);
-            nextFirsts.push(nf);
-            nextMass.push(0);
-          }
+          const at = next.at(canon, canon.sort(cur, 0, first[i]!));
           const p = Math.exp(lp);
           to.push(at);
           pr.push(p);
-          nextMass[at] = nextMass[at]! + mass[i]! * p;
+          next.mass[at] = next.mass[at]! + mass[i]! * p;
         }
       }
     }
     offset[n] = to.length;
-    waves.push({ counts: c, first, risk, offset, to: Int32Array.from(to), p: Float64Array.from(pr), dropped });
-    keys = nextKeys;
-    counts = nextCounts;
-    firsts = nextFirsts;
-    mass = nextMass;
+    return { counts: c, first, risk, offset, to: Int32Array.from(to), p: Float64Array.from(pr), dropped };
   }
-  return { floor, r: s.r, work, runs, waves, start };
 }
 
 /**
