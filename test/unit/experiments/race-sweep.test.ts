@@ -12,7 +12,7 @@ import { JobManager, openJobStore, plainModelRef, type BackendProvider, type Job
 import type { SweepResult } from '../../../electron/common/contract/sweeps';
 import { resolveTask } from '../../../electron/tasks';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
-import { gold, unitHash, writeRaceRows } from '../../helpers/race-rows';
+import { gold, runUntilRows, unitHash, writeRaceRows } from '../../helpers/race-rows';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-race-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -64,15 +64,7 @@ describe('a raced sweep', () => {
     const dataDir = join(dir, 'resumed');
     const first = open(dataDir);
     const again = await first.sweeps.create(input);
-    let rows = 0;
-    let pausing: Promise<unknown> | null = null;
-    const off = first.jobs.on('row', () => {
-      if (++rows === 30) pausing ??= first.sweeps.pause(again.id);
-    });
-    await first.sweeps.start(again.id);
-    await first.sweeps.wait(again.id);
-    await pausing;
-    off();
+    await runUntilRows(first.jobs, first.sweeps, again.id, 30);
     expect(first.sweeps.get(again.id).status).toBe('paused');
     const second = open(dataDir);
     await second.sweeps.start(again.id);

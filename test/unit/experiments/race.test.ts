@@ -15,7 +15,7 @@ import { raceOrder } from '../../../electron/experiments/race';
 import { JobManager, openJobStore, plainModelRef, type BackendProvider, type JobStore } from '../../../electron/jobs';
 import { resolveTask } from '../../../electron/tasks';
 import { ScriptedBackend, politeScript } from '../../helpers/scripted-backend';
-import { gold, unitHash, writeRaceRows } from '../../helpers/race-rows';
+import { gold, runUntilRows, unitHash, writeRaceRows } from '../../helpers/race-rows';
 import { tatraCli } from '../../helpers/tatra-cli';
 import { listedStatus } from '../../../electron/common/contract/jobs';
 import { jobSummary } from '../../../electron/jobs/summary';
@@ -164,15 +164,7 @@ describe('a raced comparison', () => {
     const first = open(dataDir);
     const created = await first.comparisons.create(input);
     // Paused inside the second round of its second pair.
-    let rows = 0;
-    let pausing: Promise<unknown> | null = null;
-    const off = first.jobs.on('row', () => {
-      if (++rows === 20 + 20 + 20 + 20 + 25) pausing ??= first.comparisons.pause(created.id);
-    });
-    await first.comparisons.start(created.id);
-    await first.comparisons.wait(created.id);
-    await pausing;
-    off();
+    await runUntilRows(first.jobs, first.comparisons, created.id, 20 + 20 + 20 + 20 + 25);
     expect(first.comparisons.get(created.id).status).toBe('paused');
     const second = open(dataDir);
     await second.comparisons.start(created.id);
