@@ -10,13 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 const WAL_LIMIT_BYTES = 1024 * 1024;
 import { openJobStore } from '../../electron/jobs';
+import { RESERVE_BYTES } from '../../electron/jobs/store-file';
 import { storePausedJob } from '../helpers/stored-job';
 import { tinyModelPath } from '../helpers/models';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'tatra-disk-full-'));
 const dataDir = join(dir, 'data');
-const KEPT_ROWS = 6000;
+const KEPT_ROWS = 2500;
 mkdirSync(dataDir);
 
 function mountSmallDisk(): string | null {
@@ -68,8 +69,8 @@ if (notMounted !== null) {
   it.skip(`disk full: no 2 MiB tmpfs could be mounted for the data folder (${notMounted})`, () => undefined);
 } else {
   it('a full disk during an import: one line naming the folder, the partial job undone, the WAL bounded, and jobs delete works on the still-full disk', async () => {
-    // A job that fits, to delete later on the full disk: large enough (about 0.6 MB) that deleting
-    // it rewrites more pages than a full disk has room for in one transaction.
+    // A job that fits, to delete later on the full disk: large enough (over twice the full-disk
+    // reserve) that deleting it rewrites more pages than a full disk has room for in one transaction.
     const store = openJobStore(dataDir);
     let keptId = '';
     try {
@@ -77,6 +78,7 @@ if (notMounted !== null) {
     } finally {
       store.close();
     }
+    expect(statSync(join(dataDir, 'tatra.db')).size, 'the kept job is larger than the full-disk reserve').toBeGreaterThan(2 * RESERVE_BYTES);
 
     // About 2.6 MB of rows: more than the whole disk.
     const csv = join(dir, 'big.csv');
