@@ -98,7 +98,7 @@ export class GenerationOutputs extends StoreFile {
     try {
       this.db.transaction(() => {
         for (const [key, value] of entries) insert.run(storedCacheKey(key), packText(value), created);
-      })();
+      }).immediate();
     } catch (e) {
       // A full disk shows where results are written; here it costs regenerating these outputs.
       if (!isDiskFull(e)) throw e;

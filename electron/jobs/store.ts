@@ -192,7 +192,7 @@ export class JobStore extends GenerationOutputs {
     this.db.transaction(() => {
       for (const r of rows) ins.run(jobId, r.index, r.line, r.input, r.gold, r.goldRaw, r.record ?? null);
       this.db.prepare(`UPDATE jobs SET rows_total = rows_total + ? WHERE id = ?`).run(rows.length, jobId);
-    })();
+    }).immediate();
     this.checkpoint();
   }
 
@@ -448,6 +448,10 @@ export class JobStore extends GenerationOutputs {
        WHERE job_id = ? AND idx = ?`,
     );
     const gold = this.statement(`SELECT gold FROM job_rows WHERE job_id = ? AND idx = ?`);
+    // BEGIN IMMEDIATE: the row's packed runs are read before it is written, and a deferred
+    // transaction that read first cannot take the write lock once another process (a person's
+    // review decisions, docs/method.md §17) has committed meanwhile: SQLite answers SQLITE_BUSY at
+    // once, without waiting, and the job failed with 'database is locked'.
     this.db.transaction(() => {
       this.flushCache();
       update.run(
@@ -468,7 +472,7 @@ export class JobStore extends GenerationOutputs {
       );
       const row = gold.get(jobId, index) as { gold: string | null } | undefined;
       if (row) this.metricCounts.rowDone(jobId, { status: 'done', gold: row.gold, prediction: res.prediction, confidence: res.confidence, lenientCorrect: res.lenientCorrect, runs: res.runs, baseline: res.baseline });
-    })();
+    }).immediate();
   }
 
   saveRowFailure(jobId: string, index: number, error: string): void {
