@@ -78,7 +78,8 @@ test('early decision (on by default for one input): the vote stops once decided,
 });
 
 test('cancel stops a long run, says so, and leaves nothing looking busy', async ({ page, server }) => {
-  await fillClassify(page, server.model, { n: 8, k: 8, r: 30, input: 'Not worth the ticket.' });
+  // The early decision off: the 30 runs are all owed, so the vote cannot end before Cancel does.
+  await fillClassify(page, server.model, { n: 8, k: 8, r: 30, earlyStop: false, input: 'Not worth the ticket.' });
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-cancel')).toBeVisible();
   // Cancel once the runs are on screen, so there is something half-done to clean up.

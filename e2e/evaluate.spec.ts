@@ -4,6 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ownedTempDir } from '../electron/processes';
+import { startInstantServer } from '../test/helpers/instant-server';
 import { callApi, expect, jobSettled, openApp, shot, test } from './fixtures';
 import { lookAt } from './look';
 
@@ -233,34 +234,44 @@ test('reload the page mid-evaluation and see it carry on', async ({ page, server
   await expect(page.getByTestId('confusion-matrix')).toBeVisible();
 });
 
-test('pause and resume from the page; a file that cannot be read is one clear message', async ({ page, server }) => {
-  // Enough rows that the job is still running when Pause is clicked, however fast the machine.
-  const ROWS = 160;
+test('pause and resume from the page; a file that cannot be read is one clear message', async ({ page }) => {
+  const ROWS = 40;
   await openApp(page, '#/evaluate');
   await page.getByTestId('data-path').fill('/nowhere/data.csv');
   await page.getByTestId('data-preview').click();
   await expect(page.getByRole('alert')).toContainText('Cannot read the file');
   await expect(page.getByRole('alert')).toContainText('/nowhere/data.csv');
 
-  const job = await startReviewsJob(server.model, ROWS, { n: 1, k: 2, r: 1, seed: 4 }, 'pause test');
-  await openApp(page, `#/evaluate/${job.id}`);
-  await page.getByTestId('job-pause').click();
-  await expect(page.getByTestId('job-status').first()).toHaveText('paused');
-  const progress = page.getByTestId('job-progress');
-  const at = Number(new RegExp(`(\\d+) / ${ROWS}`).exec((await progress.textContent()) ?? '')![1]);
-  expect(at).toBeLessThan(ROWS);
-  // Paused means paused: the job is stored paused at the rows the page shows (its runner has
-  // ended by the time the status says paused, so nothing can advance them).
-  const stored = await callApi<{ status: string; rowsDone: number }>('jobs.get', { jobId: job.id });
-  expect(stored).toMatchObject({ status: 'paused', rowsDone: at });
-  await expect(progress).toContainText(`${at} / ${ROWS} rows`);
-  // The history offers to resume it too.
-  await page.evaluate(() => (window.location.hash = '#/evaluate'));
-  await expect(page.getByTestId('history-row').filter({ hasText: 'pause test' }).getByRole('button', { name: 'Resume' })).toBeVisible();
-  await page.evaluate((id) => (window.location.hash = `#/evaluate/${id}`), job.id);
-  await page.getByTestId('job-resume').click();
-  await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
-  await expect(progress).toContainText(`${ROWS} / ${ROWS} rows`);
+  // The job's model is an OpenAI-compatible server that stops answering after 30 calls (a few rows
+  // in): the job is running, and cannot finish, when Pause is clicked, however fast the machine.
+  const remote = await startInstantServer({ kind: 'vllm' });
+  try {
+    await remote.hold(30);
+    const job = await startReviewsJob(`openai+${remote.origin}/v1#m`, ROWS, { n: 1, k: 2, r: 1, seed: 4 }, 'pause test');
+    await remote.heldAtLeast(1);
+    await openApp(page, `#/evaluate/${job.id}`);
+    await expect(page.getByTestId('job-status').first()).toHaveText('running');
+    await page.getByTestId('job-pause').click();
+    await expect(page.getByTestId('job-status').first()).toHaveText('paused');
+    const progress = page.getByTestId('job-progress');
+    const at = Number(new RegExp(`(\\d+) / ${ROWS}`).exec((await progress.textContent()) ?? '')![1]);
+    expect(at).toBeLessThan(ROWS);
+    // Paused means paused: the job is stored paused at the rows the page shows (its runner has
+    // ended by the time the status says paused, so nothing can advance them).
+    const stored = await callApi<{ status: string; rowsDone: number }>('jobs.get', { jobId: job.id });
+    expect(stored).toMatchObject({ status: 'paused', rowsDone: at });
+    await expect(progress).toContainText(`${at} / ${ROWS} rows`);
+    // The history offers to resume it too.
+    await page.evaluate(() => (window.location.hash = '#/evaluate'));
+    await expect(page.getByTestId('history-row').filter({ hasText: 'pause test' }).getByRole('button', { name: 'Resume' })).toBeVisible();
+    await page.evaluate((id) => (window.location.hash = `#/evaluate/${id}`), job.id);
+    await remote.release();
+    await page.getByTestId('job-resume').click();
+    await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });
+    await expect(progress).toContainText(`${ROWS} / ${ROWS} rows`);
+  } finally {
+    remote.stop();
+  }
 });
 
 test('a large job: the rows table renders a window of rows and pages in the rest as it scrolls', async ({ page, server }) => {
