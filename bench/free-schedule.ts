@@ -7,7 +7,8 @@
 // the same seed can give other text: not reproducible, hence `deterministic` false.
 import type { LlamaContextSequence } from 'node-llama-cpp';
 import { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions } from '../electron/llama';
-import { MIN_SNAPSHOT_TOKENS, type Generation } from '../electron/llama/backend';
+import { MIN_SNAPSHOT_TOKENS } from '../electron/llama/backend';
+import type { Generation } from '../electron/llama/backend-types';
 
 export type LlamaSchedule = 'lockstep' | 'free';
 

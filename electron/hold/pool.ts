@@ -13,7 +13,7 @@ import type { ModelSpec, RemoteModelSpec } from '../common/model-spec';
 import type { RemoteModelRef } from '../common/remote';
 import type { LoadedBackend } from '../engine/backend';
 import { connectRemote, type RemoteBackend, type RemoteLookup, type RemoteTuning } from '../remote';
-import { loadLlamaBackend, type LoadLlamaBackendOptions } from '../llama/backend';
+import { loadLlamaBackend, type LoadLlamaBackendOptions } from '../llama/load-backend';
 import type { BackendLease } from './lease';
 
 /** Load settings; they apply when the model is first loaded. A later acquire of the same file shares what is loaded. */

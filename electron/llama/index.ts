@@ -6,4 +6,6 @@ export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
 export { inspectGgufOnce } from './inspection';
 export { inspectGguf, readGgufInfo, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, readGpuFacts, parseGpuStandIn, type LoadPlan, type MemoryBudget } from './fit';
-export { LlamaBackend, loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendStats, type LlamaBackendKind, type LlamaBackendParts } from './backend';
+export { LlamaBackend } from './backend';
+export { loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendKind } from './load-backend';
+export type { LlamaBackendStats, LlamaBackendParts } from './backend-types';

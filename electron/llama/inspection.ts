@@ -37,3 +37,8 @@ export async function inspectGgufOnce(path: string, opts: InspectGgufOptions = {
   const inspection = await pending;
   return inspection.path === path ? inspection : { ...inspection, path };
 }
+
+/** A loaded model's identity in cache keys: the path as given and its header hash. */
+export function llamaBackendId(inspection: Pick<GgufInspection, 'path' | 'headerHash'>): string {
+  return `${inspection.path}#${inspection.headerHash.slice(0, 12)}`;
+}

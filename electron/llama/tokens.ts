@@ -4,7 +4,8 @@
 import type { LlamaModel } from 'node-llama-cpp';
 import type { ChatPrompt } from '../engine/backend';
 import type { PlannedModel } from '../engine/cost';
-import { chatWrapperFor, llamaBackendId, renderPromptTokens } from './backend';
+import { chatWrapperFor, renderPromptTokens } from './chat-template';
+import { llamaBackendId } from './inspection';
 import { inspectGguf } from './gguf';
 import { getLlamaRuntime } from './runtime';
 

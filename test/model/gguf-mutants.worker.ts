@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, errorMessage } from '../../electron/common/errors';
 import { inspectModelFile } from '../../electron/models/gguf';
-import { loadLlamaBackend } from '../../electron/llama/backend';
+import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { ggufMutants } from '../helpers/gguf-mutants';
 
 const [base, fromArg, scratch, sampleArg] = process.argv.slice(2) as [string, string, string, string | undefined];

@@ -4,7 +4,8 @@
 import { relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError, type GenerateRequest } from '../../electron/engine/backend';
-import { type LlamaBackend, loadLlamaBackend } from '../../electron/llama/backend';
+import type { LlamaBackend } from '../../electron/llama/backend';
+import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { ModelPool } from '../../electron/hold/pool';
 import { contentionWatch, disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { storiesModelPath, tinyModelPath } from '../helpers/models';

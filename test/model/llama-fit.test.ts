@@ -4,7 +4,7 @@
 // model is estimated, and on the 7B-shaped header against the load's own resolver call.
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { GgufInsights, GgufInsightsConfigurationResolver, readGgufFileInfo } from 'node-llama-cpp';
-import { loadLlamaBackend } from '../../electron/llama/backend';
+import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { loadGpuLayers } from '../../electron/llama/fit';
 import { disposeLlamaRuntime, getLlamaRuntime } from '../../electron/llama/runtime';
 import { estimateFit } from '../../electron/models/hardware';

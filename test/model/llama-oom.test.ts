@@ -3,7 +3,7 @@
 // when the context is created) names the model, what it needed, what was free and what to change.
 import { afterAll, expect, it } from 'vitest';
 import { UserError } from '../../electron/common/errors';
-import { loadLlamaBackend } from '../../electron/llama/backend';
+import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { tinyModelPath } from '../helpers/models';
 

@@ -3,7 +3,8 @@
 // and a reused sampler samples exactly as a new one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerateRequest } from '../../electron/engine/backend';
-import { type LlamaBackend, loadLlamaBackend } from '../../electron/llama/backend';
+import type { LlamaBackend } from '../../electron/llama/backend';
+import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { samplerPoolStats } from '../../electron/llama/samplers';
 import { tinyModelPath } from '../helpers/models';

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { parseModelSpec } from '../../../electron/common/model-spec';
 import type { LoadedBackend, TatraBackend } from '../../../electron/engine/backend';
 import { ModelPool, withHeldModels, type BackendProvider } from '../../../electron/hold';
-import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
+import type { LoadLlamaBackendOptions } from '../../../electron/llama/load-backend';
 
 function pool(opts: { failDispose?: boolean; hold?: Promise<void> } = {}) {
   const disposed: string[] = [];

@@ -7,7 +7,7 @@ import { parseModelSpec, type RemoteModelSpec } from '../../../electron/common/m
 import type { RemoteBackend } from '../../../electron/remote';
 import type { LoadedBackend } from '../../../electron/engine/backend';
 import { ModelPool } from '../../../electron/hold/pool';
-import type { LoadLlamaBackendOptions } from '../../../electron/llama/backend';
+import type { LoadLlamaBackendOptions } from '../../../electron/llama/load-backend';
 
 interface ScriptedLoad {
   path: string;
