@@ -108,7 +108,8 @@ const abortListenerSyntax = [{ selector: "CallExpression[callee.property.name='a
 // file is back under the limit) and none is added.
 export const MAX_LINES = 550;
 export const MAX_FUNCTION_LINES = 100;
-export const LONG_FILES = ['electron/jobs/manager.ts'];
+/** @type {string[]} Files allowed over MAX_LINES while they are split (none now). */
+export const LONG_FILES = [];
 export const LONG_FUNCTION_FILES = [
   'renderer/src/components/RowsTable.tsx',
   'renderer/src/store/jobsSlice.ts',
@@ -137,7 +138,7 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: MAX_FUNCTION_LINES, skipBlankLines: false, skipComments: false, IIFEs: true }],
     },
   },
-  { files: LONG_FILES, rules: { 'max-lines': 'off' } },
+  ...(LONG_FILES.length > 0 ? [{ files: LONG_FILES, rules: { 'max-lines': 'off' } }] : []),
   { files: LONG_FUNCTION_FILES, rules: { 'max-lines-per-function': 'off' } },
   {
     // Plain JS launchers and build scripts run on Node.

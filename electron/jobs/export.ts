@@ -9,6 +9,8 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
+import { dirname } from 'node:path';
+import { UserError } from '../common/errors';
 import { environmentError, ifMissing } from '../common/env-errors';
 import type { JobStore } from './store';
 import type { JobInfo, JobMetrics, JobRow, StoredRunExamples } from './types';
@@ -231,4 +233,14 @@ export async function readCsvExport(path: string): Promise<CsvExportRow[]> {
       ...(r.abstained !== undefined ? { abstained: boolOf(r.abstained) } : {}),
     };
   });
+}
+
+/** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
+export async function checkOutPath(outPath: string): Promise<void> {
+  const target = await stat(outPath).catch(ifMissing(null));
+  if (target?.isDirectory()) throw new UserError(`${outPath} is a folder; give a file name to export to`, 'bad_option');
+  const folder = dirname(outPath);
+  const parent = await stat(folder).catch(ifMissing(null));
+  if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
+  if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }

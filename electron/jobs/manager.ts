@@ -8,51 +8,28 @@
 // in text between any two runs, resumed or not. With concurrency 1 resumed rows were identical
 // to an uninterrupted run's (test/model/jobs-resume.test.ts).
 import { EventEmitter } from 'node:events';
-import { stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
-import { ifMissing } from '../common/env-errors';
-import { isRemote, parseModelPair, parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
-import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
-import { answerLabels, type TaskDefinition } from '../common/task';
+import { parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
+import type { TaskDefinition } from '../common/task';
 import { jobStatus, type StoredJobStatus } from '../common/contract/jobs';
-import { TatraSettings, type TatraEvent, type TatraResult } from '../common/tatra';
+import type { TatraEvent, TatraResult } from '../common/tatra';
 import { exampleCallsPerRun } from '../common/calls';
-import { classify, generateRunExamples, lenientMathCorrect, zeroShot, type GenerationCache, type RunExamples } from '../engine';
+import { classify, generateRunExamples, zeroShot, type GenerationCache, type RunExamples } from '../engine';
 import type { TatraBackend } from '../engine/backend';
 import { resolveTask as engineResolveTask } from '../tasks';
-import { openDataset, shownName } from './dataset';
-import { importRows } from './import';
-import { exportJob } from './export';
-import { isCorrect, metricsFromCounts } from './metrics';
+import { checkOutPath, exportJob } from './export';
+import { createJob } from './create-job';
+import { rowRecord } from './row-record';
+import { metricsFromCounts } from './metrics';
 import { metricIntervals } from './metric-intervals';
-import { SqliteGenerationCache, type JobStore, type RowResultRecord } from './store';
+import { SqliteGenerationCache, type JobStore } from './store';
 import { claimRefused } from './claims';
 import { OWNER, ownerLive } from './owner';
 import { RunningWork, beatWhileRunning, refuseStopElsewhere, type Run } from './running-work';
 import { PROGRESS_EVERY_MS, PROGRESS_TICK_MS, countCalls, inputSize, countRowCall, rowsProgress, sessionTally, settleRow, startProgress, startRow, startRows, type RowTally } from './row-progress';
 import { acceptChange, changedModels, describeChange, inspectLocalModel } from './model-identity';
 import { BudgetExhausted, UsageMeter, checkJobBudget, rowCalls, type JobBudget } from './usage';
-import type {
-  BackendLease,
-  BackendProvider,
-  BaselineResult,
-  ColumnMapping,
-  ExportFormat,
-  JobEvent,
-  JobEventOf,
-  JobEventType,
-  JobInfo,
-  JobMetrics,
-  JobProgress,
-  JobRow,
-  JobSpec,
-  ModelRef,
-  RowPage,
-  RowQuery,
-  RowRun,
-  StoredRunExamples,
-} from './types';
+import type { BackendLease, BackendProvider, ExportFormat, JobEvent, JobEventOf, JobEventType, JobInfo, JobMetrics, JobProgress, JobRow, JobSpec, ModelRef, RowPage, RowQuery, StoredRunExamples } from './types';
 
 export interface JobManagerOptions {
   store: JobStore;
@@ -90,16 +67,6 @@ export interface StartOptions {
   budget?: JobBudget | null;
   /** Only the unfinished rows among these indexes this session (a race's round); the job then ends paused while others are left. */
   rows?: ReadonlySet<number>;
-}
-
-/** Refuses an export path that cannot work, before any row is read: a folder, or a missing folder. */
-async function checkOutPath(outPath: string): Promise<void> {
-  const target = await stat(outPath).catch(ifMissing(null));
-  if (target?.isDirectory()) throw new UserError(`${outPath} is a folder; give a file name to export to`, 'bad_option');
-  const folder = dirname(outPath);
-  const parent = await stat(folder).catch(ifMissing(null));
-  if (!parent) throw new UserError(`cannot export to ${outPath}: the folder ${folder} does not exist`, 'bad_option');
-  if (!parent.isDirectory()) throw new UserError(`cannot export to ${outPath}: ${folder} is a file, not a folder`, 'bad_option');
 }
 
 interface RowModels {
@@ -243,61 +210,7 @@ export class JobManager {
    * batched transactions; the job no longer needs the file afterwards). Status `queued`.
    */
   async create(spec: JobSpec): Promise<JobInfo> {
-    const parsed = TatraSettings.safeParse(spec.settings);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new UserError(`invalid settings: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'unknown problem'}`, 'bad_option');
-    }
-    const settings = parsed.data;
-    const task = typeof spec.task === 'string' ? await this.resolveTaskFn(spec.task) : spec.task;
-    if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
-    // The job's models as it names them; what it records is each one's text.
-    const models = parseModelPair({ generator: spec.generatorPath, evaluator: spec.evaluatorPath });
-    const remoteOnly = isRemote(models.generator) && isRemote(models.evaluator);
-    const concurrency = spec.concurrency ?? defaultRowsInFlight(models.generator, models.evaluator, this.defaultConcurrency);
-    const maxConcurrency = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
-    if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > maxConcurrency) {
-      throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${maxConcurrency}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');
-    }
-    const [generator, evaluator] = await Promise.all([this.inspectModel(models.generator), this.inspectModel(models.evaluator)]);
-
-    const dsOpts = {
-      ...(spec.dataset.format ? { format: spec.dataset.format } : {}),
-      ...(spec.dataset.delimiter ? { delimiter: spec.dataset.delimiter } : {}),
-      ...(spec.dataset.allowRagged ? { allowRagged: true } : {}),
-      ...(spec.signal ? { signal: spec.signal } : {}),
-    };
-    const ds = spec.dataset.opened ?? (await openDataset(spec.dataset.path, dsOpts));
-    const mapping: ColumnMapping = { ...spec.dataset.mapping };
-    const labelCol = mapping.labelColumn ?? null;
-    const valid = new Set(answerLabels(task));
-    // No map given for a labelled task: the import reads the gold values as they are, counts them,
-    // and the map is suggested from the counts (exact, case-insensitive, numeric index, prefix)
-    // once they are all known: the same pass over the file as the rows and the fingerprint.
-    const suggest = task.kind !== 'math' && labelCol !== null && !mapping.labelMap;
-    if (task.kind !== 'math' && labelCol !== null && mapping.labelMap) {
-      for (const [from, to] of Object.entries(mapping.labelMap)) {
-        if (!valid.has(to)) throw new UserError(`label map "${shownName(from, 40)}=${shownName(to, 40)}": "${shownName(to, 40)}" is not a label of task ${task.id} (${[...valid].join(', ')})`, 'bad_option');
-      }
-    }
-    // With a map, gold values it does not list still count when they name a label in any case
-    // (goldLabelResolver); without one, they are imported as they are and mapped below.
-    const explicitMap = task.kind !== 'math' && labelCol !== null && mapping.labelMap !== undefined;
-    const reader = ds.read(mapping, { ...(spec.dataset.allowRagged ? { allowRagged: true } : {}), ...(spec.signal ? { signal: spec.signal } : {}), ...(explicitMap ? { labels: [...valid] } : {}) });
-    const id = this.store.createJob({
-      name: spec.name ?? `${task.id} on ${spec.dataset.path.split(/[\\/]/).pop() ?? spec.dataset.path}`,
-      task,
-      settings,
-      generator,
-      evaluator,
-      // The fingerprint is known once the rows are read (it hashes the bytes they came from).
-      dataset: { path: spec.dataset.path, fingerprint: '', format: ds.format, mapping, stats: reader.stats },
-      limit: spec.limit ?? null,
-      baseline: spec.baseline ?? false,
-      concurrency,
-      budget: spec.budget ? checkJobBudget(spec.budget) : null,
-    });
-    await importRows(this.store, id, reader, { task, mapping, labels: [...valid], suggest, explicitMap, dataPath: spec.dataset.path, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) });
+    const id = await createJob({ store: this.store, resolveTask: this.resolveTaskFn, inspectModel: this.inspectModel, defaultConcurrency: this.defaultConcurrency }, spec);
     const job = this.get(id);
     this.emitStatus(id);
     return job;
@@ -354,7 +267,6 @@ export class JobManager {
     return this.start(id, opts);
   }
 
-  /** The job's models whose file no longer matches what the job recorded (size, header hash, …). */
   /** Resolves when the job's runner in this process ends (at once when none runs). */
   async wait(id: string): Promise<JobInfo> {
     const job = this.get(id);
@@ -496,15 +408,15 @@ export class JobManager {
     };
   }
 
-  /**
-   * Classifies the unfinished rows with `job.concurrency` rows in flight, saving each as it ends.
-   * The first real failure is put in `outcome` and stops the other rows too.
-   */
   /** The counts a session starts from (rows finished before it included) and its progress in calls. */
   private sessionTally(job: JobInfo): RowTally {
     return sessionTally(this.get(job.id), this.store.runExamples(job.id).length, this.store.inputSizes(job.id));
   }
 
+  /**
+   * Classifies the unfinished rows with `job.concurrency` rows in flight, saving each as it ends.
+   * The first real failure is put in `outcome` and stops the other rows too.
+   */
   private async classifyRows(job: JobInfo, runner: Runner, models: RowModels, outcome: { failure: unknown }, tally: RowTally): Promise<void> {
     const id = job.id;
     const signal = runner.ac.signal;
@@ -582,7 +494,7 @@ export class JobManager {
         }),
         job.baseline ? zeroShot({ task, input: row.input, evaluator: models.evaluator, signal }) : Promise.resolve(null),
       ]));
-      const rec = this.rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
+      const rec = rowRecord(task, settings.scope, row.gold, result, base, Date.now() - t0);
       this.store.saveRowResult(job.id, index, rec);
       settle(result.stages);
       tally.done++;
@@ -623,44 +535,5 @@ export class JobManager {
   /** True when every unfinished row is a failed one (nothing pending): the job is as done as it gets. */
   private failedOnly(id: string): boolean {
     return this.store.pendingRowCount(id) === 0;
-  }
-
-  private rowRecord(
-    task: TaskDefinition,
-    scope: TatraSettings['scope'],
-    gold: string | null,
-    result: TatraResult,
-    base: { label: string | null; raw: string } | null,
-    ms: number,
-  ): RowResultRecord {
-    const runs: RowRun[] = result.runs.map((r) => ({
-      run: r.run,
-      seed: r.seed,
-      paraphrases: r.paraphrases,
-      predictions: r.predictions,
-      fallback: r.fallback,
-      // Scope `input`: each row has its own examples; scope `run`: they live once per job.
-      ...(scope === 'input' ? { examples: r.examples } : {}),
-    }));
-    let lenient: boolean | null = null;
-    if (task.kind === 'math' && gold !== null) {
-      // The reference code's score on the winning answer: the gold string appears in the raw
-      // output of a variant that voted for the winner.
-      const raws = result.runs.flatMap((r) => r.predictions).filter((p) => p.label !== null && p.label === result.label);
-      lenient = raws.some((p) => lenientMathCorrect(gold, p.raw));
-    }
-    const baseline: BaselineResult | null = base ? { label: base.label, raw: base.raw, correct: gold === null ? null : isCorrect(task, gold, base.label) } : null;
-    return {
-      prediction: result.label,
-      correct: gold === null ? null : isCorrect(task, gold, result.label),
-      lenientCorrect: lenient,
-      confidence: result.confidence,
-      votes: result.votes,
-      tieBreak: result.tieBreak,
-      runs,
-      baseline,
-      stages: result.stages,
-      ms,
-    };
   }
 }
