@@ -170,11 +170,11 @@ function JobView({ jobId }: { jobId: string }) {
 
   useEffect(() => {
     void refreshJob(jobId);
-    void loadMetrics(jobId);
-  }, [jobId, refreshJob, loadMetrics]);
+  }, [jobId, refreshJob]);
 
-  // While it runs, metrics and rows refresh about twenty times over the job (every row of a
-  // small one) and on every status change, driven by progress events rather than a timer.
+  // The metrics load with the page (this effect runs on mount too) and, while it runs, refresh
+  // about twenty times over the job (every row of a small one) and on every status change, driven
+  // by progress events rather than a timer.
   const done = progress?.rowsDone ?? job?.rowsDone ?? 0;
   const totalRows = progress?.rowsTotal ?? job?.rowsTotal ?? 0;
   const step = Math.max(1, Math.ceil(totalRows / 20));
