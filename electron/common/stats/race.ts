@@ -120,7 +120,9 @@ export function replayRace(entrants: readonly RaceEntrant[], totalRows: number, 
     }
     rowsDecided = end;
     rounds++;
-    if (alive.size <= 1) continue;
+    // After the last round every pairing still in has run every row: a drop would save nothing, and
+    // the verdict on them is the paired comparison's (tied for best), not the race's.
+    if (alive.size <= 1 || end >= totalRows) continue;
     const leader = [...alive].reduce((b, i) => (accuracy(right, scored, i) > accuracy(right, scored, b) ? i : b));
     const drops: Array<[number, RaceDrop]> = [];
     for (const i of alive) {

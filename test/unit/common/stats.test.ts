@@ -239,6 +239,23 @@ describe('racing', () => {
     expect(drop.difference).toBeLessThan(0);
   });
 
+  it('drops nobody after the last round: a pairing that ran every row is not said to be dropped', () => {
+    // p1 is right on the first 20 rows and wrong on the next 20, where p0 is right: shown worse only by rows 20-39.
+    const outcomes = (rows: number, wrongFrom: number, wrongTo: number) => Array.from({ length: rows }, (_, t) => (t >= wrongFrom && t < wrongTo ? 0 : 1));
+    const entrants = (rows: number) => [
+      { key: 'p0', rowsRun: rows, outcomes: outcomes(rows, rows, rows) },
+      { key: 'p1', rowsRun: rows, outcomes: outcomes(rows, 20, 40) },
+    ];
+    // Three rounds of 20: the evidence of rows 20-39 drops p1 after the second, with a round left to save.
+    const longer = replayRace(entrants(60), 60, { roundRows: 20 });
+    expect(longer.standings[1]!.dropped).toMatchObject({ afterRows: 40, by: 'p0' });
+    // Two rounds: the same evidence comes only with the last one, after which there is nothing to save.
+    const last = replayRace(entrants(40), 40, { roundRows: 20 });
+    expect(last.standings.map((s) => s.dropped)).toEqual([null, null]);
+    expect(last.alive).toEqual(['p0', 'p1']);
+    expect(last.rowsDecided).toBe(40);
+  });
+
   it('replays the same drops from a race cut short, so a resumed race goes on as it was', () => {
     const full = simulate([0.8, 0.6, 0.78, 0.5], 600, 2);
     const whole = replayRace(full, 600);
