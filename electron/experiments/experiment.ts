@@ -152,21 +152,23 @@ export class ExperimentRunner<Spec, Cell> {
   }
 
   /**
-   * The one progress model: jobs and rows done (every job classifies every row), time, ETA. The
-   * ETA is said only for an experiment running here: its running job's own plus the planner's
-   * price of each cell after it (experiment-eta.ts), a range while either is one.
+   * The one progress model: jobs and rows done (every job classifies every row, but for a raced
+   * experiment's dropped cells, settled at the rows they ran), time, ETA. The ETA is said only for
+   * an experiment running here: its running job's own plus the planner's price of each cell after
+   * it (experiment-eta.ts), a range while either is one.
    */
   progress(states: readonly CellState<Cell>[], id?: string): ExperimentProgress {
     const perJob = states.find((s) => s.job)?.job?.rowsTotal ?? 0;
     const rowsDone = states.reduce((sum, s) => sum + (s.job?.rowsDone ?? 0), 0);
-    const rowsTotal = perJob * states.length;
+    // A cell dropped by its race is settled at the rows it ran: the rest were never to be run.
+    const rowsTotal = states.reduce((sum, s) => sum + (s.dropped ? (s.job?.rowsDone ?? 0) : perJob), 0);
     const elapsedMs = states.reduce((sum, s) => sum + (s.job?.elapsedMs ?? 0), 0);
     let eta: Pick<ExperimentEta, 'etaSeconds' | 'etaRange'> = { etaSeconds: null, etaRange: null };
     if (id !== undefined && this.runners.has(id)) eta = this.timeLeft(id, states);
     else if (id !== undefined) for (const m of [this.jobProgress, this.prices, this.pace]) m.delete(id);
     const finished = rowsDone >= rowsTotal && rowsTotal > 0;
     return {
-      jobsDone: states.filter((s) => s.job?.status === 'done').length,
+      jobsDone: states.filter((s) => s.job?.status === 'done' || s.dropped !== null).length,
       jobsTotal: states.length,
       rowsDone,
       rowsTotal,

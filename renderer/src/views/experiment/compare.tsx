@@ -146,18 +146,19 @@ function Heatmap({ result }: { result: Comparison }) {
         const dropped = pair?.dropped ?? null;
         const tied = pair?.tiedForBest === true;
         const interval = pair?.accuracyInterval ? ` ${boundsText(pair.accuracyInterval)}` : '';
-        // A dropped pair's accuracy is on the rows it ran: said so, and greyed.
+        // A dropped pair's accuracy is on the rows it ran: said so, and set apart (hatched, its text
+        // muted but still readable: no opacity, which took it under the contrast the page keeps).
         const title = `${modelLabel(g)} → ${modelLabel(e)}: ${pct(v)}${interval}${dropped ? ` on its ${dropped.afterRows} rows; dropped, ${dropped.reason}` : ''}${tied ? ' · tied for best' : ''}${pair && !pair.best && pair.versusBest ? ` · against the best ${versusBestText(pair)}` : ''}`;
         return (
           <div
             key={`${g}-${e}`}
-            className={`cell${tied ? ' tied' : ''}`}
+            className={`cell${tied ? ' tied' : ''}${dropped ? ' dropped' : ''}`}
             role="cell"
             data-testid="heat-cell"
             data-dropped={dropped ? 'true' : undefined}
             data-tied={tied ? 'true' : undefined}
             title={title}
-            style={dropped ? { opacity: 0.55 } : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}
+            style={dropped ? undefined : heatCell(v === null ? null : hi <= lo ? 0.5 : (v - lo) / (hi - lo))}
           >
             {pct(v)}
             {tied ? <span className="tied-mark" aria-label="tied for best"> ★</span> : null}
@@ -213,6 +214,19 @@ function TiedNote({ result }: { result: Comparison }) {
   );
 }
 
+/** Where a raced comparison's race stands, and the rows its drops spared (docs/method.md §16, racing). */
+function RaceNote({ result }: { result: Comparison }) {
+  if (!result.race) return null;
+  const { rounds, roundRows, alive, dropped } = result.race;
+  const spared = result.pairs.reduce((sum, p) => sum + (p.dropped ? p.rowsTotal - p.rowsDone : 0), 0);
+  return (
+    <div className="banner" data-testid="compare-race">
+      Raced: {rounds} {rounds === 1 ? 'round' : 'rounds'} of {roundRows} rows decided, {alive} {alive === 1 ? 'pair' : 'pairs'} still in, {dropped} dropped
+      {spared > 0 ? `: ${spared.toLocaleString('en-US')} rows not run` : ''}.
+    </div>
+  );
+}
+
 /** The pairs, one a row, each leading to its evaluation job; then the matrix as a heat map and as bars. */
 function ComparisonResult({ result }: { result: Comparison }) {
   return (
@@ -220,6 +234,7 @@ function ComparisonResult({ result }: { result: Comparison }) {
       {result.warnings.map((w) => (
         <ErrorBanner key={w} title="Warning" message={w} />
       ))}
+      <RaceNote result={result} />
       <TableWrap label="Pairs of the comparison">
         <table className="data" data-testid="compare-table">
           <thead>
