@@ -114,7 +114,6 @@ export const LONG_FUNCTION_FILES = [
   'renderer/src/components/RowsTable.tsx',
   'renderer/src/store/jobsSlice.ts',
   'renderer/src/store/modelsSlice.ts',
-  'renderer/src/views/EvaluateView.tsx',
   'renderer/src/views/RemoteModelsCard.tsx',
 ];
 

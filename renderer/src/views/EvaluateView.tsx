@@ -1,7 +1,7 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
 import { lazy, Suspense, useEffect, useId, useMemo, useState } from 'react';
-import { listedStatus, type JobMetrics } from '../../../electron/common/contract/jobs';
+import { listedStatus, type JobMetrics, type JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
 import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
@@ -154,6 +154,70 @@ function OneLabelWarning({ metrics }: { metrics: JobMetrics | undefined }) {
   );
 }
 
+/** A job's heading (name, status, task, models, settings), its actions, and where an export went. */
+function JobHead({ job, taskName, minConfidence }: { job: JobSummary; taskName: string; minConfidence: number }) {
+  const jobId = job.id;
+  const jobAction = useStore((s) => s.jobAction);
+  const exportJob = useStore((s) => s.exportJob);
+  const navigate = useStore((s) => s.navigate);
+  const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
+  const doExport = async (format: 'csv' | 'json') => {
+    const out = await exportJob(jobId, format, minConfidence > 0 ? minConfidence : undefined);
+    if (!out) return;
+    setExported(out);
+    if (out.url) {
+      const a = document.createElement('a');
+      a.href = out.url;
+      a.download = '';
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+    }
+  };
+  return (
+    <>
+      <div className="page-head">
+        <div>
+          <div className="row">
+            <button className="btn ghost small" onClick={() => navigate({ view: 'evaluate' })}>
+              ← All evaluations
+            </button>
+          </div>
+          <h1>
+            {job.name || job.id} <StatusChip status={job.status} testId="job-status" /> <ReproducibleChip deterministic={job.deterministic} subject="job" testId="job-deterministic" />
+          </h1>
+          <p>
+            {taskName} · {modelPairText(job.generator, job.evaluator)} · n={job.settings.n}, k={job.settings.k}, r={job.settings.r}, seed {job.settings.seed}, examples per {job.settings.scope}
+          </p>
+        </div>
+        <div className="row">
+          <WorkActions status={job.status} actions={['pause', 'resume', 'cancel']} onAction={(a) => void jobAction(jobId, a)} testIdPrefix="job" what="evaluation" />
+          <button className="btn primary" onClick={() => navigate({ view: 'evaluate', id: jobId, sub: 'review' })} data-testid="job-review" title="Go through the rows TATRA is least sure of, from the keyboard">
+            Review rows
+          </button>
+          <button className="btn" onClick={() => void doExport('csv')} data-testid="export-csv">
+            Export CSV
+          </button>
+          <button className="btn" onClick={() => void doExport('json')} data-testid="export-json">
+            Export JSON
+          </button>
+        </div>
+      </div>
+      {exported ? (
+        <div className="banner info" data-testid="export-done">
+          Exported to <code>{exported.path}</code>
+          {exported.url ? (
+            <>
+              {' '}
+              · <a href={exported.url}>download again</a>
+            </>
+            ) : null}
+          </div>
+        ) : null}
+    </>
+  );
+}
+
 function JobView({ jobId }: { jobId: string }) {
   const job = useStore((s) => s.jobs.find((j) => j.id === jobId));
   const progress = useStore((s) => s.progress[jobId]);
@@ -162,9 +226,6 @@ function JobView({ jobId }: { jobId: string }) {
   const refreshJob = useStore((s) => s.refreshJob);
   const loadMetrics = useStore((s) => s.loadMetrics);
   const jobAction = useStore((s) => s.jobAction);
-  const exportJob = useStore((s) => s.exportJob);
-  const navigate = useStore((s) => s.navigate);
-  const [exported, setExported] = useState<{ path: string; url: string | null } | null>(null);
   // Rows whose vote share is below this are "abstained": in the coverage figures, the rows table and exports.
   const [minConfidence, setMinConfidence] = useState(0);
 
@@ -195,62 +256,12 @@ function JobView({ jobId }: { jobId: string }) {
   }
   const total = progress?.rowsTotal ?? job.rowsTotal;
   const running = job.status === 'running' || job.status === 'queued';
-  const doExport = async (format: 'csv' | 'json') => {
-    const out = await exportJob(jobId, format, minConfidence > 0 ? minConfidence : undefined);
-    if (!out) return;
-    setExported(out);
-    if (out.url) {
-      const a = document.createElement('a');
-      a.href = out.url;
-      a.download = '';
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-    }
-  };
   return (
     <div className="page" data-testid="job-view">
-      <div className="page-head">
-        <div>
-          <div className="row">
-            <button className="btn ghost small" onClick={() => navigate({ view: 'evaluate' })}>
-              ← All evaluations
-            </button>
-          </div>
-          <h1>
-            {job.name || job.id} <StatusChip status={job.status} testId="job-status" /> <ReproducibleChip deterministic={job.deterministic} subject="job" testId="job-deterministic" />
-          </h1>
-          <p>
-            {task?.name ?? job.taskId} · {modelPairText(job.generator, job.evaluator)} · n={job.settings.n}, k={job.settings.k}, r={job.settings.r}, seed {job.settings.seed}, examples per {job.settings.scope}
-          </p>
-        </div>
-        <div className="row">
-          <WorkActions status={job.status} actions={['pause', 'resume', 'cancel']} onAction={(a) => void jobAction(jobId, a)} testIdPrefix="job" what="evaluation" />
-          <button className="btn primary" onClick={() => navigate({ view: 'evaluate', id: jobId, sub: 'review' })} data-testid="job-review" title="Go through the rows TATRA is least sure of, from the keyboard">
-            Review rows
-          </button>
-          <button className="btn" onClick={() => void doExport('csv')} data-testid="export-csv">
-            Export CSV
-          </button>
-          <button className="btn" onClick={() => void doExport('json')} data-testid="export-json">
-            Export JSON
-          </button>
-        </div>
-      </div>
+      <JobHead job={job} taskName={task?.name ?? job.taskId} minConfidence={minConfidence} />
       {job.error ? <ErrorBanner message={job.error} title="The evaluation stopped" /> : null}
       {job.stoppedBy === 'budget' && job.status === 'paused' ? <BudgetStopBanner budget={job.budget} usage={job.usage} noun="rows" onResume={(budget) => void jobAction(job.id, 'resume', { budget })} testIdPrefix="job" /> : null}
       {job.status === 'interrupted' ? <div className="banner warn">This evaluation was interrupted (the app stopped while it ran). Resume continues from the first unfinished row with the same examples and seeds.</div> : null}
-      {exported ? (
-        <div className="banner info" data-testid="export-done">
-          Exported to <code>{exported.path}</code>
-          {exported.url ? (
-            <>
-              {' '}
-              · <a href={exported.url}>download again</a>
-            </>
-          ) : null}
-        </div>
-      ) : null}
 
       <WorkProgress
         testId="job-progress"
