@@ -4,7 +4,7 @@
 import type { DataPreview, JobMetrics, JobProgress, JobStartInput, JobStatus, JobSummary } from '../../../electron/common/contract/jobs';
 import type { Budget } from '../../../electron/common/plan';
 import { getApi, messageOf } from '../api/client';
-import type { SliceCreator } from './types';
+import type { GetState, SetState, SliceCreator } from './types';
 
 export interface EvalDraft {
   path: string;
@@ -114,72 +114,81 @@ function upsert(jobs: JobSummary[], job: JobSummary): JobSummary[] {
   return [job, ...rest].sort((a, b) => b.createdAt - a.createdAt);
 }
 
+/** The set-up's actions: the draft edited, its file read (previewed), uploaded, and restored after a reload. */
+type DraftActions = Pick<JobsSlice, 'setDraft' | 'previewData' | 'uploadData' | 'restoreDraft'>;
+
+function draftActions(set: SetState, get: GetState): DraftActions {
+  return {
+    setDraft(patch) {
+      set({ draft: { ...get().draft, ...patch } });
+      saveDraft(get().draft);
+    },
+    async previewData(path, columns) {
+      const d = get().draft;
+      const target = (path ?? d.path).trim();
+      if (!target) return;
+      const same = d.preview?.path === target;
+      const inputColumn = columns?.inputColumn ?? (same ? d.inputColumn : null);
+      const goldColumn = columns && 'goldColumn' in columns ? columns.goldColumn : same ? d.goldColumn : undefined;
+      const fileName = target === d.path && d.fileName ? d.fileName : baseName(target);
+      // Another file: a name given for the last one does not carry over (the history names a job after its file).
+      set({ draft: { ...d, path: target, fileName, ...(same ? {} : { name: '' }), previewing: true, previewError: null } });
+      try {
+        const preview = await getApi().call('jobs.preview', {
+          path: target,
+          taskId: get().currentTaskId,
+          ...(inputColumn ? { inputColumn } : {}),
+          ...(goldColumn !== undefined ? { goldColumn } : {}),
+        });
+        set({
+          draft: {
+            ...get().draft,
+            preview,
+            previewing: false,
+            inputColumn: preview.inputColumn,
+            goldColumn: preview.goldColumn,
+            labelMap: suggestedMap(preview),
+          },
+        });
+      } catch (e) {
+        set({ draft: { ...get().draft, preview: null, previewing: false, previewError: messageOf(e) } });
+      }
+      saveDraft(get().draft);
+    },
+    async uploadData(file) {
+      set({ draft: { ...get().draft, previewing: true, previewError: null } });
+      try {
+        const { path } = await getApi().upload(file);
+        set({ draft: { ...emptyDraft(), path, fileName: file.name } });
+        await get().previewData(path);
+      } catch (e) {
+        set({ draft: { ...get().draft, previewing: false, previewError: `Upload failed: ${messageOf(e)}` } });
+      }
+    },
+    async restoreDraft() {
+      const saved = loadDraft();
+      if (!saved?.path || get().draft.preview) return;
+      set({ draft: { ...get().draft, ...saved, preview: null, previewing: false, previewError: null } });
+      await get().previewData(saved.path, { ...(saved.inputColumn ? { inputColumn: saved.inputColumn } : {}), goldColumn: saved.goldColumn });
+      const d = get().draft;
+      // The user's own mapping wins over the suggestions, for the values the file still has.
+      if (d.preview) {
+        const known = new Set(d.preview.goldValues.map((g) => g.value));
+        const mine = Object.fromEntries(Object.entries(saved.labelMap).filter(([v]) => known.has(v)));
+        set({ draft: { ...d, name: saved.name, labelMap: { ...d.labelMap, ...mine } } });
+        saveDraft(get().draft);
+      }
+    },
+  };
+}
+
 export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
   jobs: [],
   jobsLoaded: false,
   progress: {},
   metrics: {},
   draft: emptyDraft(),
-  setDraft(patch) {
-    set({ draft: { ...get().draft, ...patch } });
-    saveDraft(get().draft);
-  },
-  async previewData(path, columns) {
-    const d = get().draft;
-    const target = (path ?? d.path).trim();
-    if (!target) return;
-    const same = d.preview?.path === target;
-    const inputColumn = columns?.inputColumn ?? (same ? d.inputColumn : null);
-    const goldColumn = columns && 'goldColumn' in columns ? columns.goldColumn : same ? d.goldColumn : undefined;
-    const fileName = target === d.path && d.fileName ? d.fileName : baseName(target);
-    // Another file: a name given for the last one does not carry over (the history names a job after its file).
-    set({ draft: { ...d, path: target, fileName, ...(same ? {} : { name: '' }), previewing: true, previewError: null } });
-    try {
-      const preview = await getApi().call('jobs.preview', {
-        path: target,
-        taskId: get().currentTaskId,
-        ...(inputColumn ? { inputColumn } : {}),
-        ...(goldColumn !== undefined ? { goldColumn } : {}),
-      });
-      set({
-        draft: {
-          ...get().draft,
-          preview,
-          previewing: false,
-          inputColumn: preview.inputColumn,
-          goldColumn: preview.goldColumn,
-          labelMap: suggestedMap(preview),
-        },
-      });
-    } catch (e) {
-      set({ draft: { ...get().draft, preview: null, previewing: false, previewError: messageOf(e) } });
-    }
-    saveDraft(get().draft);
-  },
-  async uploadData(file) {
-    set({ draft: { ...get().draft, previewing: true, previewError: null } });
-    try {
-      const { path } = await getApi().upload(file);
-      set({ draft: { ...emptyDraft(), path, fileName: file.name } });
-      await get().previewData(path);
-    } catch (e) {
-      set({ draft: { ...get().draft, previewing: false, previewError: `Upload failed: ${messageOf(e)}` } });
-    }
-  },
-  async restoreDraft() {
-    const saved = loadDraft();
-    if (!saved?.path || get().draft.preview) return;
-    set({ draft: { ...get().draft, ...saved, preview: null, previewing: false, previewError: null } });
-    await get().previewData(saved.path, { ...(saved.inputColumn ? { inputColumn: saved.inputColumn } : {}), goldColumn: saved.goldColumn });
-    const d = get().draft;
-    // The user's own mapping wins over the suggestions, for the values the file still has.
-    if (d.preview) {
-      const known = new Set(d.preview.goldValues.map((g) => g.value));
-      const mine = Object.fromEntries(Object.entries(saved.labelMap).filter(([v]) => known.has(v)));
-      set({ draft: { ...d, name: saved.name, labelMap: { ...d.labelMap, ...mine } } });
-      saveDraft(get().draft);
-    }
-  },
+  ...draftActions(set, get),
   async loadJobs() {
     try {
       const jobs = await getApi().call('jobs.list', {});
