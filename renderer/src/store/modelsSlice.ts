@@ -12,7 +12,7 @@ import type {
   RemoteModelStatus,
 } from '../../../electron/common/contract/models';
 import { getApi, messageOf } from '../api/client';
-import type { SliceCreator } from './types';
+import type { GetState, SetState, SliceCreator } from './types';
 
 export interface ModelsSlice {
   /** Bumped when the model library changes, so pickers re-read `models.list`. */
@@ -63,6 +63,103 @@ export interface RemoteInput {
 
 let libraryLoad: Promise<void> | null = null;
 
+/** Remote models' actions: the list (probed or not), a probe before adding, add and remove. */
+type RemoteActions = Pick<ModelsSlice, 'loadRemoteModels' | 'probeRemote' | 'addRemoteModel' | 'removeRemoteModel'>;
+
+function remoteActions(set: SetState, get: GetState): RemoteActions {
+  return {
+    async loadRemoteModels(probe = false) {
+      try {
+        set({ remoteModels: await getApi().call('models.remote.list', { probe }) });
+      } catch (e) {
+        get().notify('error', messageOf(e));
+      }
+    },
+    async probeRemote(input) {
+      try {
+        return await getApi().call('models.remote.probe', input);
+      } catch (e) {
+        return { error: messageOf(e) };
+      }
+    },
+    async addRemoteModel(input) {
+      try {
+        const added = await getApi().call('models.remote.add', input);
+        const rest = (get().remoteModels ?? []).filter((r) => r.entry.name !== added.entry.name);
+        set({ remoteModels: [...rest, added].sort((a, b) => a.entry.name.localeCompare(b.entry.name)), modelsVersion: get().modelsVersion + 1 });
+        get().notify('info', `Added remote:${added.entry.name}`);
+        return true;
+      } catch (e) {
+        get().notify('error', messageOf(e));
+        return false;
+      }
+    },
+    async removeRemoteModel(name) {
+      try {
+        await getApi().call('models.remote.remove', { name });
+        set({ remoteModels: (get().remoteModels ?? []).filter((r) => r.entry.name !== name), modelsVersion: get().modelsVersion + 1 });
+      } catch (e) {
+        get().notify('error', messageOf(e));
+      }
+    },
+  };
+}
+
+/** Downloads' actions: start, cancel, dismiss, the list, and their live progress (a finished one reloads the library). */
+type DownloadActions = Pick<ModelsSlice, 'startDownload' | 'cancelDownload' | 'dismissDownload' | 'loadDownloads' | 'handleDownloadProgress'>;
+
+function downloadActions(set: SetState, get: GetState): DownloadActions {
+  return {
+    async startDownload(source, dir) {
+      try {
+        const s = await getApi().call('models.download', dir ? { source, dir } : { source });
+        // A progress event may already have arrived; never go back to an older state.
+        const known = get().downloads[s.id];
+        if (!known) set({ downloads: { ...get().downloads, [s.id]: s } });
+        return s;
+      } catch (e) {
+        get().notify('error', messageOf(e));
+        return null;
+      }
+    },
+    async cancelDownload(id) {
+      try {
+        await getApi().call('models.cancelDownload', { id });
+      } catch (e) {
+        get().notify('error', messageOf(e));
+      }
+    },
+    async dismissDownload(id) {
+      try {
+        await getApi().call('models.dismissDownload', { id });
+        const { [id]: _gone, ...rest } = get().downloads;
+        set({ downloads: rest });
+      } catch (e) {
+        get().notify('error', messageOf(e));
+      }
+    },
+    async loadDownloads() {
+      try {
+        const list = await getApi().call('models.downloads', {});
+        set({ downloads: Object.fromEntries(list.map((d) => [d.id, d])) });
+      } catch {
+        // Not fatal: live events still arrive.
+      }
+    },
+    handleDownloadProgress(s) {
+      const before = get().downloads[s.id];
+      set({ downloads: { ...get().downloads, [s.id]: s } });
+      if (s.status === 'done' && before?.status !== 'done') {
+        set({ modelsVersion: get().modelsVersion + 1 });
+        void get().loadLibrary();
+      } else if ((s.status === 'cancelled' || s.status === 'error') && before?.status !== s.status) {
+        // A partial file may now be waiting to be resumed.
+        void get().loadLibrary();
+      }
+    },
+  };
+}
+
 export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
   modelsVersion: 0,
   remoteModels: null,
@@ -90,40 +187,7 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
     })();
     return libraryLoad;
   },
-  async loadRemoteModels(probe = false) {
-    try {
-      set({ remoteModels: await getApi().call('models.remote.list', { probe }) });
-    } catch (e) {
-      get().notify('error', messageOf(e));
-    }
-  },
-  async probeRemote(input) {
-    try {
-      return await getApi().call('models.remote.probe', input);
-    } catch (e) {
-      return { error: messageOf(e) };
-    }
-  },
-  async addRemoteModel(input) {
-    try {
-      const added = await getApi().call('models.remote.add', input);
-      const rest = (get().remoteModels ?? []).filter((r) => r.entry.name !== added.entry.name);
-      set({ remoteModels: [...rest, added].sort((a, b) => a.entry.name.localeCompare(b.entry.name)), modelsVersion: get().modelsVersion + 1 });
-      get().notify('info', `Added remote:${added.entry.name}`);
-      return true;
-    } catch (e) {
-      get().notify('error', messageOf(e));
-      return false;
-    }
-  },
-  async removeRemoteModel(name) {
-    try {
-      await getApi().call('models.remote.remove', { name });
-      set({ remoteModels: (get().remoteModels ?? []).filter((r) => r.entry.name !== name), modelsVersion: get().modelsVersion + 1 });
-    } catch (e) {
-      get().notify('error', messageOf(e));
-    }
-  },
+  ...remoteActions(set, get),
   async addModelPath(kind, path) {
     try {
       const before = new Set((get().library?.models ?? []).map((m) => m.path));
@@ -173,53 +237,7 @@ export const createModelsSlice: SliceCreator<ModelsSlice> = (set, get) => ({
       get().notify('error', `Catalog: ${messageOf(e)}`);
     }
   },
-  async startDownload(source, dir) {
-    try {
-      const s = await getApi().call('models.download', dir ? { source, dir } : { source });
-      // A progress event may already have arrived; never go back to an older state.
-      const known = get().downloads[s.id];
-      if (!known) set({ downloads: { ...get().downloads, [s.id]: s } });
-      return s;
-    } catch (e) {
-      get().notify('error', messageOf(e));
-      return null;
-    }
-  },
-  async cancelDownload(id) {
-    try {
-      await getApi().call('models.cancelDownload', { id });
-    } catch (e) {
-      get().notify('error', messageOf(e));
-    }
-  },
-  async dismissDownload(id) {
-    try {
-      await getApi().call('models.dismissDownload', { id });
-      const { [id]: _gone, ...rest } = get().downloads;
-      set({ downloads: rest });
-    } catch (e) {
-      get().notify('error', messageOf(e));
-    }
-  },
-  async loadDownloads() {
-    try {
-      const list = await getApi().call('models.downloads', {});
-      set({ downloads: Object.fromEntries(list.map((d) => [d.id, d])) });
-    } catch {
-      // Not fatal: live events still arrive.
-    }
-  },
-  handleDownloadProgress(s) {
-    const before = get().downloads[s.id];
-    set({ downloads: { ...get().downloads, [s.id]: s } });
-    if (s.status === 'done' && before?.status !== 'done') {
-      set({ modelsVersion: get().modelsVersion + 1 });
-      void get().loadLibrary();
-    } else if ((s.status === 'cancelled' || s.status === 'error') && before?.status !== s.status) {
-      // A partial file may now be waiting to be resumed.
-      void get().loadLibrary();
-    }
-  },
+  ...downloadActions(set, get),
 });
 
 /** A fit estimate, or null when missing or failed. */
