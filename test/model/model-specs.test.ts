@@ -12,12 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHost } from '../../electron/api/host';
 import { startInstantServer, type InstantServer } from '../helpers/instant-server';
 import { tinyModelPath } from '../helpers/models';
+import { writeReviewsJsonl } from '../helpers/reviews';
 import { lastJson, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
 import { startTatraApi } from '../helpers/tatra-api';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-model-specs-'));
 const dataDir = join(dir, 'data');
-const data = join(repoRoot, '../shared/datasets/sst2_test.jsonl');
+/** Rows in the paper's JSONL format, written here: the test needs no ../shared. */
+const data = join(dir, 'reviews.jsonl');
+writeReviewsJsonl(data, 4);
 let server: InstantServer;
 let specs: Record<'gguf' | 'library' | 'inline', string>;
 let key: string;
