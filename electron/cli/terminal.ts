@@ -17,7 +17,7 @@ export { hasControl, terminalSafe } from '../common/control-chars';
 
 type WriteFn = NodeJS.WriteStream['write'];
 
-const rawWrites: { out: WriteFn; err: WriteFn } = {
+let rawWrites: { out: WriteFn; err: WriteFn } = {
   out: process.stdout.write.bind(process.stdout) as WriteFn,
   err: process.stderr.write.bind(process.stderr) as WriteFn,
 };
@@ -67,4 +67,34 @@ export function controlStream(): NodeJS.WriteStream {
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+/** Where output goes while redirected: one function a stream. */
+export interface OutputSink {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/**
+ * Sends everything the process writes to stdout and stderr to `sink` instead, with the guard's
+ * rule applied as on the streams, until the returned function puts the streams back: for running
+ * the program inside another process (a test's), whose output it must not mix with its own.
+ */
+export function redirectOutput(sink: OutputSink): () => void {
+  const saved = { raw: rawWrites, out: process.stdout.write, err: process.stderr.write };
+  const to = (put: (text: string) => void): WriteFn =>
+    function write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+      put(chunkText(chunk, encoding));
+      const cb = typeof encoding === 'function' ? encoding : callback;
+      if (typeof cb === 'function') process.nextTick(cb as () => void);
+      return true;
+    } as WriteFn;
+  rawWrites = { out: to((t) => sink.out(t)), err: to((t) => sink.err(t)) };
+  process.stdout.write = guardedWrite(rawWrites.out);
+  process.stderr.write = guardedWrite(rawWrites.err);
+  return () => {
+    rawWrites = saved.raw;
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+  };
 }

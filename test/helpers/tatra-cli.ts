@@ -19,6 +19,56 @@ export function tatraCli(args: string[]): Promise<{ stdout: string; stderr: stri
   return promisify(execFile)(process.execPath, [TATRA, ...args], { cwd: repoRoot, env: CLI_ENV, maxBuffer: 64 * 1024 * 1024 });
 }
 
+/** What a run of `tatra …` printed, and the code it exited with. */
+export interface CliRun {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `tatra …` to the end inside this process (electron/cli/program.ts runTatra), as a child
+ * would: its output captured, TATRA_THREADS=1, resolving with its exit code whatever it is. What it
+ * saves is Node's start-up and the CLI's imports for each command; the command still opens and
+ * closes its services, models and node-llama-cpp's runtime as in its own process. Runs one at a
+ * time (the output streams and the runtime are the process's). A test file keeps a spawned run
+ * (tatraCli) of the commands it runs, so the built bundle, its exit and its signals are still tried.
+ */
+export function tatraRunInProcess(args: string[]): Promise<CliRun> {
+  const run = inProcessQueue.then(() => runInProcess(args));
+  inProcessQueue = run.catch(() => undefined);
+  return run;
+}
+
+/** tatraCli's contract in this process: rejects (with code, stdout, stderr) on a non-zero exit. */
+export async function tatraInProcess(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderr, code } = await tatraRunInProcess(args);
+  if (code !== 0) throw Object.assign(new Error(`tatra ${args.join(' ')} exited with ${code}: ${stderr}`), { code, stdout, stderr });
+  return { stdout, stderr };
+}
+
+async function runInProcess(args: string[]): Promise<CliRun> {
+  const [{ runTatra }, { redirectOutput }] = await Promise.all([import('../../electron/cli/program'), import('../../electron/cli/terminal')]);
+  const out: string[] = [];
+  const err: string[] = [];
+  const threads = process.env.TATRA_THREADS;
+  const exitCode = process.exitCode;
+  process.env.TATRA_THREADS = CLI_ENV.TATRA_THREADS;
+  process.exitCode = undefined;
+  const restore = redirectOutput({ out: (t) => out.push(t), err: (t) => err.push(t) });
+  try {
+    const code = (await runTatra([process.execPath, TATRA, ...args])) ?? Number(process.exitCode ?? 0);
+    return { stdout: out.join(''), stderr: err.join(''), code };
+  } finally {
+    restore();
+    process.exitCode = exitCode;
+    if (threads === undefined) delete process.env.TATRA_THREADS;
+    else process.env.TATRA_THREADS = threads;
+  }
+}
+
 /** The JSON a --json command printed (its last line that is an object or an array). */
 export function lastJson<T>(stdout: string): T {
   const line = stdout.trim().split('\n').filter((l) => l.startsWith('{') || l.startsWith('[')).pop();

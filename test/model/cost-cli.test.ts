@@ -1,4 +1,5 @@
-// Knowing the cost before paying it, end to end on the tiny synthetic model through the built CLI:
+// Knowing the cost before paying it, end to end on the tiny synthetic model through the CLI (run in
+// this process, tatraInProcess; the unreadable budget through the built one, exit code and all):
 // `--dry-run --json` against what `eval` and `sweep` then really make, a budget that stops a job
 // and a resume that raises it, and the confident early-stop rule recorded by classify.
 //
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CostPlan, Usage } from '../../electron/common/plan';
 import type { TatraResult } from '../../electron/common/tatra';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
-import { lastJson as json, queryJobDb as query, storedJobRows, tatraCli as cli } from '../helpers/tatra-cli';
+import { lastJson as json, queryJobDb as query, storedJobRows, tatraCli, tatraInProcess as cli } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cost-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -156,7 +157,7 @@ describe('a budget that holds', () => {
   });
 
   it('a budget that cannot be read is one line and exit 2', async () => {
-    const err = await cli(['eval', '--task', 'sst2', '--data', data, '--model', model, '--budget', 'calls=lots', '--data-dir', join(dir, 'bad')]).catch((e: { code: number; stderr: string }) => e);
+    const err = await tatraCli(['eval', '--task', 'sst2', '--data', data, '--model', model, '--budget', 'calls=lots', '--data-dir', join(dir, 'bad')]).catch((e: { code: number; stderr: string }) => e);
     expect(err).toMatchObject({ code: 2 });
     expect((err as { stderr: string }).stderr.trim()).toBe('tatra: --budget: a budget is calls=N, tokens=N or usd=X (e.g. calls=50000, tokens=2e7, usd=12), got "calls=lots"');
   });

@@ -1,6 +1,8 @@
-// `tatra classify` and `tatra tasks` end to end: the built CLI (globalSetup runs the build) in a
-// child process, real inference through node-llama-cpp on the synthetic tiny model and, when it is
-// there, the real stories260K model.
+// `tatra classify` and `tatra tasks` end to end: real inference through node-llama-cpp on the
+// synthetic tiny model and, when it is there, the real stories260K model. The CLI runs in this
+// process (tatraRunInProcess: no Node start-up per command) unless what a test checks is the built
+// CLI (globalSetup runs the build) in a child process: processes that agree, text from stdin,
+// what llama.cpp prints to the process's stderr.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractFinalAnswer, normaliseMathAnswer } from '../../electron/engine';
 import { storiesModelPath, tinyModelBPath, tinyModelPath } from '../helpers/models';
+import { tatraRunInProcess } from '../helpers/tatra-cli';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let tiny = '';
@@ -21,7 +24,8 @@ interface Run {
   stderr: string;
 }
 
-function tatra(args: string[], stdin?: string): Promise<Run> {
+/** The built CLI in a child process, given `stdin` (empty unless given). */
+function spawned(args: string[], stdin?: string): Promise<Run> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['bin/tatra.js', ...args], {
       cwd: repoRoot,
@@ -37,6 +41,11 @@ function tatra(args: string[], stdin?: string): Promise<Run> {
     if (stdin !== undefined) child.stdin.end(stdin);
     else child.stdin.end();
   });
+}
+
+/** The CLI in this process, on the same data folder. */
+function tatra(args: string[]): Promise<Run> {
+  return tatraRunInProcess(args);
 }
 
 interface CliPrediction {
@@ -114,6 +123,8 @@ function expectSst2Shape(r: CliResult, exact = true): void {
 beforeAll(async () => {
   tiny = await tinyModelPath();
   scratch = await mkdtemp(join(tmpdir(), 'tatra-engine-cli-'));
+  // What the spawned CLI is given in its environment, for the runs in this process.
+  process.env.TATRA_DATA_DIR = scratch;
 });
 afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
@@ -134,7 +145,7 @@ describe('tatra classify on the tiny synthetic model', () => {
   // 4 example sets).
   it('three runs with the same seed at default settings give the same JSON (timings aside)', async () => {
     const args = ['classify', '--task', 'sst2', '--model', tiny, '-n', '2', '-k', '4', '-r', '2', '--seed', '3', '--threads', '1', '--json', 'a fine film with a clumsy ending'];
-    const [a, b, c] = await Promise.all([tatra(args), tatra(args), tatra(args)]).then((runs) => runs.map(parseJson));
+    const [a, b, c] = await Promise.all([spawned(args), spawned(args), spawned(args)]).then((runs) => runs.map(parseJson));
     expectSst2Shape(a!, false);
     expect(a!.deterministic).toBe(true);
     expect(withoutTimings(b)).toEqual(withoutTimings(a));
@@ -186,7 +197,7 @@ describe('tatra classify on the tiny synthetic model', () => {
   });
 
   it('human output: the label, its confidence, a bar per label, time per stage; text from stdin', async () => {
-    const run = await tatra(['classify', '--task', 'sst2', '--model', tiny, '-n', '1', '-k', '2', '-r', '1', '--threads', '1'], 'piped text about a movie\n');
+    const run = await spawned(['classify', '--task', 'sst2', '--model', tiny, '-n', '1', '-k', '2', '-r', '1', '--threads', '1'], 'piped text about a movie\n');
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^(negative|positive)\s+\d+% of 2 votes/);
     expect(run.stdout).toMatch(/^\s+negative\s+[█░]{24}\s+\d+$/m);
@@ -208,11 +219,13 @@ describe('tatra classify on stories260K (a real model without a chat template)',
   it.skipIf(stories === null)("llama.cpp's load warnings reach stderr only with --verbose", async () => {
     const args = ['classify', '--task', 'sst2', '--model', stories as string, '-n', '1', '-k', '2', '-r', '1', '--threads', '1', '--sequences', '1', 'a fine film'];
     const llamaLines = (r: Run) => r.stderr.split('\n').filter((l) => l.startsWith('[llama]'));
-    const quiet = await tatra(args);
+    // Each in its own process, as typed: run in this process after another load, the warnings
+    // did not reach the captured stderr (seen once; what this checks is a process's stderr).
+    const quiet = await spawned(args);
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(llamaLines(quiet)).toEqual([]);
     for (const verbose of [['--verbose', ...args], [...args, '--verbose']]) {
-      const loud = await tatra(verbose);
+      const loud = await spawned(verbose);
       expect(loud.code, loud.stderr).toBe(0);
       expect(llamaLines(loud)).toContainEqual(expect.stringMatching(/^\[llama\] load: bad special token/));
       // The verdict line (no timings: those differ run to run).
@@ -222,7 +235,7 @@ describe('tatra classify on stories260K (a real model without a chat template)',
 
   it.skipIf(stories === null)('the issue\'s command three times at default settings: the same JSON (timings aside)', async () => {
     const args = ['classify', '--task', 'sst2', '--model', stories as string, '-n', '2', '-k', '4', '-r', '2', '--seed', '7', '--threads', '1', '--json', 'a gorgeous, witty, seductive movie'];
-    const [a, b, c] = await Promise.all([tatra(args), tatra(args), tatra(args)]).then((runs) => runs.map(parseJson));
+    const [a, b, c] = await Promise.all([spawned(args), spawned(args), spawned(args)]).then((runs) => runs.map(parseJson));
     expectSst2Shape(a!, false);
     expect(withoutTimings(b)).toEqual(withoutTimings(a));
     expect(withoutTimings(c)).toEqual(withoutTimings(a));
@@ -253,7 +266,9 @@ describe('bad input: exit code 2 and one clear line on stderr', () => {
   ];
   for (const [name, args, message] of cases) {
     it(name, async () => {
-      const run = await tatra(['classify', '--task', 'sst2', '--threads', '1', ...(await args()), ...(name === 'no text at all' ? [] : ['some text'])], name === 'no text at all' ? '' : undefined);
+      const line = ['classify', '--task', 'sst2', '--threads', '1', ...(await args())];
+      // No text: the built CLI, its stdin empty.
+      const run = name === 'no text at all' ? await spawned(line, '') : await tatra([...line, 'some text']);
       expect(run.code, run.stderr).toBe(2);
       const lines = run.stderr.split('\n').filter((l) => l.trim() !== '');
       expect(lines, run.stderr).toHaveLength(1);

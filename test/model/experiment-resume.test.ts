@@ -4,7 +4,8 @@
 // once the first job is done and the second has rows committed; `list` shows it interrupted,
 // `resume ID` finishes it, and every cell ran as exactly one job, every row of it classified once
 // (the rows committed before the kill are kept as they were, not classified again). And both
-// kinds are cancelled and exported from the CLI alike.
+// kinds are cancelled and exported from the CLI alike. The commands after the kill run in this
+// process (tatraInProcess); a refused export and the last resume, through the built CLI.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import type { ComparisonResult } from '../../electron/common/contract/comparison
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli as cli, whenJobDb } from '../helpers/tatra-cli';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb, repoRoot, tatraCli, tatraInProcess as cli, whenJobDb } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-resume-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -127,9 +128,9 @@ it.each(kinds)('a stopped $kind is cancelled and exported from the CLI, as the o
   // A header and one line per point (a sweep's, 2 n × 1 k × 1 r) or per pair (a comparison's, 2 × 1).
   expect(lines).toHaveLength(3);
   expect(JSON.parse(readFileSync(join(out, `${started.id}.json`), 'utf8'))).toEqual(exported);
-  await expect(cli([kind, 'export', started.id, '--data-dir', dataDir])).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--out <dir>/) });
+  await expect(tatraCli([kind, 'export', started.id, '--data-dir', dataDir])).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--out <dir>/) });
 
   // Cancelled is not done: a resume with a budget that covers it runs it to the end.
-  const resumed = json<unknown>((await cli([kind, 'resume', started.id, '--threads', '1', '--json', '--budget', 'calls=100000', '--data-dir', dataDir])).stdout);
+  const resumed = json<unknown>((await tatraCli([kind, 'resume', started.id, '--threads', '1', '--json', '--budget', 'calls=100000', '--data-dir', dataDir])).stdout);
   expect(status(resumed)).toBe('done');
 }, 1_200_000);

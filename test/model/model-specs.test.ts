@@ -4,7 +4,8 @@
 // methods (plans.*, experiments.start) are tried with each; the remote ones point at the instant
 // OpenAI-compatible server (test/helpers/instant-openai-server.ts), the file at the tiny model.
 // A compare that resolved every entry as a path once ended in "model file not found:
-// <cwd>/remote:NAME" for both remote kinds, `--dry-run` too.
+// <cwd>/remote:NAME" for both remote kinds, `--dry-run` too. The CLI runs in this process
+// (tatraInProcess), but for the comparisons run, through the built CLI.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -13,7 +14,7 @@ import { createApiHost } from '../../electron/api/host';
 import { startInstantServer, type InstantServer } from '../helpers/instant-server';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsJsonl } from '../helpers/reviews';
-import { lastJson, repoRoot, tatraCli as cli } from '../helpers/tatra-cli';
+import { lastJson, repoRoot, tatraCli, tatraInProcess as cli } from '../helpers/tatra-cli';
 import { startTatraApi } from '../helpers/tatra-api';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-model-specs-'));
@@ -62,7 +63,7 @@ describe.each(['gguf', 'library', 'inline'] as const)('a %s model spec', (kind) 
 
   it.skipIf(kind === 'gguf')('runs a comparison on it', async () => {
     const spec = specs[kind];
-    const { stdout } = await cli(['compare', ...ROWS, '--generators', spec, '--evaluators', spec, ...SMALL, '--json', '--data-dir', dataDir]);
+    const { stdout } = await tatraCli(['compare', ...ROWS, '--generators', spec, '--evaluators', spec, ...SMALL, '--json', '--data-dir', dataDir]);
     const rec = lastJson<{ status: string; spec: { generators: string[] }; pairs: { status: string; rowsDone: number; jobId: string }[] }>(stdout);
     expect(rec.status).toBe('done');
     // Kept as written, so a resume reaches the same server.

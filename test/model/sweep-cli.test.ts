@@ -2,6 +2,7 @@
 // 10 rows in a child process, SIGKILLed once some rows of its second job are committed, then
 // `tatra sweep resume` finishes it. The result has every point, the rows committed before the
 // kill are kept as they were, and it counts what sharing saved against running each point alone.
+// The commands after the kill run in this process (tatraInProcess), bad input through the built CLI.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, storedJobRows, tatraCli as cli, whenJobDb } from '../helpers/tatra-cli';
+import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, storedJobRows, tatraCli, tatraInProcess as cli, whenJobDb } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,7 +92,7 @@ it('completes after a SIGKILL and a resume, with every point and the calls shari
 });
 
 it('bad input is one clear line and exit 2', async () => {
-  const err = await cli(['sweep', '--task', 'sst2', '--data', join(dir, 'nope.csv'), '--model', 'x.gguf', '-r', '1,,3', '--data-dir', join(dir, 'bad')]).catch((e: { code: number; stderr: string }) => e);
+  const err = await tatraCli(['sweep', '--task', 'sst2', '--data', join(dir, 'nope.csv'), '--model', 'x.gguf', '-r', '1,,3', '--data-dir', join(dir, 'bad')]).catch((e: { code: number; stderr: string }) => e);
   expect(err).toMatchObject({ code: 2 });
   expect((err as { stderr: string }).stderr.trim()).toBe('tatra: -r takes comma-separated whole numbers, like 1,3,5; got "1,,3"');
 });
