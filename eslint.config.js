@@ -112,7 +112,6 @@ export const MAX_FUNCTION_LINES = 100;
 export const LONG_FILES = [];
 export const LONG_FUNCTION_FILES = [
   'renderer/src/components/RowsTable.tsx',
-  'renderer/src/views/RemoteModelsCard.tsx',
 ];
 
 const nodeOnly = ['node-llama-cpp', 'better-sqlite3', 'electron', 'ws', 'commander', 'csv-parse', 'cli-progress'];

@@ -57,6 +57,44 @@ function EndpointLine({ e, onPickModel }: { e: EndpointHealth; onPickModel?: (id
   );
 }
 
+/** Requests in flight per server: blank for what the server's kind takes, else a whole number in range. */
+function InFlightField({ value, bad, onChange }: { value: string; bad: boolean; onChange(v: string): void }) {
+  return (
+    <label className="field" style={{ flex: 1, minWidth: 140 }}>
+      <span>Requests in flight per server</span>
+      <input
+        type="number"
+        min={MAX_IN_FLIGHT.min}
+        max={MAX_IN_FLIGHT.max}
+        step={1}
+        value={value}
+        placeholder="auto"
+        aria-invalid={bad}
+        data-testid="remote-in-flight"
+        onChange={(e) => onChange(e.target.value)}
+      />
+      {bad ? (
+        <span className="small bad-text">a whole number from {MAX_IN_FLIGHT.min} to {MAX_IN_FLIGHT.max}</span>
+      ) : (
+        <span className="field-hint">blank: vLLM 256, llama-server 2 × its slots, others 8</span>
+      )}
+    </label>
+  );
+}
+
+/** What a probe found: its error, or each endpoint's line (with the model ids it serves, to pick). */
+function ProbeFound({ found, onPickModel }: { found: EndpointHealth[] | { error: string } | null; onPickModel(id: string): void }) {
+  if (!found) return null;
+  if ('error' in found) return <span className="small bad-text">{found.error}</span>;
+  return (
+    <div className="stack" style={{ gap: 6 }} data-testid="remote-probe-result">
+      {found.map((e) => (
+        <EndpointLine key={e.url} e={e} onPickModel={onPickModel} />
+      ))}
+    </div>
+  );
+}
+
 function AddRemote() {
   const probe = useStore((s) => s.probeRemote);
   const add = useStore((s) => s.addRemoteModel);
@@ -112,25 +150,7 @@ function AddRemote() {
           <span>or type the key (kept by the app, never shown)</span>
           <input type="password" value={key} autoComplete="off" disabled={keyEnv !== ''} data-testid="remote-key" onChange={(e) => setKey(e.target.value)} />
         </label>
-        <label className="field" style={{ flex: 1, minWidth: 140 }}>
-          <span>Requests in flight per server</span>
-          <input
-            type="number"
-            min={MAX_IN_FLIGHT.min}
-            max={MAX_IN_FLIGHT.max}
-            step={1}
-            value={inFlight}
-            placeholder="auto"
-            aria-invalid={inFlightBad}
-            data-testid="remote-in-flight"
-            onChange={(e) => setInFlight(e.target.value)}
-          />
-          {inFlightBad ? (
-            <span className="small bad-text">a whole number from {MAX_IN_FLIGHT.min} to {MAX_IN_FLIGHT.max}</span>
-          ) : (
-            <span className="field-hint">blank: vLLM 256, llama-server 2 × its slots, others 8</span>
-          )}
-        </label>
+        <InFlightField value={inFlight} bad={inFlightBad} onChange={setInFlight} />
       </div>
       <div className="row" style={{ gap: 8 }}>
         <button
@@ -167,14 +187,7 @@ function AddRemote() {
           Add remote model
         </button>
       </div>
-      {found && 'error' in found && <span className="small bad-text">{found.error}</span>}
-      {found && !('error' in found) && (
-        <div className="stack" style={{ gap: 6 }} data-testid="remote-probe-result">
-          {found.map((e) => (
-            <EndpointLine key={e.url} e={e} onPickModel={pickModel} />
-          ))}
-        </div>
-      )}
+      <ProbeFound found={found} onPickModel={pickModel} />
     </div>
   );
 }
