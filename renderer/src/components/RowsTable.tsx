@@ -15,40 +15,9 @@ const col = createColumnHelper<JobRow>();
 type Filter = RowsInput['filter'];
 type Sort = RowsInput['sort'];
 
-export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jobId: string; labels: string[]; refreshKey: string; minConfidence?: number }) {
-  const [filter, setFilter] = useState<Filter>('all');
-  const [sort, setSort] = useState<Sort>('index');
-  const [rows, setRows] = useState<JobRow[]>([]);
-  const [total, setTotal] = useState(0);
-  const [error, setError] = useState<string | null>(null);
-  const [selected, setSelected] = useState<number | null>(null);
-  const loading = useRef(false);
-  const parentRef = useRef<HTMLDivElement>(null);
-
-  const load = useCallback(
-    async (offset: number, replace: boolean) => {
-      if (loading.current && !replace) return;
-      loading.current = true;
-      try {
-        const page = await getApi().call('jobs.rows', { jobId, offset, limit: replace ? Math.max(PAGE, offset) : PAGE, filter, sort });
-        setTotal(page.total);
-        setRows((prev) => (replace ? page.rows : [...prev.slice(0, offset), ...page.rows]));
-        setError(null);
-      } catch (e) {
-        setError(messageOf(e));
-      } finally {
-        loading.current = false;
-      }
-    },
-    [jobId, filter, sort],
-  );
-
-  // Reload from the top when the filter or sort change; refresh in place as the job advances.
-  useEffect(() => {
-    void load(0, true);
-  }, [load, refreshKey]);
-
-  const columns = [
+/** The table's columns: index, input, gold, prediction (or why there is none), confidence (the sort button, abstained rows marked), right. */
+function rowColumns({ labels, sort, setSort, minConfidence }: { labels: string[]; sort: Sort; setSort(s: Sort): void; minConfidence: number }) {
+  return [
     col.accessor('index', { header: '#', cell: (c) => c.getValue() + 1 }),
     col.accessor('input', { header: 'Input', cell: (c) => <span title={c.getValue()}>{c.getValue()}</span> }),
     col.accessor('gold', { header: 'Gold', cell: (c) => (c.getValue() === null ? <span className="muted">–</span> : <LabelChip label={c.getValue()} labels={labels} />) }),
@@ -85,6 +54,72 @@ export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jo
     }),
     col.accessor('correct', { header: 'Right', cell: (c) => (c.getValue() === null ? '–' : c.getValue() ? <span className="chip ok">✓</span> : <span className="chip bad">✗</span>) }),
   ];
+}
+
+/** All rows or the wrong ones only, and how many there are. */
+function RowsFilterBar({ filter, onFilter, total }: { filter: Filter; onFilter(f: Filter): void; total: number }) {
+  return (
+    <div className="row">
+      <div role="radiogroup" aria-label="Which rows" className="row" style={{ gap: 4 }}>
+        {(['all', 'wrong'] as const).map((f) => (
+          <button key={f} role="radio" aria-checked={filter === f} className={`btn small ${filter === f ? 'primary' : ''}`} onClick={() => onFilter(f)} data-testid={`filter-${f}`}>
+            {f === 'all' ? 'All rows' : 'Wrong only'}
+          </button>
+        ))}
+      </div>
+      <span className="spacer" />
+      <span className="muted small" data-testid="rows-total">
+        {total.toLocaleString()} rows
+      </span>
+    </div>
+  );
+}
+
+/** A row not paged in yet, in its place. */
+function LoadingRow({ top, height }: { top: number; height: number }) {
+  return (
+    <div className="vt-row" role="row" style={{ top, height }}>
+      <div className="muted" role="cell">
+        loading…
+      </div>
+    </div>
+  );
+}
+
+export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jobId: string; labels: string[]; refreshKey: string; minConfidence?: number }) {
+  const [filter, setFilter] = useState<Filter>('all');
+  const [sort, setSort] = useState<Sort>('index');
+  const [rows, setRows] = useState<JobRow[]>([]);
+  const [total, setTotal] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<number | null>(null);
+  const loading = useRef(false);
+  const parentRef = useRef<HTMLDivElement>(null);
+
+  const load = useCallback(
+    async (offset: number, replace: boolean) => {
+      if (loading.current && !replace) return;
+      loading.current = true;
+      try {
+        const page = await getApi().call('jobs.rows', { jobId, offset, limit: replace ? Math.max(PAGE, offset) : PAGE, filter, sort });
+        setTotal(page.total);
+        setRows((prev) => (replace ? page.rows : [...prev.slice(0, offset), ...page.rows]));
+        setError(null);
+      } catch (e) {
+        setError(messageOf(e));
+      } finally {
+        loading.current = false;
+      }
+    },
+    [jobId, filter, sort],
+  );
+
+  // Reload from the top when the filter or sort change; refresh in place as the job advances.
+  useEffect(() => {
+    void load(0, true);
+  }, [load, refreshKey]);
+
+  const columns = rowColumns({ labels, sort, setSort, minConfidence });
   // TanStack Table returns fresh functions each render; the React Compiler skips this component.
   // eslint-disable-next-line react-hooks/incompatible-library
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), manualSorting: true, manualFiltering: true });
@@ -99,19 +134,7 @@ export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jo
 
   return (
     <div className="stack">
-      <div className="row">
-        <div role="radiogroup" aria-label="Which rows" className="row" style={{ gap: 4 }}>
-          {(['all', 'wrong'] as const).map((f) => (
-            <button key={f} role="radio" aria-checked={filter === f} className={`btn small ${filter === f ? 'primary' : ''}`} onClick={() => setFilter(f)} data-testid={`filter-${f}`}>
-              {f === 'all' ? 'All rows' : 'Wrong only'}
-            </button>
-          ))}
-        </div>
-        <span className="spacer" />
-        <span className="muted small" data-testid="rows-total">
-          {total.toLocaleString()} rows
-        </span>
-      </div>
+      <RowsFilterBar filter={filter} onFilter={setFilter} total={total} />
       <ErrorBanner message={error} />
       <div className="vt" role="table" aria-label="Per-row results" aria-rowcount={total}>
         {table.getHeaderGroups().map((hg) => (
@@ -127,14 +150,7 @@ export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jo
           <div role="presentation" style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
             {items.map((vi) => {
               const row = tableRows[vi.index];
-              if (!row)
-                return (
-                  <div key={vi.key} className="vt-row" role="row" style={{ top: vi.start, height: vi.size }}>
-                    <div className="muted" role="cell">
-                      loading…
-                    </div>
-                  </div>
-                );
+              if (!row) return <LoadingRow key={vi.key} top={vi.start} height={vi.size} />;
               return (
                 <div
                   key={vi.key}
