@@ -20,7 +20,7 @@ export class Admission {
   private admittedCount = 0;
   private runningCount = 0;
   private readonly waiting: Waiter[] = [];
-  private readonly idleWaiters: (() => void)[] = [];
+  private readonly listeners = new Set<() => void>();
   /** Moving average of how long a slot is held, ms (seeds Retry-After). */
   private averageMs = 0;
 
@@ -48,19 +48,35 @@ export class Admission {
       });
     }
     this.admittedCount++;
+    this.changed();
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.admittedCount--;
-      if (this.admittedCount === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      this.changed();
     };
+  }
+
+  /**
+   * Calls `listener` after each change to what is admitted, running or waiting (read them on the
+   * instance); returns its removal.
+   */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   /** Resolves once no request is admitted (now, if none is). */
   idle(): Promise<void> {
     if (this.admittedCount === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return new Promise((resolve) => {
+      const off = this.onChange(() => {
+        if (this.admittedCount > 0) return;
+        off();
+        resolve();
+      });
+    });
   }
 
   /** Waits for an engine slot, in arrival order; rejects with the signal's reason if it aborts first. */
@@ -77,9 +93,11 @@ export class Admission {
       const forget = onAbort(signal, () => {
         const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
+        this.changed();
         reject(signal.reason);
       });
       this.waiting.push(waiter);
+      this.changed();
     });
   }
 
@@ -90,8 +108,13 @@ export class Admission {
     return Math.max(1, Math.min(600, Math.ceil(ms / 1000)));
   }
 
+  private changed(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
   private hold(): () => void {
     this.runningCount++;
+    this.changed();
     const started = performance.now();
     let released = false;
     return () => {
@@ -102,6 +125,7 @@ export class Admission {
       this.averageMs = this.averageMs === 0 ? ms : 0.8 * this.averageMs + 0.2 * ms;
       const next = this.waiting.shift();
       if (next) next.grant(this.hold());
+      else this.changed();
     };
   }
 }

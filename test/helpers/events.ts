@@ -14,23 +14,50 @@ export interface EventLog<T> {
   off(): void;
 }
 
-/** Records what `subscribe` delivers (anything that takes a listener and returns its unsubscribe). */
-export function recordEvents<T>(subscribe: (push: (event: T) => void) => () => void): EventLog<T> {
+/** A log whose events the test pushes itself (from a listener it installs, a gate it holds). */
+export function eventLog<T>(): EventLog<T> & { push(event: T): void } {
   const events: T[] = [];
   let waiters: { condition: Condition<T>; wake: () => void }[] = [];
-  const off = subscribe((event) => {
-    events.push(event);
-    waiters = waiters.filter((w) => {
-      if (!w.condition(events)) return true;
-      w.wake();
-      return false;
-    });
-  });
   return {
     events,
+    push(event) {
+      events.push(event);
+      waiters = waiters.filter((w) => {
+        if (!w.condition(events)) return true;
+        w.wake();
+        return false;
+      });
+    },
     until: (condition) => (condition(events) ? Promise.resolve() : new Promise((wake) => void waiters.push({ condition, wake }))),
-    off,
+    off: () => undefined,
   };
+}
+
+/** Records what `subscribe` delivers (anything that takes a listener and returns its unsubscribe). */
+export function recordEvents<T>(subscribe: (push: (event: T) => void) => () => void): EventLog<T> {
+  const log = eventLog<T>();
+  return { events: log.events, until: log.until, off: subscribe(log.push) };
+}
+
+/**
+ * Resolves once `check` holds: checked now and after each change `subscribe` reports (a listener
+ * it calls on every change, returning its removal), never on a timer.
+ */
+export function whenTrue(subscribe: (listener: () => void) => () => void, check: () => boolean): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const off = subscribe(() => {
+      if (!check()) return;
+      off();
+      resolve();
+    });
+  });
+}
+
+/** Resolves once `signal` is aborted (now, if it is). */
+export function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 /** An API host's events as [name, payload] pairs (ApiHost.subscribe). */

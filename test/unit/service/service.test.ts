@@ -16,6 +16,7 @@ import { ApiKeyStore, startApiService, type RunningApiService } from '../../../e
 import { SECURITY_HEADERS } from '../../../electron/web/headers';
 import type { HttpApp } from '../../../electron/web/http-app';
 import { loadBuiltInTasks } from '../../../electron/tasks';
+import { eventLog, whenAborted, whenTrue } from '../../helpers/events';
 import { parseMetrics, sampleValue } from '../../helpers/prometheus';
 import { ScriptedBackend, politeScript, requestStage } from '../../helpers/scripted-backend';
 import { parseModelSpec } from '../../../electron/common/model-spec';
@@ -37,12 +38,15 @@ const answer = (c: string) => (/good|great|fine/.test(c) ? 'positive' : 'negativ
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((r) => (open = r));
-  const waiting: GenerateRequest[] = [];
+  const log = eventLog<GenerateRequest>();
   return {
     release: () => open(),
-    waiting,
+    /** The calls held so far, in arrival order. */
+    waiting: log.events,
+    /** Resolves once `count` calls are held. */
+    reached: (count: number) => log.until((held) => held.length >= count),
     async hold(req: GenerateRequest): Promise<void> {
-      waiting.push(req);
+      log.push(req);
       await new Promise<void>((resolve, reject) => {
         void opened.then(resolve);
         req.signal?.addEventListener('abort', () => reject(req.signal!.reason), { once: true });
@@ -107,9 +111,17 @@ async function metrics(s: Setup) {
   return parseMetrics(await res.text());
 }
 
-/** Waits (by progress, not time) until `check` holds. */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
+/** Resolves once the service's admission (what is admitted, running and waiting) meets `check`: on its changes, never on a timer. */
+function whenAdmission(s: Setup, check: (admission: RunningApiService['admission']) => boolean): Promise<void> {
+  const { admission } = s.service;
+  return whenTrue((listener) => admission.onChange(listener), () => check(admission));
+}
+
+/** The held call's abort, as the engine passed it on. */
+function heldAborted(held: ReturnType<typeof gate>): Promise<void> {
+  const { signal } = held.waiting[0]!;
+  if (!signal) throw new Error('the held call has no signal to abort it');
+  return whenAborted(signal);
 }
 
 describe('tatra api: who may call', () => {
@@ -202,9 +214,10 @@ describe('tatra api: models and chat completions', () => {
     const held = gate();
     const s = await setup({ held });
     const a = chat(s, ask('held twice'));
-    await until(() => held.waiting.length > 0);
+    await held.reached(1);
     const b = chat(s, ask('held twice'));
-    await until(async () => sampleValue(await metrics(s), 'tatra_api_requests_in_progress') === 2);
+    await whenAdmission(s, (a) => a.admitted === 2);
+    expect(sampleValue(await metrics(s), 'tatra_api_requests_in_progress')).toBe(2);
     held.release();
     const [ra, rb] = (await Promise.all([(await a).json(), (await b).json()])) as { tatra: { label: string } }[];
     expect(ra!.tatra.label).toBe(rb!.tatra.label);
@@ -349,7 +362,8 @@ describe('tatra api: limits', () => {
     const s = await setup({ maxQueue: 2, concurrency: 1, held });
     const first = chat(s, ask('held one'));
     const second = chat(s, ask('held two'));
-    await until(async () => sampleValue(await metrics(s), 'tatra_api_requests_in_progress') === 2);
+    await whenAdmission(s, (a) => a.admitted === 2);
+    expect(sampleValue(await metrics(s), 'tatra_api_requests_in_progress')).toBe(2);
     const third = await chat(s, ask('a good one'));
     expect(third.status).toBe(429);
     expect(Number(third.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -365,12 +379,12 @@ describe('tatra api: limits', () => {
     const s = await setup({ concurrency: 1, held });
     const client = new AbortController();
     const gone = chat(s, ask('held and abandoned'), { signal: client.signal });
-    await until(() => held.waiting.length === 1);
+    await held.reached(1);
     client.abort();
     await expect(gone).rejects.toThrow();
     // The engine's pending model call saw the abort; the slot is free for the next request.
-    await until(() => held.waiting[0]!.signal?.aborted === true);
-    await until(() => s.service.admission.running === 0 && s.service.admission.admitted === 0);
+    await heldAborted(held);
+    await whenAdmission(s, (a) => a.running === 0 && a.admitted === 0);
     const next = await chat(s, ask('a good one'));
     expect(next.status).toBe(200);
     const m = await metrics(s);
@@ -387,12 +401,12 @@ describe('tatra api: limits', () => {
     const reader = res.body!.getReader();
     // The stream has started (its role chunk, then the stages so far) and its evaluation is held.
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('"role":"assistant"');
-    await until(() => held.waiting.length === 1);
+    await held.reached(1);
     client.abort();
     await reader.read().catch(() => undefined);
     // The model call it was waiting on saw the abort; its place in the queue is given back.
-    await until(() => held.waiting[0]!.signal?.aborted === true);
-    await until(() => s.service.admission.admitted === 0);
+    await heldAborted(held);
+    await s.service.admission.idle();
     // Counted once, as a client that left (not also as the 200 its headers said).
     const m = await metrics(s);
     expect(sampleValue(m, 'tatra_api_requests_total', { route: '/v1/chat/completions' })).toBe(1);
@@ -419,9 +433,9 @@ describe('tatra api: limits', () => {
     const client = new AbortController();
     const left = await chat(s, { ...ask('held and left'), stream: true }, { signal: client.signal });
     await left.body!.getReader().read();
-    await until(() => held.waiting.length === 1);
+    await held.reached(1);
     client.abort();
-    await until(() => s.service.admission.admitted === 0 && s.service.admission.running === 0);
+    await whenAdmission(s, (a) => a.running === 0 && a.admitted === 0);
     expect(kept).toHaveLength(8);
     // Collected, as nothing holds them (a WeakRef read keeps its target to the end of the turn: each collection has its own).
     const alive = () => kept.filter((ref) => ref.deref() !== undefined).length;
@@ -438,8 +452,9 @@ describe('tatra api: limits', () => {
     const { status, error } = await errorOf(await chat(s, ask('held forever')));
     expect(status).toBe(504);
     expect(error.code).toBe('timeout');
-    await until(() => held.waiting[0]?.signal?.aborted === true);
-    await until(() => s.service.admission.running === 0);
+    await held.reached(1);
+    await heldAborted(held);
+    await whenAdmission(s, (a) => a.running === 0);
   });
 
   it('on shutdown, lets running requests finish within the grace period, then answers the rest 503', async () => {
@@ -448,7 +463,7 @@ describe('tatra api: limits', () => {
     const finishes = chat(s, ask('a good one, quick'));
     expect((await finishes).status).toBe(200);
     const running = chat(s, ask('held at shutdown'));
-    await until(() => held.waiting.length === 1);
+    await held.reached(1);
     await s.service.close(0);
     const { status, error } = await errorOf(await running);
     expect(status).toBe(503);
@@ -521,7 +536,7 @@ describe('tatra api: hostile clients', () => {
     const held = gate();
     const s = await setup({ maxQueue: 2, concurrency: 1, held });
     const sockets: Socket[] = [];
-    const statuses: number[] = [];
+    const statuses = eventLog<number>();
     const oneMiB = Buffer.alloc(1024 * 1024, 0x20);
     for (let i = 0; i < 10; i++) {
       const socket = connect(s.service.port, '127.0.0.1');
@@ -539,12 +554,12 @@ describe('tatra api: hostile clients', () => {
     }
     // Two are admitted (their bodies are being read, and wait for the rest); the other eight are
     // turned away before theirs is read.
-    await until(() => statuses.length === 8);
-    expect(statuses).toEqual(Array.from({ length: 8 }, () => 429));
+    await statuses.until((answered) => answered.length === 8);
+    expect(statuses.events).toEqual(Array.from({ length: 8 }, () => 429));
     const health = (await (await fetch(s.url('/healthz'))).json()) as { queue: { admitted: number } };
     expect(health.queue.admitted).toBe(2);
     for (const socket of sockets) socket.destroy();
-    await until(() => s.service.admission.admitted === 0);
+    await s.service.admission.idle();
     held.release();
   });
 });
