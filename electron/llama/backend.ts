@@ -92,6 +92,7 @@ export class LlamaBackend implements LoadedBackend {
     promptRounds: 0,
     paddingTokens: 0,
   };
+  private readonly stepListeners = new Set<() => void>();
   private readonly chatWrapper: ChatWrapper;
   /** The context's sequences, by index. */
   protected readonly contextSequences: readonly LlamaContextSequence[];
@@ -133,6 +134,12 @@ export class LlamaBackend implements LoadedBackend {
   /** Counters since load; copies, so a test can compare before and after. */
   stats(): LlamaBackendStats {
     return { ...this.counters };
+  }
+
+  /** Calls `listener` after each generation step and each round of prompt pieces (read stats() in it); returns its removal. */
+  onStep(listener: () => void): () => void {
+    this.stepListeners.add(listener);
+    return () => void this.stepListeners.delete(listener);
   }
 
   async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
@@ -325,6 +332,10 @@ export class LlamaBackend implements LoadedBackend {
 
   // ------------------------------------------------------------------------- lockstep schedule
 
+  private stepped(): void {
+    for (const listener of [...this.stepListeners]) listener();
+  }
+
   /** Called whenever a generation is queued: runs the step loop (lockstep.ts) unless it is running. */
   protected schedule(): void {
     if (this.stepper || this.disposed) return;
@@ -338,10 +349,12 @@ export class LlamaBackend implements LoadedBackend {
       onStep: (ballast) => {
         this.counters.steps++;
         this.counters.ballastTokens += ballast;
+        this.stepped();
       },
       onBodyRound: (padding) => {
         this.counters.promptRounds++;
         this.counters.paddingTokens += padding;
+        this.stepped();
       },
     })
       .catch((e: unknown) => {

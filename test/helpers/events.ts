@@ -104,3 +104,8 @@ export function whenFolder(dir: string, condition: (names: string[]) => boolean)
     check();
   });
 }
+
+/** Resolves once a llama backend's counters meet `check`: read now and after each of its steps (LlamaBackend.onStep), never on a timer. */
+export function whenStats<S>(backend: { stats(): S; onStep(listener: () => void): () => void }, check: (stats: S) => boolean): Promise<void> {
+  return whenTrue((listener) => backend.onStep(listener), () => check(backend.stats()));
+}

@@ -7,6 +7,7 @@ import { MemoryGenerationCache, classify, type TatraBackend } from '../../electr
 import { resolveTask } from '../../electron/tasks';
 import { ModelPool } from '../../electron/hold';
 import { type LlamaBackend } from '../../electron/llama';
+import { whenStats } from '../helpers/events';
 import { tinyModelPath } from '../helpers/models';
 import { parseModelSpec } from '../../electron/common/model-spec';
 
@@ -33,7 +34,7 @@ describe('engine on the tiny model', () => {
     const before = llama.stats().steps;
     const running = classify({ task, input: 'A train goes 60 km in 1 hour. How far in 5 hours?', settings: { n: 4, k: 8, r: 3, seed: 1, scope: 'run' }, generator: backend, evaluator: backend, signal: controller.signal }).catch((e: unknown) => e);
     // Abort once the model is generating (measured in its steps, not seconds: the machine may be busy).
-    while (llama.stats().steps < before + 4) await new Promise((r) => setTimeout(r, 5));
+    await whenStats(llama, (s) => s.steps >= before + 4);
     const stepsAtAbort = llama.stats().steps;
     controller.abort();
     const err = await running;

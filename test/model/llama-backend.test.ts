@@ -8,6 +8,7 @@ import type { LlamaBackend } from '../../electron/llama/backend';
 import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { ModelPool } from '../../electron/hold/pool';
 import { contentionWatch, disposeLlamaRuntime } from '../../electron/llama/runtime';
+import { whenStats } from '../helpers/events';
 import { storiesModelPath, tinyModelPath } from '../helpers/models';
 import { parseModelSpec } from '../../electron/common/model-spec';
 
@@ -275,7 +276,7 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     const pending = backend.generate([{ prompt: { system: 'Write.', user: 'Write forever.' }, maxTokens: 3000, signal: controller.signal }]);
     // Promptly in generation steps, not seconds (the machine may be busy): the abort lands once some
     // tokens exist, and the loop takes at most the step it is in before it stops.
-    while (backend.stats().steps < 4) await new Promise((r) => setTimeout(r, 5));
+    await whenStats(backend, (s) => s.steps >= 4);
     const stepsAtAbort = backend.stats().steps;
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
@@ -312,7 +313,7 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     const running = b.generate([{ prompt: { system: 's', user: 'go on and on' }, maxTokens: 3000 }]);
     const queued = b.generate([classify('waiting')]);
     const outcomes = Promise.allSettled([running, queued]);
-    while (b.stats().steps < 2) await new Promise((r) => setTimeout(r, 5));
+    await whenStats(b, (s) => s.steps >= 2);
     const stepsAtDispose = b.stats().steps;
     await b.dispose();
     // Dispose does not wait for the 3,000 tokens: at most the step under way finishes.
@@ -329,7 +330,7 @@ describe('LlamaBackend on the tiny synthetic model', () => {
     const long = (i: number): GenerateRequest => ({ prompt: { system: 's', user: `${i} ${'a long story about the sea and the ships '.repeat(350)}` }, maxTokens: 4 });
     const promptTokens = await b.countPromptTokens(long(0).prompt);
     const outcomes = Promise.allSettled([b.generate([long(0)]), b.generate([long(1)])]);
-    while (b.stats().promptRounds === 0) await new Promise((r) => setTimeout(r, 1));
+    await whenStats(b, (s) => s.promptRounds > 0);
     await b.dispose();
     // Disposed before the bodies were done (pieces of at most 63 tokens).
     expect(b.stats().promptRounds).toBeLessThan(promptTokens / 63 - 1);
