@@ -184,6 +184,9 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     // four are tied for best, marked in the table and the heat map, never one winner (docs/method.md §16).
     await expect(page.getByTestId('pair-interval')).toHaveCount(4);
     for (const text of await page.getByTestId('pair-interval').allTextContents()) expect(text).toMatch(/^\[\d+\.\d, \d+\.\d\]/);
+    // And each macro-F1 with its bootstrap interval over the pair's rows.
+    await expect(page.getByTestId('pair-macro-f1-interval')).toHaveCount(4);
+    for (const text of await page.getByTestId('pair-macro-f1-interval').allTextContents()) expect(text).toMatch(/^\[\d+\.\d, \d+\.\d\]/);
     await expect(page.getByTestId('pair-tied')).toHaveCount(4);
     await expect(page.locator('[data-testid="heat-cell"][data-tied="true"]')).toHaveCount(4);
     await expect(page.getByTestId('compare-tied')).toContainText('4 pairs not told apart');
@@ -201,7 +204,7 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await expect(page.getByTestId('compare-export-done')).toBeVisible();
     const csvOut = (await page.getByTestId('compare-export-done').locator('code').textContent())!;
     const lines = readFileSync(csvOut, 'utf8').trim().split(/\r?\n/);
-    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error,accuracyLow,accuracyHigh,best,versusBest,versusBestLow,versusBestHigh,rowsBothScored,pValue,adjustedP,tiedForBest');
+    expect(lines[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error,accuracyLow,accuracyHigh,macroF1Low,macroF1High,best,versusBest,versusBestLow,versusBestHigh,rowsBothScored,pValue,adjustedP,tiedForBest');
     expect(lines.slice(1).every((l) => l.endsWith(',true'))).toBe(true);
     expect(lines).toHaveLength(5);
     // The history lists it and leads back to it.

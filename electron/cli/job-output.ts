@@ -2,7 +2,7 @@
 // runs (a bar on a terminal, a line every 5% otherwise; Ctrl-C pauses it), and its report when it
 // ends (settings, counts, metrics, per-label table, confusion matrix).
 import { errorMessage } from '../common/errors';
-import { jobSummary, type JobInfo, type JobManager, type JobMetrics, type JobProgress, type StartOptions } from '../jobs';
+import { jobSummary, summaryScores, type JobInfo, type JobManager, type JobMetrics, type JobProgress, type StartOptions } from '../jobs';
 import { jobStatus, type JobSummary } from '../common/contract/jobs';
 import { deterministicLine } from '../common/reproducible';
 import { duration, err, etaText, num, onInterrupt, out, outJson, pct, plural, progressBar, table } from './ui';
@@ -110,7 +110,7 @@ function calibrationReport(m: JobMetrics): string[] {
  * API's jobs.get answers it, the contract's JobSummary, and jobs.metrics'); a failure sets exit code 1.
  */
 export function printJobOutcome(end: JobInfo, metrics: JobMetrics, json: boolean): void {
-  if (json) outJson({ job: jobDetail(end), metrics });
+  if (json) outJson({ job: jobDetail(end, metrics), metrics });
   else out(formatMetrics(end, metrics));
   if (end.stoppedBy === 'budget') {
     err(`paused job ${end.id} at ${end.rowsDone}/${end.rowsTotal} rows: the next rows would have exceeded its budget (${end.budget ? formatBudget(end.budget) : '?'}); continue with: tatra jobs resume ${end.id} --budget <a larger limit>`);
@@ -182,6 +182,6 @@ export async function runJobWithProgress(
 }
 
 /** A job as the API's jobs.get answers it; the CLI has no live progress to add. */
-export function jobDetail(job: JobInfo): JobSummary & { progress: null } {
-  return { ...jobSummary(job), progress: null };
+export function jobDetail(job: JobInfo, metrics: JobMetrics): JobSummary & { progress: null } {
+  return { ...jobSummary(job, summaryScores(metrics)), progress: null };
 }

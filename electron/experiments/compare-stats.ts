@@ -35,11 +35,11 @@ export function pairsVersusBest(id: string, pairs: readonly PairScores[], outcom
 }
 
 /** The CSV export's columns of a pair's statistics, after its own. */
-export const PAIR_STATS_COLUMNS = ['accuracyLow', 'accuracyHigh', 'best', 'versusBest', 'versusBestLow', 'versusBestHigh', 'rowsBothScored', 'pValue', 'adjustedP', 'tiedForBest'] as const;
+export const PAIR_STATS_COLUMNS = ['accuracyLow', 'accuracyHigh', 'macroF1Low', 'macroF1High', 'best', 'versusBest', 'versusBestLow', 'versusBestHigh', 'rowsBothScored', 'pValue', 'adjustedP', 'tiedForBest'] as const;
 
 /** Numbers as numbers (a negative difference is no formula: toCsv leaves it unescaped), '' where there is none. */
 export function pairStatsCells(p: ComparisonPair): Array<number | string> {
   const v = (x: number | null | undefined) => x ?? '';
   const d = p.versusBest;
-  return [v(p.accuracyInterval?.low), v(p.accuracyInterval?.high), String(p.best), v(d?.difference.estimate), v(d?.difference.low), v(d?.difference.high), v(d?.rows), v(d?.pValue), v(p.adjustedP), String(p.tiedForBest)];
+  return [v(p.accuracyInterval?.low), v(p.accuracyInterval?.high), v(p.macroF1Interval?.low), v(p.macroF1Interval?.high), String(p.best), v(d?.difference.estimate), v(d?.difference.low), v(d?.difference.high), v(d?.rows), v(d?.pValue), v(p.adjustedP), String(p.tiedForBest)];
 }

@@ -10,6 +10,7 @@
 import { basename, resolve } from 'node:path';
 import { ComparisonSpec as ComparisonSpecSchema, type ComparisonPair, type ComparisonSpec } from '../common/contract/comparisons';
 import { accuracyOf } from '../common/contract/jobs';
+import type { Interval } from '../common/contract/interval';
 import { UserError } from '../common/errors';
 import { plainZodError } from '../common/plain-errors';
 import { modelLabel, parseModelPair, parseModelSpec, type ModelSpec } from '../common/model-spec';
@@ -78,7 +79,7 @@ const UNSCORED = { accuracyInterval: null, best: false, versusBest: null, adjust
 
 /** A pair before its job exists. */
 export function pendingPair(p: PairCell): ComparisonPair {
-  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, elapsedMs: 0, tokens: 0, error: null, dropped: null, ...UNSCORED };
+  return { ...p, jobId: null, status: 'queued', rowsDone: 0, rowsTotal: 0, accuracy: null, macroF1: null, macroF1Interval: null, elapsedMs: 0, tokens: 0, error: null, dropped: null, ...UNSCORED };
 }
 
 /**
@@ -119,11 +120,12 @@ async function fitWarnings(spec: ComparisonSpec): Promise<string[]> {
 export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: string): Promise<TaskDefinition> }): ExperimentKindDefinition<'compare', StoredComparisonSpec, PairCell> {
   const { jobs, resolveTask } = opts;
   /** Macro-F1 and tokens of a job that is not running, by job id and rows done (a finished job's rows do not change). */
-  const finished = new Map<string, { rowsDone: number; macroF1: number | null; tokens: number }>();
-  const scores = (job: JobInfo): { macroF1: number | null; tokens: number } => {
+  const finished = new Map<string, { rowsDone: number; macroF1: number | null; macroF1Interval: Interval | null; tokens: number }>();
+  const scores = (job: JobInfo): { macroF1: number | null; macroF1Interval: Interval | null; tokens: number } => {
     const hit = finished.get(job.id);
     if (hit && hit.rowsDone === job.rowsDone) return hit;
-    const value = { rowsDone: job.rowsDone, macroF1: jobs.metrics(job.id).macroF1, tokens: job.usage.tokens.prompt + job.usage.tokens.completion };
+    const m = jobs.metrics(job.id);
+    const value = { rowsDone: job.rowsDone, macroF1: m.macroF1, macroF1Interval: m.intervals?.macroF1 ?? null, tokens: job.usage.tokens.prompt + job.usage.tokens.completion };
     finished.set(job.id, value);
     return value;
   };
@@ -142,6 +144,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
       rowsTotal: job.rowsTotal,
       accuracy: accuracyOf(job.rowsCorrect, job.rowsWithGold),
       macroF1: scored?.macroF1 ?? null,
+      macroF1Interval: scored?.macroF1Interval ?? null,
       elapsedMs: job.elapsedMs,
       tokens: scored?.tokens ?? 0,
       error: job.status === 'failed' ? (job.error ?? 'the job failed') : null,

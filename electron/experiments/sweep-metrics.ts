@@ -20,6 +20,7 @@ import { toCsv } from '../jobs/export';
 import { labelNames } from '../common/task';
 import { accuracyOf } from '../common/contract/jobs';
 import { pointsVersusBest, type PointScores } from './sweep-stats';
+import type { LabelledRow } from '../common/stats';
 
 /** One job of a sweep: (n, k, seed) at the largest r. */
 export interface SweepCell {
@@ -99,8 +100,15 @@ function evaluationCallCounts(task: TaskDefinition, row: JobRow, examplesOf: (ru
 }
 
 /** Quality of the vote over a cell's first r runs. */
-export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: number): Pick<SweepSeedPoint, 'scored' | 'accuracy' | 'macroF1' | 'lenientAccuracy'> & { outcomes: Array<boolean | null> } {
+export function scoreUpTo(
+  task: TaskDefinition,
+  rows: readonly JobRow[],
+  r: number,
+): Pick<SweepSeedPoint, 'scored' | 'accuracy' | 'macroF1' | 'lenientAccuracy'> & { outcomes: Array<boolean | null>; labelled: Array<LabelledRow | null> } {
   const outcomes: Array<boolean | null> = [];
+  /** Each scored row's gold and vote as confusion indexes (the last column: no valid vote), for the macro-F1's interval. */
+  const labelled: Array<LabelledRow | null> = [];
+  const names = task.kind === 'math' ? [] : labelNames(task);
   let scored = 0;
   let correct = 0;
   let lenient = 0;
@@ -113,6 +121,9 @@ export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: numb
     outcomes[row.index] = isCorrect(task, row.gold, label);
     if (outcomes[row.index]) correct++;
     pairs.push({ gold: row.gold, prediction: label });
+    const gold = names.indexOf(row.gold);
+    const predicted = label === null ? -1 : names.indexOf(label);
+    if (gold >= 0) labelled[row.index] = { gold, predicted: predicted >= 0 ? predicted : names.length };
     if (task.kind === 'math' && label !== null) {
       // As the job scores a row: the gold string in the raw output of a variant that voted for the winner.
       const raws = runs.flatMap((x) => x.predictions).filter((p) => p.label === label);
@@ -121,6 +132,7 @@ export function scoreUpTo(task: TaskDefinition, rows: readonly JobRow[], r: numb
   }
   return {
     outcomes,
+    labelled,
     scored,
     accuracy: accuracyOf(correct, scored),
     macroF1: task.kind === 'math' ? null : labelScores(labelNames(task), pairs).macroF1,
@@ -223,22 +235,27 @@ export function aggregateSweep(input: SweepAggregateInput): SweepAggregate {
   const points: PointScores[] = [];
   /** Each point's rows right or wrong, one array per seed of perSeed (sweep-stats.ts). */
   const outcomes: Array<Array<Array<boolean | null>>> = [];
+  /** And their gold and votes, for the macro-F1's interval. */
+  const labelled: Array<Array<Array<LabelledRow | null>>> = [];
   for (const n of grid.n) {
     for (const k of grid.k) {
       for (const r of grid.r) {
         const perSeed: SweepSeedPoint[] = [];
         const seedOutcomes: Array<Array<boolean | null>> = [];
+        const seedLabelled: Array<Array<LabelledRow | null>> = [];
         for (const seed of grid.seeds) {
           const cell = cells.get(`${n}:${k}:${seed}`);
           if (!cell?.done) continue;
           const cost = pointCost(task, cell, r, rMax, costs, secondsPerToken);
           aloneGen += cost.generatorCalls;
           aloneEval += cost.evaluatorCalls;
-          const { outcomes: right, ...score } = scoreUpTo(task, cell.rows, r);
+          const { outcomes: right, labelled: votes, ...score } = scoreUpTo(task, cell.rows, r);
           seedOutcomes.push(right);
+          seedLabelled.push(votes);
           perSeed.push({ seed, ...score, cost });
         }
         outcomes.push(seedOutcomes);
+        labelled.push(seedLabelled);
         const of = (pick: (p: SweepSeedPoint) => number | null) => meanStd(perSeed.map(pick).filter((v): v is number => v !== null));
         points.push({
           n,
@@ -258,7 +275,7 @@ export function aggregateSweep(input: SweepAggregateInput): SweepAggregate {
   }
   const saving = (alone: number, made: number): CallSaving => ({ alone, made, saved: alone - made });
   return {
-    points: pointsVersusBest(points, outcomes),
+    points: pointsVersusBest(points, outcomes, task.kind === 'math' ? null : { labelled, labels: labelNames(task).length }),
     sharing: { generatorCalls: saving(aloneGen, input.made.generatorCalls), evaluatorCalls: saving(aloneEval, input.made.evaluatorCalls) },
   };
 }
@@ -275,6 +292,8 @@ const CSV_COLUMNS = [
   'tied_for_best',
   'macro_f1_mean',
   'macro_f1_std',
+  'macro_f1_low',
+  'macro_f1_high',
   'lenient_accuracy_mean',
   'lenient_accuracy_std',
   'calls_mean',
@@ -291,7 +310,7 @@ export function sweepPointsCsv(points: readonly SweepPoint[]): string {
   // The same CSV writer as the job exports (RFC 4180, CRLF, formula escaping).
   let out = toCsv(CSV_COLUMNS);
   for (const p of points) {
-    out += toCsv([String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), p.accuracyInterval?.low ?? '', p.accuracyInterval?.high ?? '', String(p.tiedForBest), ...ms(p.macroF1), ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]);
+    out += toCsv([String(p.n), String(p.k), String(p.r), p.seeds.join(' '), ...ms(p.accuracy), p.accuracyInterval?.low ?? '', p.accuracyInterval?.high ?? '', String(p.tiedForBest), ...ms(p.macroF1), p.macroF1Interval?.low ?? '', p.macroF1Interval?.high ?? '', ...ms(p.lenientAccuracy), ...ms(p.calls), ...ms(p.tokens), ...ms(p.seconds)]);
   }
   return out;
 }

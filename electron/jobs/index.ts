@@ -46,4 +46,4 @@ export { exportJob, readCsvExport, readJsonExport, toCsv, type JsonExport, type 
 export { Planner, type PlannerOptions, type PlanData, type PlanCommon } from './planner';
 export { planClassify, planJob, planSweep, planCompare, presentPlan, assumedLengths, measuredLengths, jobThroughput, jobsOn, type PlanInputs, type PlanModelInfo, type Throughput, type LengthsBasis } from './plan';
 export { UsageMeter, BudgetExhausted, checkJobBudget, pricedBudget, rowCalls, sumUsage, type JobBudget } from './usage';
-export { jobSummary } from './summary';
+export { jobSummary, summaryScores, type SummaryScores } from './summary';

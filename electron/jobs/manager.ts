@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { UserError, errorMessage, isAbortError } from '../common/errors';
 import { parseModelSpec, type ModelSpec, type RemoteModelSpec } from '../common/model-spec';
 import type { TaskDefinition } from '../common/task';
-import { jobStatus, type StoredJobStatus } from '../common/contract/jobs';
+import { jobStatus, type JobSummary, type StoredJobStatus } from '../common/contract/jobs';
 import type { TatraEvent, TatraResult } from '../common/tatra';
 import { exampleCallsPerRun } from '../common/calls';
 import { classify, generateRunExamples, zeroShot, type GenerationCache, type RunExamples } from '../engine';
@@ -22,6 +22,7 @@ import { createJob } from './create-job';
 import { rowRecord } from './row-record';
 import { metricsFromCounts } from './metrics';
 import { metricIntervals } from './metric-intervals';
+import { jobSummary, summaryScores } from './summary';
 import { SqliteGenerationCache, type JobStore } from './store';
 import { claimRefused } from './claims';
 import { OWNER, ownerLive } from './owner';
@@ -178,6 +179,12 @@ export class JobManager {
     const job = this.get(id);
     const metrics = metricsFromCounts(job.task, job.rowsTotal, this.store.metricCounts.counts(job.id, () => this.store.iterateRows(job.id)), opts.minConfidence);
     return { ...metrics, intervals: metricIntervals(metrics, job.id, { provisional: job.status === 'running' }, this.store.metricCounts) };
+  }
+
+  /** The job as every face shows it (summary.ts), its macro-F1 and interval read off its metrics (kept once it ended: recordEnd). */
+  summary(idOrJob: string | JobInfo): JobSummary {
+    const job = typeof idOrJob === 'string' ? this.get(idOrJob) : idOrJob;
+    return jobSummary(job, summaryScores(this.metrics(job.id)));
   }
 
   /** Writes the export (CSV: one row per input; JSON: everything) and returns its path; `minConfidence` marks rows below it abstained. */
@@ -527,8 +534,10 @@ export class JobManager {
     else if (this.store.unfinishedRowIndexes(id).length === 0 || this.failedOnly(id)) status = 'done';
     else status = 'paused';
     const stoppedBy = status === 'paused' && runner.stop === null && runner.meter.stopped ? 'budget' : null;
-    // Only the owner sets the outcome; a runner that lost its claim leaves the status alone.
+    // Only the owner sets the outcome; a runner that lost its claim leaves the status alone. The
+    // intervals are computed now and kept (metric-intervals.ts), so no read after the end pays them.
     this.store.claims.release(id, OWNER, status, error, stoppedBy);
+    this.metrics(id);
     this.emitStatus(id);
   }
 

@@ -61,6 +61,8 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
   expect(metrics.intervals?.macroF1).toMatchObject({ estimate: metrics.macroF1, method: 'bootstrap', level: 0.95 });
   expect(metrics.intervals?.accuracyAfterRuns).toHaveLength(2);
   expect(metrics.intervals?.baseline?.versus).toMatchObject({ rows: 20, test: 'mcnemar-exact' });
+  // The job summary (jobs.get, jobs list --json) carries both scores with their intervals.
+  expect(job).toMatchObject({ accuracyInterval: wilson(metrics.correct, 20), macroF1: metrics.macroF1, macroF1Interval: metrics.intervals!.macroF1 });
 
   // The rows are the file's first 20 (user message as input, solution as gold).
   const lines = readFileSync(sst2, 'utf8').split('\n').slice(0, 20).map((l) => JSON.parse(l) as { messages: { role: string; content: string }[]; solution: string });
@@ -77,8 +79,9 @@ it.skipIf(!existsSync(sst2))('tatra eval --task sst2 --data sst2_test.jsonl --li
     expect(r.runs!.every((run) => run.paraphrases.length === 2 && run.predictions.length === 3)).toBe(true);
   }
   expect(exported.runExamples.map((e) => e.examples.length)).toEqual([4, 4]);
-  // JSON export: same numbers as the CLI printed.
+  // JSON export: same numbers as the CLI printed, each interval beside its score.
   expect(exported.metrics).toEqual(metrics);
+  expect(exported.metrics.intervals).toMatchObject({ accuracy: metrics.intervals!.accuracy, macroF1: metrics.intervals!.macroF1, baseline: { versus: metrics.intervals!.baseline!.versus } });
 
   // CSV export: one row per input with the same predictions, votes and confidence; the same accuracy.
   const csv = await readCsvExport(join(out, `${job.id}.csv`));

@@ -6,7 +6,7 @@ import type { DataPreview, JobMetrics as ApiJobMetrics, jobsMethods } from '../.
 import { UserError } from '../../common/errors';
 import type { TaskDefinition } from '../../common/task';
 import { parseModelPair } from '../../common/model-spec';
-import { jobSummary, previewDataset, pricedBudget, scanDataset, suggestLabelMapping } from '../../jobs';
+import { previewDataset, pricedBudget, scanDataset, suggestLabelMapping } from '../../jobs';
 import type { JobManager, JobMetrics, JobProgress, JobRow } from '../../jobs';
 import type { DomainHandlers, HandlerGroup, HostDeps } from '../deps';
 import { uploadDestination } from '../../web/file-name';
@@ -141,17 +141,23 @@ function runHandlers(deps: HostDeps, manager: ManagerOf): Pick<JobsHandlers, 'jo
         ...(input.name ? { name: input.name } : {}),
         ...(input.budget ? { budget: await pricedBudget(input.budget, parseModelPair(input), { price: input.price, lookup: deps.services.remotes }) } : {}),
       });
-      return jobSummary(await m.start(created.id));
+      return m.summary(await m.start(created.id));
     },
-    'jobs.pause': async ({ jobId }) => jobSummary(await (await manager()).pause(jobId)),
+    'jobs.pause': async ({ jobId }) => {
+      const m = await manager();
+      return m.summary(await m.pause(jobId));
+    },
     'jobs.resume': async ({ jobId, acceptModelChange, budget }) => {
       const m = await manager();
       const job = m.get(jobId);
       // A new budget replaces the job's, counted with the prices it had (a resume may raise it).
       const next = budget ? { ...budget, ...(job.budget?.prices ? { prices: job.budget.prices } : {}) } : undefined;
-      return jobSummary(await m.resume(jobId, { acceptModelChange: acceptModelChange === true, ...(next ? { budget: next } : {}) }));
+      return m.summary(await m.resume(jobId, { acceptModelChange: acceptModelChange === true, ...(next ? { budget: next } : {}) }));
     },
-    'jobs.cancel': async ({ jobId }) => jobSummary(await (await manager()).cancel(jobId)),
+    'jobs.cancel': async ({ jobId }) => {
+      const m = await manager();
+      return m.summary(await m.cancel(jobId));
+    },
   };
 }
 
@@ -162,10 +168,14 @@ function historyHandlers(
   lastProgress: ReadonlyMap<string, JobProgress>,
 ): Pick<JobsHandlers, 'jobs.list' | 'jobs.get' | 'jobs.rows' | 'jobs.row' | 'jobs.metrics' | 'jobs.export' | 'jobs.delete'> {
   return {
-    'jobs.list': async () => (await manager()).list().map(jobSummary),
+    'jobs.list': async () => {
+      const m = await manager();
+      return m.list().map((job) => m.summary(job));
+    },
     'jobs.get': async ({ jobId }) => {
-      const job = (await manager()).get(jobId);
-      return { ...jobSummary(job), progress: lastProgress.get(job.id) ?? null };
+      const m = await manager();
+      const job = m.get(jobId);
+      return { ...m.summary(job), progress: lastProgress.get(job.id) ?? null };
     },
     'jobs.rows': async ({ jobId, offset, limit, filter, sort }) => {
       const page = (await manager()).rows(jobId, { offset, limit, onlyWrong: filter === 'wrong', sort });

@@ -67,7 +67,7 @@ export function formatComparison(rec: ComparisonResult): string {
   out.push(
     table(
       [
-        ['generator', 'evaluator', 'accuracy %', '95 % interval', 'against the best (points)', 'macro-F1', 'rows', 'time', 'tokens', 'job'],
+        ['generator', 'evaluator', 'accuracy %', '95 % interval', 'against the best (points)', 'macro-F1', '95 % interval', 'rows', 'time', 'tokens', 'job'],
         ...rec.pairs.map((p) => [
           `${p.tiedForBest ? '* ' : ''}${n.get(p.generator)!}`,
           n.get(p.evaluator)!,
@@ -75,13 +75,14 @@ export function formatComparison(rec: ComparisonResult): string {
           boundsText(p.accuracyInterval),
           versusBestText(p),
           p.macroF1 === null ? '—' : p.macroF1.toFixed(3),
+          boundsText(p.macroF1Interval, 'number'),
           `${p.rowsDone}/${p.rowsTotal}`,
           duration(p.elapsedMs),
           p.tokens.toLocaleString('en-US'),
           p.status === 'done' ? (p.jobId?.slice(0, 8) ?? '') : p.dropped ? `dropped after ${p.dropped.afterRows} rows` : `${p.status}${p.error ? `: ${p.error}` : ''}`,
         ]),
       ],
-      (c) => c === 2 || (c >= 5 && c <= 8),
+      (c) => c === 2 || (c >= 5 && c <= 9),
     ),
   );
   const tied = tiedPairs(rec.pairs);

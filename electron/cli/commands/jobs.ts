@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { formatBytes } from '../../common/bytes';
 import { UserError } from '../../common/errors';
 import { parseModelPair } from '../../common/model-spec';
-import { answeredAt, jobSummary } from '../../jobs';
+import { answeredAt } from '../../jobs';
 import type { Budget } from '../../common/plan';
 import { budgetOption, jobBudgetFrom, priceOption } from '../plan';
 import { addRuntimeOptions, intOption, minConfidenceOption, viewFrom } from '../options';
@@ -39,13 +39,23 @@ function registerList(jobs: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { dataDir?: string; json?: boolean }) =>
       withCliServices(opts, async (services) => {
-        const list = services.jobs().list();
+        const manager = services.jobs();
+        const list = manager.list();
         // What the API's jobs.list returns, so a script reads the fields the app does.
-        if (opts.json) return outJson(list.map(jobSummary));
+        if (opts.json) return outJson(list.map((j) => manager.summary(j)));
         if (list.length === 0) return out('no jobs yet; start one with `tatra eval`');
         const rows = [
-          ['id', 'status', 'task', 'rows', 'accuracy', 'created', 'name'],
-          ...list.map((j) => [j.id, listedStatus({ status: jobStatus(j), stoppedBy: j.stoppedBy }), j.task.id, `${j.rowsDone}/${j.rowsTotal}`, pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), j.created.replace('T', ' ').slice(0, 19), j.name]),
+          ['id', 'status', 'task', 'rows', 'accuracy', '95 % interval', 'created', 'name'],
+          ...list.map((j) => [
+            j.id,
+            listedStatus({ status: jobStatus(j), stoppedBy: j.stoppedBy }),
+            j.task.id,
+            `${j.rowsDone}/${j.rowsTotal}`,
+            pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)),
+            boundsText(wilson(j.rowsCorrect, j.rowsWithGold)),
+            j.created.replace('T', ' ').slice(0, 19),
+            j.name,
+          ]),
         ];
         out(table(rows, () => false, ''));
       }),
@@ -73,7 +83,7 @@ function registerShow(jobs: Command): void {
         const min = view.minConfidence;
         const abstained = (r: { status: string; confidence: number | null }) => min !== undefined && r.status === 'done' && !answeredAt(r.confidence, min);
         // The job as jobs.get answers it, its metrics as jobs.metrics, its rows as jobs.rows.
-        if (opts.json) return outJson({ job: jobDetail(job), metrics, ...(page ? { rows: min === undefined ? page.rows : page.rows.map((r) => ({ ...r, abstained: abstained(r) })) } : {}) });
+        if (opts.json) return outJson({ job: jobDetail(job, metrics), metrics, ...(page ? { rows: min === undefined ? page.rows : page.rows.map((r) => ({ ...r, abstained: abstained(r) })) } : {}) });
         out(formatMetrics(job, metrics));
         if (job.interrupted) out(`\n  this job's process died; continue it with: tatra jobs resume ${job.id}`);
         if (!page) return;
@@ -195,7 +205,7 @@ function registerDiff(jobs: Command): void {
       withCliServices(opts, async (services) => {
         const manager = services.jobs();
         const { first, second, comparison } = diffJobs(manager.get(a), manager.get(b), (id) => services.jobStore().iterateRows(id));
-        if (opts.json) return outJson({ first: jobSummary(first), second: jobSummary(second), comparison });
+        if (opts.json) return outJson({ first: manager.summary(first), second: manager.summary(second), comparison });
         const line = (j: typeof first) => [j.id, clip(j.name, 40), pct(accuracyOf(j.rowsCorrect, j.rowsWithGold)), boundsText(wilson(j.rowsCorrect, j.rowsWithGold)), `${j.rowsWithGold} rows scored`];
         out(table([['job', 'name', 'accuracy', '95 % interval', ''], line(first), line(second)], (c) => c === 2));
         out('');

@@ -4,7 +4,8 @@
 // --out DIR` as for comparisons (cli/experiment-run.ts). Thin: experiments/sweep.ts does the work.
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import type { SweepPoint, SweepResult } from '../../common/contract/sweeps';
+import { SWEEP_INTERVALS_NOTE, TIED_FOR_BEST_POINT_MEANS, type SweepPoint, type SweepResult } from '../../common/contract/sweeps';
+import { boundsText } from '../../common/contract/interval';
 import { UserError } from '../../common/errors';
 import { INT_SETTINGS, ROW_LIMIT, CONCURRENCY } from '../../common/settings';
 import { deterministicLine } from '../../common/reproducible';
@@ -60,14 +61,16 @@ function meanStdPct(v: { mean: number; std: number } | null): string {
 /** The human report: one line per point, then what sharing saved. */
 export function formatSweep(result: SweepResult): string {
   const math = result.taskKind === 'math';
-  const head = ['n', 'k', 'r', 'seeds', math ? 'strict acc' : 'accuracy', math ? 'lenient acc' : 'macro-F1', 'calls', 'tokens', 'seconds'];
+  const head = ['n', 'k', 'r', 'seeds', math ? 'strict acc' : 'accuracy', '95 % interval', math ? 'lenient acc' : 'macro-F1', ...(math ? [] : ['95 % interval']), 'calls', 'tokens', 'seconds'];
   const line = (p: SweepPoint) => [
-    String(p.n),
+    `${p.tiedForBest ? '* ' : ''}${p.n}`,
     String(p.k),
     String(p.r),
     String(p.seeds.length),
     meanStdPct(p.accuracy),
+    boundsText(p.accuracyInterval),
     math ? meanStdPct(p.lenientAccuracy) : p.macroF1 ? `${p.macroF1.mean.toFixed(3)} ± ${p.macroF1.std.toFixed(3)}` : '—',
+    ...(math ? [] : [boundsText(p.macroF1Interval, 'number')]),
     p.calls.mean.toFixed(0),
     p.tokens.mean.toFixed(0),
     p.seconds.mean.toFixed(1),
@@ -82,7 +85,8 @@ export function formatSweep(result: SweepResult): string {
     '',
     table([head, ...result.points.map(line)], () => true),
     '',
-    '  mean ± std over seeds; calls and tokens are what the setting costs alone; seconds: those tokens at the sweep\'s measured throughput',
+    `  mean ± std over seeds; ${SWEEP_INTERVALS_NOTE}; * tied for best: ${TIED_FOR_BEST_POINT_MEANS} (docs/method.md §16)`,
+    '  calls and tokens are what the setting costs alone; seconds: those tokens at the sweep\'s measured throughput',
     `  sharing saved ${g.saved} of ${g.alone} generator calls (made ${g.made}) and ${e.saved} of ${e.alone} evaluator calls (made ${e.made})`,
   ].join('\n');
 }

@@ -49,6 +49,8 @@ export const ComparisonPair = z.object({
   rowsTotal: z.number().int(),
   accuracy: z.number().nullable(),
   macroF1: z.number().nullable(),
+  /** The macro-F1's 95 % percentile bootstrap interval over rows, seeded from the pair's job (docs/method.md §16); null while it runs. */
+  macroF1Interval: Interval.nullable().default(null),
   /** The pair's job's running time, all sessions (a job's word). */
   elapsedMs: z.number(),
   /** Prompt + completion tokens the pair's job used (cached generator work counts 0). */
@@ -111,4 +113,4 @@ export function tiedPairs(pairs: readonly ComparisonPair[]): ComparisonPair[] {
 export const TIED_FOR_BEST_MEANS = "not told apart from the best pair at 95 % (exact McNemar on the rows both scored, Holm's correction over the pairs compared)";
 
 /** How a comparison's numbers are worked out, beside every table or heat map that shows them (docs/method.md §16). */
-export const COMPARISON_INTERVALS_NOTE = "accuracy intervals: 95 % Wilson; differences: points against the best, Tango's paired 95 % interval";
+export const COMPARISON_INTERVALS_NOTE = "accuracy intervals: 95 % Wilson; macro-F1: 95 % percentile bootstrap over rows; differences: points against the best, Tango's paired 95 % interval";

@@ -145,6 +145,10 @@ export const JobSummary = z.object({
   accuracy: z.number().nullable(),
   /** The accuracy's 95 % Wilson interval over the rows scored so far (docs/method.md §16). */
   accuracyInterval: Interval.nullable().default(null),
+  /** Macro-F1 over the rows scored so far (classification and multiple choice; null for math or before any). */
+  macroF1: z.number().nullable().default(null),
+  /** Its 95 % percentile bootstrap interval over rows, seeded from the job (docs/method.md §16). */
+  macroF1Interval: Interval.nullable().default(null),
   error: z.string().nullable().default(null),
   /**
    * Every session ran on backends that give the same output for the same request, so the same

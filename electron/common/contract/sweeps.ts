@@ -103,6 +103,8 @@ export const SweepPoint = z.object({
    * scored, by the percentile bootstrap over rows and seeds (Wilson with one seed).
    */
   accuracyInterval: Interval.nullable().default(null),
+  /** The macro-F1's 95 % interval, as the accuracy's (bootstrap over rows and seeds; one seed: over rows); null for math. */
+  macroF1Interval: Interval.nullable().default(null),
   /** The point with the highest accuracy: the one every other is compared with. */
   best: z.boolean().default(false),
   /** This point minus the best on the rows both scored (paired bootstrap over rows and seeds, exact sign test); null for the best. */
@@ -158,3 +160,9 @@ export const SweepResult = SweepSummary.extend({
   deterministic: z.boolean().nullable().default(null),
 });
 export type SweepResult = z.infer<typeof SweepResult>;
+
+/** How a sweep point's intervals are worked out, beside every table that shows them (docs/method.md §16). */
+export const SWEEP_INTERVALS_NOTE = '95 % intervals by the percentile bootstrap over rows and seeds (one seed: Wilson for accuracy, over rows for macro-F1)';
+
+/** What "tied for best" means for a sweep's points (docs/method.md §16). */
+export const TIED_FOR_BEST_POINT_MEANS = "not told apart from the best point at 95 % (on the rows every seed scored, Holm's correction over the points compared)";

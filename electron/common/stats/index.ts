@@ -4,6 +4,6 @@ export { LEVEL, wilson, zFor } from './wilson';
 export { seededRng, seedOf, resampleCounts, type Rng } from './random';
 export { bootstrapTable, confusionF1, f1Intervals, BOOTSTRAP_MAX, BOOTSTRAP_MIN, BOOTSTRAP_TOLERANCE, type BootstrapOptions, type TableStatistic } from './bootstrap';
 export { compareTable, comparePaired, holm, tangoInterval, pairedTable, signTestExact, tiedForBest, type Contender, type Outcomes, type PairedTable, type VersusBest } from './paired';
-export { seedsInterval } from './seeds';
+export { seedsInterval, seedsMacroF1Interval, type LabelledRow } from './seeds';
 export { ASSUMED_DISAGREEMENT, POWER, detectableDifference, independentDisagreement, rowsNeeded, type PowerOptions } from './power';
 export { RACE_ALPHA, replayRace, roundRows, type RaceDrop, type RaceEntrant, type RaceStanding, type RaceState } from './race';

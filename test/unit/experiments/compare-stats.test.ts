@@ -68,7 +68,7 @@ describe('a comparison against its best pair', () => {
     expect(text).toMatch(/\* g1 +e1 +85\.0 +\[79\.4, 89\.3\] +best /);
     expect(text).toMatch(/g1 +85\.0\* +83\.0\*\n +g2 +70\.0 +60\.0/);
     const csv = pairsCsv(scored).split('\r\n');
-    expect(csv[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error,accuracyLow,accuracyHigh,best,versusBest,versusBestLow,versusBestHigh,rowsBothScored,pValue,adjustedP,tiedForBest');
+    expect(csv[0]).toBe('generator,evaluator,status,rowsDone,rowsTotal,accuracy,macroF1,elapsedMs,tokens,error,accuracyLow,accuracyHigh,macroF1Low,macroF1High,best,versusBest,versusBestLow,versusBestHigh,rowsBothScored,pValue,adjustedP,tiedForBest');
     expect(csv[1]).toMatch(/,true,,,,,,,true$/);
     expect(csv[2]).toMatch(new RegExp(`,false,-0\\.02,[-0-9.]+,[-0-9.]+,200,0\\.125,${String(scored[1]!.adjustedP).replace('.', '\\.')},true$`));
     expect(csv[4]).toMatch(/,false$/);

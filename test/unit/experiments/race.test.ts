@@ -135,7 +135,7 @@ describe('a raced comparison', () => {
     // A dropped pair's job says it was dropped by the race, not that it waits to be resumed: in the
     // contract's job (jobs.get, jobs list --json), the lists' status and the real CLI's jobs list.
     for (const p of result.pairs) {
-      const job = jobSummary(store.getJob(p.jobId!)!);
+      const job = jobSummary(store.getJob(p.jobId!)!, null);
       // A pair dropped after the last round ran every row: its job is done.
       const cut = p.status === 'dropped' && p.rowsDone < ROWS;
       expect([job.status, job.stoppedBy, listedStatus(job)]).toEqual(cut ? ['paused', 'race', 'dropped'] : ['done', null, 'done']);

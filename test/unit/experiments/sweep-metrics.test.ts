@@ -6,6 +6,9 @@ import type { TaskDefinition } from '../../../electron/common/task';
 import { aggregateSweep, meanStd, scoreUpTo, sweepPointsCsv, type SweepCell } from '../../../electron/experiments';
 import type { JobRow, RowRun, StoredRunExamples } from '../../../electron/jobs';
 import { loadBuiltInTasks } from '../../../electron/tasks';
+import { formatSweep } from '../../../electron/cli/commands/sweep';
+import type { SweepResult } from '../../../electron/common/contract/sweeps';
+import { boundsText } from '../../../electron/common/contract/interval';
 
 const tasks = await loadBuiltInTasks();
 const sst2 = tasks.find((t) => t.id === 'sst2') as TaskDefinition;
@@ -187,13 +190,24 @@ describe('aggregateSweep', () => {
 
   it('exports one CSV line per point', () => {
     const lines = sweepPointsCsv(agg.points).trimEnd().split('\r\n');
-    expect(lines[0]).toBe('n,k,r,seeds,accuracy_mean,accuracy_std,accuracy_low,accuracy_high,tied_for_best,macro_f1_mean,macro_f1_std,lenient_accuracy_mean,lenient_accuracy_std,calls_mean,calls_std,tokens_mean,tokens_std,seconds_mean,seconds_std');
+    expect(lines[0]).toBe('n,k,r,seeds,accuracy_mean,accuracy_std,accuracy_low,accuracy_high,tied_for_best,macro_f1_mean,macro_f1_std,macro_f1_low,macro_f1_high,lenient_accuracy_mean,lenient_accuracy_std,calls_mean,calls_std,tokens_mean,tokens_std,seconds_mean,seconds_std');
     expect(lines).toHaveLength(5);
     expect(lines[1]!.startsWith('0,2,1,1 2,0.5,0.5,')).toBe(true);
     const p = agg.points[0]!;
     expect(lines[1]!.split(',').slice(6, 9)).toEqual([String(p.accuracyInterval!.low), String(p.accuracyInterval!.high), String(p.tiedForBest)]);
+    expect(lines[1]!.split(',').slice(11, 13)).toEqual([String(p.macroF1Interval!.low), String(p.macroF1Interval!.high)]);
     // No lenient score for a classification task: empty cells.
-    expect(lines[1]!.split(',').slice(11, 13)).toEqual(['', '']);
+    expect(lines[1]!.split(',').slice(13, 15)).toEqual(['', '']);
+  });
+
+  it('prints each point with both intervals, the tied ones starred, and says how they were worked out', () => {
+    const result = { id: 's1', name: 'grid', status: 'done', taskId: 'sst2', taskKind: 'classification', dataPath: '/d.jsonl', rows: 2, progress: { jobsDone: 4, jobsTotal: 4 }, generator: '/g', evaluator: '/g', deterministic: null, error: null, sharing: agg.sharing, points: agg.points } as unknown as SweepResult;
+    const text = formatSweep(result);
+    const p = agg.points.find((x) => x.accuracy !== null)!;
+    expect(text).toContain(boundsText(p.accuracyInterval));
+    expect(text).toContain(boundsText(p.macroF1Interval, 'number'));
+    expect(text.split('\n').filter((l) => /^\s*\* \d/.test(l))).toHaveLength(agg.points.filter((x) => x.tiedForBest).length);
+    expect(text).toContain('95 % intervals by the percentile bootstrap over rows and seeds');
   });
 
   it('gives each point its interval over rows and seeds, and the points tied for best (docs/method.md §16)', () => {
@@ -203,6 +217,11 @@ describe('aggregateSweep', () => {
       expect(p.accuracyInterval).toMatchObject({ estimate: p.accuracy.mean, method: 'bootstrap-rows-seeds', level: 0.95 });
       expect(p.accuracyInterval!.low).toBeLessThanOrEqual(p.accuracy.mean);
       expect(p.accuracyInterval!.high).toBeGreaterThanOrEqual(p.accuracy.mean);
+      // Macro-F1 alike: the mean over seeds with its bootstrap over rows and seeds.
+      expect(p.macroF1Interval!.estimate).toBeCloseTo(p.macroF1!.mean, 12);
+      expect(p.macroF1Interval).toMatchObject({ method: 'bootstrap-rows-seeds', level: 0.95 });
+      expect(p.macroF1Interval!.low).toBeLessThanOrEqual(p.macroF1!.mean);
+      expect(p.macroF1Interval!.high).toBeGreaterThanOrEqual(p.macroF1!.mean);
     }
     const best = agg.points.filter((p) => p.best);
     expect(best).toHaveLength(1);

@@ -37,7 +37,7 @@ describe("a comparison's tied-for-best footnote", () => {
     const note = screen.getByTestId('compare-tied').textContent ?? '';
     expect(note).toMatch(/^Tied for best ★: g1 → e1, g1 → e2 \(2 pairs not told apart from the best pair at 95 %/);
     expect(count(note, /tied for best/gi)).toBe(1);
-    expect(note).toContain("Accuracy intervals: 95 % Wilson; differences: points against the best, Tango's paired 95 % interval.");
+    expect(note).toContain("Accuracy intervals: 95 % Wilson; macro-F1: 95 % percentile bootstrap over rows; differences: points against the best, Tango's paired 95 % interval.");
   });
 
   it('in the CLI names them once and says what it means on the same line', () => {

@@ -11,7 +11,7 @@ import { compactCount } from '../../../renderer/src/components/labels';
 function point(n: number, k: number, r: number, mean: number | null, half = 0): SweepPoint {
   const zero = { mean: 0, std: 0 };
   const accuracyInterval = mean === null ? null : { estimate: mean, low: Math.max(0, mean - half), high: Math.min(1, mean + half), method: 'bootstrap-rows-seeds' as const, level: 0.95 };
-  return { n, k, r, seeds: [1, 2], accuracy: mean === null ? null : { mean, std: 0 }, macroF1: null, lenientAccuracy: null, calls: zero, tokens: zero, seconds: zero, perSeed: [], accuracyInterval, best: false, versusBest: null, adjustedP: null, tiedForBest: false };
+  return { n, k, r, seeds: [1, 2], accuracy: mean === null ? null : { mean, std: 0 }, macroF1: null, lenientAccuracy: null, calls: zero, tokens: zero, seconds: zero, perSeed: [], accuracyInterval, macroF1Interval: null, best: false, versusBest: null, adjustedP: null, tiedForBest: false };
 }
 
 const points: SweepPoint[] = [];

@@ -274,7 +274,9 @@ function ComparisonResult({ result }: { result: Comparison }) {
                   ) : null}{' '}
                   <span className="small">{p.best ? '' : versusBestText(p)}</span>
                 </td>
-                <td className="num">{pct(p.macroF1)}</td>
+                <td className="num">
+                  {pct(p.macroF1)} <Bounds interval={p.macroF1Interval} testId="pair-macro-f1-interval" />
+                </td>
                 <td className="num">{p.rowsTotal > 0 ? `${p.rowsDone}/${p.rowsTotal}` : '–'}</td>
                 <td className="num">{p.elapsedMs > 0 ? duration(p.elapsedMs) : '–'}</td>
                 <td className="num">{p.tokens > 0 ? p.tokens.toLocaleString('en-US') : '–'}</td>

@@ -175,7 +175,9 @@ function SweepResultView({ result }: { result: Sweep }) {
                         </span>
                       ) : null}
                     </td>
-                    <td className="num">{second ? `${pct(second.mean)} ± ${pct(second.std)}` : '–'}</td>
+                    <td className="num">
+                      {second ? `${pct(second.mean)} ± ${pct(second.std)}` : '–'} {math ? null : <Bounds interval={p.macroF1Interval} testId="sweep-point-macro-f1-interval" />}
+                    </td>
                     <td className="num">{Math.round(p.calls.mean).toLocaleString()}</td>
                     <td className="num">{Math.round(p.tokens.mean).toLocaleString()}</td>
                     <td className="num">{p.seconds.mean.toFixed(1)}</td>
