@@ -91,6 +91,10 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   const counts = (await cells.allTextContents()).map(Number);
   expect(counts.reduce((a, b) => a + b, 0)).toBe(8);
   await expect(page.getByTestId('runs-curve')).toBeVisible();
+  // The vote after j runs and run j alone, each with its Wilson interval (its table for screen readers).
+  const runsRow = page.getByTestId('runs-curve-text').locator('tbody tr').first();
+  await expect(runsRow.locator('td')).toHaveCount(4);
+  for (const cell of [1, 3]) await expect(runsRow.locator('td').nth(cell)).toHaveText(/^\d+\.\d–\d+\.\d%$/);
   await expect(page.getByTestId('confidence-histogram')).toBeVisible();
 
   // How far to trust the labels: the reliability diagram and the accuracy–coverage curve, each with

@@ -45,16 +45,26 @@ export function ConfusionMatrix({ confusion }: { confusion: JobMetrics['confusio
 export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
   const color = useResolvedColor();
   const bands = metrics.intervals?.accuracyAfterRuns ?? [];
+  const ownBands = metrics.intervals?.perRunAccuracy ?? [];
   const data = metrics.accuracyAfterRuns.map((a, j) => {
     const band = bands[j];
-    return { runs: j + 1, after: a === null ? null : a * 100, own: metrics.perRunAccuracy[j] == null ? null : metrics.perRunAccuracy[j]! * 100, band: band ? [band.low * 100, band.high * 100] : null };
+    const ownBand = ownBands[j];
+    return {
+      runs: j + 1,
+      after: a === null ? null : a * 100,
+      own: metrics.perRunAccuracy[j] == null ? null : metrics.perRunAccuracy[j]! * 100,
+      band: band ? [band.low * 100, band.high * 100] : null,
+      ownBand: ownBand ? [ownBand.low * 100, ownBand.high * 100] : null,
+    };
   });
   if (data.length === 0) return <p className="muted small">No finished rows yet.</p>;
+  const range = (b: number[] | null) => (b ? `${b[0]!.toFixed(1)}–${b[1]!.toFixed(1)}%` : '–');
   const text = {
-    caption: 'Accuracy after j runs: the vote over runs 1 to j with its 95 % Wilson interval, and run j alone',
-    columns: ['Runs voted (j)', 'Vote over runs 1…j', '95 % interval', 'Run j alone'],
-    rows: data.map((d) => [d.runs, d.after === null ? '–' : `${d.after.toFixed(1)}%`, d.band ? `${d.band[0]!.toFixed(1)}–${d.band[1]!.toFixed(1)}%` : '–', d.own === null ? '–' : `${d.own.toFixed(1)}%`]),
+    caption: 'Accuracy after j runs: the vote over runs 1 to j and run j alone, each with its 95 % Wilson interval',
+    columns: ['Runs voted (j)', 'Vote over runs 1…j', '95 % interval', 'Run j alone', 'Its 95 % interval'],
+    rows: data.map((d) => [d.runs, d.after === null ? '–' : `${d.after.toFixed(1)}%`, range(d.band), d.own === null ? '–' : `${d.own.toFixed(1)}%`, range(d.ownBand)]),
   };
+  const ownBandOf = (runs: number) => data.find((d) => d.runs === runs)?.ownBand ?? null;
   return (
     <ChartFigure data={text} testId="runs-curve" style={{ width: '100%', height: 240 }}>
       <ResponsiveContainer width="100%" height={240}>
@@ -64,10 +74,12 @@ export function RunsCurve({ metrics }: { metrics: JobMetrics }) {
           <YAxis domain={[0, 100]} unit="%" stroke={color('var(--muted)')} fontSize={12} width={48} />
           <Tooltip
             contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}`, color: color('var(--text)') }}
-            formatter={(v, name) =>
+            formatter={(v, name, item) =>
               name === 'band' && Array.isArray(v)
                 ? [`${Number(v[0]).toFixed(1)}–${Number(v[1]).toFixed(1)}%`, '95 % interval (Wilson)']
-                : [`${Number(v).toFixed(1)}%`, name === 'after' ? 'vote over runs 1…j' : 'run j alone']
+                : name === 'after'
+                  ? [`${Number(v).toFixed(1)}%`, 'vote over runs 1…j']
+                  : [`${Number(v).toFixed(1)}% [${range(ownBandOf((item.payload as { runs: number }).runs))}]`, 'run j alone, 95 % interval']
             }
           />
           <Area type="monotone" dataKey="band" stroke="none" fill={color('var(--accent)')} fillOpacity={0.15} isAnimationActive={false} />

@@ -285,6 +285,7 @@ function JobView({ jobId }: { jobId: string }) {
         <Metric name="Macro-F1" value={pct(metrics?.macroF1 ?? null)} detail={<Bounds interval={iv?.macroF1} testId="macro-f1-interval" />} />
         <Metric name="Rows scored" value={(metrics?.scored ?? 0).toLocaleString()} />
         {metrics?.baselineAccuracy != null ? <Metric name="Zero-shot baseline" value={pct(metrics.baselineAccuracy)} detail={<Bounds interval={iv?.baseline?.accuracy} testId="baseline-interval" />} /> : null}
+        {metrics?.baselineMacroF1 != null ? <Metric name="Baseline macro-F1" value={pct(metrics.baselineMacroF1)} detail={<Bounds interval={iv?.baseline?.macroF1} testId="baseline-macro-f1-interval" />} /> : null}
         {metrics?.lenientAccuracy != null ? <Metric name="Lenient (gold in output)" value={pct(metrics.lenientAccuracy)} hint="The reference code's score: the gold string appears anywhere in an output" detail={<Bounds interval={iv?.lenientAccuracy} />} /> : null}
       </div>
       {iv?.baseline?.versus ? <PairedLine label="TATRA − zero-shot baseline:" comparison={iv.baseline.versus} testId="baseline-versus" /> : null}
