@@ -4,49 +4,22 @@
 // rounds of 20. The weak pairing is shown worse at 95 % after a few rounds and dropped: its page
 // says after how many rows and why, the heat map greys it, the strong one runs every row. Screenshots
 // at both widths and themes (e2e/artifacts/compare-raced-*.png).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { politeScript } from '../test/helpers/scripted-backend';
-import { chatCompletion, fakeServer, json, type FakeServer, type RecordedRequest } from '../test/unit/remote/fake-server';
+import { judgeServer, writeRaceCsv } from '../test/helpers/judges';
 import { callApi, expect, openApp, test } from './fixtures';
 import { lookAt } from './look';
 
 const ROWS = 200;
-const gold = (i: number) => (i % 2 === 0 ? 'positive' : 'negative');
-/** Right on a share `accuracy` of the rows, which ones fixed by the row's number (a low-discrepancy sequence). */
-const rightOn = (i: number, accuracy: number) => ((i * 0.6180339887) % 1) < accuracy;
-
-/** An OpenAI-compatible server of model `id` that writes polite examples and paraphrases and labels row i right when rightOn(i, accuracy). */
-function judge(id: string, accuracy: number): Promise<FakeServer> {
-  const script = politeScript({
-    answer: (candidate) => {
-      const i = Number(/review (\d+)/.exec(candidate)?.[1] ?? 0);
-      const right = gold(i);
-      return rightOn(i, accuracy) ? right : right === 'positive' ? 'negative' : 'positive';
-    },
-  });
-  return fakeServer({
-    'GET /v1/models': { object: 'list', data: [{ id, object: 'model' }] },
-    'POST /v1/chat/completions': async (req: RecordedRequest, res: Parameters<typeof json>[0]) => {
-      const body = req.body as { messages: { role: string; content: string }[]; temperature: number; seed?: number };
-      const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
-      const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
-      const request = { prompt: { system, user }, maxTokens: 1, temperature: body.temperature, ...(body.seed !== undefined ? { seed: body.seed } : {}) };
-      const out = await script(request, { index: 0, batch: 0, stage: 'evaluation' });
-      json(res, 200, chatCompletion(typeof out === 'string' ? out : out.text, id));
-    },
-  });
-}
 
 test('a raced comparison drops the pairing shown worse, says after how many rows and why, and greys it', async ({ page }) => {
-  const strong = await judge('judge-strong', 0.95);
-  const weak = await judge('judge-weak', 0.5);
+  const strong = await judgeServer('judge-strong', 0.95);
+  const weak = await judgeServer('judge-weak', 0.5);
   const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-race-'));
   try {
     const csv = join(dir, 'reviews.csv');
-    writeFileSync(csv, `text,label\n${Array.from({ length: ROWS }, (_, i) => `"review ${i}: ${i % 2 === 0 ? 'a warm and funny film' : 'dull and far too long'}",${gold(i)}`).join('\n')}\n`);
-    const spec = (s: FakeServer, id: string) => `openai+${s.origin}/v1#${id}`;
+    writeRaceCsv(csv, ROWS);
     const started = await callApi<{ id: string }>('experiments.start', {
       kind: 'compare',
       spec: {
@@ -55,8 +28,8 @@ test('a raced comparison drops the pairing shown worse, says after how many rows
         dataPath: csv,
         inputColumn: 'text',
         goldColumn: 'label',
-        generators: [spec(strong, 'judge-strong')],
-        evaluators: [spec(strong, 'judge-strong'), spec(weak, 'judge-weak')],
+        generators: [strong.spec],
+        evaluators: [strong.spec, weak.spec],
         settings: { n: 1, k: 2, r: 1, seed: 1, scope: 'run' },
         race: true,
       },
