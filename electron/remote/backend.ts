@@ -162,6 +162,11 @@ export class RemoteBackend implements LoadedBackend {
     return { ...this.counters, endpoints: this.set.states() };
   }
 
+  /** Calls `listener` after an endpoint is set aside or set back in (read stats().endpoints in it); returns its removal. */
+  onEndpointUpOrDown(listener: () => void): () => void {
+    return this.set.onUpOrDown(listener);
+  }
+
   async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
     this.ensureNotDisposed();
     for (const request of requests) {

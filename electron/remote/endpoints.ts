@@ -195,6 +195,7 @@ export class EndpointSet {
   private disposed = false;
   // Aborted on dispose: its reason is what a request still waiting for an endpoint rejects with.
   private readonly closed = new AbortController();
+  private readonly upDownListeners = new Set<() => void>();
 
   constructor(
     readonly endpoints: readonly Endpoint[],
@@ -246,6 +247,13 @@ export class EndpointSet {
     endpoint.retryDelayMs = this.opts.reprobeMs;
     this.schedule(endpoint);
     this.checkAllDown();
+    this.upOrDown();
+  }
+
+  /** Calls `listener` after an endpoint is set aside or set back in (read states() in it); returns its removal. */
+  onUpOrDown(listener: () => void): () => void {
+    this.upDownListeners.add(listener);
+    return () => void this.upDownListeners.delete(listener);
   }
 
   /** States of all endpoints (copies). */
@@ -352,6 +360,10 @@ export class EndpointSet {
     this.downTimer.unref?.();
   }
 
+  private upOrDown(): void {
+    for (const listener of [...this.upDownListeners]) listener();
+  }
+
   private schedule(endpoint: Endpoint): void {
     clearTimeout(endpoint.timer);
     endpoint.timer = setTimeout(() => void this.reprobe(endpoint), endpoint.retryDelayMs);
@@ -372,6 +384,7 @@ export class EndpointSet {
       this.allDownSince = null;
       clearTimeout(this.downTimer);
       this.dispatch();
+      this.upOrDown();
     } else {
       endpoint.retryDelayMs = Math.min(this.opts.maxReprobeMs, endpoint.retryDelayMs * 2);
       this.schedule(endpoint);

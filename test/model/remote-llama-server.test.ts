@@ -16,6 +16,7 @@ import { JobManager, openJobStore } from '../../electron/jobs';
 import { ModelPool } from '../../electron/hold';
 import { RemoteLibrary } from '../../electron/models/remote-library';
 import { connectRemoteBackend, type RemoteBackend } from '../../electron/remote';
+import { whenTrue } from '../helpers/events';
 import { freePort, startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';
 import { tinyModelPath } from '../helpers/models';
 import { fakeServer, type json } from '../unit/remote/fake-server';
@@ -273,9 +274,7 @@ describe('llama-server as a remote model', () => {
 
       // Restarted on the same port: probed again, set back in, and given requests.
       await b!.restart();
-      const deadline = Date.now() + 60_000;
-      while (!backend.stats().endpoints[1]!.up && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(backend.stats().endpoints[1]!.up).toBe(true);
+      await whenTrue((listener) => backend.onEndpointUpOrDown(listener), () => backend.stats().endpoints[1]!.up);
       const servedBefore = backend.stats().endpoints[1]!.served;
       await backend.generate(Array.from({ length: 6 }, (_, i) => ({ prompt: { system: '', user: `Text: "row ${i}"\nAnswer:` }, grammar: 'root ::= "negative" | "positive"', maxTokens: 4 })));
       expect(backend.stats().endpoints[1]!.served).toBeGreaterThan(servedBefore);
