@@ -70,6 +70,33 @@ function post(path: string, body: unknown, agent?: Agent, signal?: AbortSignal):
   });
 }
 
+/**
+ * A streamed chat completion: `started` resolves on its first stage (the engine is running it),
+ * `answer` once the stream has ended. A stream that is not answered 200 rejects both.
+ */
+function streamChat(body: unknown, signal?: AbortSignal): { started: Promise<void>; answer: Promise<Answer> } {
+  let stage!: () => void;
+  const started = new Promise<void>((resolve) => (stage = resolve));
+  const answer = new Promise<Answer>((resolve, reject) => {
+    const req = request(`${api.origin}/v1/chat/completions`, { method: 'POST', signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`answered ${res.statusCode}`));
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+        if (text.includes('"stage"')) stage();
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+  // A client that leaves on purpose (its signal) ends its answer; nobody waits for it then.
+  answer.catch(() => undefined);
+  return { started: Promise.race([started, answer.then(() => Promise.reject(new Error('the stream ended before its first stage')))]), answer };
+}
+
 describe('tatra api with the official openai client', () => {
   it('lists the models', async () => {
     const ids: string[] = [];
@@ -186,23 +213,8 @@ describe('tatra api under load', () => {
     const settings = { r: 16, n: 3, early_stop: false };
     const planned = settings.r * (SST2_LABELS.length + 1 + (settings.n + 1));
     const leaving = new AbortController();
-    const firstStage = new Promise<void>((resolve, reject) => {
-      const req = request(
-        `${api.origin}/v1/chat/completions`,
-        { method: 'POST', signal: leaving.signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
-        (res) => {
-          if (res.statusCode !== 200) reject(new Error(`answered ${res.statusCode}`));
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => {
-            if (d.includes('"stage"')) resolve();
-          });
-          res.on('error', () => undefined);
-        },
-      );
-      req.on('error', (e) => (leaving.signal.aborted ? undefined : reject(e)));
-      req.end(JSON.stringify({ model: 'tatra/sst2', stream: true, seed: 77, tatra: settings, messages: [{ role: 'user', content: 'A client that will not wait for the answer.' }] }));
-    });
-    await firstStage;
+    const { started } = streamChat({ model: 'tatra/sst2', stream: true, seed: 77, tatra: settings, messages: [{ role: 'user', content: 'A client that will not wait for the answer.' }] }, leaving.signal);
+    await started;
     leaving.abort();
 
     // Waited for by progress: the server notices, cancels the engine's work and frees the slot.
@@ -287,12 +299,14 @@ describe('promptfoo runs the README configuration against tatra api', () => {
 
 describe('tatra api shutting down', () => {
   it('on SIGTERM finishes or cancels what runs, answers it, and exits 0', async () => {
-    let settled = false;
-    const running = post('/v1/chat/completions', { model: 'tatra/sst2', tatra: { r: 12, early_stop: false }, messages: [{ role: 'user', content: 'Asked just before the end.' }] }).finally(() => (settled = true));
-    while (!settled && sampleValue(await metrics(), 'tatra_api_classifications_running') === 0) await new Promise((r) => setTimeout(r, 50));
+    // Streamed, so its first stage says the engine is running it when the signal comes.
+    const running = streamChat({ model: 'tatra/sst2', stream: true, tatra: { r: 12, early_stop: false }, messages: [{ role: 'user', content: 'Asked just before the end.' }] });
+    await running.started;
     const code = await api.stop('SIGTERM');
-    const answer = await running;
-    expect([200, 503]).toContain(answer.status);
+    const answer = await running.answer;
+    expect(answer.status).toBe(200);
+    // Answered to its end: finished within the grace period, or cancelled with the error that says why.
+    expect(answer.body).toMatch(/data: \[DONE\]\n\n$|"code":"shutting_down"/);
     expect(code).toBe(0);
     expect(api.stderr()).toContain('SIGTERM');
     expect(api.stderr()).not.toMatch(/\n\s+at /);
