@@ -24,18 +24,18 @@
 //   on the prefix hint; the hint only decides what is worth snapshotting.
 // - The schedule bench/ compares against (`free`: batches as timing allows) is not here: it lives
 //   in bench/free-schedule.ts, a subclass, so nothing in the app can run it.
-import {
-  LlamaGrammarEvaluationState,
+import type {
+  BatchingOptions,
+  ChatWrapper,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaGrammar,
+  LlamaModel,
+  Token,
   TokenBias,
-  type BatchingOptions,
-  type ChatWrapper,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaGrammar,
-  type LlamaModel,
-  type Token,
 } from 'node-llama-cpp';
+import { loadedNodeLlamaCpp } from './module';
 import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../engine/backend';
 import { onAbort } from '../common/abort';
 import { UserError } from '../common/errors';
@@ -279,7 +279,7 @@ export class LlamaBackend implements LoadedBackend {
   protected async openLane(sequence: LlamaContextSequence, generation: Generation, evaluate: Token[], started: number): Promise<GenerationLane> {
     const { request, tokens } = generation;
     const grammar = request.grammar === undefined ? undefined : await this.grammar(request.grammar);
-    const grammarEvaluationState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
+    const grammarEvaluationState = grammar ? new (loadedNodeLlamaCpp().LlamaGrammarEvaluationState)({ model: this.model, grammar }) : undefined;
     const trie = request.grammar === undefined ? null : this.choiceTrie(request.grammar, tokens);
     const temperature = request.temperature ?? 0;
     const lane: GenerationLane = { generation, output: [], node: trie?.root, started, iterator: undefined as unknown as GenerationLane['iterator'] };
@@ -504,7 +504,7 @@ const emptyBiases = new WeakMap<LlamaModel, TokenBias>();
 function noBias(model: LlamaModel): TokenBias {
   let bias = emptyBiases.get(model);
   if (!bias) {
-    bias = new TokenBias(model.tokenizer);
+    bias = new (loadedNodeLlamaCpp().TokenBias)(model.tokenizer);
     emptyBiases.set(model, bias);
   }
   return bias;

@@ -7,7 +7,8 @@
 // the first sample valid, and stopping as soon as a complete choice that nothing extends has been
 // written saves the final step, whose only legal token is end-of-generation. The grammar stays in
 // force, so the output is still guaranteed to be one of the choices.
-import { TokenBias, type LlamaModel, type Token } from 'node-llama-cpp';
+import type { LlamaModel, Token, TokenBias } from 'node-llama-cpp';
+import { loadedNodeLlamaCpp } from './module';
 import { literalChoices } from '../engine/literal-choices';
 
 export { literalChoices };
@@ -60,7 +61,7 @@ export class ChoiceTrie {
   /** The bias for the next token at `node`: +100 logits on every token that continues a choice. */
   biasAt(node: TrieNode): TokenBias {
     if (!node.bias) {
-      node.bias = new TokenBias(this.model.tokenizer);
+      node.bias = new (loadedNodeLlamaCpp().TokenBias)(this.model.tokenizer);
       for (const token of node.children.keys()) node.bias.set(token, { logit: 100 });
     }
     return node.bias;

@@ -2,7 +2,8 @@
 // options the real load passes (loadGpuLayers below). The fit badge, `tatra models fit`, Compare's
 // warnings and the out-of-memory message therefore say what the load will do, rather than a
 // separate hand-made estimate that can disagree with it.
-import { GgufInsights, InsufficientMemoryError, type Llama } from 'node-llama-cpp';
+import type { GgufInsights, InsufficientMemoryError, Llama } from 'node-llama-cpp';
+import { isInsufficientMemory, nodeLlamaCpp } from './module';
 import { z } from 'zod';
 import { readGgufInfo } from './gguf';
 import { withoutSimulation } from './internals';
@@ -125,7 +126,7 @@ export async function planLoad(
         ...ramOverrides,
       });
     } catch (e) {
-      if (!(e instanceof InsufficientMemoryError)) throw e;
+      if (!isInsufficientMemory(e)) throw e;
       contextFits = false;
     }
   }
@@ -167,6 +168,7 @@ async function contextFloor(insights: GgufInsights, llama: Llama, shape: { conte
  * refused at once.
  */
 export async function contextBeyondMemory(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<InsufficientMemoryError | null> {
+  const { GgufInsights, InsufficientMemoryError } = await nodeLlamaCpp();
   const floor = await contextFloor(await GgufInsights.from(await readGgufInfo(modelPath), llama), llama, shape);
   return floor.beyond ? new InsufficientMemoryError(`a context of ${shape.contextSize} tokens × ${shape.sequences} sequences needs more than all the memory free`) : null;
 }
@@ -178,7 +180,7 @@ export async function contextBeyondMemory(modelPath: string, llama: Llama, shape
  */
 export async function memoryShortfall(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<string> {
   const info = await readGgufInfo(modelPath);
-  const insights = await GgufInsights.from(info, llama);
+  const insights = await (await nodeLlamaCpp()).GgufInsights.from(info, llama);
   const free = (ram: number, vram: number) => (llama.gpu === false ? `only ${formatBytes(ram)} RAM is free` : `${formatBytes(ram)} RAM and ${formatBytes(vram)} VRAM are free`);
   const floor = await contextFloor(insights, llama, shape);
   if (floor.beyond)

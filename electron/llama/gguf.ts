@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
-import * as nodeLlamaCpp from 'node-llama-cpp';
-import { GgufFileType, readGgufFileInfo, type GgufFileInfo } from 'node-llama-cpp';
+import type { GgufFileInfo } from 'node-llama-cpp';
+import { nodeLlamaCpp } from './module';
 import { UserError } from '../common/errors';
 import { readGgufHeader, type GgufErrorCode, type GgufValue } from './gguf-header';
 
@@ -47,14 +47,18 @@ export interface InspectGgufOptions {
   checkData?: boolean;
 }
 
+let supported: ReadonlySet<string> | null = null;
+
 /**
  * The architectures the bundled llama.cpp can load: node-llama-cpp generates GgufArchitectureType
  * from the llama.cpp it ships. Read at run time (it is a const enum in the typings, which
- * isolatedModules cannot inline).
+ * isolatedModules cannot inline), once.
  */
-const SUPPORTED_ARCHITECTURES: ReadonlySet<string> = new Set(
-  Object.values((nodeLlamaCpp as unknown as { GgufArchitectureType: Record<string, string> }).GgufArchitectureType),
-);
+async function supportedArchitectures(): Promise<ReadonlySet<string>> {
+  const types = ((await nodeLlamaCpp()) as unknown as { GgufArchitectureType: Record<string, string> }).GgufArchitectureType;
+  supported ??= new Set(Object.values(types));
+  return supported;
+}
 
 const HEAD_BYTES = 1024 * 1024;
 const TAIL_BYTES = 64 * 1024;
@@ -80,7 +84,7 @@ export async function inspectGguf(path: string, opts: InspectGgufOptions = {}): 
   if (typeof architecture !== 'string' || architecture.trim() === '')
     throw new UserError(`not a usable GGUF model: ${path} (its metadata names no general.architecture)`, 'gguf_invalid');
 
-  if (opts.checkData !== false && !SUPPORTED_ARCHITECTURES.has(architecture)) {
+  if (opts.checkData !== false && !(await supportedArchitectures()).has(architecture)) {
     // Loading it would fail with a bare "Failed to load model" after reading the whole file.
     throw new UserError(
       `unsupported model architecture "${shownName(architecture)}": ${path} (the llama.cpp built into this TATRA Studio, through node-llama-cpp, cannot run it; use a model of a supported architecture such as llama, qwen2, qwen3, gemma3 or phi3)`,
@@ -92,7 +96,7 @@ export async function inspectGguf(path: string, opts: InspectGgufOptions = {}): 
   for (const t of header.tensors) parameterCount += t.dims.reduce<number>((a, d) => a * Number(d), 1);
 
   const fileType = num(meta.get('general.file_type'));
-  const fileTypeName = fileType === null ? undefined : (GgufFileType as unknown as Record<number, string | undefined>)[fileType];
+  const fileTypeName = fileType === null ? undefined : ((await nodeLlamaCpp()).GgufFileType as unknown as Record<number, string | undefined>)[fileType];
   const generalName = meta.get('general.name');
   const template = meta.get('tokenizer.chat_template');
 
@@ -123,6 +127,7 @@ function shownName(s: string): string {
  */
 export async function readGgufInfo(path: string): Promise<GgufFileInfo> {
   await readGgufHeader(path, { requireData: false });
+  const { readGgufFileInfo } = await nodeLlamaCpp();
   try {
     return await readGgufFileInfo(path, { sourceType: 'filesystem', ignoreKeys: ignoredKeys, logWarnings: false });
   } catch {

@@ -12,7 +12,8 @@
 // would otherwise show as a sampler that is never reused, a batch order that is no longer
 // deterministic, or a plan measured on the wrong device. Members that live on instances are
 // checked where they are first reached, with the same line.
-import { GgufInsights, getModuleVersion, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import type { GgufInsights, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
+import { nodeLlamaCpp } from './module';
 import { UserError } from '../common/errors';
 
 /** The node-llama-cpp version whose internals this module was checked against. */
@@ -57,6 +58,7 @@ function versionForLine(): string {
 
 /** Checks the installed version and the members reachable before any model loads (runtime.ts). */
 export async function checkLlamaInternals(llama: Llama): Promise<void> {
+  const { GgufInsights, getModuleVersion } = await nodeLlamaCpp();
   installedVersion = await getModuleVersion();
   const bindings = (llama as unknown as { _bindings?: Partial<Bindings> })._bindings;
   const insights = GgufInsights.prototype as unknown as { _resolveSimulatorSource?: unknown };

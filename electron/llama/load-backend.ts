@@ -2,7 +2,8 @@
 // what memory allows (refused in one line when it cannot fit), the chat template picked, and the
 // backend (or a subclass: bench/ runs another schedule that way) built from the parts.
 import { basename } from 'node:path';
-import { InsufficientMemoryError, type BatchingOptions, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import type { BatchingOptions, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
+import { isInsufficientMemory } from './module';
 import { UserError, errorMessage } from '../common/errors';
 import { LlamaBackend } from './backend';
 import type { LlamaBackendParts } from './backend-types';
@@ -126,14 +127,14 @@ export async function loadLlamaBackend<B extends LlamaBackend = LlamaBackend>(op
 async function outOfMemoryError(e: unknown, llama: Llama, inspection: GgufInspection, shape: { contextSize: number; sequences: number }, stage: 'load' | 'context'): Promise<unknown> {
   // "Failed to create context": llama.cpp could not allocate what the resolver let through.
   const contextFailed = stage === 'context' && e instanceof Error && e.message === 'Failed to create context';
-  if (!(e instanceof InsufficientMemoryError) && !contextFailed) return e;
+  if (!isInsufficientMemory(e) && !contextFailed) return e;
   const name = basename(inspection.path);
   const tokens = `${shape.contextSize.toLocaleString('en-US')} tokens × ${shape.sequences} sequence${shape.sequences === 1 ? '' : 's'}`;
   const what = stage === 'load' ? `cannot load ${name}` : `cannot create a ${tokens} context for ${name}`;
   // The estimate asks node-llama-cpp's resolver for the same shape: where no GPU layer count fits
   // it refuses with the same InsufficientMemoryError, and the message goes without figures.
   const shortfall = await memoryShortfall(inspection.path, llama, shape).catch((estimate: unknown) => {
-    if (estimate instanceof InsufficientMemoryError) return null;
+    if (isInsufficientMemory(estimate)) return null;
     throw estimate;
   });
   const figures = shortfall ? `: it needs ${shortfall}` : ` (${errorMessage(e)})`;

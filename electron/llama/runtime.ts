@@ -2,7 +2,8 @@
 // GPU; loading it twice wastes memory and splits the thread budget (docs/architecture.md, "node-llama-cpp").
 import { availableParallelism } from 'node:os';
 import { format } from 'node:util';
-import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
+import type { Llama } from 'node-llama-cpp';
+import { nodeLlamaCpp } from './module';
 import { watchContention, type ContentionWatch } from './contention';
 import { checkLlamaInternals } from './internals';
 import { poolNativeSamplers } from './samplers';
@@ -107,7 +108,9 @@ export function gpuChoice(value: string | undefined): false | 'auto' | 'cuda' | 
 
 function createRuntime(): Promise<Llama> {
   const cap = Math.max(defaultThreads(), availableParallelism());
-  return keepingLibraryLines(() => getLlama({
+  return keepingLibraryLines(async () => {
+    const { getLlama, LlamaLogLevel } = await nodeLlamaCpp();
+    return getLlama({
     gpu: gpuChoice(process.env.TATRA_GPU),
     build: 'never',
     logLevel: LlamaLogLevel.warn,
@@ -122,7 +125,8 @@ function createRuntime(): Promise<Llama> {
       if (!showWarnings || knownNoise.some((r) => r.test(message))) return;
       process.stderr.write(`[llama] ${message.trimEnd()}\n`);
     },
-  }))
+  });
+  })
     .then(async (llama) => {
       // The internals the layer relies on are the ones it was checked against (internals.ts).
       await checkLlamaInternals(llama).catch(async (e: unknown) => {

@@ -3,9 +3,10 @@
 // loading one that won't fit. Header only: a 7B model is estimated without reading its weights.
 import { availableParallelism, freemem, totalmem } from 'node:os';
 import { basename } from 'node:path';
-import { GgufInsights, type Llama } from 'node-llama-cpp';
+import type { Llama } from 'node-llama-cpp';
 import type { FitEstimate, FitOptions, GpuFacts, HardwareInfo } from '../common/contract/models';
 import { FitOptions as FitOptionsSchema } from '../common/contract/models';
+import { nodeLlamaCpp } from '../llama/module';
 import { defaultThreads, getLlamaRuntime, parseGpuStandIn, planLoad, readGgufInfo, readGpuFacts, type LoadPlan, type MemoryBudget } from '../llama';
 import { formatBytes } from '../common/bytes';
 import { gpuLabel } from '../common/gpu';
@@ -66,7 +67,7 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
   const info = await readGgufInfo(modelPath);
   const name = (info.metadata.general as { name?: string }).name?.trim() || basename(modelPath).replace(/\.gguf$/i, '');
   const llama = options.llama ?? (await getLlamaRuntime());
-  const insights = await GgufInsights.from(info, llama);
+  const insights = await (await nodeLlamaCpp()).GgufInsights.from(info, llama);
   const gpu = options.gpu ?? (await gpuFacts(llama));
   // The load's own resolver, with the load's own gpuLayers option (llama/fit.ts).
   const plan = await planLoad(insights, llama, { contextSize, sequences, budget: options.budget, gpu });
