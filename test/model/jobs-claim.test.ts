@@ -5,7 +5,7 @@
 //   loser never touches the job's status;
 // - the same for two `tatra sweep resume` of one sweep.
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,17 +24,21 @@ interface Ran {
   code: number | null;
   stdout: string;
   stderr: string;
-  pid: number;
 }
 
-function start(args: string[]): { pid: number; done: Promise<Ran> } {
-  const child = spawn(process.execPath, [tatra, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Makes a `tatra` process say on its file descriptor 3 when it has opened its job database. */
+const announceDbOpen = join(repoRoot, 'test', 'helpers', 'announce-db-open.mjs');
+
+/** Runs `tatra args`; `opened` resolves once it has opened its job database. */
+function start(args: string[]): { done: Promise<Ran>; opened: Promise<void> } {
+  const child = spawn(process.execPath, ['--import', announceDbOpen, tatra, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<Ran>((res) => child.on('close', (code) => res({ code, stdout, stderr, pid: child.pid! })));
-  return { pid: child.pid!, done };
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const opened = new Promise<void>((resolve) => child.stdio[3]!.once('data', () => resolve()));
+  const done = new Promise<Ran>((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+  return { done, opened };
 }
 
 const cli = (args: string[]) => start(args).done;
@@ -96,21 +100,6 @@ it('resume refuses a swapped model with one line, and --accept-model-change cont
   }
 });
 
-/** Whether the process has the job database open (it opens it before it checks the job). */
-function hasDbOpen(pid: number): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith('tatra.db');
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Launches `args` twice at once and returns the one that ran (exit 0) and the one refused (exit
  * 2, stderr one line). SQLite's write lock is held while both processes start, so both read the
@@ -121,10 +110,8 @@ async function race(dataDir: string, args: string[]): Promise<{ winner: Ran; los
   lock.exec('BEGIN IMMEDIATE');
   const a = start(args);
   const b = start(args);
-  const ended: Ran[] = [];
-  void a.done.then((r) => ended.push(r));
-  void b.done.then((r) => ended.push(r));
-  for (let i = 0; i < 2400 && !(hasDbOpen(a.pid) && hasDbOpen(b.pid)) && ended.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  // Both have the database open and wait on the lock (or one has already ended: nothing to wait for).
+  await Promise.race([Promise.all([a.opened, b.opened]), a.done, b.done]);
   lock.exec('ROLLBACK');
   lock.close();
   const results = await Promise.all([a.done, b.done]);
@@ -136,7 +123,7 @@ async function race(dataDir: string, args: string[]): Promise<{ winner: Ran; los
   return { winner: winners[0]!, loser: losers[0]! };
 }
 
-it.runIf(process.platform === 'linux')('two resumes of one job launched together: one runs it, the other is refused and leaves the status alone', async () => {
+it('two resumes of one job launched together: one runs it, the other is refused and leaves the status alone', async () => {
   const dataDir = join(dir, 'race');
   const id = await pausedJob(dataDir);
   const { winner, loser } = await race(dataDir, ['jobs', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
@@ -159,7 +146,7 @@ async function pausedSweep(dataDir: string): Promise<string> {
   return created.id;
 }
 
-it.runIf(process.platform === 'linux')('two sweep resumes launched together: one runs it, the other is refused and leaves the status alone', async () => {
+it('two sweep resumes launched together: one runs it, the other is refused and leaves the status alone', async () => {
   const dataDir = join(dir, 'sweep-race');
   const id = await pausedSweep(dataDir);
   const { winner, loser } = await race(dataDir, ['sweep', 'resume', id, '--threads', '1', '--json', '--data-dir', dataDir]);
