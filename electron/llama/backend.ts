@@ -38,6 +38,7 @@ import type {
 import { loadedNodeLlamaCpp } from './module';
 import { ContextOverflowError, type ChatPrompt, type GenerateRequest, type GenerateResult, type GenerateResultListener, type LoadedBackend } from '../engine/backend';
 import { onAbort } from '../common/abort';
+import { Listeners } from '../common/listeners';
 import { UserError } from '../common/errors';
 import { ChoiceTrie, literalChoices } from './choices';
 import { type GgufInspection } from './gguf';
@@ -92,7 +93,7 @@ export class LlamaBackend implements LoadedBackend {
     promptRounds: 0,
     paddingTokens: 0,
   };
-  private readonly stepListeners = new Set<() => void>();
+  private readonly stepListeners = new Listeners();
   private readonly chatWrapper: ChatWrapper;
   /** The context's sequences, by index. */
   protected readonly contextSequences: readonly LlamaContextSequence[];
@@ -138,8 +139,7 @@ export class LlamaBackend implements LoadedBackend {
 
   /** Calls `listener` after each generation step and each round of prompt pieces (read stats() in it); returns its removal. */
   onStep(listener: () => void): () => void {
-    this.stepListeners.add(listener);
-    return () => void this.stepListeners.delete(listener);
+    return this.stepListeners.add(listener);
   }
 
   async generate(requests: readonly GenerateRequest[], onResult?: GenerateResultListener): Promise<GenerateResult[]> {
@@ -332,10 +332,6 @@ export class LlamaBackend implements LoadedBackend {
 
   // ------------------------------------------------------------------------- lockstep schedule
 
-  private stepped(): void {
-    for (const listener of [...this.stepListeners]) listener();
-  }
-
   /** Called whenever a generation is queued: runs the step loop (lockstep.ts) unless it is running. */
   protected schedule(): void {
     if (this.stepper || this.disposed) return;
@@ -349,12 +345,12 @@ export class LlamaBackend implements LoadedBackend {
       onStep: (ballast) => {
         this.counters.steps++;
         this.counters.ballastTokens += ballast;
-        this.stepped();
+        this.stepListeners.call();
       },
       onBodyRound: (padding) => {
         this.counters.promptRounds++;
         this.counters.paddingTokens += padding;
-        this.stepped();
+        this.stepListeners.call();
       },
     })
       .catch((e: unknown) => {

@@ -17,6 +17,7 @@
 // off; calls that go well raise it again, a tenth per limit's worth of calls, up to the ceiling.
 import { onAbort } from '../common/abort';
 import { UserError } from '../common/errors';
+import { Listeners } from '../common/listeners';
 import type { ServerProbe } from '../common/remote';
 
 export interface EndpointState {
@@ -195,7 +196,7 @@ export class EndpointSet {
   private disposed = false;
   // Aborted on dispose: its reason is what a request still waiting for an endpoint rejects with.
   private readonly closed = new AbortController();
-  private readonly upDownListeners = new Set<() => void>();
+  private readonly upDownListeners = new Listeners();
 
   constructor(
     readonly endpoints: readonly Endpoint[],
@@ -247,13 +248,12 @@ export class EndpointSet {
     endpoint.retryDelayMs = this.opts.reprobeMs;
     this.schedule(endpoint);
     this.checkAllDown();
-    this.upOrDown();
+    this.upDownListeners.call();
   }
 
   /** Calls `listener` after an endpoint is set aside or set back in (read states() in it); returns its removal. */
   onUpOrDown(listener: () => void): () => void {
-    this.upDownListeners.add(listener);
-    return () => void this.upDownListeners.delete(listener);
+    return this.upDownListeners.add(listener);
   }
 
   /** States of all endpoints (copies). */
@@ -360,10 +360,6 @@ export class EndpointSet {
     this.downTimer.unref?.();
   }
 
-  private upOrDown(): void {
-    for (const listener of [...this.upDownListeners]) listener();
-  }
-
   private schedule(endpoint: Endpoint): void {
     clearTimeout(endpoint.timer);
     endpoint.timer = setTimeout(() => void this.reprobe(endpoint), endpoint.retryDelayMs);
@@ -384,7 +380,7 @@ export class EndpointSet {
       this.allDownSince = null;
       clearTimeout(this.downTimer);
       this.dispatch();
-      this.upOrDown();
+      this.upDownListeners.call();
     } else {
       endpoint.retryDelayMs = Math.min(this.opts.maxReprobeMs, endpoint.retryDelayMs * 2);
       this.schedule(endpoint);

@@ -5,6 +5,7 @@
 //   in arrival order (a batch's inputs take turns with everyone else's, one slot each, so a batch
 //   of thousands cannot starve a chat request that came after it).
 import { onAbort } from '../common/abort';
+import { Listeners } from '../common/listeners';
 import { HttpError } from '../web/http-error';
 
 export interface AdmissionOptions {
@@ -20,7 +21,7 @@ export class Admission {
   private admittedCount = 0;
   private runningCount = 0;
   private readonly waiting: Waiter[] = [];
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Listeners();
   /** Moving average of how long a slot is held, ms (seeds Retry-After). */
   private averageMs = 0;
 
@@ -48,13 +49,13 @@ export class Admission {
       });
     }
     this.admittedCount++;
-    this.changed();
+    this.listeners.call();
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.admittedCount--;
-      this.changed();
+      this.listeners.call();
     };
   }
 
@@ -63,8 +64,7 @@ export class Admission {
    * instance); returns its removal.
    */
   onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   /** Resolves once no request is admitted (now, if none is). */
@@ -93,11 +93,11 @@ export class Admission {
       const forget = onAbort(signal, () => {
         const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
-        this.changed();
+        this.listeners.call();
         reject(signal.reason);
       });
       this.waiting.push(waiter);
-      this.changed();
+      this.listeners.call();
     });
   }
 
@@ -108,13 +108,9 @@ export class Admission {
     return Math.max(1, Math.min(600, Math.ceil(ms / 1000)));
   }
 
-  private changed(): void {
-    for (const listener of [...this.listeners]) listener();
-  }
-
   private hold(): () => void {
     this.runningCount++;
-    this.changed();
+    this.listeners.call();
     const started = performance.now();
     let released = false;
     return () => {
@@ -125,7 +121,7 @@ export class Admission {
       this.averageMs = this.averageMs === 0 ? ms : 0.8 * this.averageMs + 0.2 * ms;
       const next = this.waiting.shift();
       if (next) next.grant(this.hold());
-      else this.changed();
+      else this.listeners.call();
     };
   }
 }
