@@ -1,5 +1,6 @@
 // How fast a large labelling job reads, in Debian's Chromium against `tatra serve` and from the CLI:
-//   - the job's page (#/evaluate/<id>) until its metrics show, and `tatra jobs show <id>`, on a
+//   - the job's page (#/evaluate/<id>) until its metrics show and until its charts are drawn, opened
+//     from the settled app, and `tatra jobs show <id>`, on a
 //     --big-row job beside a --small-row one (the CLI's own start-up is the bound: what the
 //     small job takes is what no job can take less than);
 //   - the review queue's first paint (#/evaluate/<id>/review until its first row shows) on both;
@@ -10,7 +11,7 @@
 // data folders in DIR and runs a job only where its folder holds none (a 100,000-row job takes
 // minutes to run, a few seconds to read).
 //
-//   npx tsx bench/review.ts [--rows 10000] [--big 100000] [--small 120] [--keys 200] [--loads 3] [--reuse /tmp/review-bench]
+//   npx tsx bench/review.ts [--rows 10000] [--big 100000] [--small 120] [--keys 200] [--loads 3] [--reuse /tmp/review-bench] [--tatra /path/to/other/bin/tatra.js]
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,13 +31,16 @@ const { values } = parseArgs({
     loads: { type: 'string', default: '3' },
     reuse: { type: 'string' },
     data: { type: 'string', default: resolve(root, '..', 'shared', 'datasets', 'sst2_test.jsonl') },
+    /** Another build's bin/tatra.js (its dist/ beside it), to measure a build before a change against this one. */
+    tatra: { type: 'string', default: join(root, 'bin', 'tatra.js') },
   },
 });
 const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const base = values.reuse ? resolve(values.reuse) : mkdtempSync(join(tmpdir(), 'tatra-review-bench-'));
 mkdirSync(base, { recursive: true });
 const run = promisify(execFile);
-const tatra = (args: string[]) => run(process.execPath, [join(root, 'bin', 'tatra.js'), ...args], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+const tatraJs = resolve(values.tatra);
+const tatra = (args: string[]) => run(process.execPath, [tatraJs, ...args], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
 
 /** SST-2's rows repeated to `rows`, each repeat marked so no two inputs are the same. */
 function writeData(rows: number): string {
@@ -77,7 +81,7 @@ async function timedShow(dataDir: string, id: string): Promise<number> {
 
 /** `tatra serve` on a data folder: its URL (token included) and how to stop it. */
 async function serve(dataDir: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [join(root, 'bin', 'tatra.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--threads', '1'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [tatraJs, 'serve', '--port', '0', '--data-dir', dataDir, '--threads', '1'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((ok, fail) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -90,14 +94,25 @@ async function serve(dataDir: string): Promise<{ url: string; stop: () => void }
   return { url, stop: () => void child.kill('SIGTERM') };
 }
 
-/** Milliseconds from navigating to `hash` to `testId` showing, on a page that has the app loaded. */
-async function timedView(page: Page, url: string, hash: string, testId: string): Promise<number> {
+/**
+ * Milliseconds from navigating to `hash` to `testId` showing, on a page that has the app loaded and
+ * settled (its start-up calls answered: a person opens a job from the running app, not while the
+ * home page's own calls still hold the host); with `charts`, also until every chart on the page is
+ * drawn (ChartFigure draws after the page's first paint).
+ */
+async function timedView(page: Page, url: string, hash: string, testId: string): Promise<number>;
+async function timedView(page: Page, url: string, hash: string, testId: string, charts: true): Promise<[number, number]>;
+async function timedView(page: Page, url: string, hash: string, testId: string, charts?: true): Promise<number | [number, number]> {
   await page.goto(url);
   await page.getByTestId('nav-tasks').waitFor();
+  await page.waitForLoadState('networkidle');
   const t0 = await page.evaluate(() => performance.now());
   await page.evaluate((h) => (window.location.hash = h), hash);
   await page.getByTestId(testId).first().waitFor({ timeout: 120_000 });
-  return (await page.evaluate(() => performance.now())) - t0;
+  const shown = (await page.evaluate(() => performance.now())) - t0;
+  if (!charts) return shown;
+  await page.waitForFunction(() => document.querySelectorAll('figure[data-drawn="false"]').length === 0 && document.querySelector('[data-testid="reliability-diagram"] svg') !== null, undefined, { timeout: 120_000 });
+  return [shown, (await page.evaluate(() => performance.now())) - t0];
 }
 
 /**
@@ -134,19 +149,22 @@ try {
   const jobs = { small: await jobOf(Number(values.small), model), keys: await jobOf(Number(values.rows), model), big: await jobOf(Number(values.big), model) };
   for (const [name, j] of Object.entries(jobs)) if (j.ranSeconds !== null) lines.push(`ran the ${name} job (${j.id}) in ${j.ranSeconds.toFixed(0)} s`);
   const loads = Number(values.loads);
-  lines.push('', `| job | \`tatra jobs show\` (median of ${loads}) | job page until its metrics show | review queue's first row |`, '|---|---|---|---|');
+  lines.push('', `| job | \`tatra jobs show\` (median of ${loads}) | job page until its metrics show | … until its charts are drawn | review queue's first row |`, '|---|---|---|---|---|');
   for (const size of ['small', 'big'] as const) {
     const j = jobs[size];
     const shows: number[] = [];
     for (let i = 0; i < loads; i++) shows.push(await timedShow(j.dataDir, j.id));
     const served = await serve(j.dataDir);
     const pageMs: number[] = [];
+    const chartsMs: number[] = [];
     const queueMs: number[] = [];
     try {
       for (let i = 0; i < loads; i++) {
         const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
         const page = await context.newPage();
-        pageMs.push(await timedView(page, served.url, `#/evaluate/${j.id}`, 'trust'));
+        const [shown, drawn] = await timedView(page, served.url, `#/evaluate/${j.id}`, 'trust', true);
+        pageMs.push(shown);
+        chartsMs.push(drawn);
         queueMs.push(await timedView(page, served.url, `#/evaluate/${j.id}/review`, 'review-row'));
         await context.close();
       }
@@ -154,7 +172,7 @@ try {
       served.stop();
     }
     const rows = size === 'small' ? values.small : values.big;
-    lines.push(`| ${Number(rows).toLocaleString('en')} rows | ${median(shows).toFixed(0)} ms | ${median(pageMs).toFixed(0)} ms | ${median(queueMs).toFixed(0)} ms |`);
+    lines.push(`| ${Number(rows).toLocaleString('en')} rows | ${median(shows).toFixed(0)} ms | ${median(pageMs).toFixed(0)} ms | ${median(chartsMs).toFixed(0)} ms | ${median(queueMs).toFixed(0)} ms |`);
   }
   const served = await serve(jobs.keys.dataDir);
   try {

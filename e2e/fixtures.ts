@@ -171,7 +171,13 @@ export async function nextFrame(page: Page): Promise<void> {
 }
 
 /** A full-page screenshot into e2e/artifacts/, taken from the top so the sticky sidebar sits where a user sees it. */
+/** Every chart on the page drawn: ChartFigure draws just after the page's first paint. */
+export async function chartsDrawn(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.querySelectorAll('figure[data-drawn="false"]').length === 0);
+}
+
 export async function shot(page: Page, name: string): Promise<void> {
+  await chartsDrawn(page);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `e2e/artifacts/${name}.png`, fullPage: true });
 }

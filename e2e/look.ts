@@ -3,7 +3,7 @@
 // screenshots at the two window sizes people use (1440×900, a 1024×700 laptop) in both themes.
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { expect, nextFrame } from './fixtures';
+import { chartsDrawn, expect, nextFrame } from './fixtures';
 
 export const SIZES = [
   { name: 'wide', width: 1440, height: 900 },
@@ -79,6 +79,7 @@ export async function lookAt(page: Page, name: string, opts: { before?: () => Pr
       await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
       await opts.before?.();
       // A chart that follows the theme has redrawn by the next frame, before anything is measured.
+      await chartsDrawn(page);
       await nextFrame(page);
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: `e2e/artifacts/${name}-${size.name}-${theme}.png`, fullPage: true });

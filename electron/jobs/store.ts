@@ -34,7 +34,7 @@ import { RowCountsReader, type RowCounts } from './row-counts';
 import { ReviewStore } from './review-store';
 import { IMPORT_UNFINISHED, WorkClaims } from './claims';
 import { GenerationOutputs } from './generation-outputs';
-import { parseJson, toRow, type RowDbRow } from './stored-row';
+import { SUMMARY_COLUMNS, parseJson, toRow, type RowDbRow } from './stored-row';
 
 export { SqliteGenerationCache } from './generation-outputs';
 export { SCHEMA_VERSION };
@@ -487,10 +487,11 @@ export class JobStore extends GenerationOutputs {
     const total = q.onlyWrong ? c.withGold - c.correct : c.rows;
     const limit = Math.max(0, Math.min(q.limit ?? 100, 10_000));
     const offset = Math.max(0, q.offset ?? 0);
+    const columns = q.runs === false ? SUMMARY_COLUMNS : '*';
     const rows = this.db
-      .prepare(`SELECT * FROM job_rows WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .prepare(`SELECT ${columns} FROM job_rows WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ? OFFSET ?`)
       .all(jobId, limit, offset) as RowDbRow[];
-    return { total, rows: rows.map((r) => this.toRow(r)) };
+    return { total, rows: rows.map((r) => (q.runs === false ? toRow(r, null) : this.toRow(r))) };
   }
 
   /**

@@ -25,6 +25,9 @@ export interface RowDbRow {
   error: string | null;
 }
 
+/** A row's columns without its runs and stage counts (read as NULL): what a table of rows shows. */
+export const SUMMARY_COLUMNS = 'idx, line, input, gold, gold_raw, status, prediction, correct, lenient_correct, confidence, votes_json, tie_break, NULL AS runs_json, baseline_json, NULL AS stages_json, ms, error';
+
 export function parseJson<T>(s: string | null): T | null {
   return s === null ? null : (JSON.parse(s) as T);
 }

@@ -300,6 +300,11 @@ export interface RowQuery {
   onlyWrong?: boolean;
   /** Default `index`. */
   sort?: 'index' | 'confidence-asc' | 'confidence-desc';
+  /**
+   * false: each row without its runs and stage counts (runs and stages null), for a table that
+   * shows the votes alone: decompressing and expanding a page's runs was most of its read.
+   */
+  runs?: boolean;
 }
 
 export interface RowPage {

@@ -1,5 +1,6 @@
 // The shell of the page: navigation, theme, notices, and the view for the current route.
-import { Suspense, lazy, useEffect } from 'react';
+import { Suspense, useEffect } from 'react';
+import { splitView as view } from './components/splitView';
 import { Notices } from './components/Common';
 import { count } from './components/labels';
 import { NavIcon } from './components/NavIcon';
@@ -10,24 +11,29 @@ import { parseHash, type ThemeChoice, type ViewName, VIEWS } from './store/uiSli
 // others, which are fetched once the page is idle (prefetchViews), so opening one later does not
 // wait on the network and the parse (about 300 ms of a job page's first opening in Chromium here).
 const viewScripts = {
-  tasks: () => import('./views/TasksView'),
-  classify: () => import('./views/ClassifyView'),
-  evaluate: () => import('./views/EvaluateView'),
-  models: () => import('./views/ModelsView'),
-  experiment: () => import('./views/experiment/ExperimentView'),
+  tasks: view(() => import('./views/TasksView').then((m) => m.TasksView)),
+  classify: view(() => import('./views/ClassifyView').then((m) => m.ClassifyView)),
+  evaluate: view(() =>
+    import('./views/EvaluateView').then((m) => {
+      void m.prefetchEvaluateParts().catch(() => undefined);
+      return m.EvaluateView;
+    }),
+  ),
+  models: view(() => import('./views/ModelsView').then((m) => m.ModelsView)),
+  experiment: view(() => import('./views/experiment/ExperimentView').then((m) => m.ExperimentView)),
 };
-const TasksView = lazy(() => viewScripts.tasks().then((m) => ({ default: m.TasksView })));
-const ClassifyView = lazy(() => viewScripts.classify().then((m) => ({ default: m.ClassifyView })));
-const EvaluateView = lazy(() => viewScripts.evaluate().then((m) => ({ default: m.EvaluateView })));
-const ModelsView = lazy(() => viewScripts.models().then((m) => ({ default: m.ModelsView })));
-const ExperimentView = lazy(() => viewScripts.experiment().then((m) => ({ default: m.ExperimentView })));
+const TasksView = viewScripts.tasks.View;
+const ClassifyView = viewScripts.classify.View;
+const EvaluateView = viewScripts.evaluate.View;
+const ModelsView = viewScripts.models.View;
+const ExperimentView = viewScripts.experiment.View;
 
 /** Fetches every view's script once the page is idle; a view opened before then fetches its own. */
 function usePrefetchViews() {
   useEffect(() => {
     const fetchAll = () => {
       // Only a head start: a script that fails to come here is fetched again when its view opens.
-      for (const load of Object.values(viewScripts)) void load().catch(() => undefined);
+      for (const { fetch } of Object.values(viewScripts)) void fetch().catch(() => undefined);
     };
     if (typeof window.requestIdleCallback === 'function') {
       const handle = window.requestIdleCallback(fetchAll, { timeout: 2000 });

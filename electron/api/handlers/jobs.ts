@@ -178,7 +178,7 @@ function historyHandlers(
       return { ...m.summary(job), progress: lastProgress.get(job.id) ?? null };
     },
     'jobs.rows': async ({ jobId, offset, limit, filter, sort }) => {
-      const page = (await manager()).rows(jobId, { offset, limit, onlyWrong: filter === 'wrong', sort });
+      const page = (await manager()).rows(jobId, { offset, limit, onlyWrong: filter === 'wrong', sort, runs: false });
       return { total: page.total, rows: page.rows.map(rowPayload) };
     },
     'jobs.row': async ({ jobId, index }) => {

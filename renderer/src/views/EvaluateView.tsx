@@ -1,6 +1,7 @@
 // Evaluate: load a CSV/TSV/JSONL file, map its columns and labels, start a job; watch it run;
 // read its results; export; browse the history and resume an interrupted job.
-import { lazy, Suspense, useEffect, useId, useMemo, useState } from 'react';
+import { Suspense, useEffect, useId, useMemo, useState } from 'react';
+import { splitView } from '../components/splitView';
 import { listedStatus, type JobMetrics, type JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
@@ -10,6 +11,7 @@ import { DataStep, MappingStep } from '../components/DataSteps';
 import { RunSettingsFields } from '../components/RunSettingsFields';
 import { useSeededFields } from '../components/seededFields';
 import { RowsTable } from '../components/RowsTable';
+import { useAfterFirstPaint } from '../components/afterPaint';
 import { RunPlan } from '../components/RunPlan';
 import { EarlyStopRule } from '../components/EarlyStopRule';
 import { BudgetField, BudgetStopBanner, useBudget } from '../components/BudgetField';
@@ -22,7 +24,15 @@ import { Welcome } from '../components/Welcome';
 import { taskById } from '../store/tasksSlice';
 
 // The review queue is its own script, fetched when first opened.
-const ReviewView = lazy(() => import('./ReviewView').then((m) => ({ default: m.ReviewView })));
+// The review queue's script comes apart; the app fetches it with this view's (App.tsx), and a job's
+// page asks again, so opening the queue renders at once.
+const reviewView = splitView(() => import('./ReviewView').then((m) => m.ReviewView));
+const ReviewView = reviewView.View;
+
+/** Fetches the scripts this view opens later (the review queue). */
+export function prefetchEvaluateParts(): Promise<unknown> {
+  return reviewView.fetch();
+}
 
 function SettingsStep() {
   const taskId = useStore((s) => s.currentTaskId);
@@ -228,10 +238,18 @@ function JobView({ jobId }: { jobId: string }) {
   const jobAction = useStore((s) => s.jobAction);
   // Rows whose vote share is below this are "abstained": in the coverage figures, the rows table and exports.
   const [minConfidence, setMinConfidence] = useState(0);
+  // The rows table mounts once the metrics are on screen (or could not be read), so they show
+  // first (afterPaint.ts).
+  const [metricsAsked, setMetricsAsked] = useState(false);
+  const rowsShown = useAfterFirstPaint(metrics !== undefined || metricsAsked);
 
   useEffect(() => {
     void refreshJob(jobId);
   }, [jobId, refreshJob]);
+  useEffect(() => {
+    // Only a head start: a script that fails to come here is fetched again when the queue opens.
+    void prefetchEvaluateParts().catch(() => undefined);
+  }, []);
 
   // The metrics load with the page (this effect runs on mount too) and, while it runs, refresh
   // about twenty times over the job (every row of a small one) and on every status change, driven
@@ -241,7 +259,7 @@ function JobView({ jobId }: { jobId: string }) {
   const step = Math.max(1, Math.ceil(totalRows / 20));
   const refreshKey = `${job?.status ?? ''}:${Math.floor(done / step)}`;
   useEffect(() => {
-    void loadMetrics(jobId);
+    void loadMetrics(jobId).finally(() => setMetricsAsked(true));
   }, [refreshKey, jobId, loadMetrics]);
 
   const task = job ? taskById(tasks, job.taskId) : undefined;
@@ -300,7 +318,7 @@ function JobView({ jobId }: { jobId: string }) {
           <h2>Rows</h2>
           <span className="sub">click a row for its examples, paraphrases and votes</span>
         </div>
-        <RowsTable jobId={jobId} labels={labels} refreshKey={refreshKey} minConfidence={minConfidence} />
+        {rowsShown ? <RowsTable jobId={jobId} labels={labels} refreshKey={refreshKey} minConfidence={minConfidence} /> : <p className="muted small">Loading rows…</p>}
       </div>
     </div>
   );
