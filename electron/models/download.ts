@@ -400,7 +400,11 @@ async function readAnswer(t: Transfer, res: HttpStream, start: { have: number; s
 /** Fail now rather than after hours of transfer with a full disk. */
 async function checkDiskSpace(t: Transfer, res: HttpStream, total: number | null, have: number): Promise<void> {
   if (total === null) return;
-  const fs = await statfs(t.dir).catch(() => null);
+  // A file system that cannot say its free space (statfs unsupported) leaves the check to the write.
+  const fs = await statfs(t.dir).catch((e: unknown) => {
+    if (['ENOSYS', 'ENOTSUP', 'EOPNOTSUPP'].includes((e as { code?: string }).code ?? '')) return null;
+    throw e;
+  });
   const free = fs ? fs.bavail * fs.bsize : Infinity;
   if (total - have > free) {
     res.body.destroy();

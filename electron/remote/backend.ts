@@ -228,7 +228,9 @@ export class RemoteBackend implements LoadedBackend {
       const json = await this.post(endpoint, shaped.fromRoot ? `${serverRoot(endpoint.url)}${shaped.path}` : `${endpoint.url}${shaped.path}`, shaped.body, signal, answerSchema(shaped));
       const answer = readAnswer(shaped, json);
       if (!answer) throw new UserError(`${endpoint.url} answered ${shaped.path} without a completion`, 'remote_not_openai');
-      if (answer.promptTokens === null) renderedTokens = await this.countPromptTokens(request.prompt).catch(() => null);
+      // The answer stands when its prompt cannot be counted after it (the server gone since, or no
+      // tokenizer it offers): its usage then counts no prompt tokens, never fails the call.
+      if (answer.promptTokens === null) renderedTokens = await this.countPromptTokens(request.prompt).catch(uncounted);
       return { call: shaped, answer, promptTokens: answer.promptTokens ?? renderedTokens ?? 0 };
     }, request.maxTokens);
     this.counters.requests++;
@@ -417,4 +419,9 @@ export async function connectRemoteBackend(opts: RemoteBackendOptions): Promise<
     return endpoint;
   });
   return new RemoteBackend(opts, endpoints, first);
+}
+
+/** A prompt whose tokens could not be counted after its answer came: unknown, so none are counted. */
+function uncounted(): null {
+  return null;
 }

@@ -19,6 +19,7 @@ import { isInside } from '../web/inside';
 import { safeFileName, uploadDestination } from '../web/file-name';
 import { findStaticFile } from '../web/static';
 import { errorMessage } from '../common/errors';
+import { ifMissing } from '../common/env-errors';
 import { publicOrigin } from '../web/listen';
 import { HOST_REFUSED, hostAllowed } from '../web/hosts';
 import {
@@ -246,10 +247,16 @@ async function handleUpload(ctx: ServerContext, request: FastifyRequest, reply: 
 async function handleDownload(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const wanted = request.target.searchParams.get('path');
   if (!wanted) throw new HttpError(400, 'give ?path=');
-  const file = await realpath(resolve(wanted)).catch(() => null);
-  // Only exports may leave the server this way; never an arbitrary file.
-  const root = await realpath(ctx.exportsDir).catch(() => null);
-  if (!file || !root || !isInside(root, file)) throw new HttpError(404, 'no such export');
+  // Only exports may leave the server this way; never an arbitrary file. A path outside the
+  // exports folder is answered 404 before anything reads it, so a client learns nothing of what
+  // exists elsewhere (no "permission denied" beside "not found"); inside it, a symbolic link that
+  // leads out is caught by the real path. Nothing there (no export yet, none of that name) is 404;
+  // any other failure to read our own folder is the server's, said as one.
+  const root = await realpath(ctx.exportsDir).catch(ifMissing(null));
+  const asked = resolve(wanted);
+  if (!root || !(isInside(resolve(ctx.exportsDir), asked) || isInside(root, asked))) throw new HttpError(404, 'no such export');
+  const file = await realpath(asked).catch(ifMissing(null));
+  if (!file || !isInside(root, file)) throw new HttpError(404, 'no such export');
   // The folder itself (or a folder in it) is no export: answer before any header is sent,
   // rather than fail mid-stream with an empty reply.
   const info = await stat(file);

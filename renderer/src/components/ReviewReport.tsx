@@ -5,7 +5,8 @@ import { useEffect, useState } from 'react';
 import type { Interval } from '../../../electron/common/contract/interval';
 import type { JobMetrics } from '../../../electron/common/contract/jobs';
 import type { ReviewSummary } from '../../../electron/common/contract/review';
-import { getApi } from '../api/client';
+import { getApi, messageOf } from '../api/client';
+import { useStore } from '../store';
 import { TableWrap } from './Common';
 import { pct } from './labels';
 
@@ -43,7 +44,7 @@ function Corrections({ jobId, corrections }: { jobId: string; corrections: numbe
     getApi()
       .call('review.metrics', { jobId })
       .then((r) => live && setM(r))
-      .catch(() => undefined);
+      .catch((e: unknown) => live && useStore.getState().notify('error', `Could not load the metrics before and after your corrections: ${messageOf(e)}`));
     return () => {
       live = false;
     };

@@ -3,7 +3,8 @@
 // row's history; the examples and paraphrases that voted on demand (the rows table's panel).
 import { useEffect, useState } from 'react';
 import type { ReviewHistoryEntry, ReviewRow } from '../../../electron/common/contract/review';
-import { getApi } from '../api/client';
+import { getApi, messageOf } from '../api/client';
+import { useStore } from '../store';
 import { LabelChip } from './Common';
 import { labelVar, pct } from './labels';
 import { RowDetailPanel } from './RowsTable';
@@ -70,7 +71,7 @@ function History({ jobId, row }: { jobId: string; row: ReviewRow }) {
     getApi()
       .call('review.history', { jobId, index: row.index })
       .then((h) => live && setEntries(h))
-      .catch(() => undefined);
+      .catch((e: unknown) => live && useStore.getState().notify('error', `Could not load row ${row.index + 1}'s history: ${messageOf(e)}`));
     return () => {
       live = false;
     };

@@ -1,6 +1,6 @@
 // A real `tatra serve` server (startServer over a real ApiHost on a temp data folder, port 0):
 // token, cookie trade, Origin, static files, uploads, exports and the event socket.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -219,6 +219,15 @@ describe('tatra serve', () => {
     // The exports folder itself, and a folder inside it, are no export: a clear 404, not an empty reply.
     mkdirSync(join(dir, 'data', 'exports', 'sub'), { recursive: true });
     for (const p of [join(dir, 'data', 'exports'), join(dir, 'data', 'exports', 'sub'), `${join(dir, 'data', 'exports')}/`]) {
+      const res = await fetch(`${server.origin}/api/download?path=${encodeURIComponent(p)}`, { headers: { 'x-tatra-token': server.token } });
+      expect(res.status, p).toBe(404);
+      expect(await res.text()).toBe('no such export\n');
+    }
+    // A link in the exports folder that leads out, a path that climbs out of it, and an export that
+    // is not there are the same 404, whatever lies at the other end.
+    writeFileSync(join(dir, 'secret.txt'), 'no');
+    symlinkSync(join(dir, 'secret.txt'), join(dir, 'data', 'exports', 'link.csv'));
+    for (const p of [join(dir, 'data', 'exports', 'link.csv'), `${join(dir, 'data', 'exports')}/../../secret.txt`, join(dir, 'data', 'exports', 'gone.csv')]) {
       const res = await fetch(`${server.origin}/api/download?path=${encodeURIComponent(p)}`, { headers: { 'x-tatra-token': server.token } });
       expect(res.status, p).toBe(404);
       expect(await res.text()).toBe('no such export\n');
