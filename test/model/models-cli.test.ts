@@ -192,9 +192,10 @@ describe('tatra compare', () => {
     expect(r.stderr).not.toMatch(/tatra: /);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/comparison c[0-9a-z]+-[0-9a-f]{6}\s+\[done\]\s+task sst2\s+n=1 k=2 r=1/);
-    // Each pair with its accuracy's 95 % interval, and either the best or its difference from it.
-    expect(r.stdout).toMatch(/synthetic-tiny-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+2\/2/);
-    expect(r.stdout).toMatch(/synthetic-tiny-b-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+2\/2/);
+    // Each pair with its accuracy's 95 % interval, either the best or its difference from it, and its
+    // macro-F1 with its interval.
+    expect(r.stdout).toMatch(/synthetic-tiny-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]\s+2\/2/);
+    expect(r.stdout).toMatch(/synthetic-tiny-b-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]\s+2\/2/);
     // On two rows nothing can be told apart: both pairs are tied for best, none named the winner.
     expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-v1 → synthetic-tiny-v1/);
     expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-b-v1 → synthetic-tiny-v1/);
