@@ -10,7 +10,7 @@
 // stale. Wilson's intervals cost nothing and are computed on every read.
 import { createHash } from 'node:crypto';
 import type { Interval, JobIntervals } from '../common/contract/interval';
-import { bootstrapTable, compareTable, f1Intervals, seedOf, wilson, type BootstrapOptions } from '../common/stats';
+import { bootstrapCounts, compareTable, f1Intervals, seedOf, wilson, type BootstrapOptions, type CountsStatistic } from '../common/stats';
 import { binOf, RELIABILITY_BINS } from './calibration';
 import type { JobMetrics } from './types';
 
@@ -50,12 +50,12 @@ export function confidenceCells(m: Pick<JobMetrics, 'selective' | 'evaluated'>):
 }
 
 /** ECE over the reliability bins and the top-label Brier score of resampled (confidence, right) cells (jobs/calibration.ts). */
-export function calibrationStatistic(confidence: readonly number[]): (t: Float64Array, _rng: unknown, out: Float64Array) => void {
+export function calibrationStatistic(confidence: readonly number[]): CountsStatistic {
   const bin = confidence.map((c) => binOf(c));
   const count = new Float64Array(RELIABILITY_BINS);
   const sumConfidence = new Float64Array(RELIABILITY_BINS);
   const right = new Float64Array(RELIABILITY_BINS);
-  return (t, _rng, out) => {
+  return (t, out) => {
     count.fill(0);
     sumConfidence.fill(0);
     right.fill(0);
@@ -130,7 +130,7 @@ function bootstrap(m: JobMetrics, jobId: string, options: IntervalOptions): Boot
   const f1 = m.labels.length > 0 && m.evaluated > 0 ? f1Intervals(m.confusion, boot('f1')) : null;
   const cells = confidenceCells(m);
   const [ece, brier] =
-    m.calibration.ece === null ? [null, null] : bootstrapTable(cells.counts, [m.calibration.ece, m.calibration.brier], calibrationStatistic(cells.confidence), boot('calibration'));
+    m.calibration.ece === null ? [null, null] : bootstrapCounts(cells.counts, [m.calibration.ece, m.calibration.brier], calibrationStatistic(cells.confidence), boot('calibration'));
   const base = m.baseline;
   const baselineMacroF1 = base && m.labels.length > 0 && base.evaluated > 0 ? f1Intervals(base.confusion, boot('baseline f1')).macroF1 : null;
   return { f1, ece: ece ?? null, brier: brier ?? null, baselineMacroF1 };

@@ -8,6 +8,7 @@
 // Written here because no npm package we found does a seeded percentile bootstrap of a table's
 // counts with a stopping rule on its Monte Carlo error; stdlib gives the draws.
 import type { Interval, IntervalMethod } from '../contract/interval';
+import { exactDistribution, exactQuantiles, type CountsStatistic } from './exact';
 import { seededRng, tableResampler, type Rng } from './random';
 import { LEVEL } from './wilson';
 
@@ -35,12 +36,58 @@ export const BOOTSTRAP_MAX = 128_000;
  */
 export type TableStatistic = (counts: Float64Array, rng: Rng, out: Float64Array) => void;
 
-/** The type-7 (linear) percentile of sorted values, R's and NumPy's default. */
-function percentile(sorted: Float64Array, q: number): number {
-  const h = (sorted.length - 1) * q;
+/**
+ * The k-th smallest of a[0 … n-1] (0-based), by Hoare's selection (Floyd and Rivest's
+ * partitioning, expected O(n)): it leaves a[k] in place with nothing larger before it and nothing
+ * smaller after it. Where a percentile needs two order statistics, selection finds both in linear
+ * time, where a sort of every group at every check cost more than the resamples themselves.
+ */
+function select(a: Float64Array, n: number, k: number): number {
+  let left = 0;
+  let right = n - 1;
+  while (right > left) {
+    const pivot = a[k]!;
+    let i = left;
+    let j = right;
+    swap(a, left, k);
+    if (a[right]! > pivot) swap(a, right, left);
+    while (i < j) {
+      swap(a, i, j);
+      i++;
+      j--;
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+    }
+    if (a[left] === pivot) swap(a, left, j);
+    else {
+      j++;
+      swap(a, j, right);
+    }
+    if (j <= k) left = j + 1;
+    if (k <= j) right = j - 1;
+  }
+  return a[k]!;
+}
+
+function swap(a: Float64Array, i: number, j: number): void {
+  const t = a[i]!;
+  a[i] = a[j]!;
+  a[j] = t;
+}
+
+/**
+ * The type-7 (linear) percentile of a[0 … n-1], R's and NumPy's default, the same as on the sorted
+ * values: order statistics h = ⌊(n − 1)·q⌋ and h + 1 (after selecting h, the smallest of what
+ * lies after it). Reorders `a`.
+ */
+function percentile(a: Float64Array, n: number, q: number): number {
+  const h = (n - 1) * q;
   const lo = Math.floor(h);
-  const hi = Math.min(sorted.length - 1, lo + 1);
-  return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!);
+  const low = select(a, n, lo);
+  if (lo + 1 >= n || h === lo) return low;
+  let next = a[lo + 1]!;
+  for (let i = lo + 2; i < n; i++) if (a[i]! < next) next = a[i]!;
+  return low + (h - lo) * (next - low);
 }
 
 /** Interleaved groups of resamples whose bounds' spread estimates the Monte Carlo error (batch means). */
@@ -50,16 +97,15 @@ const GROUPS = 10;
  * Each bound's Monte Carlo standard error by batch means: the bound computed on each of GROUPS
  * interleaved groups of the resamples, their standard deviation over √GROUPS. Unlike an
  * order-statistic estimate it stays honest where the statistic takes few values (small data
- * sets), where the bound sits on one value whatever the seed.
+ * sets), where the bound sits on one value whatever the seed. `scratch` holds at least ⌈n / GROUPS⌉.
  */
-function boundErrors(values: Float64Array, n: number, qs: readonly number[]): number[] {
+function boundErrors(values: Float64Array, n: number, qs: readonly number[], scratch: Float64Array): number[] {
   const bounds: number[][] = qs.map(() => []);
   for (let g = 0; g < GROUPS; g++) {
-    const group: number[] = [];
-    for (let i = g; i < n; i += GROUPS) if (!Number.isNaN(values[i]!)) group.push(values[i]!);
-    if (group.length < 2) continue;
-    const sorted = Float64Array.from(group).sort();
-    qs.forEach((q, k) => bounds[k]!.push(percentile(sorted, q)));
+    let m = 0;
+    for (let i = g; i < n; i += GROUPS) if (!Number.isNaN(values[i]!)) scratch[m++] = values[i]!;
+    if (m < 2) continue;
+    qs.forEach((q, k) => bounds[k]!.push(percentile(scratch, m, q)));
   }
   return bounds.map((b) => {
     if (b.length < 2) return Infinity;
@@ -68,11 +114,11 @@ function boundErrors(values: Float64Array, n: number, qs: readonly number[]): nu
   });
 }
 
-function finite(values: Float64Array, n: number): Float64Array {
-  const out = new Float64Array(n);
+/** The values that are not NaN, copied into `out`; returns how many. */
+function finite(values: Float64Array, n: number, out: Float64Array): number {
   let m = 0;
   for (let i = 0; i < n; i++) if (!Number.isNaN(values[i]!)) out[m++] = values[i]!;
-  return out.subarray(0, m).sort();
+  return m;
 }
 
 /**
@@ -99,6 +145,7 @@ export function bootstrapTable(
   const table = new Float64Array(counts.length);
   const out = new Float64Array(k);
   const qs = [(1 - level) / 2, 1 - (1 - level) / 2] as const;
+  const scratch = new Float64Array(most);
   let drawn = 0;
   let target = Math.min(most, options.minResamples ?? BOOTSTRAP_MIN);
   for (;;) {
@@ -107,14 +154,36 @@ export function bootstrapTable(
       statistic(table, rng, out);
       for (let s = 0; s < k; s++) values[s]![drawn] = out[s]!;
     }
-    const settled = values.every((v, s) => estimates[s] === null || boundErrors(v, drawn, qs).every((e) => e <= tolerance));
+    const settled = values.every((v, s) => estimates[s] === null || boundErrors(v, drawn, qs, scratch).every((e) => e <= tolerance));
     if (settled || drawn >= most) break;
     target = Math.min(most, drawn * 2);
   }
   return estimates.map((estimate, s) => {
-    const v = finite(values[s]!, drawn);
-    if (estimate === null || v.length === 0) return null;
-    return { estimate, low: percentile(v, qs[0]), high: percentile(v, qs[1]), method, level };
+    const m = finite(values[s]!, drawn, scratch);
+    if (estimate === null || m === 0) return null;
+    return { estimate, low: percentile(scratch, m, qs[0]), high: percentile(scratch, m, qs[1]), method, level };
+  });
+}
+
+/**
+ * Percentile intervals of statistics of a table's counts alone (they draw nothing more): the exact
+ * bootstrap distribution where the table has at most EXACT_MAX possible resamples (exact.ts), its
+ * percentiles those the sampled bootstrap converges to; else bootstrapTable.
+ */
+export function bootstrapCounts(
+  counts: ArrayLike<number>,
+  estimates: ReadonlyArray<number | null>,
+  statistic: CountsStatistic,
+  options: BootstrapOptions,
+  method: IntervalMethod = 'bootstrap',
+): Array<Interval | null> {
+  const exact = exactDistribution(counts, estimates.length, statistic);
+  if (!exact) return bootstrapTable(counts, estimates, (t, _rng, out) => statistic(t, out), options, method);
+  const level = options.level ?? LEVEL;
+  const qs = [(1 - level) / 2, 1 - (1 - level) / 2];
+  return estimates.map((estimate, s) => {
+    const bounds = estimate === null ? null : exactQuantiles(exact.values[s]!, exact.probability, qs);
+    return estimate === null || bounds === null ? null : { estimate, low: bounds[0]!, high: bounds[1]!, method, level };
   });
 }
 
@@ -143,7 +212,7 @@ export function confusionF1(cells: ArrayLike<number>, labels: number, columns: n
   out[0] = present === 0 ? Number.NaN : sum / present;
 }
 
-/** Intervals of macro-F1 and of each label's F1, by resampling the confusion matrix's cells (the same as resampling rows). */
+/** Intervals of macro-F1 and of each label's F1, by resampling the confusion matrix's cells (the same as resampling rows; exactly where it is small). */
 export function f1Intervals(confusion: ReadonlyArray<readonly number[]>, options: BootstrapOptions): { macroF1: Interval | null; perLabel: Array<Interval | null> } {
   const labels = confusion.length;
   const columns = confusion[0]?.length ?? 0;
@@ -151,6 +220,6 @@ export function f1Intervals(confusion: ReadonlyArray<readonly number[]>, options
   const estimate = new Float64Array(labels + 1);
   confusionF1(cells, labels, columns, estimate);
   const estimates = [...estimate].map((v) => (Number.isNaN(v) ? null : v));
-  const [macroF1, ...perLabel] = bootstrapTable(cells, estimates, (t, _rng, out) => confusionF1(t, labels, columns, out), options);
+  const [macroF1, ...perLabel] = bootstrapCounts(cells, estimates, (t, out) => confusionF1(t, labels, columns, out), options);
   return { macroF1: macroF1 ?? null, perLabel };
 }

@@ -54,7 +54,7 @@ describe('a job’s intervals', () => {
     }
     expect(cells.confidence.map((c, i) => [c, cells.counts[2 * i], cells.counts[2 * i + 1]])).toEqual([...expected].sort((a, b) => a[0] - b[0]).map(([c, [y, n]]) => [c, y, n]));
     const out = new Float64Array(2);
-    calibrationStatistic(cells.confidence)(Float64Array.from(cells.counts), undefined, out);
+    calibrationStatistic(cells.confidence)(Float64Array.from(cells.counts), out);
     expect(out[0]).toBeCloseTo(m.calibration.ece!, 12);
     expect(out[1]).toBeCloseTo(m.calibration.brier!, 12);
   });
