@@ -12,7 +12,8 @@
 // Prints `listening PORT` on stdout once it listens on 127.0.0.1. Capacity N: at most N requests
 // are being answered at a time (each for --latency ms); more wait in arrival order, as a batching
 // server's queue does. 0: no limit. POST /bench/hold stops answering (requests wait, counted in
-// `held`) until POST /bench/release; /bench/hold?after=N does so once N more calls have arrived;
+// `held`) until POST /bench/release; /bench/hold?after=N does so once N more calls have arrived,
+// /bench/release?then=N holds again once N more have arrived after it;
 // GET /bench/held?atLeast=N answers once N requests are held (a wait on the event, not a poll);
 // POST /bench/reset zeroes the counts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -217,8 +218,11 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       return send(res, 200, { ok: true });
     }
     if (req.method === 'POST' && path === '/bench/release') {
+      // ?then=N: hold again once N more calls have arrived after the held ones are answered.
+      const then = new URL(req.url ?? '/', 'http://x').searchParams.get('then');
       holding = false;
-      holdAfter = null;
+      holdAfter = then === null ? null : Number(then);
+      arrived = 0;
       for (const answer of held.splice(0)) answer();
       return send(res, 200, { ok: true });
     }

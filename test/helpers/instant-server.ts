@@ -31,7 +31,8 @@ export interface InstantServer {
   heldAtLeast(count: number): Promise<void>;
   /** Stops answering now, or once `after` more generation calls have arrived. */
   hold(after?: number): Promise<void>;
-  release(): Promise<void>;
+  /** Answers the held requests; with `thenHoldAfter`, holds again once that many more calls have arrived. */
+  release(thenHoldAfter?: number): Promise<void>;
   stop(): void;
 }
 
@@ -69,7 +70,7 @@ export async function startInstantServer(opts: InstantServerOptions = {}): Promi
     reset: () => post('/bench/reset'),
     heldAtLeast: async (count: number) => void (await get<{ held: number }>(`/bench/held?atLeast=${count}`)),
     hold: (after?: number) => post(after === undefined ? '/bench/hold' : `/bench/hold?after=${after}`),
-    release: () => post('/bench/release'),
+    release: (thenHoldAfter?: number) => post(thenHoldAfter === undefined ? '/bench/release' : `/bench/release?then=${thenHoldAfter}`),
     stop: () => void child.kill('SIGTERM'),
   };
 }
