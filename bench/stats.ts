@@ -1,6 +1,6 @@
 // Racing and intervals on simulated comparisons with known truths (docs/method.md §16).
 //
-//   npx tsx bench/stats.ts [--races 1000] [--sets 10000] [--seed 1] [--only race|coverage|stability]
+//   npx tsx bench/stats.ts [--races 1000] [--sets 10000] [--sweeps 400] [--seed 1] [--only race|coverage|sweep|stability]
 //
 // Racing: 8 pairings, 1,000 rows in rounds of 50, each dropped once a betting test shows it worse
 // than another at 95 % (electron/common/stats/race.ts), against every pairing running every row.
@@ -12,21 +12,25 @@
 //
 // Coverage: how often 95 % intervals hold the truth over simulated data sets at 50, 200 and 1,000
 // rows: Wilson for accuracy, the percentile bootstrap for macro-F1 (three labels), Tango's score interval for
-// the paired difference. Stability: the macro-F1 bootstrap's bounds over five seeds, and its time.
+// the paired difference. Sweep: the same for a sweep point's macro-F1 over rows and seeds
+// (seedsMacroF1Interval, at a sweep's 2,000 resamples), with 2 and 3 seeds, the seeds only
+// redrawing each row's vote or each also shifting its accuracy (±3 points). Stability: the macro-F1 bootstrap's bounds over five seeds, and its time.
 import { parseArgs } from 'node:util';
 import { f1Intervals, replayRace, seededRng } from '../electron/common/stats';
-import { accuracyCoverage, macroF1Coverage, pairedCoverage, simulateComparison, threeLabels } from '../test/helpers/stats-sim';
+import { accuracyCoverage, macroF1Coverage, pairedCoverage, simulateComparison, sweepMacroF1Coverage, sweepTruth, threeLabels } from '../test/helpers/stats-sim';
 
 const { values } = parseArgs({
   options: {
     races: { type: 'string', default: '1000' },
     sets: { type: 'string', default: '10000' },
+    sweeps: { type: 'string', default: '400' },
     seed: { type: 'string', default: '1' },
     only: { type: 'string' },
   },
 });
 const races = Number(values.races);
 const sets = Number(values.sets);
+const sweeps = Number(values.sweeps);
 const seed = Number(values.seed);
 const ROWS = 1000;
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
@@ -85,6 +89,19 @@ if (!values.only || values.only === 'coverage') {
     console.log(`${String(n).padStart(4)}   ${cells.map((c) => `${pct(c.coverage)} ±${(c.width * 50).toFixed(1)}`.padEnd(14)).join('  ')}`);
   }
   console.log('(each cell: coverage, then the mean half-width in points)\n');
+}
+
+if (!values.only || values.only === 'sweep') {
+  const t0 = performance.now();
+  const effects = [0, 0.03];
+  console.log(`Coverage of a sweep point's macro-F1 over rows and seeds (${sweeps} simulated sweeps a cell, 2,000 resamples each)`);
+  console.log(`truth ${effects.map((e) => (100 * sweepTruth({ seeds: 2, seedEffect: e })).toFixed(2)).join(' / ')} (no seed effect / ±3 points)`);
+  console.log('rows   2 seeds, no seed effect   3 seeds, no seed effect   2 seeds, ±3 points   3 seeds, ±3 points');
+  for (const n of [50, 200, 1000]) {
+    const cells = effects.flatMap((seedEffect) => [2, 3].map((seeds) => sweepMacroF1Coverage({ seeds, seedEffect }, n, sweeps, seed * 31 + 1000 * n + seeds + 10 * seedEffect)));
+    console.log(`${String(n).padStart(4)}   ${cells.map((c) => `${pct(c.coverage)} ±${(c.width * 50).toFixed(1)}`.padEnd(24)).join('  ')}`);
+  }
+  console.log(`(each cell: coverage, then the mean half-width in points; ${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
 }
 
 if (!values.only || values.only === 'stability') {

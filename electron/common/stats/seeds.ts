@@ -94,10 +94,13 @@ export function seedsMacroF1Interval(seeds: ReadonlyArray<ReadonlyArray<Labelled
   const list = [...patterns.values()];
   const cells = new Float64Array(labels * columns);
   const f1 = new Float64Array(labels + 1);
+  /** Each seed's confusion-matrix cell of each pattern. */
+  const cellOf = Array.from({ length: m }, (_, s) => Int32Array.from(list, (p) => p.gold * columns + p.predicted[s]!));
   /** Macro-F1 of seed s over the pattern counts `table`. */
   const macroOf = (table: ArrayLike<number>, s: number): number => {
     cells.fill(0);
-    list.forEach((p, i) => (cells[p.gold * columns + p.predicted[s]!]! += table[i]!));
+    const at = cellOf[s]!;
+    for (let i = 0; i < at.length; i++) cells[at[i]!]! += table[i]!;
     confusionF1(cells, labels, columns, f1);
     return f1[0]!;
   };
