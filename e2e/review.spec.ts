@@ -1,12 +1,14 @@
-// Reviewing a real job (the tiny model) by keyboard alone, on a `tatra serve` of this spec's own
-// (it is killed part-way): 30 rows decided in three orders, with a reload of the page and a
-// SIGKILL of the server between them, and a few keys pressed while the server is down; every
-// decision is found in the job database afterwards, and the view has no accessibility problem.
+// Reviewing a job by keyboard alone (its model an OpenAI-compatible server that answers at once),
+// on a `tatra serve` of this spec's own (it is killed part-way): 30 rows decided in three orders,
+// with a reload of the page and a SIGKILL of the server between them, and a few keys pressed while
+// the server is down; every decision is found in the job database afterwards, and the view has no
+// accessibility problem.
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { ownedTempDir } from '../electron/processes';
+import { startInstantServer } from '../test/helpers/instant-server';
 import { queryJobDb } from '../test/helpers/tatra-cli';
 import { callServer, expect, jobSettled, test } from './fixtures';
 import { accessibilityProblems, lookAt } from './look';
@@ -45,7 +47,7 @@ async function decide(page: Page, key: string, labels: readonly string[]): Promi
   return { index, label };
 }
 
-test('30 rows reviewed by keyboard alone, through a reload and a server killed part-way: every decision kept', async ({ page, server }) => {
+test('30 rows reviewed by keyboard alone, through a reload and a server killed part-way: every decision kept', async ({ page }) => {
   test.setTimeout(900_000);
   const dir = ownedTempDir('tatra-e2e-review-');
   const dataDir = join(dir, 'data');
@@ -54,11 +56,19 @@ test('30 rows reviewed by keyboard alone, through a reload and a server killed p
   const port = await freePort();
   let served = await startServe({ dataDir, port });
   try {
-    // A real job on the tiny model, without gold: TATRA labels the file.
-    const job = await callServer<{ id: string }>(served.url, 'jobs.start', {
-      taskId: 'sst2', dataPath: csv, inputColumn: 'review', goldColumn: null, generator: server.model, evaluator: server.model, settings: { n: 1, k: 2, r: 2, seed: 2, scope: 'run' },
-    });
-    expect(await jobSettled(served.url, job.id)).toBe('done');
+    // A job without gold, TATRA labelling the file: its model an OpenAI-compatible server that
+    // answers at once (what is under test is the review, not the labels; the votes still differ
+    // between a row's original and paraphrase, so rows differ in how sure they are).
+    const remote = await startInstantServer({ kind: 'vllm' });
+    let job: { id: string };
+    try {
+      job = await callServer<{ id: string }>(served.url, 'jobs.start', {
+        taskId: 'sst2', dataPath: csv, inputColumn: 'review', goldColumn: null, generator: `openai+${remote.origin}/v1#m`, evaluator: `openai+${remote.origin}/v1#m`, settings: { n: 1, k: 2, r: 2, seed: 2, scope: 'run' },
+      });
+      expect(await jobSettled(served.url, job.id)).toBe('done');
+    } finally {
+      remote.stop();
+    }
     const labels = ['negative', 'positive'];
     const expected = new Map<number, string | null>();
     const open = async () => {
