@@ -7,7 +7,7 @@
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReactElement } from 'react';
 import { act, cleanup, render, screen, within } from '@testing-library/react';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
@@ -35,13 +35,16 @@ afterEach(async () => {
   cleanup();
   setApi(null);
   await host?.dispose();
-  await disposeLlamaRuntime();
   for (const [k, v] of [['TATRA_GPU_STANDIN', saved.standIn], ['TATRA_MODELS_DIR', saved.models]] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
   await rm(dir, { recursive: true, force: true });
 });
+
+// One Llama for the file (the fit checks read the stand-in GPU facts on every call, never the
+// Llama's), loaded by the first test rather than by each.
+afterAll(() => disposeLlamaRuntime());
 
 async function renderWith(standIn: object, view: ReactElement = <ModelsView />): Promise<void> {
   process.env.TATRA_GPU_STANDIN = JSON.stringify(standIn);
