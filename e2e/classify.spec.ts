@@ -4,10 +4,10 @@ import { expect, fillClassify, nextFrame, openApp, shot, test } from './fixtures
 import { lookAt } from './look';
 
 test('classify an input: runs, paraphrases and votes fill in live, then the final breakdown', async ({ page, server }) => {
-  const n = 3;
+  const n = 2;
   const r = 3;
   // Every run (no early stop), so the whole (n+1)·r grid fills (early decision has its own test).
-  await fillClassify(page, server.model, { n, k: 4, r, seed: 7, earlyStop: false, input: 'A warm, funny and beautifully acted film that I will happily watch again.' });
+  await fillClassify(page, server.model, { n, k: 2, r, seed: 7, earlyStop: false, input: 'A warm, funny and beautifully acted film that I will happily watch again.' });
   // Record what the page shows while it works, independent of how fast the machine is: examples
   // on screen before the verdict, and a runs × variants grid only partly filled.
   await page.evaluate(() => {
@@ -53,12 +53,11 @@ test('classify an input: runs, paraphrases and votes fill in live, then the fina
     const run = page.getByTestId(`run-${j}`);
     await expect(run.locator('ol.paras li')).toHaveCount(n + 1);
   }
-  await shot(page, 'classify-final');
+  // The final page at both widths in both themes (e2e/artifacts/classify-*.png).
   await lookAt(page, 'classify');
   // The dark theme, chosen from the keyboard-reachable theme switch.
   await page.getByTestId('theme').selectOption('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await shot(page, 'classify-final-dark');
   await page.getByTestId('theme').selectOption('system');
 });
 
@@ -123,16 +122,16 @@ test('a model that does not exist is one clear message', async ({ page }) => {
 });
 
 test('a reloaded page picks up the classification it was following', async ({ page, server }) => {
-  await fillClassify(page, server.model, { n: 2, k: 4, r: 5, earlyStop: false, input: 'The soundtrack alone is worth it.' });
+  await fillClassify(page, server.model, { n: 2, k: 2, r: 3, earlyStop: false, input: 'The soundtrack alone is worth it.' });
   await page.getByTestId('classify-start').click();
   await expect(page.getByTestId('classify-status')).toContainText('Writing', { timeout: 60_000 });
   await page.reload();
   // The same run, still going or already finished, with the input it was started with.
   await expect(page.getByTestId('classify-status')).toBeVisible();
-  await expect(page.getByTestId('run-4')).toBeVisible();
+  await expect(page.getByTestId('run-2')).toBeVisible();
   await expect(page.getByTestId('classify-input')).toHaveValue('The soundtrack alone is worth it.');
-  await expect(page.getByTestId('classify-r')).toHaveValue('5');
+  await expect(page.getByTestId('classify-r')).toHaveValue('3');
   await expect(page.getByTestId('classify-status')).toContainText('Done', { timeout: 150_000 });
-  await expect(page.locator('[data-testid="variant-grid"] .vcell:not(.pending)')).toHaveCount(3 * 5);
+  await expect(page.locator('[data-testid="variant-grid"] .vcell:not(.pending)')).toHaveCount(3 * 3);
   await expect(page.getByTestId('verdict')).toContainText('Final label');
 });

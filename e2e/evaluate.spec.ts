@@ -122,7 +122,6 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   await page.getByTestId('row').first().click();
   await expect(page.getByTestId('row-detail')).toContainText('Run 1');
   await expect(page.getByTestId('row-detail')).toContainText('Examples');
-  await shot(page, 'evaluate-results');
   await lookAt(page, 'evaluate-results');
 
   const download = page.waitForEvent('download');

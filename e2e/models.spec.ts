@@ -74,7 +74,6 @@ test('the library lists models and unusable files with reasons, with hardware an
     await expect(invalid.filter({ hasText: 'notes.gguf' })).toContainText('does not start with "GGUF"');
     await expect(invalid.filter({ hasText: 'cut.gguf' })).toContainText('truncated');
     await expect(page.getByTestId('catalog-row')).toHaveCount(5);
-    await page.screenshot({ path: 'e2e/artifacts/models.png', fullPage: true });
     await lookAt(page, 'models');
 
     // Remembered by the server, referenced in place.
@@ -192,7 +191,6 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await expect(page.getByTestId('compare-tied')).toContainText('4 pairs not told apart');
     await expect(page.getByTestId('pair-versus-best').filter({ hasText: 'Holm p' })).toHaveCount(3);
     await expect(page.getByTestId('compare-chart').locator('.recharts-bar-rectangle').first()).toBeVisible();
-    await page.screenshot({ path: 'e2e/artifacts/compare.png', fullPage: true });
     await lookAt(page, 'compare');
 
     const list = await callApi<{ id: string; kind: string; status: string }[]>('experiments.list', { kind: 'compare' });

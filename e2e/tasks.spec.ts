@@ -43,7 +43,6 @@ test('create a task, validated as you type and saved in the data folder', async 
 
   await expect(page.getByTestId('task-e2e-spam')).toBeVisible();
   await expect(page.getByText('Saved task "Spam filter"')).toBeVisible();
-  await shot(page, 'tasks');
   await lookAt(page, 'tasks');
   const file = join(server.dataDir, 'tasks', 'e2e-spam.json');
   expect(existsSync(file)).toBe(true);
