@@ -2,7 +2,9 @@
 // model (in process, and the same model behind llama-server as a second, remote pairing), driven
 // by the official `openai` client, by promptfoo running the README's configuration
 // (examples/promptfoo/) against it and llama-server, and by 200 concurrent requests from 20
-// clients against a queue of 50. One server for the whole file: it loads once.
+// clients against a queue of 50. One server for the whole file: it loads once. A client that
+// leaves mid-request is served in this process (startApiService on the same model), so the test
+// waits for the service's own event that its work is freed, which does not cross from a child.
 import { spawn } from 'node:child_process';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -10,6 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseModelSpec } from '../../electron/common/model-spec';
+import { DEFAULT_SETTINGS } from '../../electron/common/tatra';
+import type { LlamaBackend } from '../../electron/llama/backend';
+import { loadLlamaBackend } from '../../electron/llama/load-backend';
+import { disposeLlamaRuntime } from '../../electron/llama/runtime';
+import { ApiKeyStore, startApiService, type RunningApiService } from '../../electron/service';
+import type { Admission } from '../../electron/service/admission';
+import { loadBuiltInTasks } from '../../electron/tasks';
 import { startLlamaServer, type RunningLlamaServer } from '../helpers/llama-server';
 import { tinyModelPath } from '../helpers/models';
 import { parseMetrics, sampleValue } from '../helpers/prometheus';
@@ -44,8 +54,15 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function metrics() {
-  const res = await fetch(`${api.origin}/metrics`);
+/** Where a request goes: the `tatra api` child unless told. */
+interface Face {
+  origin: string;
+  key: string;
+}
+const child = (): Face => ({ origin: api.origin, key });
+
+async function metrics(to = child()) {
+  const res = await fetch(`${to.origin}/metrics`);
   expect(res.status).toBe(200);
   return parseMetrics(await res.text());
 }
@@ -56,9 +73,9 @@ interface Answer {
   body: string;
 }
 
-function post(path: string, body: unknown, agent?: Agent, signal?: AbortSignal): Promise<Answer> {
+function post(path: string, body: unknown, agent?: Agent, signal?: AbortSignal, to = child()): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${api.origin}${path}`, { method: 'POST', agent, signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+    const req = request(`${to.origin}${path}`, { method: 'POST', agent, signal, headers: { authorization: `Bearer ${to.key}`, 'content-type': 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
@@ -74,11 +91,11 @@ function post(path: string, body: unknown, agent?: Agent, signal?: AbortSignal):
  * A streamed chat completion: `started` resolves on its first stage (the engine is running it),
  * `answer` once the stream has ended. A stream that is not answered 200 rejects both.
  */
-function streamChat(body: unknown, signal?: AbortSignal): { started: Promise<void>; answer: Promise<Answer> } {
+function streamChat(body: unknown, signal?: AbortSignal, to = child()): { started: Promise<void>; answer: Promise<Answer> } {
   let stage!: () => void;
   const started = new Promise<void>((resolve) => (stage = resolve));
   const answer = new Promise<Answer>((resolve, reject) => {
-    const req = request(`${api.origin}/v1/chat/completions`, { method: 'POST', signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
+    const req = request(`${to.origin}/v1/chat/completions`, { method: 'POST', signal, headers: { authorization: `Bearer ${to.key}`, 'content-type': 'application/json' } }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`answered ${res.statusCode}`));
       let text = '';
       res.setEncoding('utf8');
@@ -206,30 +223,70 @@ describe('tatra api under load', () => {
     // Still up.
     expect(((await (await fetch(`${api.origin}/healthz`)).json()) as { status: string }).status).toBe('ok');
   });
+});
+
+/** Resolves once `admission` holds nothing, admitted or running, on its own change event. */
+function emptied(admission: Admission): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (admission.admitted > 0 || admission.running > 0) return;
+      off();
+      resolve();
+    };
+    const off = admission.onChange(check);
+    check();
+  });
+}
+
+describe('tatra api in this process, on the tiny model', () => {
+  // The same service and engine as the child's (startApiService), its settings as the child's,
+  // on a model loaded here: what the test waits for is the service's own event.
+  let service: RunningApiService | undefined;
+  let backend: LlamaBackend | undefined;
+  let face: Face;
+  beforeAll(async () => {
+    const tiny = await tinyModelPath();
+    const keys = new ApiKeyStore(join(dataDir, 'in-process'));
+    backend = await loadLlamaBackend({ modelPath: tiny, threads: 1, sequences: 4 });
+    service = await startApiService({
+      tasks: (await loadBuiltInTasks()).filter((t) => t.id === 'sst2'),
+      pairings: [{ name: 'tiny', generator: parseModelSpec(tiny), evaluator: parseModelSpec(tiny), generatorBackend: backend, evaluatorBackend: backend }],
+      keys,
+      defaults: { ...DEFAULT_SETTINGS, n: 1, k: 1, r: 1 },
+      port: 0,
+      maxQueue: 50,
+      concurrency: 4,
+      timeoutMs: 300_000,
+      log: () => undefined,
+    });
+    face = { origin: service.origin, key: await keys.add('model-tests') };
+  });
+  afterAll(async () => {
+    await service?.close(0);
+    await backend?.dispose();
+    await disposeLlamaRuntime();
+  });
 
   it('frees the work of a client that disconnects mid-request', async () => {
-    const before = await metrics();
+    const before = await metrics(face);
     // Sixteen runs of four variants each: far more model calls than happen before the client leaves.
     const settings = { r: 16, n: 3, early_stop: false };
     const planned = settings.r * (SST2_LABELS.length + 1 + (settings.n + 1));
     const leaving = new AbortController();
-    const { started } = streamChat({ model: 'tatra/sst2', stream: true, seed: 77, tatra: settings, messages: [{ role: 'user', content: 'A client that will not wait for the answer.' }] }, leaving.signal);
+    const { started } = streamChat({ model: 'tatra/sst2', stream: true, seed: 77, tatra: settings, messages: [{ role: 'user', content: 'A client that will not wait for the answer.' }] }, leaving.signal, face);
     await started;
     leaving.abort();
 
-    // Waited for by progress: the server notices, cancels the engine's work and frees the slot.
-    let now = await metrics();
-    while (sampleValue(now, 'tatra_api_classifications_running') > 0 || sampleValue(now, 'tatra_api_requests_in_progress') > 0) {
-      await new Promise((r) => setTimeout(r, 50));
-      now = await metrics();
-    }
+    // The server notices, cancels the engine's work and frees the slot: nothing admitted or running.
+    await emptied(service!.admission);
+    const now = await metrics(face);
     const outcome = (m: typeof now, o: string) => sampleValue(m, 'tatra_api_classifications_total', { outcome: o });
     expect(outcome(now, 'cancelled') - outcome(before, 'cancelled')).toBe(1);
     const calls = sampleValue(now, 'tatra_api_model_calls_total') - sampleValue(before, 'tatra_api_model_calls_total');
     expect(calls).toBeGreaterThan(0);
     expect(calls).toBeLessThan(planned);
     // And the freed slot serves the next request.
-    const next = await post('/v1/chat/completions', { model: 'tatra/sst2', messages: [{ role: 'user', content: 'After the one who left.' }] });
+    const next = await post('/v1/chat/completions', { model: 'tatra/sst2', messages: [{ role: 'user', content: 'After the one who left.' }] }, undefined, undefined, face);
     expect(next.status).toBe(200);
   });
 });
