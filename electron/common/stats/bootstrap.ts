@@ -154,8 +154,8 @@ export function bootstrapTable(
       statistic(table, rng, out);
       for (let s = 0; s < k; s++) values[s]![drawn] = out[s]!;
     }
-    const settled = values.every((v, s) => estimates[s] === null || boundErrors(v, drawn, qs, scratch).every((e) => e <= tolerance));
-    if (settled || drawn >= most) break;
+    // At the most resamples (a fixed count included) there is nothing left to decide.
+    if (drawn >= most || values.every((v, s) => estimates[s] === null || boundErrors(v, drawn, qs, scratch).every((e) => e <= tolerance))) break;
     target = Math.min(most, drawn * 2);
   }
   return estimates.map((estimate, s) => {
