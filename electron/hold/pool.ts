@@ -45,6 +45,17 @@ export interface ModelPoolOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * The load of every pool made without a `load` of its own: loadLlamaBackend, or (tests only,
+ * cli/session.ts keepModelsBetweenCommands) one that keeps what it loads for the next command.
+ */
+let defaultLoad: (opts: LoadLlamaBackendOptions) => Promise<LoadedBackend> = loadLlamaBackend;
+
+/** Tests only (cli/session.ts keepModelsBetweenCommands): replaces the default load; null restores loadLlamaBackend. */
+export function replaceDefaultLoad(load: ((opts: LoadLlamaBackendOptions) => Promise<LoadedBackend>) | null): void {
+  defaultLoad = load ?? loadLlamaBackend;
+}
+
 /** What an entry holds: a loaded model, or a connected remote one (which also describes itself for a job's record). */
 type Held = { kind: 'local'; backend: LoadedBackend } | { kind: 'remote'; backend: RemoteBackend };
 
@@ -67,7 +78,7 @@ export class ModelPool {
 
   constructor(private readonly opts: ModelPoolOptions = {}) {
     this.keepAliveMs = opts.keepAliveMs ?? 0;
-    this.load = opts.load ?? loadLlamaBackend;
+    this.load = opts.load ?? ((o) => defaultLoad(o));
     this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 

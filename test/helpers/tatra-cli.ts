@@ -30,14 +30,18 @@ let inProcessQueue: Promise<unknown> = Promise.resolve();
 
 /**
  * Runs `tatra …` to the end inside this process (electron/cli/program.ts runTatra), as a child
- * would: its output captured, TATRA_THREADS=1, resolving with its exit code whatever it is. What it
- * saves is Node's start-up and the CLI's imports for each command; the command still opens and
- * closes its services, models and node-llama-cpp's runtime as in its own process. Runs one at a
- * time (the output streams and the runtime are the process's). A test file keeps a spawned run
- * (tatraCli) of the commands it runs, so the built bundle, its exit and its signals are still tried.
+ * would: its output captured, TATRA_THREADS=1 and `env` set in process.env while it runs, resolving with its exit code whatever it is. What it
+ * saves is Node's start-up and the CLI's imports for each command; in a file that asks for it
+ * (beforeAll(keepModelsBetweenRuns), afterAll(releaseInProcessRuns)) also node-llama-cpp's start
+ * and the model loads: each command still opens and closes its services, but node-llama-cpp's
+ * runtime and the models it loaded stay for the next command that loads the same file with the
+ * same settings (cli/session.ts keepModelsBetweenCommands). Runs one at a time (the output
+ * streams and the runtime are the process's). A test file keeps a spawned run (tatraCli) of the
+ * commands it runs, so the built bundle, its exit and its signals are still tried, and its models
+ * loaded afresh.
  */
-export function tatraRunInProcess(args: string[]): Promise<CliRun> {
-  const run = inProcessQueue.then(() => runInProcess(args));
+export function tatraRunInProcess(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const run = inProcessQueue.then(() => runInProcess(args, env));
   inProcessQueue = run.catch(() => undefined);
   return run;
 }
@@ -49,13 +53,36 @@ export async function tatraInProcess(args: string[]): Promise<{ stdout: string; 
   return { stdout, stderr };
 }
 
-async function runInProcess(args: string[]): Promise<CliRun> {
-  const [{ runTatra }, { redirectOutput }] = await Promise.all([import('../../electron/cli/program'), import('../../electron/cli/terminal')]);
+let keeping = false;
+let releaseKept: (() => Promise<void>) | undefined;
+
+/** From now on the commands run in this process keep node-llama-cpp and their models for the next (beforeAll). */
+export function keepModelsBetweenRuns(): void {
+  keeping = true;
+}
+
+/** Unloads what the commands run in this process kept (models, node-llama-cpp's runtime), once they are done (afterAll). */
+export async function releaseInProcessRuns(): Promise<void> {
+  keeping = false;
+  await inProcessQueue;
+  const release = releaseKept;
+  releaseKept = undefined;
+  await release?.();
+}
+
+async function runInProcess(args: string[], env: Record<string, string>): Promise<CliRun> {
+  const [{ runTatra }, { redirectOutput }, { keepModelsBetweenCommands }] = await Promise.all([
+    import('../../electron/cli/program'),
+    import('../../electron/cli/terminal'),
+    import('../../electron/cli/session'),
+  ]);
+  if (keeping) releaseKept ??= keepModelsBetweenCommands();
   const out: string[] = [];
   const err: string[] = [];
-  const threads = process.env.TATRA_THREADS;
+  const vars = { TATRA_THREADS: CLI_ENV.TATRA_THREADS, ...env };
+  const saved = Object.keys(vars).map((name) => [name, process.env[name]] as const);
   const exitCode = process.exitCode;
-  process.env.TATRA_THREADS = CLI_ENV.TATRA_THREADS;
+  Object.assign(process.env, vars);
   process.exitCode = undefined;
   const restore = redirectOutput({ out: (t) => out.push(t), err: (t) => err.push(t) });
   try {
@@ -64,8 +91,10 @@ async function runInProcess(args: string[]): Promise<CliRun> {
   } finally {
     restore();
     process.exitCode = exitCode;
-    if (threads === undefined) delete process.env.TATRA_THREADS;
-    else process.env.TATRA_THREADS = threads;
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 }
 

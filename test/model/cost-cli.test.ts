@@ -16,10 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CostPlan, Usage } from '../../electron/common/plan';
 import type { TatraResult } from '../../electron/common/tatra';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
-import { lastJson as json, queryJobDb as query, storedJobRows, tatraCli, tatraInProcess as cli } from '../helpers/tatra-cli';
+import { lastJson as json, queryJobDb as query, keepModelsBetweenRuns, releaseInProcessRuns, storedJobRows, tatraCli, tatraInProcess as cli } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-cost-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeAll(keepModelsBetweenRuns);
+afterAll(releaseInProcessRuns);
 
 let model: string;
 let data: string;

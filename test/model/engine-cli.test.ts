@@ -12,11 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractFinalAnswer, normaliseMathAnswer } from '../../electron/engine';
 import { storiesModelPath, tinyModelBPath, tinyModelPath } from '../helpers/models';
-import { tatraRunInProcess } from '../helpers/tatra-cli';
+import { keepModelsBetweenRuns, releaseInProcessRuns, tatraRunInProcess } from '../helpers/tatra-cli';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let tiny = '';
 let scratch = '';
+
+beforeAll(keepModelsBetweenRuns);
+afterAll(releaseInProcessRuns);
 
 interface Run {
   code: number | null;

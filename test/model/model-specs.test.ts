@@ -14,8 +14,11 @@ import { createApiHost } from '../../electron/api/host';
 import { startInstantServer, type InstantServer } from '../helpers/instant-server';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsJsonl } from '../helpers/reviews';
-import { lastJson, repoRoot, tatraCli, tatraInProcess as cli } from '../helpers/tatra-cli';
+import { lastJson, keepModelsBetweenRuns, releaseInProcessRuns, repoRoot, tatraCli, tatraInProcess as cli } from '../helpers/tatra-cli';
 import { startTatraApi } from '../helpers/tatra-api';
+
+beforeAll(keepModelsBetweenRuns);
+afterAll(releaseInProcessRuns);
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-model-specs-'));
 const dataDir = join(dir, 'data');

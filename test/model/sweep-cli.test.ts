@@ -7,14 +7,17 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SweepResult } from '../../electron/common/contract/sweeps';
 import { tinyModelPath } from '../helpers/models';
 import { writeReviewsCsv } from '../helpers/reviews';
-import { CLI_ENV as env, TATRA as tatra, lastJson as json, queryJobDb as query, repoRoot, storedJobRows, tatraCli, tatraInProcess as cli, whenJobDb } from '../helpers/tatra-cli';
+import { CLI_ENV as env, lastJson as json, queryJobDb as query, keepModelsBetweenRuns, releaseInProcessRuns, repoRoot, storedJobRows, TATRA as tatra, tatraCli, tatraInProcess as cli, whenJobDb } from '../helpers/tatra-cli';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+beforeAll(keepModelsBetweenRuns);
+afterAll(releaseInProcessRuns);
 
 it('completes after a SIGKILL and a resume, with every point and the calls sharing saved', async () => {
   const model = await tinyModelPath();
