@@ -1,6 +1,8 @@
-// `tatra models …` and `tatra compare` as a user runs them (the built CLI in a child process):
-// listings with unusable files, info with a fit estimate, downloads from a local server with a
-// resume, and one-line errors with exit code 2 for bad input.
+// `tatra models …` and `tatra compare` as a user runs them: listings with unusable files, info
+// with a fit estimate, downloads from a local server with a resume, and one-line errors with exit
+// code 2 for bad input. The commands run in this process (tatraRunInProcess: no Node start-up,
+// node-llama-cpp and the models kept between commands); the stand-in GPU's `models info` runs in
+// the built CLI in a child process, as typed.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -11,13 +13,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSyntheticModel } from '../../tools/synthetic-gguf';
 import { tinyModelBPath, tinyModelPath } from '../helpers/models';
+import { keepModelsBetweenRuns, releaseInProcessRuns, tatraRunInProcess } from '../helpers/tatra-cli';
 import { serveBuffer } from '../unit/models/http-fixture';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let dir: string;
 let tiny: string;
 
-function tatra(args: string[], timeoutMs = 120_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+/** The built CLI in a child process. */
+function spawned(args: string[], timeoutMs = 120_000, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const t0 = Date.now();
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, ['bin/tatra.js', ...args], {
@@ -39,6 +43,14 @@ function tatra(args: string[], timeoutMs = 120_000, env: Record<string, string> 
     });
   });
 }
+
+/** The CLI in this process, with the child's data folder. */
+function tatra(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return tatraRunInProcess(args, { TATRA_DATA_DIR: join(dir, 'data') });
+}
+
+beforeAll(keepModelsBetweenRuns);
+afterAll(releaseInProcessRuns);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tatra-models-cli-'));
@@ -91,14 +103,14 @@ describe('tatra models', () => {
     // A card name with an escape sequence in it: shown escaped, never interpreted by the terminal.
     const standIn = JSON.stringify({ backend: 'cuda', cards: [{ name: 'NVIDIA RTX\u001b[31m 3070', vramTotal: 8 * GiB, vramFree: 7 * GiB }] });
     const env = { TATRA_GPU_STANDIN: standIn };
-    const r = await tatra(['models', 'info', p7, '--context-size', '4096', '--sequences', '1'], 120_000, env);
+    const r = await spawned(['models', 'info', p7, '--context-size', '4096', '--sequences', '1'], 120_000, env);
     expect(r.code).toBe(2); // header only: described and estimated, flagged as not loadable
     expect(r.stdout).not.toContain('\u001b');
     expect(r.stdout).toContain('backend        CUDA: NVIDIA RTX\\u001b[31m 3070 (stand-in, not this machine)');
     expect(r.stdout).toMatch(/^VRAM {11}NVIDIA RTX\\u001b\[31m 3070: 7\.0 GiB of 8\.0 GiB VRAM free$/m);
     expect(r.stdout).toMatch(/^offload {8}(\d+) of 29 layers on the GPU, NVIDIA RTX\\u001b\[31m 3070 \(CUDA\); the other \d+ on the CPU: the whole model does not fit in 7\.0 GiB free VRAM, so it runs slower, but it runs$/m);
     expect(r.stdout).toMatch(/^plan {11}[\d.]+ GiB RAM \+ [\d.]+ GiB VRAM$/m);
-    const j = await tatra(['models', 'info', p7, '--context-size', '4096', '--sequences', '1', '--json'], 120_000, env);
+    const j = await spawned(['models', 'info', p7, '--context-size', '4096', '--sequences', '1', '--json'], 120_000, env);
     const info = JSON.parse(j.stdout) as { fit: { plan: string; gpuLayers: number; offload: string; gpu: { backend: string; cards: { name: string; vramFree: number }[]; standIn: boolean } }; hardware: { gpu: unknown } };
     expect(info.fit.plan).toBe('partial');
     expect(info.fit.gpu).toMatchObject({ backend: 'cuda', standIn: true, cards: [{ name: 'NVIDIA RTX\u001b[31m 3070', vramFree: 7 * GiB }] });
@@ -107,12 +119,12 @@ describe('tatra models', () => {
     // The same words as the text output: one plan.
     expect(r.stdout).toContain(`the other ${29 - info.fit.gpuLayers} on the CPU`);
     // This machine as it is: the real backend named.
-    const here = await tatra(['models', 'info', tiny, '--json']);
+    const here = await spawned(['models', 'info', tiny, '--json']);
     const hereInfo = JSON.parse(here.stdout) as { fit: { gpu: { backend: string; standIn: boolean }; offload: string } };
     expect(hereInfo.fit.gpu.standIn).toBe(false);
     if (hereInfo.fit.gpu.backend === 'cpu') expect(hereInfo.fit.offload).toMatch(/^all \d+ layers on the CPU: no GPU backend here$/);
     // A bad stand-in is one line, exit 2.
-    const bad = await tatra(['models', 'info', tiny], 120_000, { TATRA_GPU_STANDIN: '{"backend":"rocm"}' });
+    const bad = await spawned(['models', 'info', tiny], 120_000, { TATRA_GPU_STANDIN: '{"backend":"rocm"}' });
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^tatra: the stand-in GPU facts are not valid: backend: /)]);
   });
@@ -188,7 +200,7 @@ describe('tatra compare', () => {
     const b = await tinyModelBPath();
     const csv = join(dir, 'mini.csv');
     await writeFile(csv, 'text,label\n"a fine film",positive\n"a bad film",negative\n');
-    const r = await tatra(['compare', '--task', 'sst2', '--data', csv, '--generators', `${tiny},${b}`, '--evaluators', tiny, '-n', '1', '-k', '2', '-r', '1', '--concurrency', '2', '--context-size', '2048'], 300_000);
+    const r = await tatra(['compare', '--task', 'sst2', '--data', csv, '--generators', `${tiny},${b}`, '--evaluators', tiny, '-n', '1', '-k', '2', '-r', '1', '--concurrency', '2', '--context-size', '2048']);
     expect(r.stderr).not.toMatch(/tatra: /);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/comparison c[0-9a-z]+-[0-9a-f]{6}\s+\[done\]\s+task sst2\s+n=1 k=2 r=1/);
