@@ -4,11 +4,11 @@
 // busy for a minute or more, and neither needs the other or the build. Each script's output is
 // held and printed whole when it ends, so their lines do not interleave.
 //
-// `node scripts/parallel.mjs --stream test:vitest e2e`: runs that last many minutes, whose output
+// `node scripts/parallel.mjs --stream test:model e2e`: runs that last many minutes, whose output
 // a person watches as it comes. Each line is printed when it is complete, behind its script's name.
-// The vitest suite and the browser tests run together because neither keeps two cores busy alone:
-// the model tests decode on one thread and the browser tests wait on pages (docs/architecture.md,
-// "The test suite").
+// The model tests and the browser tests run together because neither keeps two cores busy alone:
+// the model tests decode on one thread and the browser tests wait on pages (docs/architecture.md
+// §9). The unit tests, which do keep both busy, run before them.
 //
 // The exit is 1 if any failed, naming each that did, after all have ended.
 import { spawn } from 'node:child_process';
