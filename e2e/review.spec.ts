@@ -38,6 +38,24 @@ async function current(page: Page): Promise<{ index: number; prediction: string 
   return { index, prediction };
 }
 
+/**
+ * Holds the page's reads of jobs until the review queue has answered, so the rows reach the page
+ * before the job whose task names the labels. Returns what lets them go.
+ */
+async function holdJobReads(page: Page): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  await page.route('**/api/invoke', async (route) => {
+    const method = String((route.request().postDataJSON() as { method?: unknown } | null)?.method ?? '');
+    if (method.startsWith('jobs.')) await released;
+    await route.fallback();
+  });
+  return async () => {
+    release();
+    await page.unroute('**/api/invoke');
+  };
+}
+
 /** Presses `key` on the row on screen, waits for the next row (or the end), and says what was decided. */
 async function decide(page: Page, key: string, labels: readonly string[]): Promise<{ index: number; label: string | null }> {
   const { index, prediction } = await current(page);
@@ -127,11 +145,20 @@ test('30 rows reviewed by keyboard alone, through a reload and a server killed p
     }
     await expect(page.getByTestId('review-unsent')).toBeVisible();
     served = await startServe({ dataDir, port });
-    await open();
+    // This time the rows come before the job: no row is shown until its labels are known (a
+    // digit pressed on a row shown without them was lost), and it comes with the keyboard on it.
+    const letJobsGo = await holdJobReads(page);
+    await page.goto(served.url);
+    await page.evaluate((id) => (window.location.hash = `#/evaluate/${id}/review`), job.id);
     await page.getByTestId('review-order-audit').focus();
     await page.keyboard.press('Enter');
     await expect(page.getByTestId('review-order-audit')).toHaveAttribute('aria-checked', 'true');
-    // The queue chosen, the keyboard is back on its first row.
+    // The queue's rows are in (where review stands comes with them), the job is not: no row yet.
+    await expect(page.getByTestId('review-progress')).toBeVisible();
+    await expect(page.getByTestId('review-empty')).toHaveText(/Loading/);
+    await expect(page.getByTestId('review-row')).toHaveCount(0);
+    await letJobsGo();
+    // The queue chosen, the keyboard is on its first row.
     await expect(page.getByTestId('review-row')).toBeFocused();
     for (const key of ['2', 'Enter', 'Enter']) {
       const d = await decide(page, key, labels);

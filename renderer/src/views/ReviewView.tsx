@@ -32,7 +32,16 @@ function isTyping(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'SELECT', 'TEXTAREA'].includes(target.tagName));
 }
 
-function useReviewKeys(keys: ReturnType<typeof labelKeys>): void {
+/** The job's label names, once both the job and its task are known on this page. */
+function jobLabels(state: { jobs: ReadonlyArray<{ id: string; taskId: string }>; tasks: Parameters<typeof taskById>[0] }, jobId: string): string[] {
+  const job = state.jobs.find((j) => j.id === jobId);
+  return job ? (taskById(state.tasks, job.taskId)?.labels.map((l) => l.name) ?? []) : [];
+}
+
+// The keys read the labels when a key is pressed, not from an earlier render: the labels come with
+// the job and its task, which may reach a freshly loaded page after the queue's rows, and a listener
+// set up in an effect is replaced only after the paint; a digit pressed in between was lost.
+function useReviewKeys(jobId: string): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target)) return;
@@ -40,7 +49,7 @@ function useReviewKeys(keys: ReturnType<typeof labelKeys>): void {
       // Enter and Space on a focused button are that button's.
       if ((e.key === 'Enter' || e.key === ' ') && e.target instanceof HTMLButtonElement) return;
       const k = e.key.toLowerCase();
-      const pick = keys.find((x) => x.digit === e.key || x.letter === k);
+      const pick = labelKeys(jobLabels(s, jobId)).find((x) => x.digit === e.key || x.letter === k);
       if (pick) s.reviewDecide(pick.label);
       else if (e.key === 'Enter') s.reviewAccept();
       else if (k === 's') s.reviewDecide(null);
@@ -52,7 +61,7 @@ function useReviewKeys(keys: ReturnType<typeof labelKeys>): void {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [keys]);
+  }, [jobId]);
 }
 
 /** The keyboard back on the row once the queue is chosen, so Enter accepts rather than choosing again. */
@@ -201,9 +210,9 @@ export function ReviewView({ jobId }: { jobId: string }) {
   const summary = useStore((s) => s.reviewSummary[jobId]);
   const reviewed = useStore((s) => s.reviewProgress[jobId]?.reviewed ?? 0);
   const navigate = useStore((s) => s.navigate);
-  const labels = useMemo(() => (job ? (taskById(tasks, job.taskId)?.labels.map((l) => l.name) ?? []) : []), [job, tasks]);
+  const labels = useMemo(() => jobLabels({ jobs: job ? [job] : [], tasks }, jobId), [job, tasks, jobId]);
   const keys = useMemo(() => labelKeys(labels), [labels]);
-  useReviewKeys(keys);
+  useReviewKeys(jobId);
   useEffect(() => {
     void useStore.getState().refreshJob(jobId);
     void useStore.getState().openReview(jobId);
@@ -213,7 +222,14 @@ export function ReviewView({ jobId }: { jobId: string }) {
   useEffect(() => {
     if (tens > 0) void useStore.getState().loadReviewSummary(jobId);
   }, [tens, jobId]);
-  const row = q?.jobId === jobId ? q.rows[q.pos] : undefined;
+  // A row is shown only once its labels are known: the keys that pick them work from then on.
+  const row = q?.jobId === jobId && labels.length > 0 ? q.rows[q.pos] : undefined;
+  // The keyboard goes to the row when it appears while an order is focused (just chosen, its rows
+  // still on their way), so Enter accepts rather than choosing the order again.
+  const rowIndex = row?.index;
+  useEffect(() => {
+    if (rowIndex !== undefined && document.activeElement?.getAttribute('role') === 'radio') focusRow();
+  }, [rowIndex]);
   return (
     <div className="page" data-testid="review-view">
       <div className="page-head">
@@ -234,7 +250,7 @@ export function ReviewView({ jobId }: { jobId: string }) {
         <ReviewRowCard jobId={jobId} row={row} labels={labels} position={`${(q!.pos + 1).toLocaleString()} of ${(q!.total ?? q!.rows.length).toLocaleString()} in this queue`} />
       ) : (
         <div className="card empty" data-testid="review-empty">
-          {q && !q.exhausted ? 'Loading the next rows…' : 'Nothing left in this queue: every row in it is decided. Pick another order, or export the labels.'}
+          {(q && !q.exhausted) || labels.length === 0 ? 'Loading the next rows…' : 'Nothing left in this queue: every row in it is decided. Pick another order, or export the labels.'}
         </div>
       )}
       <ReviewReport jobId={jobId} summary={summary} />
