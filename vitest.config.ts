@@ -5,9 +5,10 @@
 //   files and child processes rather than on a core.
 // - `fuzz` is the HTTP fuzz of both servers (test/unit/web/fuzz.test.ts), a minute of its own:
 //   `npx vitest run --project fuzz` after any change to request handling; it runs beside `unit`.
-// - `model` runs real inference through node-llama-cpp on synthetic GGUFs, one file at a time, so
-//   two model-heavy files never fight over the cores. It runs after `unit` and `fuzz`: vitest runs
-//   projects of one worker count together and refuses two counts in one group (groupOrder).
+// - `model` runs real inference through node-llama-cpp on synthetic GGUFs, on two workers too: a
+//   file decodes on one thread and waits on child processes and files between, so one file at a
+//   time left a core idle (alone on two cores: 928 s on one worker, 709 s on two). It runs after
+//   `unit` and `fuzz` (groupOrder), beside the browser tests (package.json).
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
@@ -45,7 +46,7 @@ export default defineConfig({
           environment: 'node',
           globalSetup: ['test/model/global-setup.ts'],
           pool: 'forks',
-          maxWorkers: 1,
+          maxWorkers: parallelWorkers,
           sequence: { groupOrder: 1 },
           testTimeout: 300_000,
           hookTimeout: 300_000,
