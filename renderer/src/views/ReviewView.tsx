@@ -33,9 +33,8 @@ function isTyping(target: EventTarget | null): boolean {
 }
 
 /** The job's label names, once both the job and its task are known on this page. */
-function jobLabels(state: { jobs: ReadonlyArray<{ id: string; taskId: string }>; tasks: Parameters<typeof taskById>[0] }, jobId: string): string[] {
-  const job = state.jobs.find((j) => j.id === jobId);
-  return job ? (taskById(state.tasks, job.taskId)?.labels.map((l) => l.name) ?? []) : [];
+function jobLabels(job: { taskId: string } | undefined, tasks: Parameters<typeof taskById>[0]): string[] {
+  return job ? (taskById(tasks, job.taskId)?.labels.map((l) => l.name) ?? []) : [];
 }
 
 // The keys read the labels when a key is pressed, not from an earlier render: the labels come with
@@ -49,7 +48,7 @@ function useReviewKeys(jobId: string): void {
       // Enter and Space on a focused button are that button's.
       if ((e.key === 'Enter' || e.key === ' ') && e.target instanceof HTMLButtonElement) return;
       const k = e.key.toLowerCase();
-      const pick = labelKeys(jobLabels(s, jobId)).find((x) => x.digit === e.key || x.letter === k);
+      const pick = labelKeys(jobLabels(s.jobs.find((j) => j.id === jobId), s.tasks)).find((x) => x.digit === e.key || x.letter === k);
       if (pick) s.reviewDecide(pick.label);
       else if (e.key === 'Enter') s.reviewAccept();
       else if (k === 's') s.reviewDecide(null);
@@ -210,7 +209,7 @@ export function ReviewView({ jobId }: { jobId: string }) {
   const summary = useStore((s) => s.reviewSummary[jobId]);
   const reviewed = useStore((s) => s.reviewProgress[jobId]?.reviewed ?? 0);
   const navigate = useStore((s) => s.navigate);
-  const labels = useMemo(() => jobLabels({ jobs: job ? [job] : [], tasks }, jobId), [job, tasks, jobId]);
+  const labels = useMemo(() => jobLabels(job, tasks), [job, tasks]);
   const keys = useMemo(() => labelKeys(labels), [labels]);
   useReviewKeys(jobId);
   useEffect(() => {
