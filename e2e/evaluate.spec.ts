@@ -345,3 +345,19 @@ test('a budget stops an evaluation cleanly, and a larger one resumes it', async 
   await expect(page.getByTestId('job-progress')).toContainText('6 / 6 rows');
   await expect(banner).toHaveCount(0);
 });
+
+test('a link to an evaluation that does not exist (deleted, or from another data folder) says so, on its page and its review page, and leads back', async ({ page }) => {
+  for (const hash of ['#/evaluate/no-such-job', '#/evaluate/no-such-job/review']) {
+    await openApp(page, hash);
+    const missing = page.getByTestId('job-missing');
+    await expect(missing).toContainText('No evaluation no-such-job');
+    // Said once, in place of the page: no notice beside it, nothing left loading.
+    await page.waitForLoadState('networkidle');
+    await expect(page.locator('.notice')).toHaveCount(0);
+    await expect(page.getByText(/Loading/)).toHaveCount(0);
+  }
+  await lookAt(page, 'job-missing');
+  await page.getByTestId('job-missing').getByRole('button', { name: /Evaluations/ }).click();
+  await expect(page.getByTestId('job-missing')).toHaveCount(0);
+  await expect(page).toHaveURL(/#\/evaluate$/);
+});

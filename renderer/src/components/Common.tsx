@@ -187,3 +187,21 @@ export function BreakableName({ text }: { text: string }) {
   const parts = text.split(/(?<=[/\\\-_.])/);
   return <span className="breakable">{parts.flatMap((p, i) => (i === 0 ? [p] : [<wbr key={i} />, p]))}</span>;
 }
+
+/** In place of a job's page when the host has no such job: deleted, or a link from before. */
+export function JobMissing({ jobId }: { jobId: string }) {
+  const navigate = useStore((s) => s.navigate);
+  return (
+    <div className="page" data-testid="job-missing">
+      <div className="page-head">
+        <div>
+          <button className="btn ghost small" onClick={() => navigate({ view: 'evaluate' })}>
+            ← Evaluations
+          </button>
+          <h1>No evaluation {jobId}</h1>
+          <p>It was deleted, or this link comes from another data folder.</p>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -3,7 +3,7 @@
 // or a second window sees the same job carry on.
 import type { DataPreview, JobMetrics, JobProgress, JobStartInput, JobStatus, JobSummary } from '../../../electron/common/contract/jobs';
 import type { Budget } from '../../../electron/common/plan';
-import { getApi, messageOf } from '../api/client';
+import { ApiCallError, getApi, messageOf } from '../api/client';
 import type { GetState, SetState, SliceCreator } from './types';
 
 export interface EvalDraft {
@@ -25,6 +25,8 @@ export interface EvalDraft {
 export interface JobsSlice {
   jobs: JobSummary[];
   jobsLoaded: boolean;
+  /** Jobs the host says do not exist (deleted, or a stale link): their pages say so instead of loading forever. */
+  missingJobs: Record<string, true>;
   progress: Record<string, JobProgress>;
   metrics: Record<string, JobMetrics>;
   draft: EvalDraft;
@@ -49,6 +51,16 @@ export interface JobsSlice {
   exportJob(jobId: string, format: 'csv' | 'json', minConfidence?: number): Promise<{ path: string; url: string | null } | null>;
   handleJobProgress(p: JobProgress): void;
   handleJobStatus(p: { jobId: string; status: JobStatus; error: string | null }): void;
+}
+
+/**
+ * True when `e` says the host has no job `jobId` (deleted, or a link from another data folder):
+ * the job is marked missing, and its pages say so in their place (JobMissing) instead of a notice.
+ */
+export function markIfMissing(set: SetState, get: GetState, jobId: string, e: unknown): boolean {
+  if (!(e instanceof ApiCallError && e.code === 'job_unknown')) return false;
+  set({ missingJobs: { ...get().missingJobs, [jobId]: true }, jobs: get().jobs.filter((j) => j.id !== jobId) });
+  return true;
 }
 
 export const emptyDraft = (): EvalDraft => ({
@@ -185,6 +197,7 @@ function draftActions(set: SetState, get: GetState): DraftActions {
 export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
   jobs: [],
   jobsLoaded: false,
+  missingJobs: {},
   progress: {},
   metrics: {},
   draft: emptyDraft(),
@@ -221,7 +234,7 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
       const m = await getApi().call('jobs.metrics', { jobId });
       set({ metrics: { ...get().metrics, [jobId]: m } });
     } catch (e) {
-      get().notify('error', `Could not load metrics: ${messageOf(e)}`);
+      if (!markIfMissing(set, get, jobId, e)) get().notify('error', `Could not load metrics: ${messageOf(e)}`);
     }
   },
   async refreshJob(jobId) {
@@ -229,7 +242,7 @@ export const createJobsSlice: SliceCreator<JobsSlice> = (set, get) => ({
       const { progress, ...job } = await getApi().call('jobs.get', { jobId });
       set({ jobs: upsert(get().jobs, job), progress: progress ? { ...get().progress, [jobId]: progress } : get().progress });
     } catch (e) {
-      get().notify('error', messageOf(e));
+      if (!markIfMissing(set, get, jobId, e)) get().notify('error', messageOf(e));
     }
   },
   async exportJob(jobId, format, minConfidence) {

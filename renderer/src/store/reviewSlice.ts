@@ -5,6 +5,7 @@
 import type { QueueCursor, ReviewOrder, ReviewProgress, ReviewRow, ReviewSummary } from '../../../electron/common/contract/review';
 import { ApiCallError, getApi, messageOf } from '../api/client';
 import { isTransient, loadOps, newClientId, saveOps, type DecideOp, type ReviewOp } from './reviewOps';
+import { markIfMissing } from './jobsSlice';
 import type { GetState, SetState, SliceCreator } from './types';
 
 /** Rows asked for at a time; the next page is asked for while this many undecided rows are still ahead. */
@@ -212,7 +213,8 @@ export const createReviewSlice: SliceCreator<ReviewSlice> = (set, get) => ({
       const summary = await getApi().call('review.summary', { jobId });
       set({ reviewSummary: { ...get().reviewSummary, [jobId]: summary }, reviewProgress: { ...get().reviewProgress, [jobId]: summary.progress } });
     } catch (e) {
-      if (!(e instanceof ApiCallError && isTransient(e.code))) get().notify('error', `Could not read where review stands: ${messageOf(e)}`);
+      if ((e instanceof ApiCallError && isTransient(e.code)) || markIfMissing(set, get, jobId, e)) return;
+      get().notify('error', `Could not read where review stands: ${messageOf(e)}`);
     }
   },
   handleReviewDecided(e) {

@@ -4,7 +4,7 @@ import { Suspense, useEffect, useId, useMemo, useState } from 'react';
 import { splitView } from '../components/splitView';
 import { listedStatus, type JobMetrics, type JobSummary } from '../../../electron/common/contract/jobs';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import { ErrorBanner, LabelChip, Metric, ReproducibleChip } from '../components/Common';
+import { ErrorBanner, JobMissing, LabelChip, Metric, ReproducibleChip } from '../components/Common';
 import { WorkActions, WorkHistory, WorkProgress } from '../components/WorkProgress';
 import { ConfidenceHistogram, ConfusionMatrix, RunsCurve } from '../components/EvalCharts';
 import { DataStep, MappingStep } from '../components/DataSteps';
@@ -234,6 +234,7 @@ function JobView({ jobId }: { jobId: string }) {
   const metrics = useStore((s) => s.metrics[jobId]);
   const tasks = useStore((s) => s.tasks);
   const refreshJob = useStore((s) => s.refreshJob);
+  const missing = useStore((s) => s.missingJobs[jobId] === true);
   const loadMetrics = useStore((s) => s.loadMetrics);
   const jobAction = useStore((s) => s.jobAction);
   // Rows whose vote share is below this are "abstained": in the coverage figures, the rows table and exports.
@@ -265,6 +266,7 @@ function JobView({ jobId }: { jobId: string }) {
   const task = job ? taskById(tasks, job.taskId) : undefined;
   const iv = metrics?.intervals ?? null;
   const labels = useMemo(() => task?.labels.map((l) => l.name) ?? [], [task]);
+  if (missing) return <JobMissing jobId={jobId} />;
   if (!job) {
     return (
       <div className="page">

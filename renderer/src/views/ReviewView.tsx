@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { ReviewOrder } from '../../../electron/common/contract/review';
 import { getApi, messageOf } from '../api/client';
-import { ErrorBanner, ProgressBar } from '../components/Common';
+import { ErrorBanner, JobMissing, ProgressBar } from '../components/Common';
 import { ReviewReport } from '../components/ReviewReport';
 import { ReviewRowCard } from '../components/ReviewRowCard';
 import { useStore } from '../store';
@@ -209,6 +209,7 @@ export function ReviewView({ jobId }: { jobId: string }) {
   const summary = useStore((s) => s.reviewSummary[jobId]);
   const reviewed = useStore((s) => s.reviewProgress[jobId]?.reviewed ?? 0);
   const navigate = useStore((s) => s.navigate);
+  const missing = useStore((s) => s.missingJobs[jobId] === true);
   const labels = useMemo(() => jobLabels(job, tasks), [job, tasks]);
   const keys = useMemo(() => labelKeys(labels), [labels]);
   useReviewKeys(jobId);
@@ -229,6 +230,7 @@ export function ReviewView({ jobId }: { jobId: string }) {
   useEffect(() => {
     if (rowIndex !== undefined && document.activeElement?.getAttribute('role') === 'radio') focusRow();
   }, [rowIndex]);
+  if (missing) return <JobMissing jobId={jobId} />;
   return (
     <div className="page" data-testid="review-view">
       <div className="page-head">
