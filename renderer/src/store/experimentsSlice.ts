@@ -44,21 +44,42 @@ function upsert(list: ExperimentSummary[] | null, s: ExperimentSummary): Experim
 
 export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get) => {
   const setError = (kind: ExperimentKind, message: string | null) => set({ experimentError: { ...get().experimentError, [kind]: message } });
-  /** Ids being read again, and whether another event asked for a fresh read meanwhile: one read at a time each. */
-  const reading = new Map<string, boolean>();
-  const readAgain = async (kind: ExperimentKind, id: string): Promise<void> => {
-    if (reading.has(id)) {
-      reading.set(id, true);
-      return;
-    }
+  /** Reads the result of `id` once. */
+  const fetchResult = async (kind: ExperimentKind, id: string): Promise<void> => {
     try {
-      do {
-        reading.set(id, false);
-        await get().openExperiment(kind, id);
-      } while (reading.get(id) === true);
-    } finally {
-      reading.delete(id);
+      const r = await getApi().call('experiments.get', { id });
+      set({ experimentResults: { ...get().experimentResults, [id]: r } });
+      setError(kind, null);
+    } catch (e) {
+      setError(kind, messageOf(e));
     }
+  };
+  /**
+   * Results being read, and whether something asked for a fresh read meanwhile: one read at a time
+   * for each id, and one more after it when asked during it. Every read goes through here, the
+   * first included: an event that lands while the first read is on its way (a comparison pausing
+   * as its page opens) is followed by a read after it, not lost with the stale answer.
+   */
+  const reads = new Map<string, { again: boolean; done: Promise<void> }>();
+  const read = (kind: ExperimentKind, id: string): Promise<void> => {
+    const inFlight = reads.get(id);
+    if (inFlight) {
+      inFlight.again = true;
+      return inFlight.done;
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    reads.set(id, entry);
+    entry.done = (async () => {
+      try {
+        do {
+          entry.again = false;
+          await fetchResult(kind, id);
+        } while (entry.again);
+      } finally {
+        reads.delete(id);
+      }
+    })();
+    return entry.done;
   };
   return {
     experiments: null,
@@ -72,14 +93,8 @@ export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get)
         set({ experimentError: { sweep: messageOf(e), compare: messageOf(e) } });
       }
     },
-    async openExperiment(kind, id) {
-      try {
-        const r = await getApi().call('experiments.get', { id });
-        set({ experimentResults: { ...get().experimentResults, [id]: r } });
-        setError(kind, null);
-      } catch (e) {
-        setError(kind, messageOf(e));
-      }
+    openExperiment(kind, id) {
+      return read(kind, id);
     },
     async startExperiment(input) {
       setError(input.kind, null);
@@ -120,8 +135,8 @@ export const createExperimentsSlice: SliceCreator<ExperimentsSlice> = (set, get)
       const known = get().experiments?.find((s) => s.id === e.id);
       if (known) set({ experiments: upsert(get().experiments, { ...known, status: e.status, progress: e.progress } as ExperimentSummary) });
       else void get().loadExperiments();
-      if (!get().experimentResults[e.id]) return;
-      if (READ_AGAIN[e.kind] === 'every event' || before?.progress.jobsDone !== e.progress.jobsDone || before?.status !== e.status) void readAgain(e.kind, e.id);
+      if (!get().experimentResults[e.id] && !reads.has(e.id)) return;
+      if (READ_AGAIN[e.kind] === 'every event' || before?.progress.jobsDone !== e.progress.jobsDone || before?.status !== e.status) void read(e.kind, e.id);
     },
   };
 };
