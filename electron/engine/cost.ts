@@ -168,20 +168,32 @@ async function cached(ctx: PlanContext, key: string): Promise<boolean> {
   return ctx.cache !== undefined && (await ctx.cache.get(key)) !== undefined;
 }
 
+/** Runs per scenario: the fewest early stopping could make (`min`) and all of them (`max`). */
+export type ScenarioRuns = Readonly<Record<'min' | 'max', number>>;
+
+const SCENARIOS = ['min', 'max'] as const;
+
 /**
- * One input through `runs` runs: its paraphrase calls and evaluations (and, with scope `input`,
- * its examples), as classify() makes them. `examplesFromJob`: a dataset job made the examples.
+ * One input through its runs in both scenarios: its paraphrase calls and evaluations (and, with
+ * scope `input`, its examples), as classify() makes them. `examplesFromJob`: a dataset job made
+ * the examples. The fewest runs are the first runs, so one walk over `max` runs counts both: a
+ * request of run j is added to every scenario that makes run j (each scenario's ledger apart).
  *
  * An evaluator prompt is counted exactly when the text it holds is known: the run's examples and
  * the candidate paraphrase found in the generation cache (what the run will read back); then
  * identical prompts (a paraphrase repeating another) are counted once, as the run evaluates them.
  * Otherwise the prompt without examples is counted and each example adds its estimated length.
  */
-export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 'min' | 'max', input: string, runs: number, examplesFromJob: boolean): Promise<void> {
+export async function planInput(ctx: PlanContext, ledger: CostLedger, runs: ScenarioRuns, input: string, examplesFromJob: boolean): Promise<void> {
   const { task, settings, generator, evaluator, lengths } = ctx;
   const text = input.trim();
   const n = settings.n;
-  if (!examplesFromJob || settings.scope === 'input') await planExamples(ctx, ledger, scenario, runs, settings.scope === 'input' ? text : undefined);
+  if (!examplesFromJob || settings.scope === 'input') {
+    for (const scenario of SCENARIOS) await planExamples(ctx, ledger, scenario, runs[scenario], settings.scope === 'input' ? text : undefined);
+  }
+  const add = (run: number, stage: PlanStage, key: string | null, prompt: number, completion: number, maybe = false) => {
+    for (const scenario of SCENARIOS) if (run < runs[scenario]) ledger.add(scenario, stage, key, prompt, completion, maybe);
+  };
   const inputHash = contentHash(text);
   // One paraphrase prompt per input, the same for every run (only the seed differs).
   let paraphraseTokens = 0;
@@ -199,9 +211,20 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 
   const rule = earlyStopRule(settings);
   const waves = runWaves(settings.r, rule?.rule ?? false);
   const call = ctx.shareEvaluations ? null : nextCall++;
+  // An evaluation scoped to this call is told apart from this call's others only: kept here, not
+  // in the ledger, which would otherwise hold (n + 1) × r keys per row for the whole plan.
+  const seenHere = { min: new Set<string>(), max: new Set<string>() };
+  const addEvaluation = (run: number, key: string, prompt: number, completion: number, maybe = false) => {
+    if (call === null) return add(run, 'evaluations', key, prompt, completion, maybe);
+    for (const scenario of SCENARIOS) {
+      if (run >= runs[scenario] || seenHere[scenario].has(key)) continue;
+      seenHere[scenario].add(key);
+      ledger.add(scenario, 'evaluations', null, prompt, completion, maybe);
+    }
+  };
   let wave = 0;
   let inWave = 0;
-  for (let run = 0; run < runs; run++) {
+  for (let run = 0; run < Math.max(runs.min, runs.max); run++) {
     if (inWave >= waves[wave]!.length) {
       wave++;
       inWave = 0;
@@ -213,7 +236,7 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 
       const key = generationCacheKey({ generator: generator.id, taskHash, stage: 'paraphrases', label: null, count: n, seed, input: text });
       const hit = ctx.cache ? await ctx.cache.get(key) : undefined;
       if (hit !== undefined) paraphrases = cachedParaphrases(hit, n, text);
-      else ledger.add(scenario, 'paraphrases', `gen:${key}`, paraphraseTokens, paraphraseCompletion);
+      else add(run, 'paraphrases', `gen:${key}`, paraphraseTokens, paraphraseCompletion);
     }
     const examples = await knownExamples(ctx, run, settings.scope === 'input' ? text : undefined);
     // Identical prompts are evaluated once per wave of one classify() call, or once per sweep (its store).
@@ -233,26 +256,42 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, scenario: 
         promptTokens = estimated;
         ledger.evaluationPromptsCounted = false;
       }
-      ledger.add(scenario, 'evaluations', key, promptTokens, lengths.perAnswer);
-      if (task.kind === 'math') ledger.add(scenario, 'evaluations', `${key}:final`, promptTokens + task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
+      addEvaluation(run, key, promptTokens, lengths.perAnswer);
+      if (task.kind === 'math') addEvaluation(run, `${key}:final`, promptTokens + task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
     }
   }
 }
 
-/** A run's examples when the run will read them from the cache (k = 0: none), else null. */
-async function knownExamples(ctx: PlanContext, run: number, input: string | undefined): Promise<Example[] | null> {
-  if (ctx.settings.k === 0) return [];
-  if (!ctx.cache) return null;
-  return cachedRunExamples(ctx.task, ctx.settings, run, ctx.generator.id, ctx.cache, input);
+/**
+ * A run's examples when the run will read them from the cache (k = 0: none), else null. With
+ * scope `run` they are the same for every row: read once per plan context, not once per row (the
+ * cache is only read while a plan walks it).
+ */
+function knownExamples(ctx: PlanContext, run: number, input: string | undefined): Promise<Example[] | null> {
+  if (ctx.settings.k === 0) return Promise.resolve([]);
+  const cache = ctx.cache;
+  if (!cache) return Promise.resolve(null);
+  const read = () => cachedRunExamples(ctx.task, ctx.settings, run, ctx.generator.id, cache, input);
+  if (input !== undefined) return read();
+  let runs = examplesByRun.get(ctx);
+  if (!runs) examplesByRun.set(ctx, (runs = new Map()));
+  let examples = runs.get(run);
+  if (!examples) runs.set(run, (examples = read()));
+  return examples;
 }
+
+/** Each plan context's runs' examples (scope `run`), read once. */
+const examplesByRun = new WeakMap<PlanContext, Map<number, Promise<Example[] | null>>>();
 
 /** Tells one classify() call from another (rows repeating an input evaluate it again outside a sweep). */
 let nextCall = 0;
 
-/** The zero-shot baseline of one input: one greedy evaluator call. */
-export async function planBaseline(ctx: PlanContext, ledger: CostLedger, scenario: 'min' | 'max', input: string): Promise<void> {
+/** The zero-shot baseline of one input, in both scenarios: one greedy evaluator call. */
+export async function planBaseline(ctx: PlanContext, ledger: CostLedger, input: string): Promise<void> {
   const tokens = await ctx.evaluator.counter.count(evaluationPrompt(ctx.task, [], input.trim()).prompt);
-  ledger.add(scenario, 'evaluations', null, tokens, ctx.lengths.perAnswer);
-  if (ctx.task.kind === 'math') ledger.add(scenario, 'evaluations', null, tokens + ctx.task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
+  for (const scenario of SCENARIOS) {
+    ledger.add(scenario, 'evaluations', null, tokens, ctx.lengths.perAnswer);
+    if (ctx.task.kind === 'math') ledger.add(scenario, 'evaluations', null, tokens + ctx.task.evaluatorMaxTokens, FINAL_ANSWER_MAX_TOKENS, true);
+  }
 }
 
