@@ -175,7 +175,8 @@ function GoldLabelMap({ preview: p }: { preview: DataPreview }) {
   const labels = useMemo(() => taskById(tasks, taskId)?.labels.map((l) => l.name) ?? [], [tasks, taskId]);
   const draft = useStore((s) => s.draft);
   const setDraft = useStore((s) => s.setDraft);
-  if (!draft.goldColumn || labels.length === 0 || p.goldValues.length === 0) return null;
+  // A gold column just picked has its values once the file is read again: none of the last one's meanwhile.
+  if (!draft.goldColumn || draft.goldColumn !== p.goldColumn || labels.length === 0 || p.goldValues.length === 0) return null;
   const unmapped = p.goldValues.filter((g) => !draft.labelMap[g.value]);
   return (
     <div className="stack">

@@ -144,7 +144,9 @@ function draftActions(set: SetState, get: GetState): DraftActions {
       const goldColumn = columns && 'goldColumn' in columns ? columns.goldColumn : same ? d.goldColumn : undefined;
       const fileName = target === d.path && d.fileName ? d.fileName : baseName(target);
       // Another file: a name given for the last one does not carry over (the history names a job after its file).
-      set({ draft: { ...d, path: target, fileName, ...(same ? {} : { name: '' }), previewing: true, previewError: null } });
+      // A column the user picks shows as picked at once, not when the file has been read again.
+      const picked = { ...(columns?.inputColumn ? { inputColumn: columns.inputColumn } : {}), ...(columns && 'goldColumn' in columns ? { goldColumn: columns.goldColumn ?? null } : {}) };
+      set({ draft: { ...d, ...picked, path: target, fileName, ...(same ? {} : { name: '' }), previewing: true, previewError: null } });
       try {
         const preview = await getApi().call('jobs.preview', {
           path: target,

@@ -50,7 +50,7 @@ function SettingsStep() {
   const budget = useBudget();
   const tasks = useStore((s) => s.tasks);
   const task = taskById(tasks, taskId);
-  const ready = !!draft.preview && !!draft.inputColumn && models.chosen && !starting && budget.problem === null;
+  const ready = !!draft.preview && !draft.previewing && !!draft.inputColumn && models.chosen && !starting && budget.problem === null;
   const rows = chosenRows(draft);
   // What Start sends, and what the plan beside it prices.
   const request =

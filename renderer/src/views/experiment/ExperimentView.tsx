@@ -38,7 +38,7 @@ function SetupCard<K extends ExperimentKind>({ page }: { page: ExperimentPage<K>
   const budget = useBudget();
   const [starting, setStarting] = useState(false);
   const [race, setRace] = useState(false);
-  const ready = !!draft.preview && !!draft.goldColumn && setup.spec !== null && !starting && budget.problem === null;
+  const ready = !!draft.preview && !draft.previewing && !!draft.goldColumn && setup.spec !== null && !starting && budget.problem === null;
   const start = async () => {
     if (!ready || !setup.spec) return;
     setStarting(true);
