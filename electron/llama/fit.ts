@@ -5,7 +5,7 @@
 import type { GgufInsights, InsufficientMemoryError, Llama } from 'node-llama-cpp';
 import { isInsufficientMemory, nodeLlamaCpp } from './module';
 import { z } from 'zod';
-import { readGgufInfo } from './gguf';
+import { readGgufInfoOnce } from './inspection';
 import { withoutSimulation } from './internals';
 import { formatBytes } from '../common/bytes';
 import { UserError, errorMessage } from '../common/errors';
@@ -169,7 +169,7 @@ async function contextFloor(insights: GgufInsights, llama: Llama, shape: { conte
  */
 export async function contextBeyondMemory(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<InsufficientMemoryError | null> {
   const { GgufInsights, InsufficientMemoryError } = await nodeLlamaCpp();
-  const floor = await contextFloor(await GgufInsights.from(await readGgufInfo(modelPath), llama), llama, shape);
+  const floor = await contextFloor(await GgufInsights.from(await readGgufInfoOnce(modelPath), llama), llama, shape);
   return floor.beyond ? new InsufficientMemoryError(`a context of ${shape.contextSize} tokens × ${shape.sequences} sequences needs more than all the memory free`) : null;
 }
 
@@ -179,7 +179,7 @@ export async function contextBeyondMemory(modelPath: string, llama: Llama, shape
  * A context beyond all the memory free says the least it needs ("at least"), without simulating it.
  */
 export async function memoryShortfall(modelPath: string, llama: Llama, shape: { contextSize: number; sequences: number }): Promise<string> {
-  const info = await readGgufInfo(modelPath);
+  const info = await readGgufInfoOnce(modelPath);
   const insights = await (await nodeLlamaCpp()).GgufInsights.from(info, llama);
   const free = (ram: number, vram: number) => (llama.gpu === false ? `only ${formatBytes(ram)} RAM is free` : `${formatBytes(ram)} RAM and ${formatBytes(vram)} VRAM are free`);
   const floor = await contextFloor(insights, llama, shape);

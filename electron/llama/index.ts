@@ -3,8 +3,8 @@
 // crashes in a renderer).
 export { getLlamaRuntime, disposeLlamaRuntime, showLlamaWarnings, contentionWatch } from './runtime';
 export { defaultThreads, threadsFor, THREADS_HELP } from './threads';
-export { inspectGgufOnce } from './inspection';
-export { inspectGguf, readGgufInfo, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
+export { inspectGgufOnce, readGgufInfoOnce } from './inspection';
+export { inspectGguf, type GgufInspection, type InspectGgufOptions, type GgufErrorCode } from './gguf';
 export { planLoad, loadGpuLayers, readGpuFacts, parseGpuStandIn, type LoadPlan, type MemoryBudget } from './fit';
 export { LlamaBackend } from './backend';
 export { loadLlamaBackend, type LoadLlamaBackendOptions, type LlamaBackendKind } from './load-backend';

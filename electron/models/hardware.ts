@@ -7,7 +7,7 @@ import type { Llama } from 'node-llama-cpp';
 import type { FitEstimate, FitOptions, GpuFacts, HardwareInfo } from '../common/contract/models';
 import { FitOptions as FitOptionsSchema } from '../common/contract/models';
 import { nodeLlamaCpp } from '../llama/module';
-import { defaultThreads, getLlamaRuntime, parseGpuStandIn, planLoad, readGgufInfo, readGpuFacts, type LoadPlan, type MemoryBudget } from '../llama';
+import { defaultThreads, getLlamaRuntime, parseGpuStandIn, planLoad, readGgufInfoOnce, readGpuFacts, type LoadPlan, type MemoryBudget } from '../llama';
 import { formatBytes } from '../common/bytes';
 import { gpuLabel } from '../common/gpu';
 import { inspectModelFile } from './gguf';
@@ -64,7 +64,7 @@ export async function estimateFit(modelPath: string, options: EstimateFitOptions
   const { contextSize, sequences } = FitOptionsSchema.parse({ contextSize: options.contextSize, sequences: options.sequences });
   // A header-only file can still be estimated; the one validator words every refusal.
   await inspectModelFile(modelPath, { checkData: false });
-  const info = await readGgufInfo(modelPath);
+  const info = await readGgufInfoOnce(modelPath);
   const name = (info.metadata.general as { name?: string }).name?.trim() || basename(modelPath).replace(/\.gguf$/i, '');
   const llama = options.llama ?? (await getLlamaRuntime());
   const insights = await (await nodeLlamaCpp()).GgufInsights.from(info, llama);

@@ -1,5 +1,6 @@
 // A GGUF file is inspected once per version: what a job records, what its resume compares and
-// what the load reads are one inspection, until the file changes.
+// what the load reads are one inspection, until the file changes; node-llama-cpp's description
+// of its header (what a fit estimate reads) alike.
 import { copyFile, rm, utimes } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -7,7 +8,7 @@ import type * as gguf from '../../../electron/llama/gguf';
 import { ownedTempDir } from '../../../electron/processes';
 import { tinyModelPath } from '../../helpers/models';
 
-const parsed = vi.hoisted(() => ({ paths: [] as string[] }));
+const parsed = vi.hoisted(() => ({ paths: [] as string[], infos: [] as string[] }));
 vi.mock('../../../electron/llama/gguf', async (importOriginal) => {
   const real = await importOriginal<typeof gguf>();
   return {
@@ -16,9 +17,13 @@ vi.mock('../../../electron/llama/gguf', async (importOriginal) => {
       parsed.paths.push(path);
       return real.inspectGguf(path, opts);
     },
+    readGgufInfo: (path: string) => {
+      parsed.infos.push(path);
+      return real.readGgufInfo(path);
+    },
   };
 });
-const { inspectGgufOnce } = await import('../../../electron/llama/inspection');
+const { inspectGgufOnce, readGgufInfoOnce } = await import('../../../electron/llama/inspection');
 
 let dir: string;
 let model: string;
@@ -56,5 +61,18 @@ describe('inspectGgufOnce', () => {
     await expect(inspectGgufOnce(missing)).rejects.toMatchObject({ code: 'gguf_missing' });
     await expect(inspectGgufOnce(missing)).rejects.toMatchObject({ code: 'gguf_missing' });
     expect(parsed.paths.filter((p) => p === missing)).toHaveLength(2);
+  });
+
+  it("reads node-llama-cpp's description of a header once per version too", async () => {
+    const copy = join(dir, 'info.gguf');
+    await copyFile(model, copy);
+    const first = await readGgufInfoOnce(copy);
+    // A picker asks for the fit of every model it shows, and again as the settings change.
+    expect(await readGgufInfoOnce(copy)).toBe(first);
+    expect(parsed.infos).toEqual([copy]);
+    const later = new Date(Date.now() + 120_000);
+    await utimes(copy, later, later);
+    expect(await readGgufInfoOnce(copy)).not.toBe(first);
+    expect(parsed.infos).toEqual([copy, copy]);
   });
 });
