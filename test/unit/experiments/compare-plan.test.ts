@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import type { ChatPrompt } from '../../../electron/engine/backend';
-import { assumedLengths, planCellSeconds, planCompare, type PlanInputs, type PlanModelInfo } from '../../../electron/jobs/plan';
+import { assumedLengths, planCellSeconds, planCompare, type PlanInputs } from '../../../electron/jobs/plan';
 import { resolveTask } from '../../../electron/tasks';
 import { tinyModelPath } from '../../helpers/models';
+import { charCountedModel as planned } from '../../helpers/planned-model';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-compare-plan-'));
 const services = openServices({ dataDir: join(dir, 'data') });
@@ -49,15 +49,6 @@ describe("a comparison's plan", () => {
 });
 
 describe("a comparison's plan prices each pair at its own models' speed", () => {
-  /** A model whose prompts count a token per 4 characters. */
-  const planned = (id: string): PlanModelInfo => ({
-    id,
-    spec: `${id}.gguf`,
-    remote: false,
-    price: null,
-    contextSize: 4096,
-    counter: { count: (p: ChatPrompt) => Promise.resolve(Math.ceil((p.system.length + p.user.length) / 4)), countText: (t: string) => Math.ceil(t.length / 4), exact: false },
-  });
   const rows = ['a good film', 'a dull film that goes on', 'fine acting', 'weak plot and worse jokes'];
 
   it('a slow pair costs its own time, not the first pair’s: the plan is the pairs’ own prices added up', async () => {

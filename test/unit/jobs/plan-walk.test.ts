@@ -3,20 +3,10 @@
 // was done), and one walk counts both the fewest runs early stopping could make and all of them.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
-import type { ChatPrompt } from '../../../electron/engine/backend';
 import { fewestRuns } from '../../../electron/engine/cost';
-import { assumedLengths, planJob, type PlanInputs, type PlanModelInfo } from '../../../electron/jobs/plan';
+import { assumedLengths, planJob, type PlanInputs } from '../../../electron/jobs/plan';
 import { resolveTask } from '../../../electron/tasks';
-
-/** A model whose prompts count a token per 4 characters. */
-const planned = (id: string): PlanModelInfo => ({
-  id,
-  spec: `${id}.gguf`,
-  remote: false,
-  price: null,
-  contextSize: 4096,
-  counter: { count: (p: ChatPrompt) => Promise.resolve(Math.ceil((p.system.length + p.user.length) / 4)), countText: (t: string) => Math.ceil(t.length / 4), exact: false },
-});
+import { charCountedModel as planned } from '../../helpers/planned-model';
 
 async function inputsFor(): Promise<PlanInputs> {
   const task = await resolveTask('sst2');
