@@ -264,8 +264,8 @@ export async function planInput(ctx: PlanContext, ledger: CostLedger, runs: Scen
 
 /**
  * A run's examples when the run will read them from the cache (k = 0: none), else null. With
- * scope `run` they are the same for every row: read once per plan context, not once per row (the
- * cache is only read while a plan walks it).
+ * scope `run` they are the same for every row: read once per plan context, not once per row (a
+ * plan is one reading of the cache, even where a job beside it writes to it meanwhile).
  */
 function knownExamples(ctx: PlanContext, run: number, input: string | undefined): Promise<Example[] | null> {
   if (ctx.settings.k === 0) return Promise.resolve([]);
