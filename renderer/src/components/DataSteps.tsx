@@ -198,7 +198,14 @@ function GoldLabelMap({ preview: p }: { preview: DataPreview }) {
                 </td>
                 <td className="num">{g.count.toLocaleString()}</td>
                 <td>
-                  <select value={draft.labelMap[g.value] ?? ''} onChange={(e) => setDraft({ labelMap: { ...draft.labelMap, [g.value]: e.target.value } })} aria-label={`Label for ${g.value}`} style={{ width: 200 }}>
+                  {/* While the file is read again its answer suggests the mapping afresh: a choice made meanwhile would be lost. */}
+                  <select
+                    value={draft.labelMap[g.value] ?? ''}
+                    onChange={(e) => setDraft({ labelMap: { ...draft.labelMap, [g.value]: e.target.value } })}
+                    disabled={draft.previewing}
+                    aria-label={`Label for ${g.value}`}
+                    style={{ width: 200 }}
+                  >
                     <option value="">(unmapped: no gold)</option>
                     {labels.map((l) => (
                       <option key={l}>{l}</option>

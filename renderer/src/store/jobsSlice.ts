@@ -130,6 +130,8 @@ function upsert(jobs: JobSummary[], job: JobSummary): JobSummary[] {
 type DraftActions = Pick<JobsSlice, 'setDraft' | 'previewData' | 'uploadData' | 'restoreDraft'>;
 
 function draftActions(set: SetState, get: GetState): DraftActions {
+  /** The latest read of the file: an answer to an earlier one (a column picked again before it came) is dropped. */
+  let latestPreview = 0;
   return {
     setDraft(patch) {
       set({ draft: { ...get().draft, ...patch } });
@@ -147,6 +149,7 @@ function draftActions(set: SetState, get: GetState): DraftActions {
       // A column the user picks shows as picked at once, not when the file has been read again.
       const picked = { ...(columns?.inputColumn ? { inputColumn: columns.inputColumn } : {}), ...(columns && 'goldColumn' in columns ? { goldColumn: columns.goldColumn ?? null } : {}) };
       set({ draft: { ...d, ...picked, path: target, fileName, ...(same ? {} : { name: '' }), previewing: true, previewError: null } });
+      const read = ++latestPreview;
       try {
         const preview = await getApi().call('jobs.preview', {
           path: target,
@@ -154,6 +157,7 @@ function draftActions(set: SetState, get: GetState): DraftActions {
           ...(inputColumn ? { inputColumn } : {}),
           ...(goldColumn !== undefined ? { goldColumn } : {}),
         });
+        if (read !== latestPreview) return;
         set({
           draft: {
             ...get().draft,
@@ -165,6 +169,7 @@ function draftActions(set: SetState, get: GetState): DraftActions {
           },
         });
       } catch (e) {
+        if (read !== latestPreview) return;
         set({ draft: { ...get().draft, preview: null, previewing: false, previewError: messageOf(e) } });
       }
       saveDraft(get().draft);

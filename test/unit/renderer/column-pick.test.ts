@@ -36,3 +36,25 @@ it('the picked gold column is the draft’s at once, and the draft is marked as 
   await none;
   expect(store.getState().draft).toMatchObject({ goldColumn: null, previewing: false });
 });
+
+it('of two reads of the file in flight, the later pick’s answer stands, whichever lands last', async () => {
+  const answers: ((v: unknown) => void)[] = [];
+  setApi({ kind: 'browser', call: () => new Promise((resolve) => answers.push(resolve)) } as unknown as ApiClient);
+  const store = createAppStore();
+  store.getState().setDraft({ path: '/data/rows.jsonl' });
+  const first = store.getState().previewData();
+  answers[0]!(preview('solution'));
+  await first;
+
+  // "none", then "solution" again before the first answer: the answers land in the other order.
+  const none = store.getState().previewData(undefined, { goldColumn: null });
+  const again = store.getState().previewData(undefined, { goldColumn: 'solution' });
+  expect(store.getState().draft).toMatchObject({ goldColumn: 'solution', previewing: true });
+  answers[2]!(preview('solution'));
+  await again;
+  expect(store.getState().draft).toMatchObject({ goldColumn: 'solution', previewing: false });
+  store.getState().setDraft({ labelMap: { positive: '' } });
+  answers[1]!(preview(null));
+  await none;
+  expect(store.getState().draft).toMatchObject({ goldColumn: 'solution', previewing: false, labelMap: { positive: '' } });
+});
