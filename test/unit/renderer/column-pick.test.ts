@@ -19,7 +19,8 @@ const preview = (goldColumn: string | null) => ({
   goldValues: goldColumn ? [{ value: 'positive', count: 1, suggested: 'positive' }] : [],
 });
 
-it('the picked gold column is the draft’s at once, and the draft is marked as being read until the answer', async () => {
+/** A store whose file has been read once, its gold column "solution"; each later read waits for its answer. */
+async function previewedOnSolution() {
   const answers: ((v: unknown) => void)[] = [];
   setApi({ kind: 'browser', call: () => new Promise((resolve) => answers.push(resolve)) } as unknown as ApiClient);
   const store = createAppStore();
@@ -27,6 +28,11 @@ it('the picked gold column is the draft’s at once, and the draft is marked as 
   const first = store.getState().previewData();
   answers[0]!(preview('solution'));
   await first;
+  return { store, answers };
+}
+
+it('the picked gold column is the draft’s at once, and the draft is marked as being read until the answer', async () => {
+  const { store, answers } = await previewedOnSolution();
   expect(store.getState().draft).toMatchObject({ goldColumn: 'solution', previewing: false });
 
   const none = store.getState().previewData(undefined, { goldColumn: null });
@@ -38,13 +44,7 @@ it('the picked gold column is the draft’s at once, and the draft is marked as 
 });
 
 it('of two reads of the file in flight, the later pick’s answer stands, whichever lands last', async () => {
-  const answers: ((v: unknown) => void)[] = [];
-  setApi({ kind: 'browser', call: () => new Promise((resolve) => answers.push(resolve)) } as unknown as ApiClient);
-  const store = createAppStore();
-  store.getState().setDraft({ path: '/data/rows.jsonl' });
-  const first = store.getState().previewData();
-  answers[0]!(preview('solution'));
-  await first;
+  const { store, answers } = await previewedOnSolution();
 
   // "none", then "solution" again before the first answer: the answers land in the other order.
   const none = store.getState().previewData(undefined, { goldColumn: null });
