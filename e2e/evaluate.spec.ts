@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ownedTempDir } from '../electron/processes';
 import { startInstantServer } from '../test/helpers/instant-server';
-import { callApi, expect, jobSettled, openApp, shot, test } from './fixtures';
+import { answerTo, callApi, expect, jobSettled, openApp, shot, test } from './fixtures';
 import { lookAt } from './look';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -76,7 +76,9 @@ test('evaluate a CSV: preview, map, run, see the confusion matrix, export', asyn
   // …and what those rows can tell apart (docs/method.md §16), as --dry-run's power line says it.
   await expect(page.getByTestId('eval-plan-power')).toContainText(/with 8 rows, .* \(80 % power at 95 %; disagreement [\d.]+ %/);
   await shot(page, 'evaluate-setup');
+  const started = answerTo(page, 'jobs.start');
   await page.getByTestId('eval-start').click();
+  await started;
 
   await expect(page.getByTestId('job-view')).toBeVisible();
   await expect(page.getByTestId('job-status').first()).toHaveText('done', { timeout: 150_000 });

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test as base, expect, type Page } from '@playwright/test';
+import { test as base, expect, type Page, type Response } from '@playwright/test';
 import WebSocket from 'ws';
 import { recordEvents } from '../test/helpers/events';
 import { startServe, stopServe } from './serve';
@@ -168,6 +168,15 @@ export { expect };
  */
 export async function nextFrame(page: Page): Promise<void> {
   await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+}
+
+/**
+ * The answer to the page's next API call of `method`, however long it takes (the test's own limit
+ * bounds it). Set up before the click that makes the call: a start checks its models and files
+ * before it answers, which on a busy machine took longer than a fixed wait for its page allowed.
+ */
+export function answerTo(page: Page, method: string): Promise<Response> {
+  return page.waitForResponse((r) => r.url().endsWith('/api/invoke') && (r.request().postData() ?? '').includes(`"method":"${method}"`), { timeout: 0 });
 }
 
 /** A full-page screenshot into e2e/artifacts/, taken from the top so the sticky sidebar sits where a user sees it. */

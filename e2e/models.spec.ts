@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
-import { callApi, expect, openApp, test } from './fixtures';
+import { answerTo, callApi, expect, openApp, test } from './fixtures';
 import { lookAt } from './look';
 
 /**
@@ -160,7 +160,9 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.getByTestId('compare-limit').fill('2');
     // A budget for all pairs together, far above what they need: recorded, never reached.
     await page.getByTestId('compare-budget').fill('calls=100000');
+    const started = answerTo(page, 'experiments.start');
     await page.getByTestId('compare-start').click();
+    await started;
 
     // The comparison opens on its own page (#/compare/ID), the one experiment page a sweep has too,
     // with the same progress card and actions.

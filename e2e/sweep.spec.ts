@@ -6,7 +6,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownedTempDir } from '../electron/processes';
 import type { SweepResult } from '../electron/common/contract/sweeps';
-import { callApi, expect, openApp, shot, test } from './fixtures';
+import { answerTo, callApi, expect, openApp, shot, test } from './fixtures';
 import { lookAt } from './look';
 
 const REVIEWS = ['a wonderful, moving film', 'a dull mess', 'great acting and a clever script', 'boring and far too long', 'I loved every minute of it', 'the plot makes no sense'];
@@ -49,7 +49,9 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await page.getByTestId('sweep-limit').fill('3');
   await expect(page.getByTestId('sweep-shape')).toContainText('2 n × 2 k × 2 r × 2 seeds: 8 jobs at r=2');
   await shot(page, 'sweep-setup');
+  const started = answerTo(page, 'experiments.start');
   await page.getByTestId('sweep-start').click();
+  await started;
 
   await expect(page.getByTestId('sweep-detail')).toBeVisible();
   await expect(page.getByTestId('sweep-progress')).toContainText(/\d+ \/ 8 jobs/);
