@@ -8,12 +8,12 @@
 //   npx tsx bench/plan.ts [--rows 20000] [-n 5 -k 8 -r 3] [--early-stop]
 //
 // Prints JSON. Not a test: timings on a shared machine move from run to run.
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../electron/common/tatra';
 import { evaluationPrompt, paraphrasePrompt } from '../electron/engine/prompts';
+import { readDataset } from '../electron/jobs';
 import { assumedLengths, planJob, type PlanModelInfo } from '../electron/jobs/plan';
 import { disposeLlamaRuntime } from '../electron/llama';
 import { loadTokenCounter } from '../electron/llama/tokens';
@@ -31,9 +31,8 @@ const { values } = parseArgs({
   },
 });
 
-const lines = readFileSync(resolve(repoRoot, '..', 'shared', 'datasets', 'sst2_test.jsonl'), 'utf8').trim().split('\n');
-const inputOf = (line: string) => (JSON.parse(line) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'user')!.content;
-const unique = lines.map(inputOf);
+const unique: string[] = [];
+for await (const row of readDataset(resolve(repoRoot, '..', 'shared', 'datasets', 'sst2_test.jsonl'), { textColumn: 'input' })) unique.push(row.input);
 const inputs = Array.from({ length: Number(values.rows) }, (_, i) => unique[i % unique.length]!);
 const settings: TatraSettings = { ...DEFAULT_SETTINGS, n: Number(values.n), k: Number(values.k), r: Number(values.r), earlyStop: values['early-stop'] };
 
