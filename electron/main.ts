@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiHost } from './api/host';
 import { errorMessage } from './common/errors';
-import { EVENT_CHANNEL, INVOKE_CHANNEL, isValidMethodName, type BridgeReply } from './common/contract/bridge';
+import { CANCEL_CHANNEL, EVENT_CHANNEL, INVOKE_CHANNEL, isValidCallId, isValidMethodName, type BridgeReply } from './common/contract/bridge';
 import { appRoot } from './paths';
 import { handleAppProtocol, registerAppScheme } from './protocol';
 import {
@@ -73,19 +73,40 @@ function reply(code: string, message: string): BridgeReply {
   return { ok: false, error: { code, message } };
 }
 
-/** The one IPC entry: sender checked (the app's own top frame only), arguments checked, then the host. */
-async function onInvoke(event: Electron.IpcMainInvokeEvent, method: unknown, input: unknown): Promise<BridgeReply> {
+/** The app's own top frame, the only sender IPC answers. */
+function fromApp(event: Electron.IpcMainEvent | Electron.IpcMainInvokeEvent): boolean {
   const frame = event.senderFrame;
-  if (!frame || frame.parent !== null || !isAllowedSender(frame.url)) return reply('forbidden', 'IPC refused: the sender is not the app');
+  return !!frame && frame.parent === null && isAllowedSender(frame.url);
+}
+
+/** Calls the page named (bridge.ts cancel), by sender and name: a page drops only its own. */
+const namedCalls = new Map<string, AbortController>();
+const callKey = (event: Electron.IpcMainEvent | Electron.IpcMainInvokeEvent, callId: string) => `${event.sender.id}:${callId}`;
+
+/** The one IPC entry: sender checked (the app's own top frame only), arguments checked, then the host. */
+async function onInvoke(event: Electron.IpcMainInvokeEvent, method: unknown, input: unknown, callId?: unknown): Promise<BridgeReply> {
+  if (!fromApp(event)) return reply('forbidden', 'IPC refused: the sender is not the app');
   if (!isValidMethodName(method)) return reply('bad_request', 'IPC refused: method must be a contract method name');
+  if (callId !== undefined && !isValidCallId(callId)) return reply('bad_request', 'IPC refused: a call id is 1–64 letters, digits or dashes');
   if (quitting) return reply('cancelled', 'the app is quitting');
+  const key = callId === undefined ? null : callKey(event, callId);
+  const named = key === null || namedCalls.has(key) ? null : new AbortController();
+  if (key !== null && named) namedCalls.set(key, named);
   try {
     const api = await startHost();
-    return await api.invoke(method, input);
+    return await api.invoke(method, input, named ? { signal: named.signal } : {});
   } catch (e) {
     // The host answers API errors as data; anything thrown here is a bug in the host itself.
     return reply('internal', errorMessage(e));
+  } finally {
+    if (key !== null && named) namedCalls.delete(key);
   }
+}
+
+/** The page dropped a call it named: the host stops what it did only for that answer. */
+function onCancel(event: Electron.IpcMainEvent, callId: unknown): void {
+  if (!fromApp(event) || !isValidCallId(callId)) return;
+  namedCalls.get(callKey(event, callId))?.abort();
 }
 
 /** Applied to every webContents the app ever creates (windows, devtools, anything a bug might open). */
@@ -206,6 +227,7 @@ if (!app.requestSingleInstanceLock()) {
     });
     handleAppProtocol(protocol, rendererDir);
     ipcMain.handle(INVOKE_CHANNEL, onInvoke);
+    ipcMain.on(CANCEL_CHANNEL, onCancel);
     Menu.setApplicationMenu(buildMenu());
     mainWindow = createWindow();
     // Start the host while the window loads, so the first call does not pay for it.

@@ -22,9 +22,19 @@ export interface HostDeps {
 
 type ApiEventSchema<E extends EventName> = ApiEvents[E];
 
+/** What the host knows of one call beside its input. */
+export interface CallContext {
+  /**
+   * Aborted when nobody waits for the answer any more (the page dropped the request: a browser's
+   * fetch aborted, its connection closed) or when the host shuts down. Work a call does only for
+   * its answer (a plan) stops on it; work it starts for later (a job) listens to `HostDeps.signal`.
+   */
+  readonly signal: AbortSignal;
+}
+
 /** Handlers for one domain's methods: parsed input in, output (before its defaults) out. */
 export type DomainHandlers<M extends MethodMap> = {
-  [K in keyof M]: (input: z.output<M[K]['input']>) => Promise<z.input<M[K]['output']>>;
+  [K in keyof M]: (input: z.output<M[K]['input']>, call: CallContext) => Promise<z.input<M[K]['output']>>;
 };
 
 /** A handler group can hold resources (runs, a database); the host disposes it last-in first-out. */

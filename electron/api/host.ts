@@ -18,7 +18,7 @@ import { DisposableStore } from '../common/disposables';
 import { errorMessage } from '../common/errors';
 import type { BackendProvider } from '../jobs';
 import type { KeyProtection } from '../models/remote-library';
-import type { HostDeps } from './deps';
+import type { CallContext, HostDeps } from './deps';
 import { HOST_ERROR_CODES, toApiError } from './errors';
 export { HOST_ERROR_CODES, toApiError } from './errors';
 import { createSettingsHandlers } from './handlers/settings';
@@ -58,15 +58,18 @@ export type HostListener = (event: string, payload: unknown) => void;
 
 export interface ApiHost {
   readonly dataDir: string;
-  /** Calls one contract method. Never rejects: every failure is an `{ok:false, error}` answer. */
-  invoke(method: string, input: unknown): Promise<InvokeResult>;
+  /**
+   * Calls one contract method. Never rejects: every failure is an `{ok:false, error}` answer.
+   * `signal`: the caller no longer waits for the answer (deps.ts CallContext).
+   */
+  invoke(method: string, input: unknown, options?: { signal?: AbortSignal }): Promise<InvokeResult>;
   /** Receives every streamed event; returns the function that unsubscribes. */
   subscribe(listener: HostListener): () => void;
   /** Cancels running work, unloads models, closes the database. Idempotent. */
   dispose(): Promise<void>;
 }
 
-type AnyHandler = (input: unknown) => Promise<unknown>;
+type AnyHandler = (input: unknown, call: CallContext) => Promise<unknown>;
 
 export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   const dataDir = resolve(opts.dataDir);
@@ -128,7 +131,7 @@ export async function createApiHost(opts: ApiHostOptions): Promise<ApiHost> {
   add(createReviewHandlers(deps));
   lifetime.add(() => shutdown.abort());
 
-  const invoke = contractInvoke(table, { log, strict, live: () => !disposed });
+  const invoke = contractInvoke(table, { log, strict, live: () => !disposed }, shutdown.signal);
 
   return {
     dataDir,
@@ -179,8 +182,8 @@ function contractEmitter(listeners: ReadonlySet<HostListener>, { log, strict, li
 }
 
 /** Calls a handler with its input parsed by the contract and its output checked by it; never rejects. */
-function contractInvoke(table: ReadonlyMap<string, AnyHandler>, { log, strict, live }: Checking): ApiHost['invoke'] {
-  return async (method: string, input: unknown): Promise<InvokeResult> => {
+function contractInvoke(table: ReadonlyMap<string, AnyHandler>, { log, strict, live }: Checking, hostSignal: AbortSignal): ApiHost['invoke'] {
+  return async (method, input, options = {}): Promise<InvokeResult> => {
     if (!live()) return { ok: false, error: { code: HOST_ERROR_CODES.disposed, message: 'the app is shutting down' } };
     if (typeof method !== 'string' || !isMethodName(method)) {
       return { ok: false, error: { code: HOST_ERROR_CODES.unknownMethod, message: `unknown method "${String(method)}"` } };
@@ -194,7 +197,7 @@ function contractInvoke(table: ReadonlyMap<string, AnyHandler>, { log, strict, l
     }
     let raw: unknown;
     try {
-      raw = await handler(parsedInput.data);
+      raw = await handler(parsedInput.data, { signal: options.signal ? AbortSignal.any([options.signal, hostSignal]) : hostSignal });
     } catch (e) {
       const err = toApiError(e);
       if (err.internal) log(`tatra: ${method} failed: ${e instanceof Error && e.stack ? e.stack : errorMessage(e)}`);

@@ -202,7 +202,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
     // Its pairs and paths as its jobs will name them (their cache keys hold them), and the columns
     // checked as creating it checks them: a data set without the text column is refused in the
     // same words, never planned on a guessed column.
-    async plan(input, planner, { price, calibrate }) {
+    async plan(input, planner, { price, calibrate, signal }) {
       const spec = comparisonSpec(input);
       const { inputColumn } = await checkComparisonInputs(spec);
       return planner.compare({
@@ -212,6 +212,7 @@ export function comparisonKind(opts: { jobs: JobManager; resolveTask(idOrPath: s
         data: { path: spec.dataPath, textColumn: inputColumn, ...(spec.limit !== undefined ? { limit: spec.limit } : {}) },
         ...(price ? { price } : {}),
         ...(calibrate ? { calibrate } : {}),
+        ...(signal ? { signal } : {}),
       });
     },
   };

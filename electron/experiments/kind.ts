@@ -103,6 +103,8 @@ export interface PlanOptions {
   calibrate?: { pool: BackendProvider };
   /** The data file's format when its extension does not say (`--format`). */
   format?: DatasetFormat;
+  /** Stops the plan (the app's plan when its settings change again: api/handlers/plans.ts). */
+  signal?: AbortSignal;
 }
 
 /** A kind of experiment: its cells, and how one is created, summed up, shown, written out and planned. */

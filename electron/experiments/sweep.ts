@@ -153,7 +153,7 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
 
     price: ({ spec }, left, planner) => pricePoints(spec, left, planner),
 
-    async plan(input, planner, { price, calibrate, format }) {
+    async plan(input, planner, { price, calibrate, format, signal }) {
       const spec = parseSweep(input);
       return planner.sweep({
         task: await resolveTask(spec.taskId),
@@ -163,6 +163,7 @@ export function sweepKind(opts: { store: JobStore; resolveTask(idOrPath: string)
         ...(spec.concurrency !== undefined ? { concurrency: spec.concurrency } : {}),
         ...(price ? { price } : {}),
         ...(calibrate ? { calibrate } : {}),
+        ...(signal ? { signal } : {}),
       });
     },
   };

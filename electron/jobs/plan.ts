@@ -64,6 +64,8 @@ export interface PlanInputs {
   cache?: GenerationCache;
   /** Rows the run keeps in flight (its concurrency; default 1). */
   inFlight?: number;
+  /** Stops the walk between turns: a plan nobody waits for any more (settings changed, page closed) costs no more rows. */
+  signal?: AbortSignal;
 }
 
 /** One input through classify (a fresh cache, examples made per input). */
@@ -80,7 +82,7 @@ export async function planJob(
   ledger = new CostLedger(),
 ): Promise<{ ledger: CostLedger; plan: CostPlan }> {
   const ctx = context(p, p.settings);
-  await addJob(ctx, ledger, p.settings, p.inputs, p.baseline === true, p.examplesMade ?? []);
+  await addJob(ctx, ledger, p.settings, p.inputs, p.baseline === true, p.examplesMade ?? [], p.signal);
   return { ledger, plan: presentPlan(ledger, p, { rows: p.inputs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0 }) };
 }
 
@@ -94,7 +96,8 @@ export async function planJob(
 const TURN_MS = 4;
 const TURN_ROWS = 64;
 
-async function addJob(ctx: PlanContext, ledger: CostLedger, settings: TatraSettings, inputs: readonly string[], baseline: boolean, examplesMade: readonly number[]): Promise<void> {
+async function addJob(ctx: PlanContext, ledger: CostLedger, settings: TatraSettings, inputs: readonly string[], baseline: boolean, examplesMade: readonly number[], signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
   const runs = { min: fewestRuns(ctx.task, settings), max: settings.r };
   // A job makes every run's examples before its first row, whatever early stopping does later.
   if (settings.scope === 'run' && examplesMade.length < settings.r) {
@@ -105,6 +108,7 @@ async function addJob(ctx: PlanContext, ledger: CostLedger, settings: TatraSetti
   for (const input of inputs) {
     if (++rows > TURN_ROWS || performance.now() - turn >= TURN_MS) {
       await new Promise((done) => setImmediate(done));
+      signal?.throwIfAborted();
       turn = performance.now();
       rows = 1;
     }
@@ -128,7 +132,7 @@ export async function planSweep(
         const ctx = { ...context(p, settings), shareEvaluations: true };
         const inputs = p.inputs.slice(done?.rowsDone ?? 0);
         rowRuns += inputs.length;
-        await addJob(ctx, ledger, settings, inputs, false, done ? Array.from({ length: rMax }, (_, j) => j) : []);
+        await addJob(ctx, ledger, settings, inputs, false, done ? Array.from({ length: rMax }, (_, j) => j) : [], p.signal);
       }
     }
   }
@@ -141,10 +145,10 @@ export async function planSweep(
  * its own speed, as its time left is (`planCellSeconds`); the plan's time is theirs added up, and
  * unknown while any pair has no measured speed.
  */
-export async function planCompare(p: { settings: TatraSettings; pairs: readonly PlanInputs[]; inputs: readonly string[]; price?: Price }): Promise<CostPlan> {
+export async function planCompare(p: { settings: TatraSettings; pairs: readonly PlanInputs[]; inputs: readonly string[]; price?: Price; signal?: AbortSignal }): Promise<CostPlan> {
   const ledger = new CostLedger();
   const cells = p.pairs.map((inputs) => ({ inputs, settings: p.settings, rows: p.inputs, examplesMade: [], shareEvaluations: false }));
-  const seconds = await walkCells(cells, ledger);
+  const seconds = await walkCells(cells, ledger, p.signal);
   const first = p.pairs[0]!;
   const known = seconds.every((s) => s !== null);
   const unmeasured = p.pairs.filter((_, i) => seconds[i] === null).map((x) => `${x.generator.spec} → ${x.evaluator.spec}`);
@@ -178,12 +182,12 @@ export function planCellSeconds(cells: readonly CellToPrice[]): Promise<(CountRa
 }
 
 /** Walks `cells` onto `ledger` in order: each cell's seconds from its own part of it, at its own speed. */
-async function walkCells(cells: readonly CellToPrice[], ledger: CostLedger): Promise<(CountRange | null)[]> {
+async function walkCells(cells: readonly CellToPrice[], ledger: CostLedger, signal?: AbortSignal): Promise<(CountRange | null)[]> {
   const out: (CountRange | null)[] = [];
   for (const c of cells) {
     const before = stagesCopy(ledger.stages);
     const ctx = { ...context(c.inputs, c.settings), ...(c.shareEvaluations ? { shareEvaluations: true } : {}) };
-    await addJob(ctx, ledger, c.settings, c.rows, false, c.examplesMade);
+    await addJob(ctx, ledger, c.settings, c.rows, false, c.examplesMade, signal);
     const { throughput } = c.inputs;
     out.push(throughput ? planSeconds(stagesMinus(ledger.stages, before), throughput, c.rows.length, c.inputs.inFlight ?? 1) : null);
     // A long walk yields between cells: it runs beside the experiment's own jobs.

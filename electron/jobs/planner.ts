@@ -63,6 +63,7 @@ export interface PlanCommon {
   price?: Price;
   /** Measure speed now (loads the models, times a few calls alone and rows at full load); needs `pool`. */
   calibrate?: { pool: BackendProvider };
+  /** Stops the plan: reading the file, a calibration, and the walk over the rows (plan.ts). */
   signal?: AbortSignal;
 }
 
@@ -110,7 +111,7 @@ export class Planner {
     const rows = await this.readInputs(p.data, p.signal);
     const pairs: PlanInputs[] = [];
     for (const x of p.pairs) pairs.push(await this.inputs(p, x.generator, x.evaluator, rows, p.settings, p.concurrency ?? defaultRowsInFlight(x.generator, x.evaluator)));
-    return { ...(await planCompare({ settings: p.settings, pairs, inputs: rows, ...(p.price ? { price: p.price } : {}) })), power: planPower(this.opts.store, p.data.path, rows.length) };
+    return { ...(await planCompare({ settings: p.settings, pairs, inputs: rows, ...(p.price ? { price: p.price } : {}), ...(p.signal ? { signal: p.signal } : {}) })), power: planPower(this.opts.store, p.data.path, rows.length) };
   }
 
   /**
@@ -176,7 +177,7 @@ export class Planner {
     const throughput: Throughput | null = fromJob ?? calibration;
     // A job's measured lengths first; else the calibration's paraphrase lengths, when it kept them.
     const lengths: LengthsBasis = measuredLengths(store, recent, assumedLengths(p.task, evaluator, calibration?.paraphraseRatio));
-    return { task: p.task, generator, evaluator, lengths, throughput, inFlight: concurrency, ...(p.price ? { price: p.price } : {}), cache: new SqliteGenerationCache(store) };
+    return { task: p.task, generator, evaluator, lengths, throughput, inFlight: concurrency, ...(p.price ? { price: p.price } : {}), ...(p.signal ? { signal: p.signal } : {}), cache: new SqliteGenerationCache(store) };
   }
 
   /**

@@ -174,7 +174,8 @@ function addRoutes(ctx: ServerContext, app: HttpApp): void {
     const scope = readJsonBodies(plugin, 'application/json');
     scope.post('/api/invoke', { bodyLimit: ctx.maxInvoke, schema: { body: InvokeRequest } }, async (request, reply) => {
       const { method, input } = request.body;
-      return reply.send(await ctx.host.invoke(method, input));
+      // A page that stops waiting (its fetch aborted) stops the work done only for this answer.
+      return reply.send(await ctx.host.invoke(method, input, { signal: request.clientGone }));
     });
     refuseOtherMethods(scope, '/api/invoke', ['POST'], usePost);
   });

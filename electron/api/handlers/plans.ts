@@ -18,10 +18,12 @@ export function createPlansHandlers(deps: HostDeps): HandlerGroup<typeof plansMe
   const data = (input: { dataPath: string; inputColumn: string; limit?: number | undefined }) => ({ path: input.dataPath, textColumn: input.inputColumn, ...(input.limit !== undefined ? { limit: input.limit } : {}) });
   return {
     handlers: {
-      'plans.classify': async (input) => planner().classify({ ...(await run(input)), settings: input.settings, input: input.input }),
-      'plans.job': async (input) => planner().eval({ ...(await run(input)), settings: input.settings, data: data(input), baseline: input.baseline }),
-      'plans.sweep': async ({ price, ...input }) => deps.services.experiments().plan('sweep', input, planner(), price ? { price } : {}),
-      'plans.compare': async ({ price, ...input }) => deps.services.experiments().plan('compare', input, planner(), price ? { price } : {}),
+      // A plan is made only for its answer: one the page no longer waits for (its settings changed
+      // again, the page closed) stops where it is (CallContext).
+      'plans.classify': async (input, { signal }) => planner().classify({ ...(await run(input)), settings: input.settings, input: input.input, signal }),
+      'plans.job': async (input, { signal }) => planner().eval({ ...(await run(input)), settings: input.settings, data: data(input), baseline: input.baseline, signal }),
+      'plans.sweep': async ({ price, ...input }, { signal }) => deps.services.experiments().plan('sweep', input, planner(), { ...(price ? { price } : {}), signal }),
+      'plans.compare': async ({ price, ...input }, { signal }) => deps.services.experiments().plan('compare', input, planner(), { ...(price ? { price } : {}), signal }),
     },
   };
 }

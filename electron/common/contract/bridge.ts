@@ -11,6 +11,12 @@ export const INVOKE_CHANNEL = 'tatra:invoke';
 /** IPC channel for pushed events: `webContents.send(EVENT_CHANNEL, name, payload)`. */
 export const EVENT_CHANNEL = 'tatra:event';
 
+/**
+ * IPC channel for dropping a call: `ipcRenderer.send(CANCEL_CHANNEL, callId)`. The main process
+ * aborts the signal of that sender's call (api/deps.ts CallContext); the call still answers.
+ */
+export const CANCEL_CHANNEL = 'tatra:cancel';
+
 /** Longest method name the bridge forwards; contract names are short dotted words ("jobs.start"). */
 export const MAX_METHOD_LENGTH = 100;
 
@@ -31,7 +37,12 @@ export interface TatraBridge {
    * structured-cloneable. Rejects (TypeError) when `method` is not a non-empty string of at most
    * MAX_METHOD_LENGTH characters.
    */
-  invoke(method: string, input?: unknown): Promise<BridgeReply>;
+  invoke(method: string, input?: unknown, callId?: string): Promise<BridgeReply>;
+  /**
+   * Drops the call made with `callId` (a name the page chose, see isValidCallId): work the host
+   * does only for its answer stops, and the call answers "cancelled". Unknown ids are ignored.
+   */
+  cancel(callId: string): void;
   /**
    * Receives every event the main process streams ("classify.event", "job.progress", …).
    * Returns the function that unsubscribes this listener.
@@ -45,6 +56,11 @@ export interface TatraBridge {
   pathForFile(file: File): string | null;
   /** `process.platform` of the main process ("linux", "darwin", "win32"). */
   readonly platform: string;
+}
+
+/** True when `id` may name a call: 1–64 letters, digits and dashes (a UUID); both ends check it. */
+export function isValidCallId(id: unknown): id is string {
+  return typeof id === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(id);
 }
 
 /** True when `method` is a plausible contract method name; both ends check it. */

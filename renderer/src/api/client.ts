@@ -20,7 +20,8 @@ export type RawListener = (event: string, payload: unknown) => void;
 
 export interface Transport {
   readonly kind: TransportKind;
-  invoke(method: string, input: unknown): Promise<BridgeReply>;
+  /** `signal`: the page stops waiting; the host stops work done only for this answer (a plan). */
+  invoke(method: string, input: unknown, signal?: AbortSignal): Promise<BridgeReply>;
   subscribe(listener: RawListener): () => void;
   /** Puts a file the user picked where the main process can read it; returns its path there. */
   upload(file: File): Promise<{ path: string; bytes: number }>;
@@ -41,9 +42,20 @@ export class ApiCallError extends Error {
   }
 }
 
+export interface CallOptions {
+  /** Aborting it drops the call: it rejects with ApiCallError "cancelled", and the host stops what it did only for this answer. */
+  signal?: AbortSignal;
+}
+
+/** The answer of a call dropped by its signal, whatever the transport. */
+const CANCELLED: BridgeReply = { ok: false, error: { code: 'cancelled', message: 'cancelled' } };
+
 export interface ApiClient {
   readonly kind: TransportKind;
-  call<M extends MethodName>(method: M, ...input: Record<never, never> extends MethodInput<M> ? [MethodInput<M>?] : [MethodInput<M>]): Promise<MethodOutput<M>>;
+  call<M extends MethodName>(
+    method: M,
+    ...input: Record<never, never> extends MethodInput<M> ? [MethodInput<M>?, CallOptions?] : [MethodInput<M>, CallOptions?]
+  ): Promise<MethodOutput<M>>;
   on<E extends EventName>(event: E, listener: (payload: EventPayload<E>) => void): () => void;
   /** Every event, after validation; for the store's generic handling and for tests. */
   onAny(listener: RawListener): () => void;
@@ -78,7 +90,8 @@ export function createApiClient(transport: Transport): ApiClient {
     kind: transport.kind,
     async call(method, ...args) {
       const input = args[0] ?? {};
-      const reply = await transport.invoke(method, input);
+      const signal = args[1]?.signal;
+      const reply = signal?.aborted ? CANCELLED : await transport.invoke(method, input, signal);
       if (!reply.ok) throw new ApiCallError(reply.error.code, reply.error.message);
       const parsed = (apiMethods[method].output as z.ZodType).safeParse(reply.value);
       if (!parsed.success) throw new ApiCallError('bad_reply', describeZodError(parsed.error, `${method} replied outside the contract: `));
@@ -108,7 +121,22 @@ export function createApiClient(transport: Transport): ApiClient {
 export function ipcTransport(bridge: TatraBridge): Transport {
   return {
     kind: 'electron',
-    invoke: (method, input) => bridge.invoke(method, input),
+    invoke(method, input, signal) {
+      if (!signal) return bridge.invoke(method, input);
+      // The call is named so the main process can abort it; the page stops waiting at once.
+      const id = crypto.randomUUID();
+      return new Promise<BridgeReply>((resolve, reject) => {
+        const drop = () => {
+          bridge.cancel(id);
+          resolve(CANCELLED);
+        };
+        signal.addEventListener('abort', drop, { once: true });
+        bridge
+          .invoke(method, input, id)
+          .then(resolve, reject)
+          .finally(() => signal.removeEventListener('abort', drop));
+      });
+    },
     subscribe: (listener) => bridge.subscribe(listener),
     async upload(file) {
       // A file from disk is read in place by the main process: no copy over IPC (capped at the
@@ -145,6 +173,22 @@ async function replyFromResponse(res: Response): Promise<BridgeReply> {
   const text = (await res.text()).trim();
   const code = res.status === 401 ? 'unauthorised' : res.status === 403 ? 'forbidden' : `http_${res.status}`;
   return { ok: false, error: { code, message: text || `the server answered ${res.status}` } };
+}
+
+/** One POST /api/invoke as a reply: "offline" where the server cannot be reached, "cancelled" once `signal` is aborted. */
+async function invokeOverHttp(post: (signal: AbortSignal | undefined) => Promise<Response>, signal: AbortSignal | undefined): Promise<BridgeReply> {
+  let res: Response;
+  try {
+    res = await post(signal);
+  } catch (e) {
+    if (signal?.aborted) return CANCELLED;
+    return { ok: false, error: { code: 'offline', message: `cannot reach tatra serve (${e instanceof Error ? e.message : String(e)})` } };
+  }
+  // The signal also ends the reading of the body.
+  return replyFromResponse(res).catch((e: unknown) => {
+    if (signal?.aborted) return CANCELLED;
+    throw e;
+  });
 }
 
 export function browserTransport(opts: BrowserTransportOptions = {}): Transport {
@@ -197,20 +241,19 @@ export function browserTransport(opts: BrowserTransportOptions = {}): Transport 
 
   return {
     kind: 'browser',
-    async invoke(method, input) {
-      let res: Response;
-      try {
-        res = await doFetch(`${origin}/api/invoke`, {
-          method: 'POST',
-          credentials: 'same-origin',
-          headers: { 'content-type': 'application/json', ...headers },
-          body: JSON.stringify({ method, input }),
-        });
-      } catch (e) {
-        return { ok: false, error: { code: 'offline', message: `cannot reach tatra serve (${e instanceof Error ? e.message : String(e)})` } };
-      }
-      return replyFromResponse(res);
-    },
+    invoke: (method, input, signal) =>
+      // An aborted fetch closes its connection: the host stops what it did only for the answer (server.ts).
+      invokeOverHttp(
+        (s) =>
+          doFetch(`${origin}/api/invoke`, {
+            method: 'POST',
+            credentials: 'same-origin',
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify({ method, input }),
+            ...(s ? { signal: s } : {}),
+          }),
+        signal,
+      ),
     subscribe(listener) {
       rawListeners.add(listener);
       connect();

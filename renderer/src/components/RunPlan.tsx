@@ -82,23 +82,27 @@ export function planDetail(plan: CostPlan): string {
   ].join(' ');
 }
 
-/** The host's plan for `request`, asked again when it changes (after the settings settle for a moment). */
+/**
+ * The host's plan for `request`, asked again when it changes (after the settings settle for a
+ * moment). The plan asked before is dropped then: on a large file a plan takes seconds, and the
+ * host stops one nobody waits for (api/deps.ts CallContext) instead of walking every row for it.
+ */
 function useHostPlan(request: PlanRequest | null | undefined): CostPlan | null {
   const [plan, setPlan] = useState<{ key: string; plan: CostPlan } | null>(null);
   const key = request ? JSON.stringify(request) : '';
   useEffect(() => {
     if (!key) return;
-    let live = true;
+    const asked = new AbortController();
     const timer = setTimeout(() => {
       const r = JSON.parse(key) as PlanRequest;
       // A plan the host cannot make (a file not read yet, a model missing) leaves the call count alone.
-      void (getApi().call(r.method, r.input as never) as Promise<CostPlan>).then(
-        (p) => (live ? setPlan({ key, plan: p }) : undefined),
+      void (getApi().call(r.method, r.input as never, { signal: asked.signal }) as Promise<CostPlan>).then(
+        (p) => (asked.signal.aborted ? undefined : setPlan({ key, plan: p })),
         () => undefined,
       );
     }, 400);
     return () => {
-      live = false;
+      asked.abort();
       clearTimeout(timer);
     };
   }, [key]);

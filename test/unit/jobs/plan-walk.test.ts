@@ -1,6 +1,7 @@
 // How a plan walks a job's rows (jobs/plan.ts addJob, engine/cost.ts planInput): it gives the
 // event loop turns while it walks (a server planning a large file answered nothing else until it
-// was done), and one walk counts both the fewest runs early stopping could make and all of them.
+// was done), stops at the next turn once nobody waits for it (its signal aborted), and one walk
+// counts both the fewest runs early stopping could make and all of them.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
 import { fewestRuns } from '../../../electron/engine/cost';
@@ -25,6 +26,30 @@ describe('a plan over many rows', () => {
     // before anything else the process has to do.
     const turnedBeforeDone = await planJob({ ...p, settings: DEFAULT_SETTINGS, inputs: rows(2000) }).then(() => turned);
     expect(turnedBeforeDone).toBe(true);
+  });
+
+  it('stops at its next turn once its signal is aborted: a plan nobody waits for walks no more rows', async () => {
+    const p = await inputsFor();
+    const inputs = rows(2000);
+    /** The evaluator's prompts counted, and a hook run on each count. */
+    const counting = (onCount: (n: number) => void) => {
+      let counted = 0;
+      const base = p.evaluator.counter;
+      const counter = { ...base, count: (prompt: Parameters<typeof base.count>[0]) => (onCount(++counted), base.count(prompt)) };
+      return { inputs: { ...p, evaluator: { ...p.evaluator, counter } }, counted: () => counted };
+    };
+    const whole = counting(() => undefined);
+    await planJob({ ...whole.inputs, settings: DEFAULT_SETTINGS, inputs });
+    // The page drops the plan while it walks: after a tenth of the evaluator's prompts.
+    const dropped = new AbortController();
+    const stopped = counting((n) => (n === Math.floor(whole.counted() / 10) ? dropped.abort() : undefined));
+    await expect(planJob({ ...stopped.inputs, settings: DEFAULT_SETTINGS, inputs, signal: dropped.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    // At most one turn's rows (64) after the abort: far from the whole walk.
+    expect(stopped.counted()).toBeLessThan(whole.counted() / 5);
+    // Aborted before it starts, it counts nothing.
+    const never = counting(() => undefined);
+    await expect(planJob({ ...never.inputs, settings: DEFAULT_SETTINGS, inputs, signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(never.counted()).toBe(0);
   });
 
   it('counts the fewest runs and all of them in one walk as each alone counts them', async () => {

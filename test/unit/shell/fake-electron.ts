@@ -68,6 +68,8 @@ export interface FakeState {
   userData: string;
   windows: FakeBrowserWindow[];
   ipcHandlers: Map<string, Listener>;
+  /** ipcMain.on listeners by channel (messages sent without an answer). */
+  ipcListeners: Map<string, Listener>;
   privileged: unknown[];
   protocolHandlers: Map<string, Listener>;
   permissionRequest?: Listener;
@@ -173,6 +175,7 @@ export function installFakeElectron(options: { lock?: boolean; userData: string 
     userData: options.userData,
     windows: [],
     ipcHandlers: new Map(),
+    ipcListeners: new Map(),
     privileged: [],
     protocolHandlers: new Map(),
     menu: undefined,
@@ -200,6 +203,10 @@ export const electronModule = {
     handle: (channel: string, fn: Listener) => {
       record(current(), `ipcMain.handle ${channel}`);
       current().ipcHandlers.set(channel, fn);
+    },
+    on: (channel: string, fn: Listener) => {
+      record(current(), `ipcMain.on ${channel}`);
+      current().ipcListeners.set(channel, fn);
     },
   },
   protocol: {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EVENT_CHANNEL, INVOKE_CHANNEL } from '../../../electron/common/contract/bridge';
+import { CANCEL_CHANNEL, EVENT_CHANNEL, INVOKE_CHANNEL } from '../../../electron/common/contract/bridge';
 import { APP_ENTRY_URL, webPreferencesFor } from '../../../electron/security';
 import { fakeEvent, installFakeElectron, type FakeState, type FakeWebContents } from './fake-electron';
 
@@ -16,6 +16,10 @@ vi.mock('electron', async () => (await import('./fake-electron')).electronModule
 interface ScriptedHost {
   options: Record<string, unknown>[];
   invoked: [string, unknown][];
+  /** The signal each call reached the host with, in order. */
+  signals: (AbortSignal | undefined)[];
+  /** Woken with the signal of the next 'plans.job' call, which answers once it is aborted. */
+  planWaiters: ((signal: AbortSignal | undefined) => void)[];
   listener: ((event: string, payload: unknown) => void) | undefined;
   disposeCalls: number;
   finishDispose: () => void;
@@ -31,6 +35,8 @@ const scripted = vi.hoisted(() => {
   const s: ScriptedHost = {
     options: [],
     invoked: [],
+    signals: [],
+    planWaiters: [],
     listener: undefined,
     disposeCalls: 0,
     finishDispose: () => undefined,
@@ -46,8 +52,16 @@ vi.mock('../../../electron/api/host', () => ({
     scripted.options.push(options);
     return {
       dataDir: options.dataDir,
-      invoke: async (method: string, input: unknown) => {
+      invoke: async (method: string, input: unknown, options?: { signal?: AbortSignal }) => {
         scripted.invoked.push([method, input]);
+        scripted.signals.push(options?.signal);
+        if (method === 'plans.job') {
+          const signal = options?.signal;
+          scripted.planWaiters.shift()?.(signal);
+          // A plan answers "cancelled" once its signal is aborted, as the host's planner does.
+          if (signal) await new Promise((aborted) => signal.addEventListener('abort', aborted, { once: true }));
+          return { ok: false, error: { code: 'cancelled', message: 'cancelled' } };
+        }
         return { ok: true, value: { echo: method } };
       },
       subscribe: (listener: (event: string, payload: unknown) => void) => {
@@ -81,11 +95,19 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(userData, { recursive: true, force: true }));
 
-function invoke(senderUrl: string | null, method: unknown, input?: unknown, parent: unknown = null): Promise<unknown> {
+function invoke(senderUrl: string | null, method: unknown, input?: unknown, parent: unknown = null, ...named: [senderId: number, callId: unknown] | []): Promise<unknown> {
   const handler = fake.ipcHandlers.get(INVOKE_CHANNEL);
   if (!handler) throw new Error('no IPC handler');
   const senderFrame = senderUrl === null ? null : { url: senderUrl, parent };
-  return handler({ senderFrame }, method, input) as Promise<unknown>;
+  if (named.length === 0) return handler({ senderFrame, sender: { id: 1 } }, method, input) as Promise<unknown>;
+  return handler({ senderFrame, sender: { id: named[0] } }, method, input, named[1]) as Promise<unknown>;
+}
+
+/** What the page's bridge.cancel(callId) sends, from `senderUrl` in webContents `senderId`. */
+function cancel(senderUrl: string, senderId: number, callId: unknown): void {
+  const listener = fake.ipcListeners.get(CANCEL_CHANNEL);
+  if (!listener) throw new Error('no cancel listener');
+  listener({ senderFrame: { url: senderUrl, parent: null }, sender: { id: senderId } }, callId);
 }
 
 describe('electron/main.ts startup', () => {
@@ -206,6 +228,30 @@ describe('IPC', () => {
     const reply = await invoke('app://tatra/', method, {});
     expect(reply).toMatchObject({ ok: false, error: { code: 'bad_request' } });
     expect(scripted.invoked.length).toBe(before);
+  });
+
+  it('a call the page names is dropped by that page alone: the host sees its signal aborted; unnamed calls carry none', async () => {
+    const before = scripted.signals.length;
+    await invoke('app://tatra/', 'tasks.list', {});
+    expect(scripted.signals.slice(before)).toEqual([undefined]);
+
+    const reached = new Promise<AbortSignal | undefined>((wake) => void scripted.planWaiters.push(wake));
+    const answer = invoke('app://tatra/', 'plans.job', {}, null, 1, 'plan-7');
+    const signal = (await reached)!;
+    expect(signal.aborted).toBe(false);
+    // Another window's page, a foreign frame, another id, a bad id: none of them drops it.
+    cancel('app://tatra/', 2, 'plan-7');
+    cancel('https://evil.example/', 1, 'plan-7');
+    cancel('app://tatra/', 1, 'plan-8');
+    cancel('app://tatra/', 1, { toString: () => 'plan-7' });
+    expect(signal.aborted).toBe(false);
+    cancel('app://tatra/', 1, 'plan-7');
+    expect(signal.aborted).toBe(true);
+    await expect(answer).resolves.toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    // A bad call id is refused before the host sees the call.
+    const count = scripted.invoked.length;
+    await expect(invoke('app://tatra/', 'plans.job', {}, null, 1, 'no spaces')).resolves.toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    expect(scripted.invoked.length).toBe(count);
   });
 
   it('pushes host events to app windows only', () => {

@@ -1,13 +1,14 @@
-// The preload exposes exactly three members and never ipcRenderer; listeners never see the
+// The preload exposes exactly its five members and never ipcRenderer; listeners never see the
 // IpcRendererEvent (its `sender` is ipcRenderer itself). Checked against a recording ipcRenderer
 // and contextBridge, since a sandboxed renderer needs Electron's binary (see e2e/electron.spec.ts).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { EVENT_CHANNEL, INVOKE_CHANNEL, type TatraBridge } from '../../../electron/common/contract/bridge';
+import { CANCEL_CHANNEL, EVENT_CHANNEL, INVOKE_CHANNEL, type TatraBridge } from '../../../electron/common/contract/bridge';
 
 type Listener = (...args: unknown[]) => void;
 const rec = vi.hoisted(() => ({
   exposed: new Map<string, unknown>(),
   invoked: [] as unknown[][],
+  sent: [] as unknown[][],
   listeners: new Map<string, Listener[]>(),
 }));
 
@@ -25,8 +26,8 @@ vi.mock('electron', () => {
       rec.listeners.set(channel, (rec.listeners.get(channel) ?? []).filter((l) => l !== fn));
       return ipcRenderer;
     },
-    send: () => {
-      throw new Error('the preload must not use send');
+    send: (...args: unknown[]) => {
+      rec.sent.push(args);
     },
   };
   const webUtils = {
@@ -54,9 +55,9 @@ beforeAll(async () => {
 });
 
 describe('preload bridge', () => {
-  it('exposes only window.tatra with invoke, subscribe, pathForFile and platform, frozen', () => {
+  it('exposes only window.tatra with invoke, cancel, subscribe, pathForFile and platform, frozen', () => {
     expect([...rec.exposed.keys()]).toEqual(['tatra']);
-    expect(Object.keys(bridge).sort()).toEqual(['invoke', 'pathForFile', 'platform', 'subscribe']);
+    expect(Object.keys(bridge).sort()).toEqual(['cancel', 'invoke', 'pathForFile', 'platform', 'subscribe']);
     expect(bridge.platform).toBe(process.platform);
     expect(Object.isFrozen(bridge)).toBe(true);
     expect(Object.values(bridge)).not.toContainEqual(expect.objectContaining({ invoke: expect.anything(), on: expect.anything() }));
@@ -75,6 +76,21 @@ describe('preload bridge', () => {
     await expect(bridge.invoke('tasks.list', () => 1)).rejects.toThrow(/plain data/);
     expect(rec.invoked.length).toBe(count);
     expect(() => bridge.subscribe('nope' as unknown as () => void)).toThrow(TypeError);
+  });
+
+  it('names a call when asked, and drops it on the one cancel channel; sends nothing else', async () => {
+    const id = '0b7c2a52-1f9e-4c57-9a1e-5d2f1b0c9e11';
+    await expect(bridge.invoke('plans.job', { rows: 1 }, id)).resolves.toEqual({ ok: true, value: 'pong' });
+    expect(rec.invoked.at(-1)).toEqual([INVOKE_CHANNEL, 'plans.job', { rows: 1 }, id]);
+    bridge.cancel(id);
+    expect(rec.sent).toEqual([[CANCEL_CHANNEL, id]]);
+    const count = rec.invoked.length;
+    for (const bad of ['', 'x'.repeat(65), 'a b', '../x', 7]) {
+      await expect(bridge.invoke('plans.job', {}, bad as string)).rejects.toThrow(TypeError);
+      expect(() => bridge.cancel(bad as string)).toThrow(TypeError);
+    }
+    expect(rec.invoked.length).toBe(count);
+    expect(rec.sent).toHaveLength(1);
   });
 
   it('delivers (name, payload) without the IPC event, and unsubscribes', () => {
