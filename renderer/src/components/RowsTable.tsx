@@ -1,15 +1,15 @@
 // The per-row results of a job: virtualised (a job may hold 100,000 rows), paged from the main
 // process on demand, filterable to the wrong ones and sortable by confidence. A click opens the
 // row's examples, paraphrases and votes.
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { createColumnHelper, flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { JobRow, JobRowDetail, RowsInput } from '../../../electron/common/contract/jobs';
 import { getApi, messageOf } from '../api/client';
 import { ErrorBanner, LabelChip } from './Common';
 import { labelVar, pct } from './labels';
+import { NO_ROWS, RowPages, type RowPagesView } from './row-pages';
 
-const PAGE = 300;
 const col = createColumnHelper<JobRow>();
 
 type Filter = RowsInput['filter'];
@@ -89,35 +89,17 @@ function LoadingRow({ top, height }: { top: number; height: number }) {
 export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jobId: string; labels: string[]; refreshKey: string; minConfidence?: number }) {
   const [filter, setFilter] = useState<Filter>('all');
   const [sort, setSort] = useState<Sort>('index');
-  const [rows, setRows] = useState<JobRow[]>([]);
-  const [total, setTotal] = useState(0);
-  const [error, setError] = useState<string | null>(null);
+  const [{ rows, total, error }, setView] = useState<RowPagesView>(NO_ROWS);
   const [selected, setSelected] = useState<number | null>(null);
-  const loading = useRef(false);
   const parentRef = useRef<HTMLDivElement>(null);
 
-  const load = useCallback(
-    async (offset: number, replace: boolean) => {
-      if (loading.current && !replace) return;
-      loading.current = true;
-      try {
-        const page = await getApi().call('jobs.rows', { jobId, offset, limit: replace ? Math.max(PAGE, offset) : PAGE, filter, sort });
-        setTotal(page.total);
-        setRows((prev) => (replace ? page.rows : [...prev.slice(0, offset), ...page.rows]));
-        setError(null);
-      } catch (e) {
-        setError(messageOf(e));
-      } finally {
-        loading.current = false;
-      }
-    },
-    [jobId, filter, sort],
-  );
-
-  // Reload from the top when the filter or sort change; refresh in place as the job advances.
+  // One reader per filter and sort (row-pages.ts): the last one's reads are dropped with it.
+  const pages = useMemo(() => new RowPages((range, signal) => getApi().call('jobs.rows', { jobId, filter, sort, ...range }, { signal }), setView, messageOf), [jobId, filter, sort]);
+  useEffect(() => () => pages.dispose(), [pages]);
+  // From the top for another filter or sort; as the job advances, the rows read so far again.
   useEffect(() => {
-    void load(0, true);
-  }, [load, refreshKey]);
+    void pages.reload();
+  }, [pages, refreshKey]);
 
   const columns = rowColumns({ labels, sort, setSort, minConfidence });
   // TanStack Table returns fresh functions each render; the React Compiler skips this component.
@@ -129,8 +111,8 @@ export function RowsTable({ jobId, labels, refreshKey, minConfidence = 0 }: { jo
   const items = virtualizer.getVirtualItems();
   const last = items.at(-1)?.index ?? 0;
   useEffect(() => {
-    if (last >= rows.length - 20 && rows.length < total) void load(rows.length, false);
-  }, [last, rows.length, total, load]);
+    if (last >= rows.length - 20 && rows.length < total) void pages.more();
+  }, [last, rows.length, total, pages]);
 
   return (
     <div className="stack">
