@@ -128,7 +128,7 @@ export function ModelPicker(props: PickerProps) {
           spellCheck={false}
           autoComplete="off"
           data-testid={props.testId}
-          onFocus={() => setOpen(true)}
+          onFocus={picker.onFocus}
           onBlur={picker.onBlur}
           onChange={picker.onChange}
           onKeyDown={picker.onKeyDown}
@@ -182,7 +182,11 @@ function useModelPicker(props: PickerProps, options: ModelOption[]) {
     setLeftwards(field.left + pop.current.offsetWidth > document.documentElement.clientWidth && field.right - pop.current.offsetWidth >= 0);
   }, [open]);
   const chosen = options.find((o) => o.value === props.value) ?? null;
-  const shown = query ?? (chosen ? chosen.name : props.value);
+  // The text the field had when it took the focus, kept while it has it: the library arriving
+  // then would otherwise swap a path for the model's name under a selection or a caret, and what
+  // is typed next would land beside the name instead of replacing it.
+  const [focusedText, setFocusedText] = useState<string | null>(null);
+  const shown = query ?? focusedText ?? (chosen ? chosen.name : props.value);
   const needle = (query ?? '').trim().toLowerCase();
   const matches = needle && !looksLikeSpec(needle) ? options.filter((o) => `${o.name} ${o.detail} ${o.value}`.toLowerCase().includes(needle)) : options;
   const current = matches[Math.min(active, matches.length - 1)] ?? null;
@@ -190,12 +194,18 @@ function useModelPicker(props: PickerProps, options: ModelOption[]) {
   const pick = (o: ModelOption) => {
     props.onChange(o.value);
     setQuery(null);
+    setFocusedText(o.name);
     setOpen(false);
   };
   // Closing by leaving the field: a typed path stays as typed; a search that picked nothing is dropped.
   const leave = () => {
     setOpen(false);
     setQuery(null);
+    setFocusedText(null);
+  };
+  const onFocus = () => {
+    setFocusedText(shown);
+    setOpen(true);
   };
   const onBlur = (e: FocusEvent<HTMLInputElement>) => {
     if (!box.current?.contains(e.relatedTarget as Node | null)) leave();
@@ -220,7 +230,7 @@ function useModelPicker(props: PickerProps, options: ModelOption[]) {
       leave();
     }
   };
-  return { open, setOpen, box, pop, leftwards, chosen, shown, needle, matches, current, setActive, pick, onBlur, onChange, onKeyDown };
+  return { open, setOpen, box, pop, leftwards, chosen, shown, needle, matches, current, setActive, pick, onFocus, onBlur, onChange, onKeyDown };
 }
 
 /**
