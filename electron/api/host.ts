@@ -14,6 +14,7 @@ import {
   isEventName,
   isMethodName,
 } from '../common/contract';
+import { onAbort } from '../common/abort';
 import { DisposableStore } from '../common/disposables';
 import { errorMessage } from '../common/errors';
 import type { BackendProvider } from '../jobs';
@@ -181,6 +182,27 @@ function contractEmitter(listeners: ReadonlySet<HostListener>, { log, strict, li
   };
 }
 
+/**
+ * Runs `fn` with a signal aborted by the caller's or the host's, whichever first. Its wait on the
+ * host's long-lived signal goes when the call ends: AbortSignal.any would leave a trace on it for
+ * every call served (Node 20 keeps its dependants until the host's signal aborts; measured: about
+ * 70 bytes a call never freed).
+ */
+async function withCallSignal<T>(given: AbortSignal | undefined, host: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (!given) return fn(host);
+  const call = new AbortController();
+  const stop = (from: AbortSignal) => () => call.abort(from.reason);
+  if (given.aborted || host.aborted) call.abort((given.aborted ? given : host).reason);
+  const forgetGiven = onAbort(given, stop(given));
+  const forgetHost = onAbort(host, stop(host));
+  try {
+    return await fn(call.signal);
+  } finally {
+    forgetGiven();
+    forgetHost();
+  }
+}
+
 /** Calls a handler with its input parsed by the contract and its output checked by it; never rejects. */
 function contractInvoke(table: ReadonlyMap<string, AnyHandler>, { log, strict, live }: Checking, hostSignal: AbortSignal): ApiHost['invoke'] {
   return async (method, input, options = {}): Promise<InvokeResult> => {
@@ -197,7 +219,7 @@ function contractInvoke(table: ReadonlyMap<string, AnyHandler>, { log, strict, l
     }
     let raw: unknown;
     try {
-      raw = await handler(parsedInput.data, { signal: options.signal ? AbortSignal.any([options.signal, hostSignal]) : hostSignal });
+      raw = await withCallSignal(options.signal, hostSignal, (signal) => handler(parsedInput.data, { signal }));
     } catch (e) {
       const err = toApiError(e);
       if (err.internal) log(`tatra: ${method} failed: ${e instanceof Error && e.stack ? e.stack : errorMessage(e)}`);
