@@ -79,9 +79,18 @@ function fromApp(event: Electron.IpcMainEvent | Electron.IpcMainInvokeEvent): bo
   return !!frame && frame.parent === null && isAllowedSender(frame.url);
 }
 
-/** Calls the page named (bridge.ts cancel), by sender and name: a page drops only its own. */
-const namedCalls = new Map<string, AbortController>();
-const callKey = (event: Electron.IpcMainEvent | Electron.IpcMainInvokeEvent, callId: string) => `${event.sender.id}:${callId}`;
+/**
+ * Calls each page named (bridge.ts cancel), by webContents and name: a page drops only its own, and
+ * a page that reloads, navigates away, crashes or closes drops all of its (nobody is left to read
+ * their answers).
+ */
+const namedCalls = new Map<number, Map<string, AbortController>>();
+
+function dropNamedCalls(contentsId: number): void {
+  const calls = namedCalls.get(contentsId);
+  namedCalls.delete(contentsId);
+  for (const call of calls?.values() ?? []) call.abort();
+}
 
 /** The one IPC entry: sender checked (the app's own top frame only), arguments checked, then the host. */
 async function onInvoke(event: Electron.IpcMainInvokeEvent, method: unknown, input: unknown, callId?: unknown): Promise<BridgeReply> {
@@ -89,9 +98,14 @@ async function onInvoke(event: Electron.IpcMainInvokeEvent, method: unknown, inp
   if (!isValidMethodName(method)) return reply('bad_request', 'IPC refused: method must be a contract method name');
   if (callId !== undefined && !isValidCallId(callId)) return reply('bad_request', 'IPC refused: a call id is 1–64 letters, digits or dashes');
   if (quitting) return reply('cancelled', 'the app is quitting');
-  const key = callId === undefined ? null : callKey(event, callId);
-  const named = key === null || namedCalls.has(key) ? null : new AbortController();
-  if (key !== null && named) namedCalls.set(key, named);
+  let calls: Map<string, AbortController> | undefined;
+  let named: AbortController | undefined;
+  if (callId !== undefined) {
+    calls = namedCalls.get(event.sender.id);
+    if (!calls) namedCalls.set(event.sender.id, (calls = new Map()));
+    // A name already in flight stays with its first call; the second runs unnamed.
+    if (!calls.has(callId)) calls.set(callId, (named = new AbortController()));
+  }
   try {
     const api = await startHost();
     return await api.invoke(method, input, named ? { signal: named.signal } : {});
@@ -99,14 +113,17 @@ async function onInvoke(event: Electron.IpcMainInvokeEvent, method: unknown, inp
     // The host answers API errors as data; anything thrown here is a bug in the host itself.
     return reply('internal', errorMessage(e));
   } finally {
-    if (key !== null && named) namedCalls.delete(key);
+    if (named && callId !== undefined && calls?.get(callId) === named) {
+      calls.delete(callId);
+      if (calls.size === 0 && namedCalls.get(event.sender.id) === calls) namedCalls.delete(event.sender.id);
+    }
   }
 }
 
 /** The page dropped a call it named: the host stops what it did only for that answer. */
 function onCancel(event: Electron.IpcMainEvent, callId: unknown): void {
   if (!fromApp(event) || !isValidCallId(callId)) return;
-  namedCalls.get(callKey(event, callId))?.abort();
+  namedCalls.get(event.sender.id)?.get(callId)?.abort();
 }
 
 /** Applied to every webContents the app ever creates (windows, devtools, anything a bug might open). */
@@ -121,6 +138,12 @@ function hardenContents(contents: WebContents): void {
   contents.on('will-frame-navigate', (e) => refuseNavigation(e, e.url));
   contents.on('will-redirect', (e) => refuseNavigation(e, e.url));
   contents.on('will-attach-webview', (e) => e.preventDefault());
+  // A reload or a new document leaves no page to read the answers of the calls it named.
+  contents.on('did-start-navigation', (details) => {
+    if (details.isMainFrame && !details.isSameDocument) dropNamedCalls(contents.id);
+  });
+  contents.on('render-process-gone', () => dropNamedCalls(contents.id));
+  contents.on('destroyed', () => dropNamedCalls(contents.id));
   contents.setWindowOpenHandler(({ url }) => {
     // Links to documentation and model pages open in the system browser, never in the app.
     if (isSafeExternalUrl(url)) shell.openExternal(url).catch((e: unknown) => console.error(`tatra: cannot open ${url} in the browser: ${e instanceof Error ? e.message : String(e)}`));

@@ -42,6 +42,9 @@ export function fakeEvent(extra: Record<string, unknown> = {}): FakeEvent {
 }
 
 export class FakeWebContents extends Emitter {
+  private static nextId = 1;
+  /** Like Electron's: unique in the process, the first window's is 1. */
+  readonly id = FakeWebContents.nextId++;
   url = '';
   readonly sent: unknown[][] = [];
   windowOpenHandler: ((details: { url: string }) => { action: string }) | undefined;

@@ -254,6 +254,43 @@ describe('IPC', () => {
     expect(scripted.invoked.length).toBe(count);
   });
 
+  it("a page that reloads, navigates away, crashes or closes drops the calls it named; its own in-page navigation and frames do not", async () => {
+    const contents = fake.windows[0]!.webContents;
+    const named = async (callId: string) => {
+      const reached = new Promise<AbortSignal | undefined>((wake) => void scripted.planWaiters.push(wake));
+      const answer = invoke('app://tatra/', 'plans.job', {}, null, contents.id, callId);
+      return { signal: (await reached)!, answer };
+    };
+    const navigate = (details: { isMainFrame: boolean; isSameDocument: boolean }) => contents.emit('did-start-navigation', { ...fakeEvent(), url: 'app://tatra/', ...details });
+
+    const first = await named('plan-reload');
+    navigate({ isMainFrame: true, isSameDocument: true });
+    navigate({ isMainFrame: false, isSameDocument: false });
+    // Another page's reload is not this page's.
+    const other = new (contents.constructor as new () => FakeWebContents)();
+    fake.app.emit('web-contents-created', fakeEvent(), other);
+    other.emit('did-start-navigation', { ...fakeEvent(), isMainFrame: true, isSameDocument: false });
+    other.emit('destroyed');
+    expect(first.signal.aborted).toBe(false);
+    navigate({ isMainFrame: true, isSameDocument: false });
+    expect(first.signal.aborted).toBe(true);
+    await expect(first.answer).resolves.toMatchObject({ ok: false, error: { code: 'cancelled' } });
+
+    for (const gone of ['render-process-gone', 'destroyed']) {
+      const call = await named(`plan-${gone}`);
+      expect(call.signal.aborted).toBe(false);
+      contents.emit(gone, fakeEvent(), { reason: 'crashed' });
+      expect(call.signal.aborted).toBe(true);
+      await expect(call.answer).resolves.toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    }
+
+    // The page after a reload names its calls afresh, and cancels them as before.
+    const after = await named('plan-reload');
+    cancel('app://tatra/', contents.id, 'plan-reload');
+    expect(after.signal.aborted).toBe(true);
+    await after.answer;
+  });
+
   it('pushes host events to app windows only', () => {
     const win = fake.windows[0]!;
     scripted.listener!('classify.event', { id: 1 });
