@@ -9,7 +9,7 @@ import { ifMissing } from '../common/env-errors';
 import { parseModelSpec, type ModelSpec } from '../common/model-spec';
 import type { OpenedDataset } from '../jobs';
 import { THREADS_HELP } from '../llama/threads';
-import { EARLY_STOP_CONFIDENCE, confidentStopPromise, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
+import { CONTEXT_SIZE, EARLY_STOP_CONFIDENCE, confidentStopPromise, EARLY_STOP_DEFAULT, INT_SETTING_NAMES, INT_SETTINGS, SCOPE_SETTING, SCOPES, type IntSettingName } from '../common/settings';
 import { type ExampleScope, type TatraSettings } from '../common/tatra';
 import { emptyRecord } from '../common/records';
 import { shownColumns } from '../jobs/dataset';
@@ -192,7 +192,7 @@ export function modelsFrom(opts: ModelCliOptions): { generator: ModelSpec; evalu
 export function addRuntimeOptions(cmd: Command): Command {
   return cmd
     .option('--threads <T>', THREADS_HELP, intOption('--threads', 1, 256))
-    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', 256, 131072));
+    .option('--context-size <tokens>', 'context size per sequence', intOption('--context-size', CONTEXT_SIZE.min, CONTEXT_SIZE.max));
 }
 
 /** --min-confidence t: rows whose winning vote share is below t are marked abstained (selective prediction). */

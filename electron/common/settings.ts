@@ -4,6 +4,7 @@
 // every face at once instead of drifting apart in five copies.
 // common/: no Node, no DOM.
 
+import { UserError } from './errors';
 import { isRemote, type ModelSpec } from './model-spec';
 
 export interface IntSetting {
@@ -83,6 +84,22 @@ export const CONCURRENCY = {
   flag: '--concurrency',
   help: 'rows classified at once (on a local model its parallel sequences, up to 64; up to 4096 when both models are remote)',
 } as const;
+
+/**
+ * Refuses rows in flight that a job on these models could not run: checked where a job is created
+ * and where a comparison or sweep is planned or started, so an experiment is refused in one line
+ * before any of its jobs fails on it.
+ */
+export function checkRowsInFlight(concurrency: number, models: readonly ModelSpec[]): void {
+  const remoteOnly = models.every(isRemote);
+  const max = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
+  if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > max) {
+    throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${max}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');
+  }
+}
+
+/** Tokens per sequence a command may ask a local model's context for (--context-size). */
+export const CONTEXT_SIZE = { min: 256, max: 131_072 } as const;
 
 /**
  * Rows a job keeps in flight when its spec does not say: `base` (the data folder's default,

@@ -13,6 +13,7 @@ import { accuracyOf } from '../common/contract/jobs';
 import type { Interval } from '../common/contract/interval';
 import { UserError } from '../common/errors';
 import { plainZodError } from '../common/plain-errors';
+import { checkRowsInFlight } from '../common/settings';
 import { modelLabel, parseModelPair, parseModelSpec, type ModelSpec } from '../common/model-spec';
 import type { TaskDefinition } from '../common/task';
 import { openDataset } from '../jobs/dataset';
@@ -71,7 +72,10 @@ function unique(paths: readonly string[]): string[] {
 export function comparisonSpec(input: unknown): ComparisonSpec {
   const parsed = ComparisonSpecSchema.safeParse(input);
   if (!parsed.success) throw new UserError(`invalid comparison: ${plainZodError(parsed.error, input)}`, 'bad_option');
-  return { ...parsed.data, generators: unique(parsed.data.generators), evaluators: unique(parsed.data.evaluators), dataPath: resolve(parsed.data.dataPath) };
+  const spec = parsed.data;
+  // Every pair's job runs at the comparison's concurrency: refused here, before any of them fails on it.
+  if (spec.concurrency !== undefined) checkRowsInFlight(spec.concurrency, uniqueModels([...spec.generators, ...spec.evaluators]));
+  return { ...spec, generators: unique(spec.generators), evaluators: unique(spec.evaluators), dataPath: resolve(spec.dataPath) };
 }
 
 /** What a pair says of its uncertainty before anything is scored (compare-stats.ts fills it in). */
@@ -112,8 +116,9 @@ async function fitWarnings(spec: ComparisonSpec): Promise<string[]> {
     local.map((path) =>
       estimateFit(path, { contextSize: spec.contextSize ?? 4096, sequences: spec.concurrency ?? 4 }).then(
         (fit) => (!fit.fits && fit.warning ? fit.warning : null),
-        // An estimate is advice; the job reports real load failures.
-        () => null,
+        // An estimate is advice: one that fails says so and the comparison starts (its job reports a
+        // file that cannot load, in its own words).
+        (e: unknown) => `could not estimate whether ${basename(path)} fits: ${e instanceof Error ? e.message : String(e)}`,
       ),
     ),
   );

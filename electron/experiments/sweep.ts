@@ -16,6 +16,7 @@ import { describeZodError } from '../common/contract';
 import { jobStatus, type JobStatus } from '../common/contract/jobs';
 import { UserError } from '../common/errors';
 import { parseModelPair } from '../common/model-spec';
+import { checkRowsInFlight } from '../common/settings';
 import type { TaskDefinition } from '../common/task';
 import type { TatraSettings } from '../common/tatra';
 import { openDataset } from '../jobs/dataset';
@@ -66,7 +67,13 @@ function cellSettings(spec: StoredSweepSpec, cell: SweepCellKey): TatraSettings 
 function parseSweep(input: unknown): SweepStartSpec {
   const parsed = SweepStartInput.safeParse(input);
   if (!parsed.success) throw new UserError(describeZodError(parsed.error, 'invalid sweep: '), 'bad_option');
-  return parsed.data;
+  const spec = parsed.data;
+  // Every job of the sweep runs at its concurrency: refused here, before the first one fails on it.
+  if (spec.concurrency !== undefined) {
+    const { generator, evaluator } = parseModelPair(spec);
+    checkRowsInFlight(spec.concurrency, [generator, evaluator]);
+  }
+  return spec;
 }
 
 /** A sweep, for the runner, the manager and the planner. */

@@ -2,8 +2,8 @@
 // models recorded, and the data set imported into the store (streamed, in batched transactions;
 // the job no longer needs the file afterwards). JobManager.create announces the result.
 import { UserError } from '../common/errors';
-import { isRemote, parseModelPair, type ModelSpec } from '../common/model-spec';
-import { CONCURRENCY, defaultRowsInFlight } from '../common/settings';
+import { parseModelPair, type ModelSpec } from '../common/model-spec';
+import { checkRowsInFlight, defaultRowsInFlight } from '../common/settings';
 import { answerLabels, type TaskDefinition } from '../common/task';
 import { TatraSettings } from '../common/tatra';
 import { openDataset, shownName } from './dataset';
@@ -33,12 +33,8 @@ export async function createJob(deps: CreateJobDeps, spec: JobSpec): Promise<str
   if (spec.limit !== undefined && (!Number.isInteger(spec.limit) || spec.limit < 1)) throw new UserError(`limit must be a whole number ≥ 1, got ${spec.limit}`, 'bad_option');
   // The job's models as it names them; what it records is each one's text.
   const models = parseModelPair({ generator: spec.generatorPath, evaluator: spec.evaluatorPath });
-  const remoteOnly = isRemote(models.generator) && isRemote(models.evaluator);
   const concurrency = spec.concurrency ?? defaultRowsInFlight(models.generator, models.evaluator, deps.defaultConcurrency);
-  const maxConcurrency = remoteOnly ? CONCURRENCY.maxRemote : CONCURRENCY.maxLocal;
-  if (!Number.isInteger(concurrency) || concurrency < CONCURRENCY.min || concurrency > maxConcurrency) {
-    throw new UserError(`concurrency must be between ${CONCURRENCY.min} and ${maxConcurrency}${remoteOnly ? '' : ' with a local model (its parallel sequences)'}, got ${concurrency}`, 'bad_option');
-  }
+  checkRowsInFlight(concurrency, [models.generator, models.evaluator]);
   const [generator, evaluator] = await Promise.all([deps.inspectModel(models.generator), deps.inspectModel(models.evaluator)]);
 
   const dsOpts = {

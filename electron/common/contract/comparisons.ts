@@ -3,7 +3,7 @@
 // The same shapes are `tatra compare --json`'s output and, under experiments.*, the API's answers.
 import { z } from 'zod';
 import { Budget, Price } from '../plan';
-import { CONCURRENCY, ROW_LIMIT } from '../settings';
+import { CONCURRENCY, CONTEXT_SIZE, ROW_LIMIT } from '../settings';
 import { TatraSettings } from '../tatra';
 import { safeRecord } from '../records';
 import { CellStatus, ExperimentHead, RaceDrop } from './experiment-progress';
@@ -24,7 +24,8 @@ export const ComparisonSpec = z.object({
   goldColumn: z.string().optional(),
   /** gold value → task label. */
   labelMap: safeRecord(z.string()).optional(),
-  contextSize: z.number().int().min(256).optional(),
+  /** Tokens per sequence the fit estimate assumes (the CLI's --context-size, which its loads use too). */
+  contextSize: z.number().int().min(CONTEXT_SIZE.min).max(CONTEXT_SIZE.max).optional(),
   /** Rows classified at once within each pair's job (default 4). */
   concurrency: z.number().int().min(CONCURRENCY.min).max(CONCURRENCY.maxRemote).optional(),
   /** Run the rows in rounds and drop a pair once it is worse than another at 95 % (docs/method.md §16, racing). */

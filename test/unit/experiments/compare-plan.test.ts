@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../../electron/api/services';
 import { DEFAULT_SETTINGS, type TatraSettings } from '../../../electron/common/tatra';
+import { comparisonSpec } from '../../../electron/experiments';
 import { assumedLengths, planCellSeconds, planCompare, type PlanInputs } from '../../../electron/jobs/plan';
 import { resolveTask } from '../../../electron/tasks';
 import { tinyModelPath } from '../../helpers/models';
@@ -45,6 +46,27 @@ describe("a comparison's plan", () => {
     const [plan, create] = await refusals([{ sentence: 'fine', label: 1 }], 'input');
     expect(plan).toMatch(/has no column "input"/);
     expect(plan).toBe(create);
+  });
+});
+
+describe('rows in flight a local model cannot run', () => {
+  it('are refused in one line by the plan and the start of a comparison and of a sweep, as a job refuses them; nothing is created', async () => {
+    const dataset = join(dir, 'in-flight.jsonl');
+    writeFileSync(dataset, '{"sentence":"fine","label":1}\n');
+    const remote = 'openai+http://127.0.0.1:9/v1#m';
+    const comparison = (concurrency: number, evaluator = model) => ({ taskId: 'sst2', dataPath: dataset, generators: [remote], evaluators: [evaluator], settings: DEFAULT_SETTINGS, concurrency });
+    const sweep = (concurrency: number) => ({ taskId: 'sst2', dataPath: dataset, inputColumn: 'sentence', generator: remote, evaluator: model, grid: { n: [1], k: [2], r: [1], seeds: [1] }, concurrency });
+    const local = 'concurrency must be between 1 and 64 with a local model (its parallel sequences), got 65';
+    const experiments = services.experiments();
+    const said = (p: Promise<unknown>) => p.then(() => 'accepted', (e: Error) => e.message);
+    expect(await said(experiments.plan('compare', comparison(65), services.planner()))).toBe(local);
+    expect(await said(experiments.of('compare').create(comparison(65)))).toBe(local);
+    expect(await said(experiments.plan('sweep', sweep(65), services.planner()))).toBe(local);
+    expect(await said(experiments.of('sweep').create(sweep(65)))).toBe(local);
+    expect(experiments.of('compare').list()).toEqual([]);
+    expect(experiments.of('sweep').list()).toEqual([]);
+    // Both models remote: a server's batch, far beyond a local model's sequences.
+    expect(comparisonSpec(comparison(500, remote)).concurrency).toBe(500);
   });
 });
 
