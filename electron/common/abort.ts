@@ -48,3 +48,21 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
     signal.removeEventListener('abort', w.fire);
   };
 }
+
+/**
+ * A signal that aborts, with the first one's reason, when any of `signals` does, and `forget` to
+ * call when the work it carries ends. Unlike AbortSignal.any, whose result Node 20 keeps alive as
+ * long as its sources live, the join lets go of its sources when forgotten: a call's signal joined
+ * with a host's or a server's lifetime leaves nothing on that long-lived signal once it is over
+ * (AbortSignal.any there kept about 70 bytes per call served, until shutdown).
+ */
+export function joinSignals(...signals: AbortSignal[]): { signal: AbortSignal; forget: () => void } {
+  const joined = new AbortController();
+  const first = signals.find((s) => s.aborted);
+  if (first) {
+    joined.abort(first.reason);
+    return { signal: joined.signal, forget: () => undefined };
+  }
+  const forgets = signals.map((s) => onAbort(s, () => joined.abort(s.reason)));
+  return { signal: joined.signal, forget: () => forgets.forEach((f) => f()) };
+}

@@ -4,6 +4,7 @@
 // engine sees the same seam as for a local GGUF; only the result's `deterministic: false` differs:
 // a server batches requests as it likes, so the same seed need not give the same text.
 import { z } from 'zod';
+import { joinSignals } from '../common/abort';
 import { UserError, isAbortError } from '../common/errors';
 import type { ConstrainedMode, RemoteModelRef, ServerKind, ServerProbe } from '../common/remote';
 import type { OutputConstraint } from '../common/tatra';
@@ -107,7 +108,6 @@ export class RemoteBackend implements LoadedBackend {
   private readonly counted = new Map<string, Promise<number>>();
   private readonly choices = new Map<string, Promise<ChoiceTokens | null>>();
   private readonly dispose_ = new AbortController();
-  private readonly linked = new WeakMap<AbortSignal, AbortSignal>();
   private readonly counters = { requests: 0, retries: 0, constrainedOutputs: 0, unconstrainedOutputs: 0 };
   private disposed = false;
 
@@ -250,7 +250,18 @@ export class RemoteBackend implements LoadedBackend {
    * 5xx are retried after a backoff; anything else is final and becomes one clear line.
    */
   private async withEndpoint<T>(requestSignal: AbortSignal | undefined, fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<T>, maxTokens = Infinity): Promise<T> {
-    const signal = this.linkedSignal(requestSignal);
+    // The request's signal joined with dispose's, forgotten when the request ends: a join kept per
+    // request signal (AbortSignal.any) left a trace on dispose's long-lived signal for every call
+    // with a signal of its own (each classification, each API request) until the backend went.
+    const joined = requestSignal ? joinSignals(requestSignal, this.dispose_.signal) : null;
+    try {
+      return await this.attempts(joined?.signal ?? this.dispose_.signal, fn, maxTokens);
+    } finally {
+      joined?.forget();
+    }
+  }
+
+  private async attempts<T>(signal: AbortSignal, fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<T>, maxTokens: number): Promise<T> {
     const maxAttempts = this.opts.maxAttempts ?? 8;
     const backoff = { baseMs: this.opts.backoffBaseMs ?? 250, maxMs: this.opts.backoffMaxMs ?? 10_000 };
     for (let attempt = 1; ; attempt++) {
@@ -276,20 +287,6 @@ export class RemoteBackend implements LoadedBackend {
         this.set.release(endpoint, ok);
       }
     }
-  }
-
-  /**
-   * The request's signal joined with dispose's, made once per distinct signal (a job's rows all
-   * share one): a new joined signal per request cost a listener and a weak reference per call.
-   */
-  private linkedSignal(requestSignal: AbortSignal | undefined): AbortSignal {
-    if (!requestSignal) return this.dispose_.signal;
-    let linked = this.linked.get(requestSignal);
-    if (!linked) {
-      linked = AbortSignal.any([requestSignal, this.dispose_.signal]);
-      this.linked.set(requestSignal, linked);
-    }
-    return linked;
   }
 
   private finalError(e: HttpFailure, endpoint: Endpoint): Error {

@@ -6,7 +6,7 @@
 // finish within a grace period, then cancels the rest.
 import type { AddressInfo } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { onAbort } from '../common/abort';
+import { joinSignals } from '../common/abort';
 import { terminalSafe } from '../common/control-chars';
 import { errorMessage } from '../common/errors';
 import { TatraSettings, type TatraResult } from '../common/tatra';
@@ -204,20 +204,14 @@ async function checkRequest(ctx: Context, request: FastifyRequest): Promise<void
   if (request.routeOptions.config.admitted) request.work = admit(ctx, request);
 }
 
-/**
- * A request's place in the queue and its work's signal. Its wait on the shutdown goes with the
- * place: a signal combined with AbortSignal.any would leave a trace on the long-lived shutdown
- * signal for every request served (Node 20 keeps its dependants until the shutdown).
- */
+/** A request's place in the queue and its work's signal (its client gone or the shutdown), both given back together (common/abort.ts joinSignals). */
 function admit(ctx: Context, request: FastifyRequest): AdmittedWork {
   const release = ctx.admission.admit();
-  const work = new AbortController();
-  const forgetShutdown = onAbort(ctx.shutdown.signal, () => work.abort(ctx.shutdown.signal.reason));
-  onAbort(request.clientGone, () => work.abort(request.clientGone.reason));
+  const work = joinSignals(ctx.shutdown.signal, request.clientGone);
   return {
     signal: work.signal,
     release: () => {
-      forgetShutdown();
+      work.forget();
       release();
     },
   };

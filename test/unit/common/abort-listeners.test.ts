@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onAbort } from '../../../electron/common/abort';
+import { joinSignals, onAbort } from '../../../electron/common/abort';
 import { raceAbort } from '../../../electron/common/errors';
 import { parseModelSpec, type RemoteModelSpec } from '../../../electron/common/model-spec';
 import type { GenerateRequest } from '../../../electron/engine/backend';
@@ -36,6 +36,29 @@ describe('onAbort', () => {
     ac.abort();
     expect(called).toEqual([-2]);
     expect(listeners(ac.signal)).toBe(0);
+  });
+
+  it('joinSignals aborts with the first source, and once forgotten leaves nothing on a long-lived source', () => {
+    const life = new AbortController();
+    const calls = Array.from({ length: 1000 }, () => new AbortController());
+    const joins = calls.map((c) => joinSignals(c.signal, life.signal));
+    expect(listeners(life.signal)).toBe(1);
+    calls[3]!.abort('caller gone');
+    expect(joins[3]!.signal.aborted).toBe(true);
+    expect(joins[3]!.signal.reason).toBe('caller gone');
+    expect(joins[4]!.signal.aborted).toBe(false);
+    for (const j of joins) j.forget();
+    expect(listeners(life.signal)).toBe(0);
+    expect(calls.every((c) => listeners(c.signal) === 0)).toBe(true);
+
+    // A source already aborted: the join is born aborted with its reason.
+    const born = joinSignals(new AbortController().signal, AbortSignal.abort('too late'));
+    expect(born.signal.reason).toBe('too late');
+    // The long-lived one aborting reaches every join still held, with its reason.
+    const held = joinSignals(new AbortController().signal, life.signal);
+    life.abort('shutdown');
+    expect(held.signal.reason).toBe('shutdown');
+    expect(joins[4]!.signal.aborted).toBe(false);
   });
 
   it('raceAbort leaves no listener behind, however many race at once', async () => {
