@@ -252,6 +252,28 @@ class BoundedReader {
     return out;
   }
 
+  /**
+   * Skips `n` strings (an array's elements: a vocabulary, its merges), checking each as
+   * stringLength and skip do. A length the window holds and that passes every check is taken in
+   * place, without a promise or a message per element (a 152k-token vocabulary and its merges are
+   * 300k strings, read on every model load); anything else goes the checked way, which words any
+   * refusal with `what(i)`.
+   */
+  async skipStrings(n: number, what: (i: number) => string, skipped: string): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const off = this.pos - this.bufStart;
+      if (off >= 0 && off + 8 <= this.buf.length && this.buf.readUInt32LE(off + 4) === 0) {
+        const len = this.buf.readUInt32LE(off);
+        const end = this.pos + 8 + len;
+        if (end <= this.size && end <= MAX_HEADER_BYTES) {
+          this.pos = end;
+          continue;
+        }
+      }
+      await this.skip(await this.stringLength(what(i)), skipped);
+    }
+  }
+
   async skip(n: number, what: string): Promise<void> {
     if (n > this.remaining) throw this.cut(what);
     this.pos += n;
@@ -410,7 +432,7 @@ async function value(r: BoundedReader, k: string, type: number): Promise<GgufVal
     if (length > MAX_ARRAY) throw corrupt(`${shown(k)} claims ${length} elements, more than any model has`);
     if (length * min > BigInt(r.remaining)) throw r.cut(shown(k));
     const n = Number(length);
-    if (element === T.STRING) for (let i = 0; i < n; i++) await r.skip(await r.stringLength(`element ${i + 1} of ${shown(k)}`), what);
+    if (element === T.STRING) await r.skipStrings(n, (i) => `element ${i + 1} of ${shown(k)}`, what);
     else await r.skip(n * SCALAR_SIZE[element]!, what);
     return { array: element, length: n };
   }

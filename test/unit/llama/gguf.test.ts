@@ -100,6 +100,39 @@ describe('inspectGguf rejects bad files with one clear line', () => {
     expect(e.message).toMatch(/corrupt|truncated/);
   });
 
+  it('a vocabulary whose element far down claims more than the file holds: named by its place, as a cut file or as damage', async () => {
+    // A GGUF v3 of one key, a string array: 1,000 good elements, then one whose length is `bad`.
+    const write = async (name: string, bad: bigint) => {
+      const key = Buffer.from('tokenizer.ggml.tokens');
+      const good = Buffer.alloc(1000 * 10);
+      for (let i = 0; i < 1000; i++) {
+        good.writeBigUInt64LE(2n, i * 10);
+        good.write('ab', i * 10 + 8, 'latin1');
+      }
+      const head = Buffer.alloc(4 + 4 + 8 + 8 + 8 + key.length + 4 + 4 + 8);
+      let o = head.write('GGUF', 0, 'latin1');
+      o = head.writeUInt32LE(3, o);
+      o = head.writeBigUInt64LE(0n, o);
+      o = head.writeBigUInt64LE(1n, o);
+      o = head.writeBigUInt64LE(BigInt(key.length), o);
+      o += key.copy(head, o);
+      o = head.writeUInt32LE(9, o);
+      o = head.writeUInt32LE(8, o);
+      head.writeBigUInt64LE(1001n, o);
+      const last = Buffer.alloc(8 + 16);
+      last.writeBigUInt64LE(bad, 0);
+      const path = join(dir, name);
+      await writeFile(path, Buffer.concat([head, good, last]));
+      return failure(path);
+    };
+    const cut = await write('vocab-cut.gguf', 100n);
+    expect(cut.code).toBe('gguf_truncated');
+    expect(cut.message).toMatch(/the file ends inside its header, in element 1001 of tokenizer\.ggml\.tokens; an interrupted download\?\)$/);
+    const huge = await write('vocab-huge.gguf', 1n << 40n);
+    expect(huge.code).toBe('gguf_invalid');
+    expect(huge.message).toMatch(/element 1001 of tokenizer\.ggml\.tokens claims 1099511627776 bytes, more than the file holds/);
+  });
+
   it('a GGUF without general.architecture', async () => {
     // A minimal valid GGUF v3: no tensors, one key that is not the architecture.
     const key = Buffer.from('general.name');
