@@ -4,7 +4,7 @@
 # there. The pack holds:
 #   node/bin/node        this machine's Node binary (it needs nothing but glibc and libstdc++)
 #   node/include/node    Node's headers, for compiling node-llama-cpp's addon (nothing is downloaded)
-#   app/                 the built CLI (dist/cli.js), package.json, bin/, tasks/, and the production
+#   app/                 the built CLI (dist/cli.js and dist/cli-chunks/), package.json, bin/, tasks/, and the production
 #                        dependencies it loads, without node-llama-cpp's prebuilt binaries
 #                        (@node-llama-cpp/*: the far side compiles its own) and without source
 #                        folders nothing loads
@@ -56,6 +56,9 @@ cp package.json "$stage/app/"
 cp -r bin tasks "$stage/app/"
 mkdir -p "$stage/app/dist"
 cp dist/cli.js "$stage/app/dist/"
+# The parts of the CLI it loads only for some commands (scripts/build-node.mjs), without their source maps.
+mkdir -p "$stage/app/dist/cli-chunks"
+cp dist/cli-chunks/*.js "$stage/app/dist/cli-chunks/"
 
 # Production dependencies as npm resolved them, minus prebuilt llama.cpp binaries and the sources
 # of native modules already built here.

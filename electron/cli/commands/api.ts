@@ -10,7 +10,8 @@ import type { TaskDefinition } from '../../common/task';
 import { MODEL_KEEP_ALIVE_MS } from '../../api/services';
 import { withHeldModels, type BackendProvider } from '../../hold';
 import { resolveDataDir } from '../../paths';
-import { ApiKeyStore, PAIRING_NAME, pairingName, startApiService, type LoadedPairing, type Pairing } from '../../service';
+import { PAIRING_NAME, pairingName, type LoadedPairing, type Pairing } from '../../service/catalog';
+import { ApiKeyStore } from '../../service/keys';
 import {
   type ModelCliOptions,
   type TatraSettingsCliOptions,
@@ -136,7 +137,7 @@ async function serve(o: ApiCliOptions, what: { tasks: TaskDefinition[]; pairings
   const { tasks, pairings, keys } = what;
   let service;
   try {
-    service = await startApiService({
+    service = await (await import('../../service/server')).startApiService({
       tasks,
       pairings,
       keys,

@@ -6,7 +6,6 @@ import type { Command } from 'commander';
 import { createApiHost } from '../../api/host';
 import { UserError } from '../../common/errors';
 import { appRoot, resolveDataDir } from '../../paths';
-import { startServer } from '../../server';
 import { THREADS_HELP } from '../../llama/threads';
 import { intOption } from '../options';
 import { err, onInterrupt, out } from '../ui';
@@ -46,7 +45,7 @@ export function registerServe(program: Command): void {
       });
       let server;
       try {
-        server = await startServer({
+        server = await (await import('../../server')).startServer({
           host,
           port: o.port,
           hostname: o.host,

@@ -31,6 +31,7 @@ describe.skipIf(skipReason !== '')(`GPU pack${skipReason ? ` (skipped: ${skipRea
       'app/package.json',
       'app/bin/tatra.js',
       'app/dist/cli.js',
+      'app/dist/cli-chunks',
       'app/tasks/sst2.json',
       'app/tools/synthetic-gguf.mjs',
       'app/tools/bench-gpu.mjs',
