@@ -21,6 +21,19 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A GGUF v3 header with no tensors and one metadata key, up to the key's value (its type and value follow). */
+function oneKeyHeader(name: string): Buffer {
+  const key = Buffer.from(name);
+  const b = Buffer.alloc(4 + 4 + 8 + 8 + 8 + key.length);
+  let o = b.write('GGUF', 0, 'latin1');
+  o = b.writeUInt32LE(3, o);
+  o = b.writeBigUInt64LE(0n, o);
+  o = b.writeBigUInt64LE(1n, o);
+  o = b.writeBigUInt64LE(BigInt(key.length), o);
+  key.copy(b, o);
+  return b;
+}
+
 async function failure(path: string): Promise<UserError> {
   try {
     await inspectGguf(path);
@@ -103,26 +116,19 @@ describe('inspectGguf rejects bad files with one clear line', () => {
   it('a vocabulary whose element far down claims more than the file holds: named by its place, as a cut file or as damage', async () => {
     // A GGUF v3 of one key, a string array: 1,000 good elements, then one whose length is `bad`.
     const write = async (name: string, bad: bigint) => {
-      const key = Buffer.from('tokenizer.ggml.tokens');
       const good = Buffer.alloc(1000 * 10);
       for (let i = 0; i < 1000; i++) {
         good.writeBigUInt64LE(2n, i * 10);
         good.write('ab', i * 10 + 8, 'latin1');
       }
-      const head = Buffer.alloc(4 + 4 + 8 + 8 + 8 + key.length + 4 + 4 + 8);
-      let o = head.write('GGUF', 0, 'latin1');
-      o = head.writeUInt32LE(3, o);
-      o = head.writeBigUInt64LE(0n, o);
-      o = head.writeBigUInt64LE(1n, o);
-      o = head.writeBigUInt64LE(BigInt(key.length), o);
-      o += key.copy(head, o);
-      o = head.writeUInt32LE(9, o);
-      o = head.writeUInt32LE(8, o);
-      head.writeBigUInt64LE(1001n, o);
+      const array = Buffer.alloc(4 + 4 + 8);
+      array.writeUInt32LE(9, 0);
+      array.writeUInt32LE(8, 4);
+      array.writeBigUInt64LE(1001n, 8);
       const last = Buffer.alloc(8 + 16);
       last.writeBigUInt64LE(bad, 0);
       const path = join(dir, name);
-      await writeFile(path, Buffer.concat([head, good, last]));
+      await writeFile(path, Buffer.concat([oneKeyHeader('tokenizer.ggml.tokens'), array, good, last]));
       return failure(path);
     };
     const cut = await write('vocab-cut.gguf', 100n);
@@ -135,18 +141,11 @@ describe('inspectGguf rejects bad files with one clear line', () => {
 
   it('a GGUF without general.architecture', async () => {
     // A minimal valid GGUF v3: no tensors, one key that is not the architecture.
-    const key = Buffer.from('general.name');
-    const value = Buffer.from('x');
-    const b = Buffer.alloc(4 + 4 + 8 + 8 + 8 + key.length + 4 + 8 + value.length);
-    let o = b.write('GGUF', 0, 'latin1');
-    o = b.writeUInt32LE(3, o);
-    o = b.writeBigUInt64LE(0n, o);
-    o = b.writeBigUInt64LE(1n, o);
-    o = b.writeBigUInt64LE(BigInt(key.length), o);
-    o += key.copy(b, o);
-    o = b.writeUInt32LE(8, o);
-    o = b.writeBigUInt64LE(BigInt(value.length), o);
-    value.copy(b, o);
+    const value = Buffer.alloc(4 + 8 + 1);
+    value.writeUInt32LE(8, 0);
+    value.writeBigUInt64LE(1n, 4);
+    value.write('x', 12, 'latin1');
+    const b = Buffer.concat([oneKeyHeader('general.name'), value]);
     const path = join(dir, 'no-arch.gguf');
     await writeFile(path, b);
     const e = await failure(path);
