@@ -1,7 +1,7 @@
 // What every command loads before it does anything (scripts/build-node.mjs): the built CLI and the
 // parts it imports statically. The HTTP faces' packages (Fastify, its WebSocket plugin, ws,
 // prom-client) are imported only when `tatra serve` or `tatra api` starts, in a part of their own.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -48,5 +48,11 @@ describe.skipIf(skipReason !== '')(`the CLI's start-up${skipReason ? ` (skipped:
     const later = lazyParts();
     expect(later.length).toBeGreaterThanOrEqual(2);
     expect([...packagesOf(later)]).toEqual(expect.arrayContaining(['fastify', '@fastify/websocket', 'prom-client']));
+  });
+
+  it('finds its own files from dist/cli.js alone: no part reads import.meta.url (a part is a folder deeper)', () => {
+    const parts = readdirSync(join(root, 'dist', 'cli-chunks')).filter((f) => f.endsWith('.js'));
+    expect(parts.length).toBeGreaterThan(0);
+    for (const part of parts) expect(readFileSync(join(root, 'dist', 'cli-chunks', part), 'utf8'), part).not.toContain('import.meta.url');
   });
 });
