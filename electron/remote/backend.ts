@@ -250,9 +250,8 @@ export class RemoteBackend implements LoadedBackend {
    * 5xx are retried after a backoff; anything else is final and becomes one clear line.
    */
   private async withEndpoint<T>(requestSignal: AbortSignal | undefined, fn: (endpoint: Endpoint, signal: AbortSignal) => Promise<T>, maxTokens = Infinity): Promise<T> {
-    // The request's signal joined with dispose's, forgotten when the request ends: a join kept per
-    // request signal (AbortSignal.any) left a trace on dispose's long-lived signal for every call
-    // with a signal of its own (each classification, each API request) until the backend went.
+    // The request's signal joined with dispose's, forgotten when the request ends, so nothing of it
+    // stays on dispose's long-lived signal (common/abort.ts joinSignals says when AbortSignal.any would).
     const joined = requestSignal ? joinSignals(requestSignal, this.dispose_.signal) : null;
     try {
       return await this.attempts(joined?.signal ?? this.dispose_.signal, fn, maxTokens);
