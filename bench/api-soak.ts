@@ -4,7 +4,7 @@
 // service's resident memory (its /proc status, VmRSS) after each burst.
 //
 //   npm run build:node && npx tsx bench/api-soak.ts [--bursts 20] [--requests 200] [--clients 20]
-//                      [--shape tiny] [--model FILE.gguf] [-n 1 -k 2 -r 1] [--threads 2]
+//                      [--shape tiny-full] [--model FILE.gguf] [-n 1 -k 2 -r 1] [--threads 2]
 //
 // Prints one line per burst (MiB after it, seconds it took, statuses) and then JSON with the curve
 // and `lastOverFirst`, the RSS after the last burst over the RSS after the first (the goal: <= 1.5),
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     bursts: { type: 'string', default: '20' },
     requests: { type: 'string', default: '200' },
     clients: { type: 'string', default: '20' },
-    shape: { type: 'string', default: 'tiny' },
+    shape: { type: 'string', default: 'tiny-full' },
     model: { type: 'string' },
     n: { type: 'string', short: 'n', default: '1' },
     k: { type: 'string', short: 'k', default: '2' },

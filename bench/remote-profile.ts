@@ -38,7 +38,7 @@ const examples = Array.from({ length: Number(values.k) }, (_, i) => ({ text: `Ex
 const grammar = evaluationGrammar(task);
 const prompts = Array.from({ length: calls }, (_, i) => evaluationPrompt(task, examples, `Input ${i}: the movie had moments of ${i % 3 ? 'grace' : 'tedium'} and ${i} scenes.`).prompt);
 
-const server = await startLlamaServer({ model: await ensureSyntheticModel('tiny'), parallel: SLOTS, threads: 1 });
+const server = await startLlamaServer({ model: await ensureSyntheticModel('tiny-full'), parallel: SLOTS, threads: 1 });
 const root = server.url.replace(/\/v1$/, '');
 const post = async (path: string, body: unknown): Promise<Answer & Record<string, unknown>> =>
   (await fetch(root + path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })).json() as Promise<Answer & Record<string, unknown>>;
@@ -75,7 +75,7 @@ try {
   const labelTokens = tokenized.flatMap((t) => t.tokens as number[]);
   const base = (i: number) => ({ prompt: rendered[i], n_predict: task.evaluatorMaxTokens, temperature: 0, top_k: 40, cache_prompt: true, stream: false });
 
-  process.stdout.write(`one llama-server (${SLOTS} slots, 1 thread), tiny synthetic model (Qwen vocabulary), ${calls} SST-2 evaluator calls, k=${values.k}\n`);
+  process.stdout.write(`one llama-server (${SLOTS} slots, 1 thread), tiny synthetic model (the whole Qwen vocabulary), ${calls} SST-2 evaluator calls, k=${values.k}\n`);
   const free = await rate((i) => post('/completion', base(i)));
   line('free text', free.perSecond, free.answers);
   const g = await rate((i) => post('/completion', { ...base(i), grammar }));

@@ -4,7 +4,7 @@
 // one remote model. One thread per server, so two endpoints have twice the compute of one; the
 // in-process backend gets one thread too. Prints the figures and the 1 → 2 endpoint scaling ratio.
 //
-//   npx tsx bench/remote.ts [--calls 96] [--slots 2] [--shape tiny] [-k 8]
+//   npx tsx bench/remote.ts [--calls 96] [--slots 2] [--shape tiny-full] [-k 8]
 //
 // Builds llama-server first if needed (tools/build-llama-server.sh).
 import { parseArgs } from 'node:util';
@@ -21,7 +21,7 @@ const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '96' },
     slots: { type: 'string', default: '2' },
-    shape: { type: 'string', default: 'tiny' },
+    shape: { type: 'string', default: 'tiny-full' },
     k: { type: 'string', short: 'k', default: '8' },
   },
 });

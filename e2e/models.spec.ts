@@ -86,7 +86,8 @@ test('the library lists models and unusable files with reasons, with hardware an
 });
 
 test('a download shows live progress, can be cancelled and resumed, and ends verified in the library', async ({ page, server }) => {
-  const body = readFileSync(await ensureSyntheticModel('tiny'));
+  // The whole-vocabulary tiny model: 16 MB, enough to watch, cancel and resume.
+  const body = readFileSync(await ensureSyntheticModel('tiny-full'));
   const fileName = `e2e-download-${process.pid}.gguf`;
   const target = join(server.modelsDir, fileName);
   const http = await slowServer(body);

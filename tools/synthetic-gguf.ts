@@ -5,6 +5,11 @@
 // carries (llama/gitRelease.bundle). The weights are noise, so the text is gibberish; grammars
 // still force well-formed output, which is what the plumbing tests need.
 //
+// The Qwen2.5 shapes carry the whole tokenizer (151,936 tokens), so they cost what the real models
+// cost. The two tiny shapes the tests run carry its first 16,384 tokens and merges and every
+// special token (docs/architecture.md §9): the same byte-level BPE, pre-tokenizer and chat
+// template, but a grammar pass over the vocabulary, the output layer and the load cost a tenth.
+//
 //   npx tsx tools/synthetic-gguf.ts <shape> [--out file] [--header-only]
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,9 +21,9 @@ import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
 
-export type SyntheticShape = 'tiny' | 'tiny-b' | 'qwen2.5-0.5b' | 'qwen2.5-1.5b' | 'qwen2.5-7b';
+export type SyntheticShape = 'tiny' | 'tiny-b' | 'tiny-full' | 'qwen2.5-0.5b' | 'qwen2.5-1.5b' | 'qwen2.5-7b';
 
-export const syntheticShapes: readonly SyntheticShape[] = ['tiny', 'tiny-b', 'qwen2.5-0.5b', 'qwen2.5-1.5b', 'qwen2.5-7b'];
+export const syntheticShapes: readonly SyntheticShape[] = ['tiny', 'tiny-b', 'tiny-full', 'qwen2.5-0.5b', 'qwen2.5-1.5b', 'qwen2.5-7b'];
 
 export interface ShapeSpec {
   layers: number;
@@ -29,23 +34,28 @@ export interface ShapeSpec {
   contextLength: number;
   /** Untied output projection; Qwen2.5 0.5B and 1.5B tie it to the token embedding, 7B does not. */
   separateOutput: boolean;
+  /** How many of the tokenizer's ordinary tokens to keep (`'all'`: the real vocabulary). */
+  vocabulary: number | 'all';
+  /** Part of the cached file's name: bump it when the bytes the shape produces change. */
+  version: number;
 }
 
 /**
- * The tiny shapes keep every matrix row a multiple of 32 (a Q8_0 block). The Qwen2.5 shapes use the
- * published hyper-parameters; the vocabulary size is the tokenizer's (151,936 tokens), which is the
- * real one for 0.5B and 1.5B; the real 7B pads its embedding to 152,064 rows.
+ * The tiny shapes keep every matrix row a multiple of 32 (a Q8_0 block). `tiny-full` is `tiny` with
+ * the whole tokenizer (16 MB): a test that needs a file of some size (downloads, resumes) or the real
+ * vocabulary's cost uses it. The Qwen2.5 shapes use the published hyper-parameters; the vocabulary
+ * size is the tokenizer's (151,936 tokens), which is the real one for 0.5B and 1.5B; the real 7B pads
+ * its embedding to 152,064 rows.
  */
 export const shapeSpecs: Record<SyntheticShape, ShapeSpec> = {
-  tiny: { layers: 2, embedding: 64, heads: 4, kvHeads: 2, feedForward: 128, contextLength: 8192, separateOutput: false },
-  'tiny-b': { layers: 3, embedding: 96, heads: 4, kvHeads: 2, feedForward: 192, contextLength: 8192, separateOutput: true },
-  'qwen2.5-0.5b': { layers: 24, embedding: 896, heads: 14, kvHeads: 2, feedForward: 4864, contextLength: 32768, separateOutput: false },
-  'qwen2.5-1.5b': { layers: 28, embedding: 1536, heads: 12, kvHeads: 2, feedForward: 8960, contextLength: 32768, separateOutput: false },
-  'qwen2.5-7b': { layers: 28, embedding: 3584, heads: 28, kvHeads: 4, feedForward: 18944, contextLength: 32768, separateOutput: true },
+  tiny: { layers: 2, embedding: 64, heads: 4, kvHeads: 2, feedForward: 128, contextLength: 8192, separateOutput: false, vocabulary: 16_384, version: 2 },
+  'tiny-b': { layers: 3, embedding: 96, heads: 4, kvHeads: 2, feedForward: 192, contextLength: 8192, separateOutput: true, vocabulary: 16_384, version: 2 },
+  'tiny-full': { layers: 2, embedding: 64, heads: 4, kvHeads: 2, feedForward: 128, contextLength: 8192, separateOutput: false, vocabulary: 'all', version: 1 },
+  'qwen2.5-0.5b': { layers: 24, embedding: 896, heads: 14, kvHeads: 2, feedForward: 4864, contextLength: 32768, separateOutput: false, vocabulary: 'all', version: 1 },
+  'qwen2.5-1.5b': { layers: 28, embedding: 1536, heads: 12, kvHeads: 2, feedForward: 8960, contextLength: 32768, separateOutput: false, vocabulary: 'all', version: 1 },
+  'qwen2.5-7b': { layers: 28, embedding: 3584, heads: 28, kvHeads: 4, feedForward: 18944, contextLength: 32768, separateOutput: true, vocabulary: 'all', version: 1 },
 };
 
-/** Bump when the bytes a shape produces change, so stale cached files are not reused. */
-const FORMAT_VERSION = 1;
 const ALIGNMENT = 32;
 const VOCAB_PATH = 'models/ggml-vocab-qwen2.gguf';
 const TEMPLATE_PATH = 'models/templates/Qwen-Qwen2.5-7B-Instruct.jinja';
@@ -135,6 +145,22 @@ function kvF32(w: ByteWriter, key: string, value: number): void {
   w.u32(ValueType.FLOAT32);
   w.f32(value);
 }
+function kvStrings(w: ByteWriter, key: string, values: readonly string[]): void {
+  w.str(key);
+  w.u32(ValueType.ARRAY);
+  w.u32(ValueType.STRING);
+  w.u64(values.length);
+  for (const v of values) w.str(v);
+}
+function kvI32s(w: ByteWriter, key: string, values: readonly number[]): void {
+  w.str(key);
+  w.u32(ValueType.ARRAY);
+  w.u32(ValueType.INT32);
+  w.u64(values.length);
+  const b = Buffer.alloc(values.length * 4);
+  values.forEach((v, i) => b.writeInt32LE(v, i * 4));
+  w.raw(b);
+}
 
 // ---------------------------------------------------------------------------------------------
 // GGUF decoding, just enough to lift the tokenizer's key/value pairs out of the vocab file as raw
@@ -199,6 +225,89 @@ export function readRawKvs(buf: Buffer): RawKv[] {
     out.push({ key, bytes: buf.subarray(start, pos), arrayLength });
   }
   return out;
+}
+
+/** Where a raw key/value's value starts: after the key's length and bytes. */
+function valueStart(kv: RawKv): number {
+  return 8 + Number(kv.bytes.readBigUInt64LE(0));
+}
+
+function readStrings(kv: RawKv): string[] {
+  const b = kv.bytes;
+  let pos = valueStart(kv) + 4;
+  if (b.readUInt32LE(pos) !== ValueType.STRING) throw new Error(`${kv.key} is not an array of strings`);
+  const n = Number(b.readBigUInt64LE(pos + 4));
+  pos += 12;
+  const out: string[] = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const len = Number(b.readBigUInt64LE(pos));
+    out[i] = b.toString('utf8', pos + 8, pos + 8 + len);
+    pos += 8 + len;
+  }
+  return out;
+}
+
+function readInt32s(kv: RawKv): number[] {
+  const b = kv.bytes;
+  const pos = valueStart(kv) + 4;
+  if (b.readUInt32LE(pos) !== ValueType.INT32) throw new Error(`${kv.key} is not an array of int32`);
+  const n = Number(b.readBigUInt64LE(pos + 4));
+  return Array.from({ length: n }, (_, i) => b.readInt32LE(pos + 12 + i * 4));
+}
+
+function readU32(kv: RawKv): number {
+  const pos = valueStart(kv);
+  if (kv.bytes.readUInt32LE(pos) !== ValueType.UINT32) throw new Error(`${kv.key} is not a uint32`);
+  return kv.bytes.readUInt32LE(pos + 4);
+}
+
+function rawKv(key: string, write: (w: ByteWriter) => void): RawKv {
+  const w = new ByteWriter();
+  write(w);
+  return { key, bytes: w.toBuffer() };
+}
+
+/** llama.cpp's LLAMA_TOKEN_TYPE_NORMAL; the control and added tokens have other types. */
+const TOKEN_TYPE_NORMAL = 1;
+
+/**
+ * The tokenizer cut to its first `ordinary` tokens plus every token that is not an ordinary one
+ * (Qwen2's control and added tokens, at the end of its list), with the merges whose parts and
+ * result are all kept. Byte-level BPE keeps its 256 byte tokens first, so every text still
+ * tokenizes, in more pieces; the special tokens keep their text, so the chat template is unchanged.
+ */
+function cutTokenizer(kvs: readonly RawKv[], ordinary: number): { tokenizerKvs: RawKv[]; vocabSize: number } {
+  const find = (key: string): RawKv => {
+    const kv = kvs.find((k) => k.key === key);
+    if (!kv) throw new Error(`the vocab file has no ${key}`);
+    return kv;
+  };
+  const tokens = readStrings(find('tokenizer.ggml.tokens'));
+  const types = readInt32s(find('tokenizer.ggml.token_type'));
+  const kept = tokens.flatMap((_, id) => (id < ordinary || types[id] !== TOKEN_TYPE_NORMAL ? [id] : []));
+  const newId = new Map(kept.map((id, i) => [id, i]));
+  const keptText = new Set(kept.slice(0, ordinary).map((id) => tokens[id]!));
+  const merges = readStrings(find('tokenizer.ggml.merges')).filter((m) => {
+    const [a, b] = m.split(' ');
+    return a !== undefined && b !== undefined && keptText.has(a) && keptText.has(b) && keptText.has(a + b);
+  });
+  const tokenizerKvs = kvs.map((kv): RawKv => {
+    switch (kv.key) {
+      case 'tokenizer.ggml.tokens':
+        return rawKv(kv.key, (w) => kvStrings(w, kv.key, kept.map((id) => tokens[id]!)));
+      case 'tokenizer.ggml.token_type':
+        return rawKv(kv.key, (w) => kvI32s(w, kv.key, kept.map((id) => types[id]!)));
+      case 'tokenizer.ggml.merges':
+        return rawKv(kv.key, (w) => kvStrings(w, kv.key, merges));
+      default: {
+        if (!kv.key.endsWith('_token_id')) return kv;
+        const id = newId.get(readU32(kv));
+        if (id === undefined) throw new Error(`${kv.key} names a token the cut vocabulary drops`);
+        return rawKv(kv.key, (w) => kvU32(w, kv.key, id));
+      }
+    }
+  });
+  return { tokenizerKvs, vocabSize: kept.length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -396,7 +505,9 @@ export interface WriteSyntheticOptions {
 export async function writeSyntheticGguf(shape: SyntheticShape, outPath: string, opts: WriteSyntheticOptions = {}): Promise<void> {
   const spec = shapeSpecs[shape];
   if (!spec) throw new Error(`unknown synthetic shape "${String(shape)}" (known: ${syntheticShapes.join(', ')})`);
-  const { tokenizerKvs, vocabSize, template } = await loadSources();
+  const sources = await loadSources();
+  const { tokenizerKvs, vocabSize } = spec.vocabulary === 'all' ? sources : cutTokenizer(sources.tokenizerKvs, spec.vocabulary);
+  const { template } = sources;
   const tensors = planTensors(spec, vocabSize);
 
   const w = new ByteWriter();
@@ -460,7 +571,9 @@ export interface EnsureSyntheticOptions {
  */
 export async function ensureSyntheticModel(shape: SyntheticShape, opts: EnsureSyntheticOptions = {}): Promise<string> {
   const dir = opts.dir ?? defaultSyntheticDir();
-  const file = join(dir, `synthetic-${shape}-v${FORMAT_VERSION}${opts.headerOnly ? '-header' : ''}.gguf`);
+  const spec = shapeSpecs[shape];
+  if (!spec) throw new Error(`unknown synthetic shape "${String(shape)}" (known: ${syntheticShapes.join(', ')})`);
+  const file = join(dir, `synthetic-${shape}-v${spec.version}${opts.headerOnly ? '-header' : ''}.gguf`);
   try {
     if ((await stat(file)).size > 0) return file;
   } catch {

@@ -118,7 +118,7 @@ describe('tatra api with the official openai client', () => {
   it('lists the models', async () => {
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);
-    expect(ids).toEqual(['tatra/sst2', 'tatra/sst2@synthetic-tiny-v1', 'tatra/sst2@remote']);
+    expect(ids).toEqual(['tatra/sst2', 'tatra/sst2@synthetic-tiny-v2', 'tatra/sst2@remote']);
   });
 
   it('serves a remote model alike, through the same engine', async () => {

@@ -60,7 +60,7 @@ describe('engine on the tiny model', () => {
     const task = await resolveTask('sst2');
     // Pinned: on the deterministic backend this seed decides after the first wave (3 of 5 runs); a
     // change to prompts or sampling that moves it shows up here.
-    const settings = { n: 2, k: 4, r: 5, seed: 2, scope: 'run' as const };
+    const settings = { n: 2, k: 4, r: 5, seed: 3, scope: 'run' as const };
     const input = 'a fine film with a clumsy ending';
     const lease = await pool.acquire(parseModelSpec(await tinyModelPath()));
     const backend = lease.backend as LlamaBackend;

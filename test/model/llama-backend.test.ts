@@ -1,6 +1,7 @@
 // LlamaBackend and ModelPool on real inference through node-llama-cpp, on the tiny synthetic
-// qwen2 model (random weights, real Qwen2 tokenizer and chat template). Its text is gibberish,
-// which is the point of the grammar tests: the grammar alone must make the output well formed.
+// qwen2 model (random weights, Qwen2's tokenizer cut to 16,384 tokens, its chat template). Its text
+// is gibberish, which is the point of the grammar tests: the grammar alone must make the output well
+// formed. One describe repeats the grammar paths on `tiny-full`, which has the whole vocabulary.
 import { relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError, type GenerateRequest } from '../../electron/engine/backend';
@@ -9,7 +10,7 @@ import { loadLlamaBackend } from '../../electron/llama/load-backend';
 import { ModelPool } from '../../electron/hold/pool';
 import { contentionWatch, disposeLlamaRuntime } from '../../electron/llama/runtime';
 import { whenStats } from '../helpers/events';
-import { storiesModelPath, tinyModelPath } from '../helpers/models';
+import { storiesModelPath, tinyFullModelPath, tinyModelPath } from '../helpers/models';
 import { parseModelSpec } from '../../electron/common/model-spec';
 
 const LABELS = ['negative', 'positive', 'neutral'];
@@ -488,4 +489,31 @@ describe('stories260K (a real llama model without a chat template)', () => {
     }
   });
   if (!stories) it.skip('stories260K is absent at ../shared/models/stories260K.gguf', () => {});
+});
+
+describe('LlamaBackend on the whole Qwen vocabulary (tiny-full)', () => {
+  // The tests above run on a cut vocabulary; the grammar and the label fast path (llama/choices.ts)
+  // are checked once more on all 151,936 tokens, where each label is one token as on real Qwen models.
+  let full: LlamaBackend | undefined;
+  beforeAll(async () => {
+    full = await loadLlamaBackend({ modelPath: await tinyFullModelPath(), threads: 1, sequences: 2, contextSize: 2048 });
+  });
+  afterAll(async () => {
+    await full?.dispose();
+  });
+
+  it('labels are one of the set at one step each, greedy or sampled; a line grammar holds', async () => {
+    const results = await full!.generate([
+      classify('a lovely film'),
+      classify('a dull film', { temperature: 1.2, topP: 1, seed: 5 }),
+      { prompt: { system: 'Paraphrase.', user: 'Say it three ways: the food was cold.' }, grammar: threeLines, maxTokens: 200, temperature: 0.9, topP: 0.95, seed: 1 },
+    ]);
+    for (const r of results.slice(0, 2)) {
+      expect(LABELS.map((l) => ` ${l}`)).toContain(r.text);
+      expect(r.completionTokens).toBe(1);
+    }
+    const lines = results[2]!.text.split('\n');
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(line.length).toBeGreaterThan(0);
+  });
 });

@@ -21,7 +21,7 @@ it('a context that cannot fit is one UserError naming the model, the need, what 
   expect(err).toBeInstanceOf(UserError);
   const e = err as UserError;
   expect(e.code).toBe('insufficient_memory');
-  expect(e.message).toMatch(/^cannot create a 4,194,304 tokens × 64 sequences context for synthetic-tiny-v1\.gguf: not enough memory: it needs at least [\d.]+ GiB \([\d.]+ [KMG]iB weights \+ [\d.]+ GiB for the context\) but only [\d.]+ [MG]iB RAM is free; use a shorter context \(--context-size\), fewer parallel sequences/);
+  expect(e.message).toMatch(/^cannot create a 4,194,304 tokens × 64 sequences context for synthetic-tiny-v2\.gguf: not enough memory: it needs at least [\d.]+ GiB \([\d.]+ [KMG]iB weights \+ [\d.]+ GiB for the context\) but only [\d.]+ [MG]iB RAM is free; use a shorter context \(--context-size\), fewer parallel sequences/);
   expect(e.message).not.toMatch(/\n/);
   // The machine is not left holding the model: a normal load right after works.
   const ok = await loadLlamaBackend({ modelPath: tiny, threads: 1, contextSize: 512, sequences: 1 });

@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSyntheticModel } from '../../tools/synthetic-gguf';
-import { tinyModelBPath, tinyModelPath } from '../helpers/models';
+import { tinyFullModelPath, tinyModelBPath, tinyModelPath } from '../helpers/models';
 import { keepModelsBetweenRuns, releaseInProcessRuns, tatraRunInProcess } from '../helpers/tatra-cli';
 import { serveBuffer } from '../unit/models/http-fixture';
 
@@ -70,7 +70,7 @@ describe('tatra models', () => {
     await writeFile(join(folder, 'half.gguf.partial'), 'in progress');
     const r = await tatra(['models', 'list', folder]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/TATRA synthetic tiny\s+qwen2\s+9\.8M\s+Q8_0/);
+    expect(r.stdout).toMatch(/TATRA synthetic tiny\s+qwen2\s+1\.1M\s+Q8_0/);
     expect(r.stdout).toContain(`1 unusable file:\n  ${join(folder, 'readme.gguf')}: not a GGUF model (the file does not start with "GGUF")`);
     expect(r.stdout).not.toContain('half.gguf');
     const json = JSON.parse((await tatra(['models', 'list', folder, '--json'])).stdout) as { models: unknown[]; invalid: unknown[] };
@@ -167,7 +167,7 @@ describe('tatra models', () => {
   });
 
   it('downloads from a local server through a cut connection, resumed with Range in the same run', async () => {
-    const body = await readFile(tiny);
+    const body = await readFile(await tinyFullModelPath());
     const server = await serveBuffer({ '/m/tiny.gguf': body }, { cutAfter: 6_000_000, cuts: 1 });
     const out = join(dir, 'downloads');
     try {
@@ -206,11 +206,11 @@ describe('tatra compare', () => {
     expect(r.stdout).toMatch(/comparison c[0-9a-z]+-[0-9a-f]{6}\s+\[done\]\s+task sst2\s+n=1 k=2 r=1/);
     // Each pair with its accuracy's 95 % interval, either the best or its difference from it, and its
     // macro-F1 with its interval.
-    expect(r.stdout).toMatch(/synthetic-tiny-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]\s+2\/2/);
-    expect(r.stdout).toMatch(/synthetic-tiny-b-v1\s+synthetic-tiny-v1\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]\s+2\/2/);
+    expect(r.stdout).toMatch(/synthetic-tiny-v2\s+synthetic-tiny-v2\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]\s+2\/2/);
+    expect(r.stdout).toMatch(/synthetic-tiny-b-v2\s+synthetic-tiny-v2\s+\d+\.\d\s+\[\d+\.\d, \d+\.\d\]\s+(best|[-+]?\d+\.\d \[[-+]?\d+\.\d, [-+]?\d+\.\d\] on 2 rows, Holm p = \d\.\d\d)\s+\d\.\d{3}\s+\[\d\.\d{3}, \d\.\d{3}\]\s+2\/2/);
     // On two rows nothing can be told apart: both pairs are tied for best, none named the winner.
-    expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-v1 → synthetic-tiny-v1/);
-    expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-b-v1 → synthetic-tiny-v1/);
+    expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-v2 → synthetic-tiny-v2/);
+    expect(r.stdout).toMatch(/tied for best \(\*\): .*synthetic-tiny-b-v2 → synthetic-tiny-v2/);
     expect(r.stdout).toContain('accuracy % (rows: generator, columns: evaluator; * tied for best)');
     const bad = await tatra(['compare', '--task', 'sst2', '--data', csv, '--generators', join(dir, 'text.gguf'), '--evaluators', tiny]);
     expect(bad.code).toBe(2);

@@ -1,7 +1,8 @@
 // A job records the hash of every byte of its model files and resume compares it: a model whose
 // weights changed while its size, first MiB and last 64 KiB did not (and whose modification time
 // was set back) is refused with one line, unless --accept-model-change, which records the change.
-// Real GGUF (a copy of the tiny synthetic model), real job store; no model is loaded (start stops
+// Real GGUF (a copy of the whole-vocabulary tiny model, 16 MB: the middle of the file lies past the
+// first MiB), real job store; no model is loaded (start stops
 // at the comparison, before any backend is asked for).
 import { copyFileSync, mkdtempSync, openSync, closeSync, readSync, rmSync, statSync, utimesSync, writeSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, openJobStore, type JobStore } from '../../../electron/jobs';
 import { modelContentHash } from '../../../electron/llama/content-hash';
 import { resolveTask } from '../../../electron/tasks';
-import { tinyModelPath } from '../../helpers/models';
+import { tinyFullModelPath } from '../../helpers/models';
 
 const dir = mkdtempSync(join(tmpdir(), 'tatra-model-fingerprint-'));
 const previousCache = process.env.TATRA_CACHE_DIR;
@@ -22,7 +23,7 @@ let data = '';
 beforeAll(async () => {
   process.env.TATRA_CACHE_DIR = join(dir, 'cache');
   model = join(dir, 'model.gguf');
-  copyFileSync(await tinyModelPath(), model);
+  copyFileSync(await tinyFullModelPath(), model);
   data = join(dir, 'd.csv');
   writeFileSync(data, 'text,label\ngood,positive\nbad,negative\n');
   store = openJobStore(join(dir, 'data'));

@@ -165,9 +165,10 @@ describe('inspectGguf on good files', () => {
     expect(info.embeddingLength).toBe(64);
     expect(info.layers).toBe(2);
     expect(info.fileSize).toBe((await stat(tiny)).size);
-    // token_embd 64 x 151936 plus 2 blocks of attention and feed-forward weights.
-    expect(info.parameterCount).toBeGreaterThan(64 * 151_936);
-    expect(info.parameterCount).toBeLessThan(64 * 151_936 + 200_000);
+    // token_embd 64 x 16,677 (16,384 ordinary tokens and 293 special ones) plus 2 blocks of
+    // attention and feed-forward weights.
+    expect(info.parameterCount).toBeGreaterThan(64 * 16_677);
+    expect(info.parameterCount).toBeLessThan(64 * 16_677 + 200_000);
     expect(info.headerHash).toMatch(/^[0-9a-f]{64}$/);
   });
 

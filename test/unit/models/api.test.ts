@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import type { DownloadState, LibraryListing } from '../../../electron/common/contract/models';
 import { recordHostEvents, type EventLog } from '../../helpers/events';
-import { tinyModelPath } from '../../helpers/models';
+import { tinyFullModelPath, tinyModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
 let dir: string;
@@ -70,7 +70,7 @@ describe('models API', () => {
   });
 
   it('starts a download, streams progress events and ends with a verified file', async () => {
-    const model = await readFile(await tinyModelPath());
+    const model = await readFile(await tinyFullModelPath());
     server = await serveBuffer({ '/tiny.gguf': model }, { throttle: { bytes: 256 * 1024, everyMs: 15 } });
     const target = join(dir, 'dl');
     const first = await call<DownloadState>('models.download', { source: server.url('/tiny.gguf'), dir: target });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { downloadModel } from '../../../electron/models';
-import { tinyModelPath } from '../../helpers/models';
+import { tinyFullModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
 let v1: Buffer;
@@ -24,7 +24,7 @@ let dir: string | undefined;
 let server: TestServer | undefined;
 
 beforeAll(async () => {
-  v1 = await readFile(await tinyModelPath());
+  v1 = await readFile(await tinyFullModelPath());
   v2SameSize = Buffer.from(v1);
   for (let i = v1.length - 4096; i < v1.length; i++) v2SameSize[i] = v2SameSize[i]! ^ 0x5a;
   const name = v1.indexOf('TATRA synthetic tiny');

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { DownloadManager, downloadModel, resolveHfUri, resolveModelUri } from '../../../electron/models';
 import { UserError } from '../../../electron/common/errors';
 import type { DownloadState } from '../../../electron/common/contract/models';
-import { tinyModelBPath, tinyModelPath } from '../../helpers/models';
+import { tinyFullModelPath, tinyModelBPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -21,7 +21,7 @@ let dir: string;
 let server: TestServer | undefined;
 
 beforeAll(async () => {
-  model = await readFile(await tinyModelPath());
+  model = await readFile(await tinyFullModelPath());
 });
 afterEach(async () => {
   await server?.close();

@@ -10,7 +10,7 @@ import { createApiHost, type ApiHost } from '../../../electron/api/host';
 import { createApiClient, setApi, type Transport } from '../../../renderer/src/api/client';
 import { connectStore, createAppStore } from '../../../renderer/src/store';
 import { whenState } from '../../helpers/events';
-import { tinyModelPath } from '../../helpers/models';
+import { tinyFullModelPath } from '../../helpers/models';
 import { serveBuffer, type TestServer } from './http-fixture';
 
 let dir: string;
@@ -45,7 +45,7 @@ describe('models slice', () => {
     const store = createAppStore();
     // Download events reach the store the one way every long work's do (connectStore).
     const stop = connectStore(store);
-    const body = await readFile(await tinyModelPath());
+    const body = await readFile(await tinyFullModelPath());
     server = await serveBuffer({ '/x/slice.gguf': body }, { throttle: { bytes: 512 * 1024, everyMs: 10 } });
     // The slice downloads into the app's models/ folder (git-ignored); afterEach removes the file.
     const started = await store.getState().startDownload(server.url('/x/slice.gguf'));
