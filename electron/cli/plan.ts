@@ -73,7 +73,7 @@ function count(c: PlanCount, digits = 0): string {
 }
 
 function duration(c: PlanCount): string {
-  const one = (s: number) => (s < 90 ? `${Math.round(s)} s` : s < 5400 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
+  const one = (s: number) => (s < 10 ? `${Number(s.toFixed(1))} s` : s < 90 ? `${Math.round(s)} s` : s < 5400 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
   return typeof c === 'number' ? one(c) : c.min === c.max ? one(c.max) : `${one(c.min)}–${one(c.max)}`;
 }
 

@@ -158,6 +158,9 @@ export async function planCompare(p: { settings: TatraSettings; pairs: readonly 
   return presentPlan(ledger, { ...first, ...(p.price ? { price: p.price } : {}), pairs: p.pairs }, { rows: p.inputs.length, ranges: p.settings.earlyStop === true, paraphrases: p.settings.n > 0, time });
 }
 
+/** Whole seconds, and tenths under 10 s: a job of a second or less is not "about 0 s". */
+const planSecondsShown = (s: number): number => (s < 10 ? Math.round(s * 10) / 10 : Math.round(s));
+
 const sumOf = (seconds: readonly (CountRange | null)[], end: 'min' | 'max') => seconds.reduce((a, s) => a + s![end], 0);
 
 /** One cell of an experiment still to run, as its job will run: its models (their speed and lengths), settings, and the rows it has left. */
@@ -243,7 +246,7 @@ export function presentPlan(
     p.lengths.basis,
   ].join('; ');
   const planned = opts.time ? opts.time.seconds : p.throughput ? planSeconds(ledger.stages, p.throughput, opts.rowRuns ?? opts.rows, p.inFlight ?? 1) : null;
-  const seconds = planned ? span({ min: Math.round(planned.min), max: Math.round(planned.max) }, r) : null;
+  const seconds = planned ? span({ min: planSecondsShown(planned.min), max: planSecondsShown(planned.max) }, r) : null;
   return CostPlan.parse({
     calls: { examples: span(s.examples.calls, r), paraphrases: span(s.paraphrases.calls, r), evaluations: span(s.evaluations.calls, r), total: span(calls, r) },
     tokens: { prompt: span(prompt, r), completion: span(completion, r) },
