@@ -8,7 +8,7 @@
 // - `model` runs real inference through node-llama-cpp on synthetic GGUFs, on two workers too: a
 //   file decodes on one thread and waits on child processes and files between, so one file at a
 //   time left a core idle (alone on two cores: 928 s on one worker, 709 s on two). It runs after
-//   `unit` and `fuzz` (groupOrder), beside the browser tests (package.json).
+//   `unit` and `fuzz` (groupOrder); the browser tests follow it (package.json).
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
