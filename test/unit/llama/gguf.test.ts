@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../../electron/common/errors';
 import { inspectGguf } from '../../../electron/llama/gguf';
+import { ByteWriter, ValueType } from '../../../tools/gguf-kv';
 import { ensureSyntheticModel } from '../../../tools/synthetic-gguf';
 import { tinyModelPath } from '../../helpers/models';
 import { ownedTempDir } from '../../../electron/processes';
@@ -23,15 +24,13 @@ afterAll(async () => {
 
 /** A GGUF v3 header with no tensors and one metadata key, up to the key's value (its type and value follow). */
 function oneKeyHeader(name: string): Buffer {
-  const key = Buffer.from(name);
-  const b = Buffer.alloc(4 + 4 + 8 + 8 + 8 + key.length);
-  let o = b.write('GGUF', 0, 'latin1');
-  o = b.writeUInt32LE(3, o);
-  o = b.writeBigUInt64LE(0n, o);
-  o = b.writeBigUInt64LE(1n, o);
-  o = b.writeBigUInt64LE(BigInt(key.length), o);
-  key.copy(b, o);
-  return b;
+  const w = new ByteWriter();
+  w.raw(Buffer.from('GGUF', 'latin1'));
+  w.u32(3);
+  w.u64(0);
+  w.u64(1);
+  w.str(name);
+  return w.toBuffer();
 }
 
 async function failure(path: string): Promise<UserError> {
@@ -121,14 +120,14 @@ describe('inspectGguf rejects bad files with one clear line', () => {
         good.writeBigUInt64LE(2n, i * 10);
         good.write('ab', i * 10 + 8, 'latin1');
       }
-      const array = Buffer.alloc(4 + 4 + 8);
-      array.writeUInt32LE(9, 0);
-      array.writeUInt32LE(8, 4);
-      array.writeBigUInt64LE(1001n, 8);
+      const array = new ByteWriter();
+      array.u32(ValueType.ARRAY);
+      array.u32(ValueType.STRING);
+      array.u64(1001);
       const last = Buffer.alloc(8 + 16);
       last.writeBigUInt64LE(bad, 0);
       const path = join(dir, name);
-      await writeFile(path, Buffer.concat([oneKeyHeader('tokenizer.ggml.tokens'), array, good, last]));
+      await writeFile(path, Buffer.concat([oneKeyHeader('tokenizer.ggml.tokens'), array.toBuffer(), good, last]));
       return failure(path);
     };
     const cut = await write('vocab-cut.gguf', 100n);
@@ -141,11 +140,10 @@ describe('inspectGguf rejects bad files with one clear line', () => {
 
   it('a GGUF without general.architecture', async () => {
     // A minimal valid GGUF v3: no tensors, one key that is not the architecture.
-    const value = Buffer.alloc(4 + 8 + 1);
-    value.writeUInt32LE(8, 0);
-    value.writeBigUInt64LE(1n, 4);
-    value.write('x', 12, 'latin1');
-    const b = Buffer.concat([oneKeyHeader('general.name'), value]);
+    const value = new ByteWriter();
+    value.u32(ValueType.STRING);
+    value.str('x');
+    const b = Buffer.concat([oneKeyHeader('general.name'), value.toBuffer()]);
     const path = join(dir, 'no-arch.gguf');
     await writeFile(path, b);
     const e = await failure(path);
