@@ -1,4 +1,4 @@
-// A mutation test over a real GGUF (stories260K; the tiny synthetic model where it is absent):
+// A mutation test over a real GGUF (stories260K; the tiny synthetic qwen2 model where it is absent):
 // about a thousand mutants (the file cut at every field, every count, key and string length,
 // array element type and length, value type, tensor name length, dimension count, dimension,
 // tensor type and offset set to edge values, general.alignment of every kind, the architecture,
@@ -26,7 +26,10 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const STALL_MS = 240_000;
 
 /** Mutants always loaded: the issue's cases and one harmless edit of each kind. */
-const ALWAYS_LOADED = ['llama.attention.head_count = 0', 'llama.block_count = 0', 'tokenizer.ggml.model "nonexistent"', 'general.name with escapes', 'general.alignment 64', 'llama.context_length = 1'];
+/** The base model and its architecture, which names its hyperparameters' keys (llama.block_count, qwen2.block_count). */
+const stories = storiesModelPath();
+const ARCH = stories ? 'llama' : 'qwen2';
+const ALWAYS_LOADED = [`${ARCH}.attention.head_count = 0`, `${ARCH}.block_count = 0`, 'tokenizer.ggml.model "nonexistent"', 'general.name with escapes', 'general.alignment 64', `${ARCH}.context_length = 1`];
 const SAMPLE = process.env.TATRA_GGUF_MUTANTS === 'all' ? null : { seed: Number(process.env.TATRA_GGUF_MUTANT_SEED ?? 1), every: 4, always: ALWAYS_LOADED };
 
 interface Line {
@@ -94,7 +97,7 @@ async function runMutants(base: string): Promise<Run> {
 const ENGINE_WORDS = /BigInt|NaN|Cannot read|undefined|is not a function|Invalid type or block size|RangeError|TypeError|\[llama\]|Failed to load model$/;
 
 it(`every mutant of a real GGUF is refused with one line or loads; none crashes or freezes the process (${SAMPLE ? `loads sampled, seed ${SAMPLE.seed}` : 'every load'})`, async () => {
-  const base = storiesModelPath() ?? (await tinyModelPath());
+  const base = stories ?? (await tinyModelPath());
   const run = await runMutants(base);
   expect(run.crashed, 'mutants that crashed the process').toEqual([]);
   expect(run.froze, 'mutants that froze the process').toEqual([]);
@@ -113,7 +116,7 @@ it(`every mutant of a real GGUF is refused with one line or loads; none crashes 
   // Both outcomes happen: harmless edits (a name, a context length) still load and answer.
   const loaded = lines.filter((l) => l.outcome === 'loaded').map((l) => l.id!);
   expect(loaded.length).toBeGreaterThanOrEqual(3);
-  expect(loaded).toEqual(expect.arrayContaining(['general.name with escapes', 'general.alignment 64', 'llama.context_length = 1']));
+  expect(loaded).toEqual(expect.arrayContaining(['general.name with escapes', 'general.alignment 64', `${ARCH}.context_length = 1`]));
   // The issue's cases, refused in words.
   const reason = (id: string) => run.results.get(lines.findIndex((l) => l.id === id))?.message ?? `(no mutant ${id})`;
   expect(reason('general.alignment 7')).toMatch(/general\.alignment is 7, not a power of two/);
@@ -122,7 +125,7 @@ it(`every mutant of a real GGUF is refused with one line or loads; none crashes 
   expect(reason(`tensor "token_embd.weight" type 9999`)).toMatch(/tensor type 9999, which this llama\.cpp cannot read/);
   expect(reason(`tensor "token_embd.weight" dimension 0 = ${1n << 62n}`)).toMatch(/claims \d+ values, more than any model holds/);
   expect(reason(`tensor "token_embd.weight" dimension 1 = ${1n << 31n}`)).toMatch(/^corrupt GGUF model: .*starts at \d+ in the data, where \d+ was expected/);
-  expect(reason('llama.attention.head_count = 0')).toMatch(/^cannot load .*: llama\.cpp crashes on it \(/);
-  expect(reason('llama.block_count = 0')).toMatch(/^cannot load .*: llama\.cpp crashes on it \(GGML_ASSERT\(.*n_layer/);
+  expect(reason(`${ARCH}.attention.head_count = 0`)).toMatch(/^cannot load .*: llama\.cpp crashes on it \(/);
+  expect(reason(`${ARCH}.block_count = 0`)).toMatch(/^cannot load .*: llama\.cpp crashes on it \(GGML_ASSERT\(.*n_layer/);
   expect(reason('tokenizer.ggml.model "nonexistent"')).toMatch(/^cannot load .*: llama\.cpp refused it \(.*unknown tokenizer: 'nonexistent'\)$/);
 }, 3_600_000);
