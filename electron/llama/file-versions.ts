@@ -20,10 +20,20 @@ export async function fileVersionKey(path: string): Promise<string> {
 /** Why a cache folder cannot be written to: a read-only or full home, not a fault of ours. */
 const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']);
 
+/** What is known in memory of one cache file: its facts, read from it once. */
+interface Memory<T> {
+  entries: Map<string, T>;
+  loaded: Promise<void> | null;
+}
+
 /** Facts about file versions, in memory and in `<userCacheDir>/<name>`; the newest `keep` are kept. */
 export class FileVersionCache<T> {
-  private readonly entries = new Map<string, T>();
-  private loaded: Promise<void> | null = null;
+  /**
+   * One memory per cache folder. Where the cache folder is is read at each use (a test or a face
+   * may set it after this module loads), and what is remembered follows it: facts kept for one
+   * folder are neither answered from nor written to another.
+   */
+  private readonly memories = new Map<string, Memory<T>>();
 
   constructor(
     private readonly name: string,
@@ -31,9 +41,8 @@ export class FileVersionCache<T> {
     private readonly keep = 1000,
   ) {}
 
-  // Where the cache folder is is read at each use: a test or a face may set it after this module loads.
-  private file(): JsonFile<[string, T][]> {
-    return new JsonFile(join(userCacheDir(), this.name), {
+  private file(path: string): JsonFile<[string, T][]> {
+    return new JsonFile(path, {
       schema: z.array(z.tuple([z.string(), this.fact])),
       empty: () => [],
       code: 'cache_invalid',
@@ -42,31 +51,36 @@ export class FileVersionCache<T> {
     });
   }
 
-  private load(): Promise<void> {
-    this.loaded ??= this.file()
+  /** The current cache folder's file and its memory, read from the file once. */
+  private async open(): Promise<{ path: string; memory: Memory<T> }> {
+    const path = join(userCacheDir(), this.name);
+    let memory = this.memories.get(path);
+    if (!memory) this.memories.set(path, (memory = { entries: new Map(), loaded: null }));
+    const m = memory;
+    m.loaded ??= this.file(path)
       .read()
       .then(
         (list) => {
-          for (const [key, value] of list) if (!this.entries.has(key)) this.entries.set(key, value);
+          for (const [key, value] of list) if (!m.entries.has(key)) m.entries.set(key, value);
         },
         (e: unknown) => {
-          this.loaded = null; // read again once the file is fixed or deleted
+          m.loaded = null; // read again once the file is fixed or deleted
           throw e;
         },
       );
-    return this.loaded;
+    await m.loaded;
+    return { path, memory: m };
   }
 
   async get(key: string): Promise<T | undefined> {
-    await this.load();
-    return this.entries.get(key);
+    return (await this.open()).memory.entries.get(key);
   }
 
   async set(key: string, value: T): Promise<void> {
-    await this.load();
-    this.add(this.entries, key, value);
+    const { path, memory } = await this.open();
+    this.add(memory.entries, key, value);
     try {
-      await this.file().update((list) => [...this.add(new Map(list), key, value)]);
+      await this.file(path).update((list) => [...this.add(new Map(list), key, value)]);
     } catch (e) {
       if (!UNWRITABLE.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
       // A read-only home: kept in memory.

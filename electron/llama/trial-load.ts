@@ -7,7 +7,7 @@
 // version (device, inode, size, modification and change times: any write to the file changes
 // them), in memory and in the user's cache folder, so a model is tried once, not on every run.
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -60,16 +60,19 @@ process.exit(0);
 /** Versions of model files a child has loaded: each file version is tried once. */
 const vouched = new FileVersionCache('vouched-models.json', z.literal(true));
 
-let childScript: Promise<string> | null = null;
-
-/** The child's script in the cache folder, named by its content (so an older one is never run). */
-function writeChildScript(): Promise<string> {
+/**
+ * The child's script in the cache folder, named by its content (so an older one is never run).
+ * Looked for at each trial (a trial starts a process; a look is nothing beside it), so a cache
+ * folder emptied while the app runs, or another one set, gets the script written again.
+ */
+async function writeChildScript(): Promise<string> {
   const name = `trial-load-${createHash('sha256').update(CHILD).digest('hex').slice(0, 12)}.mjs`;
   const write = async (dir: string) => {
     const file = join(dir, name);
     if (!existsSync(file)) {
       await mkdir(dir, { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
+      // Two trials at once each write their own copy and rename it over: the same bytes either way.
+      const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`;
       await writeFile(tmp, CHILD);
       await rename(tmp, file);
     }
@@ -77,16 +80,10 @@ function writeChildScript(): Promise<string> {
   };
   // A read-only, full or unwritable home still gets its trial, from the temp folder; any other
   // failure is no reason to try elsewhere.
-  childScript ??= write(userCacheDir())
-    .catch((e: unknown) => {
-      if (environmentCause(e) === null) throw e;
-      return write(join(tmpdir(), 'tatra-studio'));
-    })
-    .catch((e: unknown) => {
-      childScript = null;
-      throw e;
-    });
-  return childScript;
+  return write(userCacheDir()).catch((e: unknown) => {
+    if (environmentCause(e) === null) throw e;
+    return write(join(tmpdir(), 'tatra-studio'));
+  });
 }
 
 /** node-llama-cpp's entry, as a file URL the child can import. */

@@ -101,4 +101,25 @@ describe('the small state files', () => {
       else process.env.TATRA_CACHE_DIR = previous;
     }
   });
+
+  it('file-version facts follow the cache folder: what one folder holds is neither answered from nor written to another', async () => {
+    const previous = process.env.TATRA_CACHE_DIR;
+    const cache = new FileVersionCache('follow.json', z.number());
+    try {
+      process.env.TATRA_CACHE_DIR = join(dir, 'first');
+      await cache.set('a', 1);
+      expect(await cache.get('a')).toBe(1);
+      process.env.TATRA_CACHE_DIR = join(dir, 'second');
+      // Before, the fact in memory answered for the second folder, and its next write carried it there.
+      expect(await cache.get('a')).toBeUndefined();
+      await cache.set('b', 2);
+      expect(JSON.parse(await readFile(join(dir, 'second', 'follow.json'), 'utf8'))).toEqual([['b', 2]]);
+      process.env.TATRA_CACHE_DIR = join(dir, 'first');
+      expect(await cache.get('a')).toBe(1);
+      expect(await cache.get('b')).toBeUndefined();
+    } finally {
+      if (previous === undefined) delete process.env.TATRA_CACHE_DIR;
+      else process.env.TATRA_CACHE_DIR = previous;
+    }
+  });
 });
