@@ -3,16 +3,38 @@
 // - `unit` needs no model and runs in parallel, on at least two workers: vitest's default is one
 //   fewer than the cores, one on a two-core machine, where most of these files wait on sockets,
 //   files and child processes rather than on a core.
+// - `unit-mocks` holds the unit files that replace a module with vi.mock (found by reading them):
+//   a replaced module must be imported afresh, so each of these files gets a module graph of its
+//   own. Every other project shares one module graph per worker (isolate: false): importing the
+//   engine, node-llama-cpp, SQLite and React again for each of 160 files was a third of `unit`'s
+//   time (unit and fuzz 220 s -> 150 s, model 278 s -> 240 s on two cores), and node-llama-cpp's start
+//   (a child process that tries its binary) is paid once per worker, not once per file. What a
+//   file leaves behind would reach the files after it, in an order that varies: the environment,
+//   the working folder and fake timers must be as the file found them (test/helpers/
+//   shared-worker.ts fails the file that does not).
 // - `fuzz` is the HTTP fuzz of both servers (test/unit/web/fuzz.test.ts), a minute of its own:
 //   `npx vitest run --project fuzz` after any change to request handling; it runs beside `unit`.
 // - `model` runs real inference through node-llama-cpp on synthetic GGUFs, on two workers too: a
 //   file decodes on one thread and waits on child processes and files between, so one file at a
 //   time left a core idle (alone on two cores: 928 s on one worker, 709 s on two). It runs after
 //   `unit` and `fuzz` (groupOrder); the browser tests follow it (package.json).
+import { readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const parallelWorkers = Math.max(2, availableParallelism() - 1);
+
+const root = dirname(fileURLToPath(import.meta.url));
+
+/** Unit test files that replace a module (vi.mock, vi.doMock): each needs a module graph of its own. */
+const mockingFiles = (readdirSync(join(root, 'test/unit'), { recursive: true, encoding: 'utf8' }) as string[])
+  .filter((f) => /\.test\.tsx?$/.test(f) && /\bvi\.(mock|doMock)\(/.test(readFileSync(join(root, 'test/unit', f), 'utf8')))
+  .map((f) => `test/unit/${f.split('\\').join('/')}`);
+
+/** Checks that each file of a shared worker leaves the process as it found it. */
+const sharedWorker = ['test/helpers/shared-worker.ts'];
 
 export default defineConfig({
   test: {
@@ -21,7 +43,20 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.{ts,tsx}'],
-          exclude: ['test/unit/web/fuzz.test.ts'],
+          exclude: ['test/unit/web/fuzz.test.ts', ...mockingFiles],
+          environment: 'node',
+          globalSetup: ['test/unit/global-setup.ts'],
+          isolate: false,
+          setupFiles: sharedWorker,
+          maxWorkers: parallelWorkers,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'unit-mocks',
+          include: mockingFiles,
           environment: 'node',
           globalSetup: ['test/unit/global-setup.ts'],
           maxWorkers: parallelWorkers,
@@ -46,6 +81,8 @@ export default defineConfig({
           environment: 'node',
           globalSetup: ['test/model/global-setup.ts'],
           pool: 'forks',
+          isolate: false,
+          setupFiles: sharedWorker,
           maxWorkers: parallelWorkers,
           sequence: { groupOrder: 1 },
           testTimeout: 300_000,

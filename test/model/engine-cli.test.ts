@@ -48,7 +48,7 @@ function spawned(args: string[], stdin?: string): Promise<Run> {
 
 /** The CLI in this process, on the same data folder. */
 function tatra(args: string[]): Promise<Run> {
-  return tatraRunInProcess(args);
+  return tatraRunInProcess(args, { TATRA_DATA_DIR: scratch });
 }
 
 interface CliPrediction {
@@ -126,8 +126,6 @@ function expectSst2Shape(r: CliResult, exact = true): void {
 beforeAll(async () => {
   tiny = await tinyModelPath();
   scratch = await mkdtemp(join(tmpdir(), 'tatra-engine-cli-'));
-  // What the spawned CLI is given in its environment, for the runs in this process.
-  process.env.TATRA_DATA_DIR = scratch;
 });
 afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
