@@ -2,6 +2,7 @@
 // a tiny synthetic model. e2e/global-setup.ts builds what is missing and makes the models; each
 // worker starts its own server on a free port with a fresh data folder (e2e/fixtures.ts).
 import { defineConfig } from '@playwright/test';
+import { CHROMIUM_ARGS, chromiumPath } from './e2e/browser';
 import type { WorkerOptions } from './e2e/fixtures';
 
 export default defineConfig<object, WorkerOptions>({
@@ -27,9 +28,7 @@ export default defineConfig<object, WorkerOptions>({
     viewport: { width: 1440, height: 960 },
     acceptDownloads: true,
     trace: 'retain-on-failure',
-    launchOptions: {
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    },
+    // Debian's Chromium: its headless shell where installed, the full browser for a headed run (e2e/browser.ts).
+    launchOptions: { executablePath: chromiumPath(), args: CHROMIUM_ARGS },
   },
 });

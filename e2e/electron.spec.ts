@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { _electron as electron, chromium, expect, test, type ElectronApplication, type Page } from '@playwright/test';
 import { type BridgeReply, type TatraBridge } from '../electron/common/contract/bridge';
 import { createAppProtocolHandler } from '../electron/protocol';
+import { CHROMIUM_ARGS, chromiumPath } from './browser';
 import { nextFrame } from './fixtures';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 
@@ -199,8 +200,8 @@ test.describe('Electron shell', () => {
 });
 
 test.describe('app protocol in Chromium (no Electron needed)', () => {
-  const chromiumPath = process.env.TATRA_CHROMIUM ?? '/usr/bin/chromium';
-  test.skip(!existsSync(chromiumPath), `no Chromium at ${chromiumPath} (install Debian's chromium, or set TATRA_CHROMIUM)`);
+  const browserPath = chromiumPath();
+  test.skip(!existsSync(browserPath), `no Chromium at ${browserPath} (install Debian's chromium, or set TATRA_CHROMIUM)`);
 
   let server: Server;
   let origin: string;
@@ -227,10 +228,7 @@ test.describe('app protocol in Chromium (no Electron needed)', () => {
   });
 
   test('the built renderer renders under the app CSP without violations', async () => {
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await chromium.launch({ executablePath: browserPath, args: CHROMIUM_ARGS });
     try {
       const page = await browser.newPage();
       const violations: string[] = [];

@@ -179,12 +179,12 @@ export function answerTo(page: Page, method: string): Promise<Response> {
   return page.waitForResponse((r) => r.url().endsWith('/api/invoke') && (r.request().postData() ?? '').includes(`"method":"${method}"`), { timeout: 0 });
 }
 
-/** A full-page screenshot into e2e/artifacts/, taken from the top so the sticky sidebar sits where a user sees it. */
 /** Every chart on the page drawn: ChartFigure draws just after the page's first paint. */
 export async function chartsDrawn(page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelectorAll('figure[data-drawn="false"]').length === 0);
 }
 
+/** A full-page screenshot into e2e/artifacts/, taken from the top so the sticky sidebar sits where a user sees it. */
 export async function shot(page: Page, name: string): Promise<void> {
   await chartsDrawn(page);
   await page.evaluate(() => window.scrollTo(0, 0));

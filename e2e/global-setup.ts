@@ -8,14 +8,17 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from '../test/helpers/build';
+import { chromiumPath, FULL_CHROMIUM, HEADLESS_SHELL } from './browser';
 import { ensureLlamaServer } from '../test/helpers/llama-server';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export default async function globalSetup(): Promise<void> {
-  if (!existsSync('/usr/bin/chromium')) {
-    throw new Error('Debian Chromium is missing at /usr/bin/chromium: apt-get install -y chromium');
+  const browser = chromiumPath();
+  if (!existsSync(browser)) throw new Error(`no Chromium at ${browser}: apt-get install -y chromium chromium-headless-shell`);
+  if (browser === FULL_CHROMIUM && !process.env.TATRA_E2E_HEADED && !process.env.TATRA_CHROMIUM) {
+    process.stderr.write(`e2e: the full browser runs headless (slower): apt-get install -y chromium-headless-shell puts Debian's headless shell at ${HEADLESS_SHELL}\n`);
   }
   mkdirSync(join(root, 'e2e', 'artifacts'), { recursive: true });
   // Not fatal: the spec that starts llama-server then fails with the build's own error.

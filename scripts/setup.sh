@@ -31,6 +31,18 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# Debian's headless shell of the same Chromium runs the headless browser tests a fifth faster than
+# the full browser does (e2e/browser.ts). Optional: without it they run in the full browser.
+if [ ! -x /usr/lib/chromium/chromium-headless-shell ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "apt-get install chromium-headless-shell"
+    { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium-headless-shell >/dev/null; } \
+      || echo "warning: chromium-headless-shell could not be installed; the browser tests run in the full browser (slower)" >&2
+  else
+    echo "note: sudo apt-get install chromium-headless-shell makes the browser tests a fifth faster" >&2
+  fi
+fi
+
 say "npm ci"
 # package.json's allowScripts lets only better-sqlite3, node-llama-cpp and esbuild run install
 # scripts; Electron's binary download is attempted separately below so that a blocked network
