@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startInstantServer } from '../test/helpers/instant-server';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
 import { answerTo, callApi, expect, openApp, test } from './fixtures';
 import { lookAt } from './look';
@@ -135,13 +136,19 @@ test('a download shows live progress, can be cancelled and resumed, and ends ver
 });
 
 test('a 2×2 comparison fills the pair table, the heatmap and the chart', async ({ page, server }) => {
+  // Generators: the two tiny models. Evaluators: the first of them and an OpenAI-compatible
+  // server that holds its answers until the test has seen a pair running: on the tiny models the
+  // four pairs end in a second or two, before the page could show one running on a fast day.
   const a = server.model;
   const b = await ensureSyntheticModel('tiny-b');
+  const remote = await startInstantServer({ kind: 'vllm' });
+  const r = `openai+${remote.origin}/v1#m`;
   const dir = mkdtempSync(join(tmpdir(), 'tatra-e2e-cmp-'));
   mkdirSync(dir, { recursive: true });
   const csv = join(dir, 'reviews.csv');
   writeFileSync(csv, 'text,label\n"a warm, funny and moving film",positive\n"dull, slow and far too long",negative\n');
   try {
+    await remote.hold();
     await openApp(page, '#/compare');
     await page.getByTestId('compare-task').selectOption('sst2');
     // The same data steps as Evaluate: the file, its columns (guessed), the label mapping.
@@ -149,8 +156,8 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.getByTestId('data-preview').click();
     await expect(page.getByTestId('gold-column')).toHaveValue('label');
     await expect(page.getByLabel('Label for positive')).toHaveValue('positive');
-    for (const list of ['compare-generators', 'compare-evaluators']) {
-      for (const m of [a, b]) {
+    for (const [list, models] of [['compare-generators', [a, b]], ['compare-evaluators', [a, r]]] as const) {
+      for (const m of models) {
         await page.getByTestId(list).getByPlaceholder('/path/to/model.gguf').fill(m);
         await page.getByTestId(list).getByRole('button', { name: 'Add' }).click();
       }
@@ -172,9 +179,14 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     expect(page.url()).toMatch(/#\/compare\/.+/);
     await expect(page.getByTestId('pair-row')).toHaveCount(4);
     await expect(page.getByTestId('compare-progress')).toContainText('/ 4 pairs');
-    await expect(page.getByTestId('pair-row').filter({ has: page.locator('.chip.run') }).first()).toBeVisible();
+    // The first pair to ask the server waits on it: that pair is running, and the page says so.
+    await remote.heldAtLeast(1);
+    await expect(page.getByTestId('pair-row').filter({ has: page.locator('.chip.run') })).toHaveCount(1);
     await expect(page.getByTestId('compare-pause')).toBeVisible();
+    // One pair scored is best only so far, not told apart from pairs with no score yet.
+    await expect(page.getByTestId('compare-tied')).toContainText('(the only pair scored so far)');
     await page.screenshot({ path: 'e2e/artifacts/compare-running.png', fullPage: true });
+    await remote.release();
     await expect(result).toHaveAttribute('data-status', 'done', { timeout: 170_000 });
     await expect(page.getByTestId('compare-progress')).toContainText('4 / 4 pairs');
     await expect(page.getByTestId('compare-pause')).toHaveCount(0);
@@ -214,6 +226,7 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await page.getByTestId('compare-history-row').first().getByRole('link').click();
     await expect(page.getByTestId('compare-detail')).toHaveAttribute('data-status', 'done');
   } finally {
+    remote.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -206,10 +206,13 @@ function Bars({ result }: { result: Comparison }) {
 function TiedNote({ result }: { result: Comparison }) {
   const tied = tiedPairs(result.pairs);
   if (tied.length === 0) return null;
+  // Mid-run, pairs with no score yet are compared with nothing: a lone best is only best so far.
+  const scored = result.pairs.filter((p) => p.accuracy !== null).length;
+  const lone = scored === 1 ? ' (the only pair scored so far)' : scored < result.pairs.length ? ' (told apart at 95 % from every other pair scored so far)' : ' (told apart from every other pair at 95 %)';
   return (
     <p className="small" data-testid="compare-tied">
       <strong>Tied for best ★:</strong> {tied.map((p) => `${modelLabel(p.generator)} → ${modelLabel(p.evaluator)}`).join(', ')}
-      {tied.length > 1 ? ` (${tied.length} pairs ${TIED_FOR_BEST_MEANS})` : ' (told apart from every other pair at 95 %)'}. <span className="muted">{sentence(COMPARISON_INTERVALS_NOTE)}.</span>
+      {tied.length > 1 ? ` (${tied.length} pairs ${TIED_FOR_BEST_MEANS})` : lone}. <span className="muted">{sentence(COMPARISON_INTERVALS_NOTE)}.</span>
     </p>
   );
 }
