@@ -8,9 +8,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from '../test/helpers/build';
-import { chromiumPath, FULL_CHROMIUM, HEADLESS_SHELL } from './browser';
 import { ensureLlamaServer } from '../test/helpers/llama-server';
 import { ensureSyntheticModel } from '../tools/synthetic-gguf';
+import { chromiumPath, FULL_CHROMIUM, HEADLESS_SHELL } from './browser';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
