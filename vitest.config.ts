@@ -5,7 +5,7 @@
 //   files and child processes rather than on a core.
 // - `unit-mocks` holds the unit files that replace a module with vi.mock (found by reading them):
 //   a replaced module must be imported afresh, so each of these files gets a module graph of its
-//   own. Every other project shares one module graph per worker (isolate: false): importing the
+//   own. `unit` and `model` share one module graph per worker (isolate: false): importing the
 //   engine, node-llama-cpp, SQLite and React again for each of 160 files was a third of `unit`'s
 //   time (unit and fuzz 220 s -> 150 s, model 278 s -> 240 s on two cores), and node-llama-cpp's start
 //   (a child process that tries its binary) is paid once per worker, not once per file. What a
