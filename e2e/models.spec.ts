@@ -206,6 +206,8 @@ test('a 2×2 comparison fills the pair table, the heatmap and the chart', async 
     await expect(page.getByTestId('compare-tied')).toContainText('4 pairs not told apart');
     await expect(page.getByTestId('pair-versus-best').filter({ hasText: 'Holm p' })).toHaveCount(3);
     await expect(page.getByTestId('compare-chart').locator('.recharts-bar-rectangle').first()).toBeVisible();
+    // Each pair's bar carries its Wilson interval as an error bar.
+    await expect(page.getByTestId('compare-chart').locator('.recharts-errorBar')).toHaveCount(4);
     await lookAt(page, 'compare');
 
     const list = await callApi<{ id: string; kind: string; status: string }[]>('experiments.list', { kind: 'compare' });

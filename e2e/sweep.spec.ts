@@ -72,6 +72,7 @@ test('set up, run and chart a small sweep', async ({ page, server }) => {
   await expect(page.getByTestId('sweep-heat-cell')).toHaveCount(4);
   for (const text of await page.getByTestId('sweep-heat-cell').allTextContents()) expect(text).toMatch(/^\d+\.\d%$/);
   await expect(page.getByTestId('sweep-cost').locator('.recharts-scatter-symbol')).toHaveCount(8);
+  await expect(page.getByTestId('sweep-cost').locator('.recharts-errorBar')).toHaveCount(8);
   await expect(page.getByTestId('sweep-point')).toHaveCount(8);
 
   // What the page shows is what the API answers.

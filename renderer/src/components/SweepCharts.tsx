@@ -1,5 +1,6 @@
-// A sweep's charts: accuracy against n, k and r with ±1 std bands (like the paper's sensitivity
-// figure, docs/method.md §12), a k × n heat map, and cost against accuracy so people can pick a setting.
+// A sweep's charts: accuracy against n, k and r, each point with its 95 % interval over rows and
+// seeds as an error bar (like the paper's sensitivity figure, docs/method.md §12), a k × n heat map,
+// and cost against accuracy (the same error bars) so people can pick a setting.
 import { CartesianGrid, ComposedChart, ErrorBar, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { compactCount, heatCell, pct } from './labels';
@@ -139,9 +140,10 @@ export function KnHeatmap({ points, r }: { points: readonly SweepPoint[]; r: num
 export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
   const color = useResolvedColor();
   const rs = [...new Set(points.map((p) => p.r))].sort((a, b) => a - b);
-  const caption = 'Cost against accuracy: tokens per setting run alone on these rows (mean over seeds); up and to the left is better';
+  const caption = 'Cost against accuracy: tokens per setting run alone on these rows (mean over seeds); up and to the left is better; bars are 95 % intervals over rows and seeds';
   const scored = points.filter((p) => p.accuracy);
-  const text = { caption, columns: ['Setting', 'Tokens', 'Accuracy'], rows: scored.map((p) => [`n=${p.n} k=${p.k} r=${p.r}`, Math.round(p.tokens.mean).toLocaleString('en-US'), pct(p.accuracy!.mean)]) };
+  const bounds = (p: SweepPoint) => (p.accuracyInterval ? ` [${pct(p.accuracyInterval.low)}, ${pct(p.accuracyInterval.high)}]` : '');
+  const text = { caption, columns: ['Setting', 'Tokens', 'Accuracy'], rows: scored.map((p) => [`n=${p.n} k=${p.k} r=${p.r}`, Math.round(p.tokens.mean).toLocaleString('en-US'), `${pct(p.accuracy!.mean)}${bounds(p)}`]) };
   return (
     <ChartFigure data={text} className="card" testId="sweep-cost" title={caption}>
       <ResponsiveContainer width="100%" height={260}>
@@ -153,12 +155,15 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
           <Tooltip
             cursor={{ strokeDasharray: '3 3' }}
             content={({ payload }) => {
-              const d = payload?.[0]?.payload as { label: string; tokens: number; accuracy: number; calls: number } | undefined;
+              const d = payload?.[0]?.payload as { label: string; tokens: number; accuracy: number; bounds: string; calls: number } | undefined;
               if (!d) return null;
               return (
                 <div className="card small" style={{ padding: 8 }}>
                   <strong>{d.label}</strong>
-                  <div>accuracy {pct(d.accuracy)}</div>
+                  <div>
+                    accuracy {pct(d.accuracy)}
+                    {d.bounds}
+                  </div>
                   <div>
                     {Math.round(d.tokens).toLocaleString()} tokens · {Math.round(d.calls)} calls
                   </div>
@@ -175,8 +180,15 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
               isAnimationActive={false}
               data={points
                 .filter((p) => p.r === r && p.accuracy)
-                .map((p) => ({ label: `n=${p.n} k=${p.k} r=${p.r}`, tokens: p.tokens.mean, accuracy: p.accuracy!.mean, calls: p.calls.mean }))}
-            />
+                .map((p) => {
+                  const mean = p.accuracy!.mean;
+                  const iv = p.accuracyInterval;
+                  const error = iv ? [Math.max(0, mean - iv.low), Math.max(0, iv.high - mean)] : null;
+                  return { label: `n=${p.n} k=${p.k} r=${p.r}`, tokens: p.tokens.mean, accuracy: mean, error, bounds: bounds(p), calls: p.calls.mean };
+                })}
+            >
+              <ErrorBar dataKey="error" width={5} stroke={color(SERIES[i % SERIES.length]!)} strokeWidth={1} direction="y" />
+            </Scatter>
           ))}
         </ScatterChart>
       </ResponsiveContainer>

@@ -40,6 +40,15 @@ describe("a comparison's tied-for-best footnote", () => {
     expect(note).toContain("Accuracy intervals: 95 % Wilson; macro-F1: 95 % percentile bootstrap over rows; differences: points against the best, Tango's paired 95 % interval.");
   });
 
+  it("draws each pair's accuracy with its Wilson interval, and its text table says so", () => {
+    const Result = comparePage.Result;
+    render(<Result result={result as never} />);
+    const table = screen.getByTestId('compare-chart-text');
+    expect(table.querySelector('caption')?.textContent).toBe('Accuracy by generator, one bar per evaluator; error bars: 95 % Wilson score interval');
+    // g1 → e1: 170 of 200 right, Wilson [79.4, 89.3] (by hand: centre 0.8434, half-width 0.0495).
+    expect([...table.querySelectorAll('tbody tr')].map((r) => r.textContent)).toEqual(['g185.0% [79.4, 89.3]83.0% [77.2, 87.6]', 'g270.0% [63.3, 75.9]60.0% [53.1, 66.5]']);
+  });
+
   it('in the CLI names them once and says what it means on the same line', () => {
     const text = formatComparison(result);
     expect(text).toContain("tied for best (*): g1 → e1, g1 → e2: not told apart from the best pair at 95 % (exact McNemar on the rows both scored, Holm's correction over the pairs compared)");

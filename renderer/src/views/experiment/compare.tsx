@@ -3,7 +3,7 @@
 // and its result as a pair table, a generator × evaluator heat map and grouped bars like the
 // paper's cross-model table.
 import { useMemo, useState } from 'react';
-import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Bar, BarChart, CartesianGrid, ErrorBar, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { modelLabel } from '../../../../electron/common/model-spec';
 import { COMPARISON_INTERVALS_NOTE, TIED_FOR_BEST_MEANS, comparisonMatrix, tiedPairs, versusBestText } from '../../../../electron/common/contract/comparisons';
 import { boundsText, intervalName } from '../../../../electron/common/contract/interval';
@@ -170,31 +170,63 @@ function Heatmap({ result }: { result: Comparison }) {
   );
 }
 
+/**
+ * One bar per pair, grouped by generator, each with its accuracy's 95 % Wilson interval as an error
+ * bar (docs/method.md §16): bars a few points apart whose bars overlap are not a ranking. Keys are by
+ * the evaluator's place (`a0`, `e0` …), not its label, which may hold dots recharts reads as paths.
+ */
 function Bars({ result }: { result: Comparison }) {
   const color = useResolvedColor();
   const m = comparisonMatrix(result);
   const { generators, evaluators } = result.spec;
-  const data = generators.map((g, i) => ({
-    generator: modelLabel(g),
-    ...Object.fromEntries(evaluators.map((e, j) => [modelLabel(e), m[i]?.[j] === null || m[i]?.[j] === undefined ? 0 : Math.round(m[i]![j]! * 1000) / 10])),
-  }));
+  const pairOf = (g: string, e: string) => result.pairs.find((p) => p.generator === g && p.evaluator === e);
+  const data = generators.map((g, i) => {
+    const row: Record<string, string | number | [number, number] | null> = { generator: modelLabel(g) };
+    evaluators.forEach((e, j) => {
+      const v = m[i]?.[j] ?? null;
+      const iv = pairOf(g, e)?.accuracyInterval ?? null;
+      row[`a${j}`] = v === null ? null : Math.round(v * 1000) / 10;
+      row[`e${j}`] = v !== null && iv ? [Math.max(0, (v - iv.low) * 100), Math.max(0, (iv.high - v) * 100)] : null;
+    });
+    return row;
+  });
+  const interval = result.pairs.find((p) => p.accuracyInterval)?.accuracyInterval ?? null;
+  const caption = `Accuracy by generator, one bar per evaluator${interval ? `; error bars: ${intervalName(interval)}` : ''}`;
   const text = {
-    caption: 'Accuracy by generator, one column per evaluator',
+    caption,
     columns: ['Generator', ...evaluators.map((e) => `evaluator ${modelLabel(e)}`)],
-    rows: generators.map((g, i) => [modelLabel(g), ...evaluators.map((_, j) => pct(m[i]?.[j] ?? null))]),
+    rows: generators.map((g, i) =>
+      [modelLabel(g), ...evaluators.map((e, j) => {
+        const iv = pairOf(g, e)?.accuracyInterval ?? null;
+        return `${pct(m[i]?.[j] ?? null)}${iv ? ` ${boundsText(iv)}` : ''}`;
+      })],
+    ),
   };
+  const name = (j: number) => `evaluator ${modelLabel(evaluators[j]!)}`;
   return (
-    <ChartFigure data={text} testId="compare-chart" style={{ width: '100%', height: 260 }} title="Accuracy by generator, one bar per evaluator">
+    <ChartFigure data={text} testId="compare-chart" style={{ width: '100%', height: 260 }} title={caption}>
       <ResponsiveContainer width="100%" height={236}>
         <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 0 }} accessibilityLayer={false}>
           <CartesianGrid vertical={false} stroke={color('var(--border)')} />
           <XAxis dataKey="generator" stroke={color('var(--muted)')} fontSize={12} />
           <YAxis domain={[0, 100]} stroke={color('var(--muted)')} fontSize={12} unit="%" />
-          <Tooltip formatter={(v) => `${String(v)}%`} contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}` }} />
+          <Tooltip
+            formatter={(v, n, item) => {
+              const j = Number(String(item.dataKey).slice(1));
+              const err = (item.payload as Record<string, [number, number] | null>)[`e${j}`];
+              const bounds = err && typeof v === 'number' ? ` [${(v - err[0]).toFixed(1)}, ${(v + err[1]).toFixed(1)}]` : '';
+              return [`${String(v)}%${bounds}`, String(n)];
+            }}
+            contentStyle={{ background: color('var(--panel)'), border: `1px solid ${color('var(--border)')}` }}
+          />
           {/* In the bars' order (the evaluators as chosen), not alphabetical (recharts' default). */}
-          <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={(item) => evaluators.findIndex((e) => modelLabel(e) === item.dataKey)} />
+          <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={(item) => Number(String(item.dataKey).slice(1))} />
+          {/* minPointSize: recharts draws no bar of height 0, and with it no error bar; a pair at 0 %
+              still has an interval worth seeing ([0, 65.8] on 2 rows), on a bar of one pixel at the axis. */}
           {evaluators.map((e, j) => (
-            <Bar key={e} dataKey={modelLabel(e)} name={`evaluator ${modelLabel(e)}`} fill={color(SERIES[j % SERIES.length]!)} isAnimationActive={false} />
+            <Bar key={e} dataKey={`a${j}`} name={name(j)} fill={color(SERIES[j % SERIES.length]!)} minPointSize={1} isAnimationActive={false}>
+              <ErrorBar dataKey={`e${j}`} width={6} stroke={color('var(--text)')} strokeWidth={1.5} direction="y" />
+            </Bar>
           ))}
         </BarChart>
       </ResponsiveContainer>
