@@ -5,6 +5,7 @@ import { Area, Bar, CartesianGrid, ComposedChart, ErrorBar, Line, ReferenceLine,
 import type { Interval } from '../../../electron/common/contract/interval';
 import type { JobMetrics, SelectivePoint } from '../../../electron/common/contract/jobs';
 import { ChartFigure } from './ChartFigure';
+import { errorBar } from './Intervals';
 import { useResolvedColor } from './VoteCharts';
 import { pct } from './labels';
 
@@ -20,7 +21,7 @@ export function ReliabilityDiagram({ calibration, intervals }: { calibration: Jo
     range: `${Math.round(b.from * 100)}–${Math.round(b.to * 100)}%`,
     accuracy: b.accuracy === null ? null : b.accuracy * 100,
     // Error bars are drawn as the distances below and above the point.
-    error: b.accuracy === null || !intervals?.[i] ? null : [(b.accuracy - intervals[i]!.low) * 100, (intervals[i]!.high - b.accuracy) * 100],
+    error: errorBar(b.accuracy, intervals?.[i], 100),
     interval: intervals?.[i] ?? null,
     share: b.confidence === null ? null : b.confidence * 100,
     count: b.count,

@@ -2,6 +2,17 @@
 // units, the method and level on hover and for screen readers, and a paired comparison as one line.
 import { boundsText, intervalName, pairedText, pValueText, type Interval, type PairedComparison } from '../../../electron/common/contract/interval';
 
+/**
+ * What recharts' ErrorBar draws for a value and its interval: the distances below and above the
+ * value, in the chart's units (`scale` 100 for a chart in percent); null where either is missing.
+ * Never negative: a value an interval does not hold (a mean over seeds beside a bootstrap's
+ * percentiles) draws no bar on that side.
+ */
+export function errorBar(value: number | null | undefined, interval: Pick<Interval, 'low' | 'high'> | null | undefined, scale = 1): [number, number] | null {
+  if (value === null || value === undefined || !interval) return null;
+  return [Math.max(0, (value - interval.low) * scale), Math.max(0, (interval.high - value) * scale)];
+}
+
 /** `[81.2, 88.1]` in a quiet style; its title names the method and level ("95 % Wilson score interval"). */
 export function Bounds({ interval, unit = 'percent', testId }: { interval: Interval | null | undefined; unit?: 'percent' | 'number'; testId?: string }) {
   if (!interval) return null;

@@ -2,9 +2,11 @@
 // seeds as an error bar (like the paper's sensitivity figure, docs/method.md §12), a k × n heat map,
 // and cost against accuracy (the same error bars) so people can pick a setting.
 import { CartesianGrid, ComposedChart, ErrorBar, Legend, Line, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, ZAxis } from 'recharts';
+import { boundsText } from '../../../electron/common/contract/interval';
 import type { SweepPoint } from '../../../electron/common/contract/sweeps';
 import { compactCount, heatCell, pct } from './labels';
 import { ChartFigure } from './ChartFigure';
+import { errorBar } from './Intervals';
 import { useResolvedColor } from './VoteCharts';
 
 const SERIES = ['var(--l0)', 'var(--l1)', 'var(--l2)', 'var(--l3)', 'var(--l4)', 'var(--l5)', 'var(--l6)', 'var(--l7)'];
@@ -42,7 +44,7 @@ export function sweepSeries(points: readonly SweepPoint[], x: Axis, by: Axis, fi
       row[`m${v}`] = p?.accuracy ? p.accuracy.mean : null;
       const iv = p?.accuracy ? p.accuracyInterval : null;
       row[`b${v}`] = iv ? [iv.low, iv.high] : null;
-      row[`e${v}`] = iv && p?.accuracy ? [Math.max(0, p.accuracy.mean - iv.low), Math.max(0, iv.high - p.accuracy.mean)] : null;
+      row[`e${v}`] = errorBar(p?.accuracy?.mean, iv);
     }
     return row;
   });
@@ -142,7 +144,7 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
   const rs = [...new Set(points.map((p) => p.r))].sort((a, b) => a - b);
   const caption = 'Cost against accuracy: tokens per setting run alone on these rows (mean over seeds); up and to the left is better; bars are 95 % intervals over rows and seeds';
   const scored = points.filter((p) => p.accuracy);
-  const bounds = (p: SweepPoint) => (p.accuracyInterval ? ` [${pct(p.accuracyInterval.low)}, ${pct(p.accuracyInterval.high)}]` : '');
+  const bounds = (p: SweepPoint) => (p.accuracyInterval ? ` ${boundsText(p.accuracyInterval)}` : '');
   const text = { caption, columns: ['Setting', 'Tokens', 'Accuracy'], rows: scored.map((p) => [`n=${p.n} k=${p.k} r=${p.r}`, Math.round(p.tokens.mean).toLocaleString('en-US'), `${pct(p.accuracy!.mean)}${bounds(p)}`]) };
   return (
     <ChartFigure data={text} className="card" testId="sweep-cost" title={caption}>
@@ -180,12 +182,7 @@ export function CostScatter({ points }: { points: readonly SweepPoint[] }) {
               isAnimationActive={false}
               data={points
                 .filter((p) => p.r === r && p.accuracy)
-                .map((p) => {
-                  const mean = p.accuracy!.mean;
-                  const iv = p.accuracyInterval;
-                  const error = iv ? [Math.max(0, mean - iv.low), Math.max(0, iv.high - mean)] : null;
-                  return { label: `n=${p.n} k=${p.k} r=${p.r}`, tokens: p.tokens.mean, accuracy: mean, error, bounds: bounds(p), calls: p.calls.mean };
-                })}
+                .map((p) => ({ label: `n=${p.n} k=${p.k} r=${p.r}`, tokens: p.tokens.mean, accuracy: p.accuracy!.mean, error: errorBar(p.accuracy!.mean, p.accuracyInterval), bounds: bounds(p), calls: p.calls.mean }))}
             >
               <ErrorBar dataKey="error" width={5} stroke={color(SERIES[i % SERIES.length]!)} strokeWidth={1} direction="y" />
             </Scatter>

@@ -11,7 +11,7 @@ import { DEFAULT_SETTINGS, type TatraSettings } from '../../../../electron/commo
 import { ChartFigure } from '../../components/ChartFigure';
 import { ErrorBanner, ProgressBar, TableWrap } from '../../components/Common';
 import { HeatGrid } from '../../components/HeatGrid';
-import { Bounds } from '../../components/Intervals';
+import { Bounds, errorBar } from '../../components/Intervals';
 import { duration, heatCell, pct } from '../../components/labels';
 import { useModelOptions } from '../../components/ModelPicker';
 import { RowLimitField, StatusChip, TaskField, chosenLabelMap } from '../../components/RunSetup';
@@ -186,7 +186,7 @@ function Bars({ result }: { result: Comparison }) {
       const v = m[i]?.[j] ?? null;
       const iv = pairOf(g, e)?.accuracyInterval ?? null;
       row[`a${j}`] = v === null ? null : Math.round(v * 1000) / 10;
-      row[`e${j}`] = v !== null && iv ? [Math.max(0, (v - iv.low) * 100), Math.max(0, (iv.high - v) * 100)] : null;
+      row[`e${j}`] = errorBar(v, iv, 100);
     });
     return row;
   });
