@@ -3,9 +3,11 @@
 // - `unit` needs no model and runs in parallel, on at least two workers: vitest's default is one
 //   fewer than the cores, one on a two-core machine, where most of these files wait on sockets,
 //   files and child processes rather than on a core.
-// - `unit-mocks` holds the unit files that replace a module with vi.mock (found by reading them):
-//   a replaced module must be imported afresh, so each of these files gets a module graph of its
-//   own. `unit` and `model` share one module graph per worker (isolate: false): importing the
+// - `unit-isolated` holds the unit files that need a module graph of their own (found by reading
+//   them): those that replace a module with vi.mock (a replaced module must be imported afresh),
+//   and those that render the app's pages in jsdom (the page's state is module state, the store
+//   and its slices' in-flight loads, one page's as in the app: a library load a file left pending
+//   kept the next file's Models view empty). `unit` and `model` share one module graph per worker (isolate: false): importing the
 //   engine, node-llama-cpp, SQLite and React again for each of 160 files was a third of `unit`'s
 //   time (unit and fuzz 220 s -> 150 s, model 278 s -> 240 s on two cores), and node-llama-cpp's start
 //   (a child process that tries its binary) is paid once per worker, not once per file. What a
@@ -28,9 +30,9 @@ const parallelWorkers = Math.max(2, availableParallelism() - 1);
 
 const root = dirname(fileURLToPath(import.meta.url));
 
-/** Unit test files that replace a module (vi.mock, vi.doMock): each needs a module graph of its own. */
-const mockingFiles = (readdirSync(join(root, 'test/unit'), { recursive: true, encoding: 'utf8' }) as string[])
-  .filter((f) => /\.test\.tsx?$/.test(f) && /\bvi\.(mock|doMock)\(/.test(readFileSync(join(root, 'test/unit', f), 'utf8')))
+/** Unit test files that replace a module (vi.mock, vi.doMock) or render pages (jsdom): each needs a module graph of its own. */
+const isolatedFiles = (readdirSync(join(root, 'test/unit'), { recursive: true, encoding: 'utf8' }) as string[])
+  .filter((f) => /\.test\.tsx?$/.test(f) && /\bvi\.(mock|doMock)\(|@vitest-environment jsdom/.test(readFileSync(join(root, 'test/unit', f), 'utf8')))
   .map((f) => `test/unit/${f.split('\\').join('/')}`);
 
 /** Checks that each file of a shared worker leaves the process as it found it. */
@@ -43,7 +45,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.{ts,tsx}'],
-          exclude: ['test/unit/web/fuzz.test.ts', ...mockingFiles],
+          exclude: ['test/unit/web/fuzz.test.ts', ...isolatedFiles],
           environment: 'node',
           globalSetup: ['test/unit/global-setup.ts'],
           isolate: false,
@@ -55,8 +57,8 @@ export default defineConfig({
       },
       {
         test: {
-          name: 'unit-mocks',
-          include: mockingFiles,
+          name: 'unit-isolated',
+          include: isolatedFiles,
           environment: 'node',
           globalSetup: ['test/unit/global-setup.ts'],
           maxWorkers: parallelWorkers,
